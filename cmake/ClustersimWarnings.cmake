@@ -1,0 +1,8 @@
+# Warnings and sanitizers applied to every clustersim target through clustersim_options.
+add_library(clustersim_options INTERFACE)
+target_compile_options(clustersim_options INTERFACE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor)
+if(CLUSTERSIM_SANITIZE)
+  target_compile_options(clustersim_options INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer
+                         -fno-sanitize-recover=undefined)
+  target_link_options(clustersim_options INTERFACE -fsanitize=address,undefined)
+endif()

@@ -1,0 +1,13 @@
+#pragma once
+#include <optional>
+#include <string_view>
+
+namespace cs::models {
+
+// Numeric formats of tensor-core math. bf16 and fp16 have the same peak on every GPU we model.
+enum class Dtype { fp32, tf32, bf16, fp16, fp8 };
+
+std::string_view to_string(Dtype d);
+std::optional<Dtype> parse_dtype(std::string_view s);
+
+}  // namespace cs::models

@@ -1,0 +1,41 @@
+#pragma once
+// Memory per GPU: weights, gradients, optimizer states, activations, communication buffers.
+//
+// Mixed-precision Adam (Rajbhandari et al., ZeRO, 2020): per parameter 2 bytes bf16 weights, 2 bytes
+// bf16 grads (Megatron keeps fp32 main grads: 4 bytes, when accumulating in fp32) and 12 bytes optimizer
+// state (fp32 master weights, momentum, variance). ZeRO-1 shards the 12 over DP, ZeRO-2 also the grads,
+// ZeRO-3 also the weights. Parameters of a rank: the layers of its pipeline stage divided by TP (plus the
+// embedding / LM head on the first / last stage).
+// Activations per layer and micro-batch (Korthikanti et al., 2022, eq. 1-5, in bytes with 16-bit
+// activations): s b h (34 + 5 a s / h) without parallelism; / t with TP+SP; TP without SP keeps
+// 10 s b h unsharded; selective recompute drops the 5 a s / h term; full recompute keeps only the layer
+// input 2 s b h (/ t with SP). Generalised to GQA and gated MLPs by counting the stored tensors.
+// In flight under 1F1B: stage i (0-based) holds min(p - i, m) micro-batches; the first stage is the peak.
+#include "models/gpu_catalog.hpp"
+#include "models/transformer.hpp"
+
+namespace cs::models {
+
+struct MemoryBreakdown {
+  double weights_bytes = 0;
+  double grads_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;
+  double buffers_bytes = 0;   // communication buckets, temporary all-gather buffers
+  double reserved_bytes = 0;  // allocator fragmentation + CUDA context + framework
+  int stage = 0;              // pipeline stage this breakdown is for
+  double total_bytes() const {
+    return weights_bytes + grads_bytes + optimizer_bytes + activations_bytes + buffers_bytes +
+           reserved_bytes;
+  }
+};
+
+// Activation bytes stored for backward by one layer for one micro-batch on one rank.
+double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t);
+
+// Memory of a rank on pipeline stage `stage`.
+MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, int stage);
+// The stage with the largest total (the one that decides whether the job fits).
+MemoryBreakdown peak_memory_per_gpu(const ModelConfig& m, const TrainingConfig& t);
+
+}  // namespace cs::models

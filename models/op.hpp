@@ -1,0 +1,55 @@
+#pragma once
+// One unit of work on one GPU as the workload builder emits it: a kernel (GEMM, attention, a
+// memory-bound elementwise or reduction, the optimizer step) or a point where the framework calls a
+// collective. Compute ops carry the FLOPs and HBM bytes the kernel really performs; collective ops carry
+// the payload size each rank contributes and which process group they run on. The compute model turns a
+// compute op into a duration; the simulator turns a collective op into communication on the network.
+#include <cstdint>
+#include <string>
+
+#include "models/dtype.hpp"
+
+namespace cs::models {
+
+enum class OpKind {
+  gemm,           // C[m,n] = A[m,k] B[k,n]; flops = 2mnk
+  attention_fwd,  // flash-style fused attention forward
+  attention_bwd,  // its backward (dQ, dK, dV; recomputes the scores)
+  memory_bound,   // elementwise / norm / softmax / loss: time = bytes / achieved HBM bandwidth
+  optimizer,      // fused Adam(W) over the rank's parameter shard: memory bound
+  collective,     // a collective call; see CollectiveKind and ProcessGroup
+};
+
+enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv };
+
+// The process group a collective runs on, as Megatron-Core names them.
+enum class ProcessGroup { tp, cp, ep, dp, pp };
+
+// Kind of memory-bound kernel; each has its own achieved fraction of HBM bandwidth.
+enum class MemOpKind { norm, elementwise, activation, softmax, cross_entropy, embedding, copy, optimizer };
+
+struct GemmShape {
+  std::int64_t m = 0, n = 0, k = 0;
+};
+
+struct AttentionShape {
+  std::int64_t batch = 0, heads_q = 0, heads_kv = 0, seq_q = 0, seq_kv = 0, head_dim = 0;
+  bool causal = true;
+};
+
+struct Op {
+  std::string name;  // short, stable: "qkv", "attn", "fc1", "ar_attn", ...
+  OpKind kind = OpKind::memory_bound;
+  Dtype dtype = Dtype::bf16;  // math format of GEMMs / attention
+  double flops = 0;           // floating-point operations actually executed
+  double bytes = 0;           // HBM bytes read + written (memory-bound ops, and GEMM operand traffic)
+  GemmShape gemm{};           // kind == gemm
+  AttentionShape attention{}; // kind == attention_*
+  MemOpKind mem_kind = MemOpKind::elementwise;  // kind == memory_bound / optimizer
+  // kind == collective
+  CollectiveKind collective = CollectiveKind::all_reduce;
+  ProcessGroup group = ProcessGroup::tp;
+  double comm_bytes = 0;  // collective payload per rank in nccl-tests' "size" sense (see collectives)
+};
+
+}  // namespace cs::models

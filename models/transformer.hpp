@@ -1,0 +1,97 @@
+#pragma once
+// Transformer workload: the kernels one rank runs for one transformer layer (and the embedding, the LM
+// head with its loss, and the optimizer step), forward and backward, for a given model and layout.
+//
+// Shapes follow Megatron-LM. Per layer with hidden h, heads a, query groups g (GQA; g = a for MHA),
+// head dim d = h/a, FFN width f, tokens T = micro_batch * seq / cp, TP degree t:
+//   forward:  norm -> QKV GEMM [T, h] x [h, (a + 2g) d / t] -> attention core (flash, causal)
+//             -> out-proj GEMM [T, a d / t] x [a d / t, h] -> TP all-reduce (or reduce-scatter with SP)
+//             -> residual add -> norm -> (SP: all-gather) -> FC1 [T, h] x [h, f' / t] (f' = 2f for SwiGLU)
+//             -> activation (GeLU / SwiGLU) -> FC2 [T, f / t] x [f / t, h] -> TP all-reduce (or RS)
+//             -> residual add. With SP the attention-block input is all-gathered before the QKV GEMM too,
+//             and norms / residuals / dropout run on T / t tokens.
+//   backward: for every GEMM a dgrad [T, n] x [n, k] and a wgrad [k, T] x [T, n] (2x the forward
+//             FLOPs), the attention backward, the backward of each memory-bound op, and the conjugate TP
+//             collectives (all-reduce of the input gradient; with SP all-gather <-> reduce-scatter).
+// Recompute: "selective" re-runs the attention core forward inside backward; "full" re-runs the whole
+// layer forward (Megatron's uniform full recompute) before the backward.
+// MoE layers (num_moe_experts > 0) replace the MLP with a router GEMM and top-k experts: each token's FC1
+// and FC2 run k times (FLOPs x k), with all-to-all dispatch and combine on the EP group.
+// What this ignores: dropout (off in modern LLM training), bias terms (absent in Llama, minor in GPT),
+// kernel fusions beyond flash attention and fused norms.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/op.hpp"
+
+namespace cs::models {
+
+enum class Activation { gelu, swiglu };
+enum class Recompute { none, selective, full };
+
+struct ModelConfig {
+  std::string name;
+  std::int64_t num_layers = 0;
+  std::int64_t hidden_size = 0;
+  std::int64_t num_attention_heads = 0;
+  std::int64_t num_query_groups = 0;  // = num_attention_heads for MHA
+  std::int64_t ffn_hidden_size = 0;
+  std::int64_t vocab_size = 0;
+  Activation activation = Activation::gelu;
+  std::int64_t num_moe_experts = 0;   // 0: dense
+  std::int64_t moe_router_topk = 0;
+  std::int64_t moe_ffn_hidden_size = 0;  // 0: same as ffn_hidden_size
+  bool causal = true;                 // false for encoders (BERT)
+  bool untie_embeddings = true;       // separate LM-head weights (Llama); GPT-3 ties them
+  std::int64_t head_dim() const { return hidden_size / num_attention_heads; }
+};
+
+// Presets: gpt3-175b, llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, llama3-405b, bert-large,
+// mixtral-8x7b (architectures from the published configs; source beside each).
+std::optional<ModelConfig> find_preset(std::string_view name);
+std::vector<std::string> preset_names();
+
+// The layout and batch of one training job, with Megatron-LM's knob names in meaning.
+struct TrainingConfig {
+  std::int64_t seq_length = 0;
+  std::int64_t global_batch_size = 0;
+  std::int64_t micro_batch_size = 1;
+  Dtype precision = Dtype::bf16;  // bf16 or fp8 (GEMMs in fp8, the rest bf16)
+  int tp = 1, pp = 1, vp = 1, cp = 1, ep = 1, dp = 1;
+  bool sequence_parallel = false;
+  int zero_stage = 0;  // 0..3; Megatron's distributed optimizer = 1
+  Recompute recompute = Recompute::none;
+  bool overlap_grad_reduce = true;
+  bool overlap_param_gather = true;
+  double tokens_to_train = 0;  // 0: not asked
+  std::int64_t num_micro_batches() const { return global_batch_size / (micro_batch_size * dp); }
+  std::int64_t tokens_per_step() const { return global_batch_size * seq_length; }
+};
+
+// Parameter counts (whole model, unsharded).
+double parameter_count(const ModelConfig& m);
+double parameters_per_layer(const ModelConfig& m);
+double embedding_parameters(const ModelConfig& m);  // input embedding + untied LM head
+
+// Model FLOPs per training step (forward + backward, no recompute), Megatron's
+// num_floating_point_operations generalised to GQA and gated MLPs, with causal attention counted in
+// full as Megatron does. Used for MFU.
+double model_flops_per_step(const ModelConfig& m, const TrainingConfig& t);
+
+// Kernels of one rank for one micro-batch. Each list is in issue order on the compute stream;
+// collective ops sit where the framework calls them.
+struct LayerOps {
+  std::vector<Op> forward;
+  std::vector<Op> backward;  // includes recompute ops when recompute != none
+};
+
+LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t);
+LayerOps embedding_ops(const ModelConfig& m, const TrainingConfig& t);  // first stage
+LayerOps lm_head_ops(const ModelConfig& m, const TrainingConfig& t);    // last stage: logits + loss
+// The optimizer step over `params_on_rank` parameters (fused Adam, fp32 master weights and moments).
+Op optimizer_op(double params_on_rank);
+
+}  // namespace cs::models
