@@ -1,1 +1,232 @@
-// placeholder: implementation in progress
+#include "models/memory_model.hpp"
+
+#include <algorithm>
+
+#include "models/check.hpp"
+
+namespace cs::models {
+namespace {
+
+double d(std::int64_t x) { return static_cast<double>(x); }
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// Bytes per parameter before sharding (ZeRO's mixed-precision Adam accounting). Megatron with
+// --accumulate-allreduce-grads-in-fp32 keeps fp32 main grads (4 B); we count bf16 grads, as the ZeRO
+// paper and DeepSpeed / FSDP with bf16 reduce do, so that plain DDP is the textbook 16 B per parameter.
+constexpr double kWeightBytes = 2.0;     // bf16 model weights
+constexpr double kGradBytes = 2.0;       // bf16 gradients
+constexpr double kOptimizerBytes = 12.0; // fp32 master weights, Adam momentum and variance
+
+// Fixed buffers: cuBLAS workspace (32 MiB per handle on Hopper) and NCCL's communicator buffers
+// (NCCL_BUFFSIZE 4 MiB per channel and peer direction; a few hundred MiB across a job's communicators —
+// 256 MiB is a round figure for a rank in 3-4 communicators).
+constexpr double kCublasWorkspaceBytes = 32.0 * kMiB;
+constexpr double kNcclBuffersBytes = 256.0 * kMiB;
+// Megatron's DDP bucket: max(40M, 1M * dp) parameters; with ZeRO-2/3 one bucket of unsharded grads
+// exists while it is reduce-scattered.
+constexpr double kBucketParams = 40e6;
+// CUDA context + framework (PyTorch caching allocator, kernels' modules) and allocator fragmentation.
+constexpr double kContextBytes = 1.0 * kGiB;
+constexpr double kFragmentation = 0.05;
+
+double norm_params(const ModelConfig& m) {
+  return m.activation == Activation::gelu ? 2.0 * d(m.hidden_size) : d(m.hidden_size);
+}
+double mlp_matrices(const ModelConfig& m) { return m.activation == Activation::swiglu ? 3.0 : 2.0; }
+std::int64_t expert_ffn(const ModelConfig& m) {
+  return m.moe_ffn_hidden_size > 0 ? m.moe_ffn_hidden_size : m.ffn_hidden_size;
+}
+
+int data_parallel_shards(const TrainingConfig& t) { return t.dp * t.cp; }
+int expert_data_parallel_shards(const TrainingConfig& t) {
+  return std::max(1, t.dp * t.cp / t.ep);
+}
+
+// Layer-micro-batches of activations stage `stage` holds at its peak (each layer of each micro-batch
+// whose forward ran and whose backward has not).
+//  - pp = 1: gradient accumulation runs one micro-batch at a time: every layer of 1 micro-batch.
+//  - GPipe: all m micro-batches.
+//  - 1F1B: min(p - i, m) micro-batches (warm-up p - i - 1 plus the one in 1F1B steady state).
+//  - Interleaved (vp > 1): Megatron's warm-up is (p - i - 1) * 2 + (vp - 1) * p model chunks, so
+//    min(that + 1, m vp) chunks of L / (p vp) layers are in flight; for i = 0 and m large that is
+//    L (1 + (p - 1) / (p vp)) layers, Korthikanti's interleaved factor.
+double layer_microbatches_in_flight(const ModelConfig& m, const TrainingConfig& t, int stage) {
+  const double layers_per_stage = d(m.num_layers) / t.pp;
+  const std::int64_t mb = t.num_micro_batches();
+  if (t.pp == 1) return layers_per_stage;
+  if (t.pipeline_schedule == PipelineSchedule::gpipe) return layers_per_stage * d(mb);
+  if (t.vp > 1 || t.pipeline_schedule == PipelineSchedule::interleaved) {
+    const std::int64_t vp = std::max(1, t.vp);
+    const std::int64_t warmup = static_cast<std::int64_t>(t.pp - stage - 1) * 2 + (vp - 1) * t.pp;
+    const std::int64_t chunks = std::min<std::int64_t>(warmup + 1, mb * vp);
+    return d(chunks) * layers_per_stage / d(vp);
+  }
+  return layers_per_stage * d(std::min<std::int64_t>(t.pp - stage, mb));
+}
+
+// Micro-batches whose first-stage input (embedding output) is alive, and whose last-stage output
+// (logits) is alive.
+double first_stage_microbatches(const ModelConfig& m, const TrainingConfig& t) {
+  return layer_microbatches_in_flight(m, t, 0) / (d(m.num_layers) / t.pp);
+}
+double last_stage_microbatches(const TrainingConfig& t) {
+  return t.pp > 1 && t.pipeline_schedule == PipelineSchedule::gpipe ? d(t.num_micro_batches()) : 1.0;
+}
+
+}  // namespace
+
+// Stored tensors of one layer, bytes, for T = b s / cp tokens on a rank with TP t (SP divides the
+// non-TP-split tensors by t too). Korthikanti et al. 2022, section 4.1, counts (16-bit, with dropout):
+//   attention block 11 s b h + 5 a s^2 b : QKV input 2, Q and K 4, V 2, out-proj input 2, dropout
+//                                         mask 1 (s b h units); softmax 2, its dropout mask 1, dropout
+//                                         output 2 (a s^2 b units)
+//   MLP block 19 s b h                  : FC1 input 2, GeLU input 8, FC2 input 8, dropout mask 1
+//   two LayerNorms 4 s b h              : their inputs
+// = 34 s b h + 5 a s^2 b. Here each term is a real tensor with its real width, so GQA shrinks K and V to
+// g d, SwiGLU's FC1 output is 2f wide and its FC2 input f wide, dropout masks appear only when the model
+// uses dropout, and flash attention replaces the a s^2 b terms by its fp32 log-sum-exp (4 a s b bytes).
+// Selective recompute drops what the attention core would store beyond its inputs (scores, LSE); full
+// recompute keeps only the layer input (2 s b h, / t with SP).
+double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t, AttentionKernel kernel) {
+  CS_MODELS_CHECK(layout_problems(m, t).empty());
+  const bool sp = t.sequence_parallel && t.tp > 1;
+  const double tp = t.tp;
+  const double seq_q = d(t.seq_length / t.cp);
+  const double T = d(t.micro_batch_size) * seq_q;
+  const double h = d(m.hidden_size);
+  const double sp_div = sp ? tp : 1.0;
+  const double th = T * h / sp_div;  // a hidden-size tensor outside the TP-split region
+
+  if (t.recompute == Recompute::full) return 2.0 * th;
+
+  const double dh = d(m.head_dim());
+  const double hq = d(m.num_attention_heads) / tp, hkv = d(m.num_query_groups) / tp;
+  const double dropout_masks = m.dropout ? 1.0 : 0.0;  // 1-byte masks
+
+  // Inputs of the two norms, of QKV and of FC1 (the norm outputs), plus the two residual-branch dropout
+  // masks.
+  double bytes = 8.0 * th + 2.0 * dropout_masks * th;
+  // Q, K, V and the attention output (the out-proj input).
+  bytes += 2.0 * T * dh * (hq + 2.0 * hkv) + 2.0 * T * dh * hq;
+  if (t.recompute != Recompute::selective) {
+    if (kernel == AttentionKernel::flash) {
+      bytes += 4.0 * T * hq;  // fp32 log-sum-exp per query row
+    } else {
+      const double scores = d(t.micro_batch_size) * hq * seq_q * d(t.seq_length);
+      bytes += 2.0 * scores + (m.dropout ? 3.0 * scores : 0.0);  // softmax; its mask and output
+    }
+  }
+  if (m.num_moe_experts == 0) {
+    const double f = d(m.ffn_hidden_size) / tp;
+    const double fc1_out = m.activation == Activation::swiglu ? 2.0 * f : f;
+    bytes += 2.0 * T * fc1_out + 2.0 * T * f;
+  } else {
+    // Router probabilities (fp32), the permuted token copies (expert FC1 inputs), expert FC1 outputs and
+    // FC2 inputs, and the expert outputs kept for the probability-weighted combine. Tokens are gathered
+    // over TP before dispatch, so the per-rank copies are T k regardless of SP.
+    const double k = d(m.moe_router_topk);
+    const double f = d(expert_ffn(m)) / tp;
+    const double fc1_out = m.activation == Activation::swiglu ? 2.0 * f : f;
+    bytes += 4.0 * T * d(m.num_moe_experts) + 2.0 * T * k * h + 2.0 * T * k * fc1_out +
+             2.0 * T * k * f + 2.0 * T * k * h;
+  }
+  return bytes;
+}
+
+double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t) {
+  return activation_bytes_per_layer(m, t, AttentionKernel::flash);
+}
+
+RankParameters parameters_on_rank(const ModelConfig& m, const TrainingConfig& t, int stage) {
+  CS_MODELS_CHECK(layout_problems(m, t).empty());
+  CS_MODELS_CHECK(stage >= 0 && stage < t.pp);
+  const double tp = t.tp;
+  const double h = d(m.hidden_size), dh = d(m.head_dim());
+  const double layers = d(m.num_layers) / t.pp;
+  // TP splits the GEMM weights; norms (and the router) are replicated on every TP rank.
+  const double attention = h * d(m.num_attention_heads + 2 * m.num_query_groups) * dh +
+                           d(m.num_attention_heads) * dh * h;
+  RankParameters p;
+  double dense_layer = attention / tp + 2.0 * norm_params(m);
+  double expert_layer = 0;
+  if (m.num_moe_experts > 0) {
+    dense_layer += h * d(m.num_moe_experts);
+    expert_layer = d(m.num_moe_experts / t.ep) * mlp_matrices(m) * h * d(expert_ffn(m)) / tp;
+  } else {
+    dense_layer += mlp_matrices(m) * h * d(m.ffn_hidden_size) / tp;
+  }
+  p.dense = layers * dense_layer;
+  p.expert = layers * expert_layer;
+  const double word = d(padded_vocab_size(m, t.tp)) * h / tp;
+  if (stage == 0) p.dense += word + d(m.max_position_embeddings) * h;
+  if (stage == t.pp - 1) {
+    p.dense += norm_params(m);
+    if (m.untie_embeddings || t.pp > 1) p.dense += word;
+  }
+  return p;
+}
+
+MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, int stage) {
+  CS_MODELS_CHECK(layout_problems(m, t).empty());
+  CS_MODELS_CHECK(stage >= 0 && stage < t.pp);
+  MemoryBreakdown b;
+  b.stage = stage;
+  const RankParameters p = parameters_on_rank(m, t, stage);
+  const double nd = data_parallel_shards(t), ne = expert_data_parallel_shards(t);
+  auto sharded = [&](bool shard) { return shard ? p.dense / nd + p.expert / ne : p.total(); };
+  b.weights_bytes = kWeightBytes * sharded(t.zero_stage >= 3);
+  b.grads_bytes = kGradBytes * sharded(t.zero_stage >= 2);
+  b.optimizer_bytes = kOptimizerBytes * sharded(t.zero_stage >= 1);
+
+  // Activations: the layers in flight, plus Korthikanti's section 4.3 extras — the embedding dropout
+  // mask per micro-batch in flight on the first stage, and on the last stage the final norm's input,
+  // the LM head's input and the fp32 logits the loss keeps (4 T V / t).
+  const bool sp = t.sequence_parallel && t.tp > 1;
+  const double T = d(t.micro_batch_size) * d(t.seq_length / t.cp);
+  const double th = T * d(m.hidden_size) / (sp ? t.tp : 1);
+  double act = layer_microbatches_in_flight(m, t, stage) * activation_bytes_per_layer(m, t);
+  if (t.recompute == Recompute::full) {
+    // While a layer is recomputed and back-propagated its full activations exist once.
+    TrainingConfig no_recompute = t;
+    no_recompute.recompute = Recompute::none;
+    act += activation_bytes_per_layer(m, no_recompute);
+  }
+  if (stage == 0 && m.dropout) act += first_stage_microbatches(m, t) * th;
+  if (stage == t.pp - 1) {
+    const double vocab_per_rank = d(padded_vocab_size(m, t.tp) / t.tp);
+    act += last_stage_microbatches(t) * (4.0 * th + 4.0 * T * vocab_per_rank);
+  }
+  b.activations_bytes = act;
+
+  // Buffers: cuBLAS workspace, NCCL buffers when the job has more than one GPU, ZeRO-2/3's bucket of
+  // unsharded grads being reduce-scattered, ZeRO-3's gathered bf16 weights of two layers (the current
+  // one and the prefetched next).
+  double buffers = kCublasWorkspaceBytes;
+  const std::int64_t world = static_cast<std::int64_t>(t.tp) * t.pp * t.cp * t.dp;
+  if (world > 1) buffers += kNcclBuffersBytes;
+  if (t.zero_stage >= 2 && nd > 1) {
+    buffers += kGradBytes * std::min(p.total(), std::max(kBucketParams, 1e6 * t.dp));
+  }
+  if (t.zero_stage >= 3 && nd > 1) {
+    buffers += 2.0 * kWeightBytes * p.total() / (d(m.num_layers) / t.pp);
+  }
+  b.buffers_bytes = buffers;
+
+  const double dynamic = b.weights_bytes + b.grads_bytes + b.optimizer_bytes + b.activations_bytes +
+                         b.buffers_bytes;
+  b.reserved_bytes = kContextBytes + kFragmentation * dynamic;
+  return b;
+}
+
+MemoryBreakdown peak_memory_per_gpu(const ModelConfig& m, const TrainingConfig& t) {
+  MemoryBreakdown best = memory_per_gpu(m, t, 0);
+  for (int s = 1; s < t.pp; ++s) {
+    MemoryBreakdown b = memory_per_gpu(m, t, s);
+    if (b.total_bytes() > best.total_bytes()) best = b;
+  }
+  return best;
+}
+
+}  // namespace cs::models

@@ -11,6 +11,14 @@
 // 10 s b h unsharded; selective recompute drops the 5 a s / h term; full recompute keeps only the layer
 // input 2 s b h (/ t with SP). Generalised to GQA and gated MLPs by counting the stored tensors.
 // In flight under 1F1B: stage i (0-based) holds min(p - i, m) micro-batches; the first stage is the peak.
+//
+// Choices made in memory_model.cpp (each explained there): 16 B per parameter before sharding (bf16
+// grads, as the ZeRO paper counts; Megatron's fp32 main grads would make it 18); ZeRO shards over the
+// dp * cp group (experts over dp * cp / ep); activations counted tensor by tensor with flash attention
+// by default (no s^2 score term); interleaved 1F1B holds Megatron's warm-up count of model chunks;
+// the last stage adds Korthikanti's output-layer terms including the fp32 logits 4 T V / t; buffers are
+// a cuBLAS workspace, NCCL buffers and the ZeRO-2/3 transient buckets; the reserve is 1 GiB plus 5%
+// allocator fragmentation of everything else.
 #include "models/gpu_catalog.hpp"
 #include "models/transformer.hpp"
 
@@ -32,6 +40,23 @@ struct MemoryBreakdown {
 
 // Activation bytes stored for backward by one layer for one micro-batch on one rank.
 double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t);
+
+// The attention kernel decides whether the s^2 scores are stored: flash attention (what clustersim
+// assumes everywhere, and the default above) keeps only Q, K, V, O and the fp32 log-sum-exp; the
+// unfused kernel of Korthikanti's paper keeps softmax output (and with dropout its mask and output).
+enum class AttentionKernel { flash, unfused };
+double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t, AttentionKernel kernel);
+
+// Parameters held by one rank of pipeline stage `stage` before any ZeRO sharding: the stage's layers
+// split by TP (experts by EP and TP), the embedding on stage 0, the final norm and the LM head on the
+// last stage (with tied embeddings and pp > 1 Megatron keeps a copy of the embedding there too).
+// Dense parameters are data-parallel over dp * cp ranks, expert parameters over dp * cp / ep.
+struct RankParameters {
+  double dense = 0;
+  double expert = 0;
+  double total() const { return dense + expert; }
+};
+RankParameters parameters_on_rank(const ModelConfig& m, const TrainingConfig& t, int stage);
 
 // Memory of a rank on pipeline stage `stage`.
 MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, int stage);

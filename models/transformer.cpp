@@ -1,1 +1,608 @@
-// placeholder: implementation in progress
+#include "models/transformer.hpp"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "models/check.hpp"
+
+// Conventions used throughout this file (the header essay gives the shapes):
+//  - T = micro_batch * seq / cp tokens per rank; with SP, norms / residual adds / dropout see T / t.
+//  - GEMM bytes are operand traffic read once and written once: A[m,k] and B[k,n] in the math format
+//    (fp8: 1 byte, bf16: 2 bytes), C[m,n] written in bf16. Activations are bf16 (2 bytes / element).
+//  - Backward of a GEMM [m=T, n, k] forward is a dgrad [T, k] = dY[T, n] x W^T[n, k] (shape m=T, n=k,
+//    k=n) and a wgrad dW[k, n] = X^T[k, T] x dY[T, n] (shape m=k, n=n, k=T); each has the forward FLOPs.
+//  - Attention FLOPs: forward 4 b hq s_q s_kv d (QK^T and PV, 2 FLOPs per MAC), halved when causal;
+//    backward 2.5x forward (dQ, dK, dV, dP plus the recomputed scores of flash attention). This is the
+//    calibration file's convention (fwdbwd_tflops counts 3.5x the forward FLOPs).
+//  - TP collectives follow Megatron's conjugate pairs: without SP, forward all-reduce after the
+//    row-parallel GEMMs (out-proj, FC2) <-> backward identity, and forward identity before the
+//    column-parallel GEMMs (QKV, FC1) <-> backward all-reduce of their input gradient. With SP, the
+//    forward all-gather before QKV / FC1 <-> backward reduce-scatter, forward reduce-scatter after
+//    out-proj / FC2 <-> backward all-gather; and the column-parallel wgrad needs the full input again, so
+//    backward re-all-gathers it (Megatron's LinearWithGradAccumulationAndAsyncCommunication).
+//  - Backward issue order of a column-parallel GEMM is Megatron's: (SP: all-gather of the saved input),
+//    dgrad, input-gradient all-reduce / reduce-scatter (async), wgrad — so the collective can overlap
+//    the wgrad. The simulator decides what waits for what.
+//  - comm_bytes is nccl-tests' "size": the full (gathered) tensor for all-gather and reduce-scatter, the
+//    buffer for all-reduce, the send buffer of one rank for all-to-all.
+namespace cs::models {
+namespace {
+
+constexpr double kActBytes = 2.0;  // bf16 activations
+
+double elem_bytes(Dtype d) {
+  switch (d) {
+    case Dtype::fp8: return 1.0;
+    case Dtype::bf16:
+    case Dtype::fp16: return 2.0;
+    case Dtype::fp32:
+    case Dtype::tf32: return 4.0;
+  }
+  CS_MODELS_CHECK(false);
+  return 0;
+}
+
+double d(std::int64_t x) { return static_cast<double>(x); }
+
+double norm_params(const ModelConfig& m) {
+  return m.activation == Activation::gelu ? 2.0 * d(m.hidden_size) : d(m.hidden_size);
+}
+
+double mlp_matrices(const ModelConfig& m) { return m.activation == Activation::swiglu ? 3.0 : 2.0; }
+
+std::int64_t expert_ffn(const ModelConfig& m) {
+  return m.moe_ffn_hidden_size > 0 ? m.moe_ffn_hidden_size : m.ffn_hidden_size;
+}
+
+// Width of FC1's output: the gate and up projections together for SwiGLU.
+std::int64_t fc1_width(const ModelConfig& m, std::int64_t ffn) {
+  return m.activation == Activation::swiglu ? 2 * ffn : ffn;
+}
+
+// Model parameters of the attention block's GEMMs (QKV + out-proj).
+double attention_gemm_params(const ModelConfig& m) {
+  const double h = d(m.hidden_size), dh = d(m.head_dim());
+  const double qkv = h * d(m.num_attention_heads + 2 * m.num_query_groups) * dh;
+  const double out = d(m.num_attention_heads) * dh * h;
+  return qkv + out;
+}
+
+// Parameters of the GEMMs one token goes through in the MLP (top-k experts for MoE) plus the router.
+double mlp_params_per_token(const ModelConfig& m) {
+  const double h = d(m.hidden_size);
+  if (m.num_moe_experts > 0) {
+    return d(m.moe_router_topk) * mlp_matrices(m) * h * d(expert_ffn(m)) + h * d(m.num_moe_experts);
+  }
+  return mlp_matrices(m) * h * d(m.ffn_hidden_size);
+}
+
+void check_layout(const ModelConfig& m, const TrainingConfig& t) {
+  CS_MODELS_CHECK(layout_problems(m, t).empty());
+}
+
+struct Dims {
+  std::int64_t T = 0;       // tokens of one micro-batch on this rank (after CP)
+  std::int64_t Tn = 0;      // tokens seen by norms / residuals (T / t with SP)
+  std::int64_t h = 0;
+  std::int64_t dh = 0;      // head dim
+  std::int64_t hq = 0;      // query heads per TP rank
+  std::int64_t hkv = 0;     // KV heads per TP rank
+  std::int64_t t = 1;
+  bool sp = false;
+  Dtype gemm_dtype = Dtype::bf16;
+};
+
+Dims dims(const ModelConfig& m, const TrainingConfig& t) {
+  Dims x;
+  x.t = t.tp;
+  x.sp = t.sequence_parallel && t.tp > 1;
+  x.T = t.micro_batch_size * t.seq_length / t.cp;
+  x.Tn = x.sp ? x.T / x.t : x.T;
+  x.h = m.hidden_size;
+  x.dh = m.head_dim();
+  x.hq = m.num_attention_heads / t.tp;
+  x.hkv = m.num_query_groups / t.tp;
+  x.gemm_dtype = t.precision == Dtype::fp8 ? Dtype::fp8 : Dtype::bf16;
+  return x;
+}
+
+Op gemm(std::string name, std::int64_t mm, std::int64_t nn, std::int64_t kk, Dtype dt) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::gemm;
+  op.dtype = dt;
+  op.gemm = GemmShape{mm, nn, kk};
+  op.flops = 2.0 * d(mm) * d(nn) * d(kk);
+  op.bytes = (d(mm) * d(kk) + d(kk) * d(nn)) * elem_bytes(dt) + d(mm) * d(nn) * kActBytes;
+  return op;
+}
+
+Op mem(std::string name, MemOpKind kind, double bytes, double flops = 0) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::memory_bound;
+  op.dtype = Dtype::bf16;
+  op.mem_kind = kind;
+  op.bytes = bytes;
+  op.flops = flops;
+  return op;
+}
+
+Op coll(std::string name, CollectiveKind kind, ProcessGroup group, double comm_bytes) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::collective;
+  op.collective = kind;
+  op.group = group;
+  op.comm_bytes = comm_bytes;
+  return op;
+}
+
+// A forward GEMM [T, k] x [k, n] has backward dgrad (m=T, n=k, k=n) and wgrad (m=k, n=n, k=T).
+Op dgrad(const Op& fwd) {
+  return gemm(fwd.name + "_dgrad", fwd.gemm.m, fwd.gemm.k, fwd.gemm.n, fwd.dtype);
+}
+Op wgrad(const Op& fwd) {
+  return gemm(fwd.name + "_wgrad", fwd.gemm.k, fwd.gemm.n, fwd.gemm.m, fwd.dtype);
+}
+
+AttentionShape attention_shape(const ModelConfig& m, const TrainingConfig& t, const Dims& x) {
+  AttentionShape a;
+  a.batch = t.micro_batch_size;
+  a.heads_q = x.hq;
+  a.heads_kv = x.hkv;
+  a.seq_q = t.seq_length / t.cp;
+  a.seq_kv = t.seq_length;  // ring attention: each rank's queries meet every KV chunk over cp rounds
+  a.head_dim = x.dh;
+  a.causal = m.causal;
+  return a;
+}
+
+double attention_fwd_flops(const AttentionShape& a) {
+  const double full = 4.0 * d(a.batch) * d(a.heads_q) * d(a.seq_q) * d(a.seq_kv) * d(a.head_dim);
+  return a.causal ? full / 2.0 : full;
+}
+
+Op attention_fwd(std::string name, const AttentionShape& a) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::attention_fwd;
+  op.dtype = Dtype::bf16;
+  op.attention = a;
+  op.flops = attention_fwd_flops(a);
+  // Reads Q, K, V; writes O and the fp32 log-sum-exp per query row.
+  const double q = d(a.batch) * d(a.seq_q) * d(a.heads_q) * d(a.head_dim) * kActBytes;
+  const double kv = 2.0 * d(a.batch) * d(a.seq_kv) * d(a.heads_kv) * d(a.head_dim) * kActBytes;
+  op.bytes = 2.0 * q + kv + d(a.batch) * d(a.heads_q) * d(a.seq_q) * 4.0;
+  return op;
+}
+
+Op attention_bwd(std::string name, const AttentionShape& a) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::attention_bwd;
+  op.dtype = Dtype::bf16;
+  op.attention = a;
+  op.flops = 2.5 * attention_fwd_flops(a);
+  // Reads Q, K, V, O, dO, LSE; writes dQ, dK, dV.
+  const double q = d(a.batch) * d(a.seq_q) * d(a.heads_q) * d(a.head_dim) * kActBytes;
+  const double kv = 2.0 * d(a.batch) * d(a.seq_kv) * d(a.heads_kv) * d(a.head_dim) * kActBytes;
+  op.bytes = 4.0 * q + 2.0 * kv + d(a.batch) * d(a.heads_q) * d(a.seq_q) * 4.0;
+  return op;
+}
+
+// Norm: forward reads x, writes y; backward reads x and dy, writes dx (weight-grad reduction is small).
+Op norm_fwd(std::string name, const Dims& x) {
+  return mem(std::move(name), MemOpKind::norm, 2.0 * d(x.Tn) * d(x.h) * kActBytes);
+}
+Op norm_bwd(std::string name, const Dims& x) {
+  return mem(std::move(name), MemOpKind::norm, 3.0 * d(x.Tn) * d(x.h) * kActBytes);
+}
+// Residual add forward reads 2 writes 1; its backward adds the branch gradient into the residual stream
+// gradient: also reads 2 writes 1.
+Op residual(std::string name, const Dims& x) {
+  return mem(std::move(name), MemOpKind::elementwise, 3.0 * d(x.Tn) * d(x.h) * kActBytes);
+}
+
+double hidden_bytes(const Dims& x) { return d(x.T) * d(x.h) * kActBytes; }
+
+// MLP forward of one layer (dense or MoE), appended to `fwd`; `bwd` receives its backward in backward
+// order, ending with the first GEMM's (FC1's or the router's) dgrad and wgrad.
+void mlp_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, std::vector<Op>& fwd,
+             std::vector<Op>& bwd) {
+  const double act_mult_fwd = m.activation == Activation::swiglu ? 3.0 : 2.0;  // SwiGLU reads 2 writes 1
+  const double act_mult_bwd = m.activation == Activation::swiglu ? 5.0 : 3.0;  // reads in + dy, writes dx
+  if (m.num_moe_experts == 0) {
+    const std::int64_t f = m.ffn_hidden_size / x.t;
+    Op fc1 = gemm("fc1", x.T, fc1_width(m, m.ffn_hidden_size) / x.t, x.h, x.gemm_dtype);
+    Op act = mem("act", MemOpKind::activation, act_mult_fwd * d(x.T) * d(f) * kActBytes);
+    Op fc2 = gemm("fc2", x.T, x.h, f, x.gemm_dtype);
+    fwd.push_back(fc1);
+    fwd.push_back(act);
+    fwd.push_back(fc2);
+    bwd.push_back(dgrad(fc2));
+    bwd.push_back(wgrad(fc2));
+    bwd.push_back(mem("act_bwd", MemOpKind::activation, act_mult_bwd * d(x.T) * d(f) * kActBytes));
+    bwd.push_back(dgrad(fc1));
+    bwd.push_back(wgrad(fc1));
+    return;
+  }
+  // MoE: router, dispatch, the experts of this rank, combine. Balanced routing: each rank's experts
+  // receive T * topk token copies in total, T * topk * ep / E per expert.
+  const std::int64_t E = m.num_moe_experts, k = m.moe_router_topk;
+  const std::int64_t experts_here = E / t.ep;
+  const std::int64_t tokens_per_expert = std::max<std::int64_t>(1, (x.T * k * t.ep + E / 2) / E);
+  const std::int64_t f = expert_ffn(m) / x.t;
+  const double routed_bytes = d(x.T) * d(k) * d(x.h) * kActBytes;
+  Op router = gemm("router", x.T, E, x.h, Dtype::bf16);
+  fwd.push_back(router);
+  fwd.push_back(mem("router_softmax_topk", MemOpKind::softmax, d(x.T) * d(E) * 4.0 * 2.0));
+  fwd.push_back(mem("permute", MemOpKind::copy, 2.0 * routed_bytes));
+  if (t.ep > 1) fwd.push_back(coll("a2a_dispatch", CollectiveKind::all_to_all, ProcessGroup::ep, routed_bytes));
+  std::vector<Op> expert_bwd;
+  for (std::int64_t e = 0; e < experts_here; ++e) {
+    const std::string tag = ".e" + std::to_string(e);
+    Op fc1 = gemm("fc1" + tag, tokens_per_expert, fc1_width(m, expert_ffn(m)) / x.t, x.h, x.gemm_dtype);
+    Op act = mem("act" + tag, MemOpKind::activation,
+                 act_mult_fwd * d(tokens_per_expert) * d(f) * kActBytes);
+    Op fc2 = gemm("fc2" + tag, tokens_per_expert, x.h, f, x.gemm_dtype);
+    fwd.push_back(fc1);
+    fwd.push_back(act);
+    fwd.push_back(fc2);
+    expert_bwd.push_back(dgrad(fc2));
+    expert_bwd.push_back(wgrad(fc2));
+    expert_bwd.push_back(mem("act_bwd" + tag, MemOpKind::activation,
+                             act_mult_bwd * d(tokens_per_expert) * d(f) * kActBytes));
+    expert_bwd.push_back(dgrad(fc1));
+    expert_bwd.push_back(wgrad(fc1));
+  }
+  if (t.ep > 1) fwd.push_back(coll("a2a_combine", CollectiveKind::all_to_all, ProcessGroup::ep, routed_bytes));
+  // Unpermute and weight by the router probabilities: reads T k h copies, writes T h.
+  fwd.push_back(mem("unpermute", MemOpKind::copy, routed_bytes + hidden_bytes(x)));
+
+  bwd.push_back(mem("unpermute_bwd", MemOpKind::copy, routed_bytes + hidden_bytes(x)));
+  if (t.ep > 1) bwd.push_back(coll("a2a_combine_bwd", CollectiveKind::all_to_all, ProcessGroup::ep, routed_bytes));
+  for (auto& op : expert_bwd) bwd.push_back(std::move(op));
+  if (t.ep > 1) bwd.push_back(coll("a2a_dispatch_bwd", CollectiveKind::all_to_all, ProcessGroup::ep, routed_bytes));
+  bwd.push_back(mem("permute_bwd", MemOpKind::copy, 2.0 * routed_bytes));
+  bwd.push_back(mem("router_softmax_topk_bwd", MemOpKind::softmax, d(x.T) * d(E) * 4.0 * 3.0));
+  bwd.push_back(dgrad(router));
+  bwd.push_back(wgrad(router));
+}
+
+// Backward of a column-parallel GEMM (QKV, FC1, logits) in Megatron's issue order, with the input
+// gradient's TP collective. `ag_name` / `grad_name` name the collectives.
+void column_parallel_bwd(const Op& fwd, const Dims& x, const std::string& suffix, std::vector<Op>& out) {
+  if (x.sp) out.push_back(coll("ag" + suffix + "_bwd", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
+  out.push_back(dgrad(fwd));
+  if (x.t > 1) {
+    if (x.sp) {
+      out.push_back(coll("rs" + suffix + "_bwd", CollectiveKind::reduce_scatter, ProcessGroup::tp, hidden_bytes(x)));
+    } else {
+      out.push_back(coll("ar" + suffix + "_bwd", CollectiveKind::all_reduce, ProcessGroup::tp, hidden_bytes(x)));
+    }
+  }
+  out.push_back(wgrad(fwd));
+}
+
+// The forward TP collective after a row-parallel GEMM (out-proj, FC2), and its backward conjugate.
+void row_parallel_fwd_coll(const Dims& x, const std::string& suffix, std::vector<Op>& out) {
+  if (x.t == 1) return;
+  if (x.sp) {
+    out.push_back(coll("rs" + suffix, CollectiveKind::reduce_scatter, ProcessGroup::tp, hidden_bytes(x)));
+  } else {
+    out.push_back(coll("ar" + suffix, CollectiveKind::all_reduce, ProcessGroup::tp, hidden_bytes(x)));
+  }
+}
+void row_parallel_bwd_coll(const Dims& x, const std::string& suffix, std::vector<Op>& out) {
+  if (x.sp) out.push_back(coll("ag" + suffix + "_out_bwd", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
+}
+
+}  // namespace
+
+// Sources: GPT-3 — Brown et al. 2020, table 2.1 (96 layers, d_model 12288, 96 heads, 2048 context,
+// GPT-2 BPE vocabulary 50257; Megatron pads it to 51200 at tp 8, see padded_vocab_size). Llama 2 —
+// Touvron et al. 2023 and the HF configs meta-llama/Llama-2-{7b,13b,70b}-hf. Llama 3 / 3.1 — HF configs
+// meta-llama/Meta-Llama-3-8B, -70B, Llama-3.1-405B. BERT-large — Devlin et al. 2019 / HF
+// bert-large-uncased. Mixtral 8x7B — HF mistralai/Mixtral-8x7B-v0.1 (Jiang et al. 2024).
+namespace {
+struct PresetRow {
+  const char* name;
+  std::int64_t layers, hidden, heads, groups, ffn, vocab;
+  Activation act;
+  std::int64_t experts, topk;
+  bool causal, untied, dropout;
+  std::int64_t positions;
+};
+constexpr std::array<PresetRow, 9> kPresets{{
+    // GPT-3 175B: Brown et al. 2020 table 2.1; tied input/output embeddings, learned positions, dropout 0.1.
+    {"gpt3-175b", 96, 12288, 96, 96, 49152, 50257, Activation::gelu, 0, 0, true, false, true, 2048},
+    // Llama 2 7B: HF Llama-2-7b-hf config.json.
+    {"llama2-7b", 32, 4096, 32, 32, 11008, 32000, Activation::swiglu, 0, 0, true, true, false, 0},
+    // Llama 2 13B: HF Llama-2-13b-hf config.json.
+    {"llama2-13b", 40, 5120, 40, 40, 13824, 32000, Activation::swiglu, 0, 0, true, true, false, 0},
+    // Llama 2 70B: HF Llama-2-70b-hf config.json (GQA, 8 KV heads).
+    {"llama2-70b", 80, 8192, 64, 8, 28672, 32000, Activation::swiglu, 0, 0, true, true, false, 0},
+    // Llama 3 8B: HF Meta-Llama-3-8B config.json.
+    {"llama3-8b", 32, 4096, 32, 8, 14336, 128256, Activation::swiglu, 0, 0, true, true, false, 0},
+    // Llama 3 70B: HF Meta-Llama-3-70B config.json.
+    {"llama3-70b", 80, 8192, 64, 8, 28672, 128256, Activation::swiglu, 0, 0, true, true, false, 0},
+    // Llama 3.1 405B: HF Llama-3.1-405B config.json; Dubey et al. 2024 table 3.
+    {"llama3-405b", 126, 16384, 128, 8, 53248, 128256, Activation::swiglu, 0, 0, true, true, false, 0},
+    // BERT-large: Devlin et al. 2019 (L=24, H=1024, A=16); HF bert-large-uncased (vocab 30522, 512
+    // positions); bidirectional, MLM head tied to the input embedding, dropout 0.1.
+    {"bert-large", 24, 1024, 16, 16, 4096, 30522, Activation::gelu, 0, 0, false, false, true, 512},
+    // Mixtral 8x7B: HF Mixtral-8x7B-v0.1 config.json (8 experts, top-2, GQA 8).
+    {"mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, Activation::swiglu, 8, 2, true, true, false, 0},
+}};
+}  // namespace
+
+std::optional<ModelConfig> find_preset(std::string_view name) {
+  for (const auto& r : kPresets) {
+    if (name != r.name) continue;
+    ModelConfig m;
+    m.name = r.name;
+    m.num_layers = r.layers;
+    m.hidden_size = r.hidden;
+    m.num_attention_heads = r.heads;
+    m.num_query_groups = r.groups;
+    m.ffn_hidden_size = r.ffn;
+    m.vocab_size = r.vocab;
+    m.activation = r.act;
+    m.num_moe_experts = r.experts;
+    m.moe_router_topk = r.topk;
+    m.causal = r.causal;
+    m.untie_embeddings = r.untied;
+    m.dropout = r.dropout;
+    m.max_position_embeddings = r.positions;
+    return m;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> out;
+  for (const auto& r : kPresets) out.emplace_back(r.name);
+  return out;
+}
+
+double parameters_per_layer(const ModelConfig& m) {
+  const double h = d(m.hidden_size);
+  double mlp = 0;
+  if (m.num_moe_experts > 0) {
+    mlp = d(m.num_moe_experts) * mlp_matrices(m) * h * d(expert_ffn(m)) + h * d(m.num_moe_experts);
+  } else {
+    mlp = mlp_matrices(m) * h * d(m.ffn_hidden_size);
+  }
+  return attention_gemm_params(m) + mlp + 2.0 * norm_params(m);
+}
+
+double embedding_parameters(const ModelConfig& m) {
+  const double word = d(m.vocab_size) * d(m.hidden_size);
+  const double positions = d(m.max_position_embeddings) * d(m.hidden_size);
+  return word + positions + (m.untie_embeddings ? word : 0.0);
+}
+
+double final_norm_parameters(const ModelConfig& m) { return norm_params(m); }
+
+double parameter_count(const ModelConfig& m) {
+  return d(m.num_layers) * parameters_per_layer(m) + embedding_parameters(m) + final_norm_parameters(m);
+}
+
+std::int64_t padded_vocab_size(const ModelConfig& m, int tp) {
+  const std::int64_t multiple = 128 * static_cast<std::int64_t>(tp);
+  return (m.vocab_size + multiple - 1) / multiple * multiple;
+}
+
+std::vector<std::string> layout_problems(const ModelConfig& m, const TrainingConfig& t) {
+  std::vector<std::string> p;
+  auto need = [&p](bool ok, std::string msg) {
+    if (!ok) p.push_back(std::move(msg));
+  };
+  need(m.num_layers > 0 && m.hidden_size > 0 && m.num_attention_heads > 0 && m.num_query_groups > 0 &&
+           m.ffn_hidden_size > 0 && m.vocab_size > 0,
+       "num_layers, hidden_size, num_attention_heads, num_query_groups, ffn_hidden_size and vocab_size "
+       "must be positive");
+  need(t.seq_length > 0 && t.global_batch_size > 0 && t.micro_batch_size > 0,
+       "seq_length, global_batch_size and micro_batch_size must be positive");
+  need(t.tp >= 1 && t.pp >= 1 && t.vp >= 1 && t.cp >= 1 && t.ep >= 1 && t.dp >= 1,
+       "every parallel size must be at least 1");
+  if (!p.empty()) return p;
+  need(m.hidden_size % m.num_attention_heads == 0, "hidden_size must be divisible by num_attention_heads");
+  need(m.num_attention_heads % m.num_query_groups == 0,
+       "num_attention_heads must be divisible by num_query_groups");
+  need(m.num_attention_heads % t.tp == 0,
+       "num_attention_heads must be divisible by tensor_model_parallel_size");
+  need(m.num_query_groups % t.tp == 0, "num_query_groups must be divisible by tensor_model_parallel_size");
+  need(m.ffn_hidden_size % t.tp == 0, "ffn_hidden_size must be divisible by tensor_model_parallel_size");
+  need(m.num_layers % (static_cast<std::int64_t>(t.pp) * t.vp) == 0,
+       "num_layers must be divisible by pipeline_model_parallel_size * virtual_pipeline_model_parallel_size");
+  need(t.seq_length % t.cp == 0, "seq_length must be divisible by context_parallel_size");
+  need(!t.sequence_parallel || t.tp == 1 || (t.micro_batch_size * t.seq_length / t.cp) % t.tp == 0,
+       "with sequence_parallel, micro_batch_size * seq_length / context_parallel_size must be divisible "
+       "by tensor_model_parallel_size");
+  need(t.global_batch_size % (t.micro_batch_size * t.dp) == 0,
+       "global_batch_size must be divisible by micro_batch_size * data_parallel_size");
+  need(t.zero_stage >= 0 && t.zero_stage <= 3, "zero_stage must be 0, 1, 2 or 3");
+  if (m.num_moe_experts > 0) {
+    need(m.moe_router_topk >= 1 && m.moe_router_topk <= m.num_moe_experts,
+         "moe_router_topk must be between 1 and num_moe_experts");
+    need(m.num_moe_experts % t.ep == 0, "num_moe_experts must be divisible by expert_model_parallel_size");
+    need(t.dp % t.ep == 0, "data_parallel_size must be divisible by expert_model_parallel_size");
+    need(expert_ffn(m) % t.tp == 0, "moe_ffn_hidden_size must be divisible by tensor_model_parallel_size");
+  } else {
+    need(t.ep == 1, "expert_model_parallel_size > 1 needs num_moe_experts > 0");
+  }
+  return p;
+}
+
+// Per token, forward: 2 FLOPs per GEMM parameter it passes (QKV, out-proj, MLP / top-k experts and the
+// router) plus attention 2 * 2 * s * (a d) (scores QK^T and context PV, counted in full even when causal,
+// as Megatron does); backward is 2x forward. The LM head adds 2 h V forward. So
+//   flops = B s [ 3 l (2 P_gemm + 4 s a d) + 6 h V ].
+// For GPT-3 (a d = h, P_gemm = 12 h^2) this is Megatron's 72 B s l h^2 (1 + s / 6h + V / 12 l h);
+// Megatron's generalised form (training.py, num_floating_point_operations) is the same with
+// P_gemm = h^2 (2 + 2 g / a) + h f (2 or 3) k; the router (2 h E per token) is added here, which Megatron
+// leaves out (< 0.1% for Mixtral).
+double model_flops_per_step(const ModelConfig& m, const TrainingConfig& t) {
+  const double s = d(t.seq_length);
+  const double ad = d(m.num_attention_heads) * d(m.head_dim());
+  const double gemm_params = attention_gemm_params(m) + mlp_params_per_token(m);
+  const double per_layer_fwd = 2.0 * gemm_params + 4.0 * s * ad;
+  const double head_fwd = 2.0 * d(m.hidden_size) * d(m.vocab_size);
+  return d(t.global_batch_size) * s * (3.0 * d(m.num_layers) * per_layer_fwd + 3.0 * head_fwd);
+}
+
+LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t) {
+  check_layout(m, t);
+  const Dims x = dims(m, t);
+  const AttentionShape as = attention_shape(m, t, x);
+  LayerOps ops;
+  auto& f = ops.forward;
+
+  // Attention block, forward.
+  f.push_back(norm_fwd("ln1", x));
+  if (x.sp) f.push_back(coll("ag_attn", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
+  const Op qkv = gemm("qkv", x.T, (x.hq + 2 * x.hkv) * x.dh, x.h, x.gemm_dtype);
+  f.push_back(qkv);
+  // Ring attention (cp > 1): each rank passes its K and V chunk around the ring, cp - 1 hops.
+  const double kv_chunk_bytes = 2.0 * d(x.T) * d(x.hkv) * d(x.dh) * kActBytes;
+  if (t.cp > 1) {
+    f.push_back(coll("cp_kv", CollectiveKind::send_recv, ProcessGroup::cp, d(t.cp - 1) * kv_chunk_bytes));
+  }
+  f.push_back(attention_fwd("attn", as));
+  const Op proj = gemm("proj", x.T, x.h, x.hq * x.dh, x.gemm_dtype);
+  f.push_back(proj);
+  row_parallel_fwd_coll(x, "_attn", f);
+  f.push_back(residual("add1", x));
+
+  // MLP block, forward (backward collected alongside).
+  f.push_back(norm_fwd("ln2", x));
+  if (x.sp) f.push_back(coll("ag_mlp", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
+  std::vector<Op> mlp_bwd;
+  {
+    std::vector<Op> mlp_fwd;
+    mlp_ops(m, t, x, mlp_fwd, mlp_bwd);
+    for (auto& op : mlp_fwd) f.push_back(std::move(op));
+  }
+  row_parallel_fwd_coll(x, "_mlp", f);
+  f.push_back(residual("add2", x));
+
+  auto& b = ops.backward;
+  if (t.recompute == Recompute::full) {
+    for (const auto& op : ops.forward) {
+      Op r = op;
+      r.name = "recompute_" + op.name;
+      b.push_back(std::move(r));
+    }
+  }
+
+  // MLP block, backward.
+  b.push_back(residual("add2_bwd", x));
+  row_parallel_bwd_coll(x, "_mlp", b);
+  {
+    // mlp_bwd ends with the first GEMM's dgrad and wgrad (fc1 or router); put the input-gradient
+    // collective between them (Megatron's async all-reduce / reduce-scatter).
+    CS_MODELS_CHECK(mlp_bwd.size() >= 2);
+    Op first_wgrad = std::move(mlp_bwd.back());
+    mlp_bwd.pop_back();
+    Op first_dgrad = std::move(mlp_bwd.back());
+    mlp_bwd.pop_back();
+    for (auto& op : mlp_bwd) b.push_back(std::move(op));
+    if (x.sp) b.push_back(coll("ag_mlp_bwd", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
+    b.push_back(std::move(first_dgrad));
+    if (x.t > 1) {
+      if (x.sp) {
+        b.push_back(coll("rs_mlp_bwd", CollectiveKind::reduce_scatter, ProcessGroup::tp, hidden_bytes(x)));
+      } else {
+        b.push_back(coll("ar_mlp_bwd", CollectiveKind::all_reduce, ProcessGroup::tp, hidden_bytes(x)));
+      }
+    }
+    b.push_back(std::move(first_wgrad));
+  }
+  b.push_back(norm_bwd("ln2_bwd", x));
+
+  // Attention block, backward.
+  b.push_back(residual("add1_bwd", x));
+  row_parallel_bwd_coll(x, "_attn", b);
+  b.push_back(dgrad(proj));
+  b.push_back(wgrad(proj));
+  if (t.recompute == Recompute::selective) b.push_back(attention_fwd("recompute_attn", as));
+  if (t.cp > 1) {
+    // Backward passes K, V around the ring again and their gradients back: twice the forward traffic.
+    b.push_back(coll("cp_kv_bwd", CollectiveKind::send_recv, ProcessGroup::cp, 2.0 * d(t.cp - 1) * kv_chunk_bytes));
+  }
+  b.push_back(attention_bwd("attn_bwd", as));
+  column_parallel_bwd(qkv, x, "_attn", b);
+  b.push_back(norm_bwd("ln1_bwd", x));
+  return ops;
+}
+
+// Vocab-parallel embedding (Megatron): each TP rank looks up the rows of its vocabulary shard (zeros for
+// the others) and an all-reduce (reduce-scatter with SP) sums them. Backward: with SP, all-gather the
+// output gradient; then scatter-add into the embedding gradient. Learned positions add one more lookup.
+LayerOps embedding_ops(const ModelConfig& m, const TrainingConfig& t) {
+  check_layout(m, t);
+  const Dims x = dims(m, t);
+  LayerOps ops;
+  const double positions = m.max_position_embeddings > 0 ? 1.0 : 0.0;
+  // Reads T rows (bf16) and the token ids (int64), writes T x h; learned positions read and add another.
+  const double lookup_bytes = (2.0 + 2.0 * positions) * hidden_bytes(x) + d(x.T) * 8.0;
+  ops.forward.push_back(mem("embed", MemOpKind::embedding, lookup_bytes));
+  row_parallel_fwd_coll(x, "_embed", ops.forward);
+  row_parallel_bwd_coll(x, "_embed", ops.backward);
+  // Scatter-add: reads dY and the token ids, read-modify-writes T gradient rows (positions likewise).
+  const double scatter_bytes = (3.0 + 3.0 * positions) * hidden_bytes(x) + d(x.T) * 8.0;
+  ops.backward.push_back(mem("embed_bwd", MemOpKind::embedding, scatter_bytes));
+  return ops;
+}
+
+// Final norm, logits GEMM [T, h] x [h, V/t], vocab-parallel cross-entropy (Megatron: all-reduces of the
+// per-token max, the target logit and the sum of exponentials over the TP group, fp32 each), and back.
+// Cross-entropy bytes: read the bf16 logits and write fp32 (6 B / element), then read and write the fp32
+// softmax in place (8 B): 14 B per logit; the fp32 softmax is kept for backward. Backward reads it and
+// writes the bf16 logit gradient (6 B).
+LayerOps lm_head_ops(const ModelConfig& m, const TrainingConfig& t) {
+  check_layout(m, t);
+  const Dims x = dims(m, t);
+  const std::int64_t v = padded_vocab_size(m, t.tp) / t.tp;
+  const double logits = d(x.T) * d(v);
+  LayerOps ops;
+  auto& f = ops.forward;
+  f.push_back(norm_fwd("ln_f", x));
+  if (x.sp) f.push_back(coll("ag_head", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
+  const Op head = gemm("logits", x.T, v, x.h, x.gemm_dtype);
+  f.push_back(head);
+  f.push_back(mem("cross_entropy", MemOpKind::cross_entropy, 14.0 * logits));
+  if (x.t > 1) {
+    for (const char* name : {"ar_ce_max", "ar_ce_target", "ar_ce_sum"}) {
+      f.push_back(coll(name, CollectiveKind::all_reduce, ProcessGroup::tp, d(x.T) * 4.0));
+    }
+  }
+  auto& b = ops.backward;
+  b.push_back(mem("cross_entropy_bwd", MemOpKind::cross_entropy, 6.0 * logits));
+  column_parallel_bwd(head, x, "_head", b);
+  b.push_back(norm_bwd("ln_f_bwd", x));
+  return ops;
+}
+
+// Fused AdamW over fp32 master weights: reads master weight, m, v (12 B) and the gradient, writes master
+// weight, m, v (12 B) and the bf16 model weight. With the fp32 gradient of PyTorch's fused Adam on fp32
+// params that is 12 + 4 + 12 = 28 B per parameter — the traffic of the calibration file's
+// adamw_fused_fp32 kernel (1879048192 B for 67108864 params) — so the op uses 28 B; bf16 grad in and bf16
+// weight out (2 + 2) is the same total. About 12 FLOPs per parameter (moments, bias correction, sqrt,
+// divide, decay), irrelevant next to the bytes.
+Op optimizer_op(double params_on_rank) {
+  CS_MODELS_CHECK(params_on_rank >= 0);
+  Op op;
+  op.name = "optimizer";
+  op.kind = OpKind::optimizer;
+  op.dtype = Dtype::fp32;
+  op.mem_kind = MemOpKind::optimizer;
+  op.bytes = 28.0 * params_on_rank;
+  op.flops = 12.0 * params_on_rank;
+  return op;
+}
+
+}  // namespace cs::models

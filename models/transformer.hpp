@@ -46,13 +46,20 @@ struct ModelConfig {
   std::int64_t moe_ffn_hidden_size = 0;  // 0: same as ffn_hidden_size
   bool causal = true;                 // false for encoders (BERT)
   bool untie_embeddings = true;       // separate LM-head weights (Llama); GPT-3 ties them
+  // Added for the memory model and the parameter count (defaults: a modern Llama-style decoder).
+  bool dropout = false;                      // GPT-3 / BERT train with dropout: 1-byte masks are stored
+  std::int64_t max_position_embeddings = 0;  // learned absolute positions (GPT-3, BERT); 0: rotary
   std::int64_t head_dim() const { return hidden_size / num_attention_heads; }
 };
 
+// Norm type follows the activation, as in every preset: GeLU models use LayerNorm (weight + bias, 2h
+// parameters), SwiGLU models RMSNorm (weight only, h parameters).
 // Presets: gpt3-175b, llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, llama3-405b, bert-large,
 // mixtral-8x7b (architectures from the published configs; source beside each).
 std::optional<ModelConfig> find_preset(std::string_view name);
 std::vector<std::string> preset_names();
+
+enum class PipelineSchedule { one_f_one_b, gpipe, interleaved };
 
 // The layout and batch of one training job, with Megatron-LM's knob names in meaning.
 struct TrainingConfig {
@@ -67,6 +74,7 @@ struct TrainingConfig {
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   double tokens_to_train = 0;  // 0: not asked
+  PipelineSchedule pipeline_schedule = PipelineSchedule::one_f_one_b;  // interleaved is implied by vp > 1
   std::int64_t num_micro_batches() const { return global_batch_size / (micro_batch_size * dp); }
   std::int64_t tokens_per_step() const { return global_batch_size * seq_length; }
 };
@@ -75,6 +83,19 @@ struct TrainingConfig {
 double parameter_count(const ModelConfig& m);
 double parameters_per_layer(const ModelConfig& m);
 double embedding_parameters(const ModelConfig& m);  // input embedding + untied LM head
+double final_norm_parameters(const ModelConfig& m);  // the norm before the LM head
+// parameter_count = num_layers * parameters_per_layer + embedding_parameters + final_norm_parameters.
+
+// Megatron pads the vocabulary to a multiple of 128 * tp (--make-vocab-size-divisible-by 128) so that the
+// vocab-parallel embedding and LM head split evenly. The op lists and the memory model use the padded
+// size (that work and memory really exist); parameter_count and model_flops_per_step use the real one.
+std::int64_t padded_vocab_size(const ModelConfig& m, int tp);
+
+// What makes a (model, layout) pair impossible for these functions (heads or groups not divisible by
+// tp, layers not divisible by pp * vp, ...), one message per problem naming Megatron's knob. Empty when
+// fine. The scenario validator reports these with their JSON paths; the functions below CS_MODELS_CHECK
+// the same conditions.
+std::vector<std::string> layout_problems(const ModelConfig& m, const TrainingConfig& t);
 
 // Model FLOPs per training step (forward + backward, no recompute), Megatron's
 // num_floating_point_operations generalised to GQA and gated MLPs, with causal attention counted in

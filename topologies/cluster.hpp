@@ -18,6 +18,13 @@
 // channels over the NICs closest to the group's GPUs, so a node's group can use k of the node's NICs'
 // share, k / gpus_per_node of the node's NIC capacity (the other GPUs' groups use the rest). Per rank:
 //   B = min( B_scaleup , k * nics_per_node / gpus_per_node * B_nic / oversub_if_spans_leaves ).
+// k is the smallest number of group GPUs on any one node the group touches (groups are symmetric in
+// practice; the minimum is the conservative choice when they are not). Span: a group inside one node, or
+// inside one multi-node scale-up domain (nvl72), is `node` and sees only B_scaleup; across nodes it is
+// `leaf` when its cross-node ring steps stay under one leaf switch (all its NICs on one leaf, or, on a
+// rail-optimized fabric, every node uses the same local NIC indices and NIC j of all its nodes sits on one
+// rail leaf), else `spine`. Ring step latency: intra hop for `node`; 2 (leaf) or 4 (spine) network hops
+// plus one intra hop across nodes. fabric "ethernet" builds the same two tiers as "fat-tree".
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -44,8 +51,9 @@ struct ClusterSpec {
 
 struct Vertex {
   VertexKind kind;
-  int node;   // node index, -1 for fabric switches
-  int index;  // GPU index within the cluster for GPUs, local index otherwise
+  int node;   // node index, -1 for fabric switches and for a scale-up switch spanning nodes (nvl72)
+  int index;  // GPU index within the cluster for GPUs, local index otherwise (NIC j of its node; leaf,
+              // spine and multi-node scale-up domain numbers for those)
 };
 
 struct Edge {
@@ -74,8 +82,13 @@ class Cluster {
   const ClusterSpec& spec() const;
   int num_gpus() const;
   int node_of_gpu(int gpu) const;
-  int leaf_of_node(int node) const;
+  int leaf_of_node(int node) const;  // leaf of the node's NIC 0 (0-based leaf number); -1: no fabric
   int gpu_vertex(int gpu) const;
+  int nic_vertex(int node, int nic) const;     // -1 for a one-node cluster (built without NICs)
+  int leaf_of_nic(int node, int nic) const;  // leaf number; -1 when there is no fabric (one node)
+  int num_leaves() const;
+  int num_spines() const;
+  bool connected() const;  // every vertex reachable from GPU 0 (each cable is two directed edges)
 
   const std::vector<Vertex>& vertices() const;
   const std::vector<Edge>& edges() const;

@@ -1,0 +1,520 @@
+#include "sim/scenario.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/input_error.hpp"
+
+namespace cs::sim {
+
+using nlohmann::json;
+
+namespace {
+
+std::string type_name(const json& v) {
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_number_integer() || v.is_number_unsigned()) return "an integer";
+  if (v.is_number()) return "a number";
+  if (v.is_string()) return "a string";
+  if (v.is_array()) return "an array";
+  if (v.is_object()) return "an object";
+  return "null";
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string nearest(const std::string& word, const std::vector<std::string>& choices) {
+  std::string best;
+  std::size_t best_d = SIZE_MAX;
+  for (const auto& c : choices) {
+    const std::size_t d = edit_distance(word, c);
+    if (d < best_d) best_d = d, best = c;
+  }
+  return best_d <= std::max<std::size_t>(2, word.size() / 3) ? best : std::string{};
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+// Problems found so far; every message is one complete line.
+struct Errors {
+  std::string file;
+  std::vector<std::string> lines;
+  void add(const std::string& path, const std::string& what) { lines.push_back(file + ": " + path + ": " + what); }
+};
+
+// Reads the members of one JSON object, remembering which keys were used, so that leftovers can be
+// reported as unknown with a suggestion.
+class ObjectReader {
+ public:
+  ObjectReader(const json& obj, std::string path, Errors& errors) : obj_(obj), path_(std::move(path)), errors_(errors) {}
+
+  std::string path_of(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+  bool has(const std::string& key) {
+    known_.push_back(key);
+    return obj_.contains(key);
+  }
+  const json* raw(const std::string& key) {
+    known_.push_back(key);
+    auto it = obj_.find(key);
+    return it == obj_.end() || it->is_null() ? nullptr : &*it;  // null means "use the default"
+  }
+
+  std::optional<std::int64_t> integer(const std::string& key, std::int64_t min_value, bool required) {
+    const json* v = raw(key);
+    if (!v) {
+      if (required) errors_.add(path_of(key), "missing (expected an integer >= " + std::to_string(min_value) + ")");
+      return std::nullopt;
+    }
+    double d = 0;
+    if (v->is_number_integer() || v->is_number_unsigned()) {
+      d = v->get<double>();
+    } else if (v->is_number_float() && std::floor(v->get<double>()) == v->get<double>()) {
+      d = v->get<double>();  // 8.0 is fine
+    } else {
+      errors_.add(path_of(key), "expected an integer, got " + type_name(*v) + " " + v->dump());
+      return std::nullopt;
+    }
+    if (d < static_cast<double>(min_value) || d > 9.0e15) {
+      errors_.add(path_of(key), v->dump() + " is out of range (expected an integer >= " + std::to_string(min_value) + ")");
+      return std::nullopt;
+    }
+    return static_cast<std::int64_t>(d);
+  }
+
+  std::optional<double> number(const std::string& key, double min_value, bool min_exclusive, bool required) {
+    const json* v = raw(key);
+    if (!v) {
+      if (required) errors_.add(path_of(key), "missing (expected a number)");
+      return std::nullopt;
+    }
+    if (!v->is_number()) {
+      errors_.add(path_of(key), "expected a number, got " + type_name(*v) + " " + v->dump());
+      return std::nullopt;
+    }
+    const double d = v->get<double>();
+    if (!std::isfinite(d) || d < min_value || (min_exclusive && d == min_value)) {
+      std::ostringstream want;
+      want << (min_exclusive ? "> " : ">= ") << min_value;
+      errors_.add(path_of(key), v->dump() + " is out of range (expected a number " + want.str() + ")");
+      return std::nullopt;
+    }
+    return d;
+  }
+
+  std::optional<bool> boolean(const std::string& key) {
+    const json* v = raw(key);
+    if (!v) return std::nullopt;
+    if (!v->is_boolean()) {
+      errors_.add(path_of(key), "expected true or false, got " + type_name(*v) + " " + v->dump());
+      return std::nullopt;
+    }
+    return v->get<bool>();
+  }
+
+  std::optional<std::string> string(const std::string& key, bool required) {
+    const json* v = raw(key);
+    if (!v) {
+      if (required) errors_.add(path_of(key), "missing (expected a string)");
+      return std::nullopt;
+    }
+    if (!v->is_string()) {
+      errors_.add(path_of(key), "expected a string, got " + type_name(*v) + " " + v->dump());
+      return std::nullopt;
+    }
+    return v->get<std::string>();
+  }
+
+  // A string that must be one of `choices`.
+  std::optional<std::string> choice(const std::string& key, const std::vector<std::string>& choices) {
+    auto s = string(key, false);
+    if (!s) return std::nullopt;
+    if (std::find(choices.begin(), choices.end(), *s) != choices.end()) return s;
+    std::string msg = "unknown value \"" + *s + "\" (expected one of: " + join(choices) + ")";
+    if (auto near = nearest(*s, choices); !near.empty()) msg = "unknown value \"" + *s + "\" (did you mean \"" + near + "\"? expected one of: " + join(choices) + ")";
+    errors_.add(path_of(key), msg);
+    return std::nullopt;
+  }
+
+  void finish() {
+    for (auto it = obj_.begin(); it != obj_.end(); ++it) {
+      if (std::find(known_.begin(), known_.end(), it.key()) != known_.end()) continue;
+      std::string msg = "unknown key";
+      if (auto near = nearest(it.key(), known_); !near.empty()) msg += " (did you mean \"" + near + "\"?)";
+      else msg += " (expected one of: " + join(known_) + ")";
+      errors_.add(path_of(it.key()), msg);
+    }
+  }
+
+ private:
+  const json& obj_;
+  std::string path_;
+  Errors& errors_;
+  std::vector<std::string> known_;
+};
+
+bool expect_object(const json* v, const std::string& path, Errors& errors) {
+  if (v && !v->is_object()) {
+    errors.add(path, "expected an object, got " + type_name(*v));
+    return false;
+  }
+  return v != nullptr;
+}
+
+models::GpuSpec read_custom_gpu(const json& v, Errors& errors) {
+  ObjectReader r(v, "cluster.gpu", errors);
+  models::GpuSpec g;
+  g.name = r.string("name", true).value_or("custom");
+  g.peak_tflops_bf16 = r.number("peak_tflops_bf16", 0, true, true).value_or(1);
+  g.peak_tflops_fp32 = r.number("peak_tflops_fp32", 0, true, false).value_or(g.peak_tflops_bf16 / 16);
+  g.peak_tflops_tf32 = r.number("peak_tflops_tf32", 0, true, false).value_or(g.peak_tflops_bf16 / 2);
+  g.peak_tflops_fp8 = r.number("peak_tflops_fp8", 0, false, false).value_or(0);
+  g.hbm_gib = r.number("hbm_gib", 0, true, true).value_or(1);
+  g.hbm_tbps = r.number("hbm_tbps", 0, true, true).value_or(1);
+  g.tdp_w = r.number("tdp_w", 0, false, false).value_or(700);
+  g.nvlink_gbps = r.number("nvlink_gbps", 0, false, false).value_or(0);
+  g.sm_count = static_cast<int>(r.integer("sm_count", 1, false).value_or(132));
+  g.price_per_gpu_hour_usd = r.number("price_per_gpu_hour", 0, false, false).value_or(0);
+  r.finish();
+  return g;
+}
+
+void read_cluster(const json* v, Scenario& s, Errors& errors) {
+  if (!expect_object(v, "cluster", errors)) {
+    if (!v) errors.add("cluster", "missing (expected an object with gpu, nodes, gpus_per_node, ...)");
+    return;
+  }
+  ObjectReader r(*v, "cluster", errors);
+  if (const json* g = r.raw("gpu"); !g) {
+    errors.add("cluster.gpu", "missing (expected a GPU name: " + join(models::gpu_names()) + ", or an object)");
+  } else if (g->is_string()) {
+    const auto name = g->get<std::string>();
+    if (const auto* spec = models::find_gpu(name)) {
+      s.gpu = *spec;
+    } else {
+      std::string msg = "unknown GPU \"" + name + "\"";
+      if (auto near = nearest(name, models::gpu_names()); !near.empty()) msg += " (did you mean \"" + near + "\"?)";
+      errors.add("cluster.gpu", msg + " (known: " + join(models::gpu_names()) + ")");
+    }
+  } else if (g->is_object()) {
+    s.gpu = read_custom_gpu(*g, errors);
+  } else {
+    errors.add("cluster.gpu", "expected a GPU name or an object, got " + type_name(*g));
+  }
+  s.cluster.nodes = static_cast<int>(r.integer("nodes", 1, true).value_or(1));
+  s.cluster.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", 1, false).value_or(8));
+  if (s.cluster.nodes > 1'000'000 || s.cluster.gpus_per_node > 1024) errors.add("cluster", "cluster too large (nodes <= 1e6, gpus_per_node <= 1024)");
+
+  const std::string intra_default = "nvswitch";
+  if (const json* in = r.raw("intra_node"); in && in->is_object()) {
+    ObjectReader ir(*in, "cluster.intra_node", errors);
+    const auto base = ir.choice("name", topo::intra_node_names()).value_or(intra_default);
+    s.cluster.intra = *topo::find_intra_node(base);
+    if (auto bw = ir.number("gpu_bandwidth_GBps", 0, true, false)) s.cluster.intra.gpu_bandwidth_GBps = *bw;
+    if (auto eff = ir.number("efficiency", 0, true, false)) s.cluster.intra.efficiency = *eff;
+    if (auto lat = ir.number("latency_us", 0, false, false)) s.cluster.intra.latency_us = *lat;
+    ir.finish();
+  } else {
+    const auto name = r.choice("intra_node", topo::intra_node_names()).value_or(intra_default);
+    s.cluster.intra = *topo::find_intra_node(name);
+  }
+  if (s.cluster.intra.gpu_bandwidth_GBps <= 0) {
+    if (s.gpu.nvlink_gbps <= 0 && s.cluster.intra.name == "nvswitch")
+      errors.add("cluster.intra_node", "\"nvswitch\" needs a GPU with NVLink (" + s.gpu.name + " has none; use \"pcie\")");
+    s.cluster.intra.gpu_bandwidth_GBps = std::max(1.0, s.gpu.nvlink_gbps / 2);  // per direction
+  }
+
+  const json* inter = r.raw("inter_node");
+  if (inter && expect_object(inter, "cluster.inter_node", errors)) {
+    ObjectReader nr(*inter, "cluster.inter_node", errors);
+    s.cluster.fabric = nr.choice("fabric", {"fat-tree", "rail-optimized", "ethernet"}).value_or("fat-tree");
+    if (const json* link = nr.raw("link"); link && link->is_object()) {
+      ObjectReader lr(*link, "cluster.inter_node.link", errors);
+      s.cluster.nic.name = lr.string("name", false).value_or("custom");
+      s.cluster.nic.line_rate_gbps = lr.number("line_rate_gbps", 0, true, true).value_or(100);
+      s.cluster.nic.efficiency = lr.number("efficiency", 0, true, false).value_or(0.9);
+      s.cluster.nic.latency_us = lr.number("latency_us", 0, false, false).value_or(2);
+      s.cluster.nic.rdma = lr.boolean("rdma").value_or(true);
+      lr.finish();
+    } else if (auto name = nr.choice("link", topo::net_link_names())) {
+      s.cluster.nic = *topo::find_net_link(*name);
+    } else if (!link) {
+      errors.add("cluster.inter_node.link", "missing (expected one of: " + join(topo::net_link_names()) + ")");
+    }
+    s.cluster.nics_per_node = static_cast<int>(nr.integer("nics_per_node", 1, false).value_or(s.cluster.gpus_per_node));
+    s.cluster.oversubscription = nr.number("oversubscription", 1, false, false).value_or(1.0);
+    s.cluster.leaf_radix = static_cast<int>(nr.integer("leaf_radix", 2, false).value_or(32));
+    nr.finish();
+  } else if (!inter && s.cluster.nodes > 1) {
+    errors.add("cluster.inter_node", "missing: " + std::to_string(s.cluster.nodes) +
+                                         " nodes need a network (expected {\"fabric\": ..., \"link\": ...})");
+  }
+  if (!inter) s.cluster.nic = *topo::find_net_link("ib-ndr400");  // unused on one node
+  s.price_per_gpu_hour_usd = r.number("price_per_gpu_hour", 0, false, false).value_or(s.gpu.price_per_gpu_hour_usd);
+  r.finish();
+}
+
+void read_model(const json* v, Scenario& s, Errors& errors) {
+  if (!expect_object(v, "model", errors)) {
+    if (!v) errors.add("model", "missing (expected {\"preset\": ...} or hyperparameters)");
+    return;
+  }
+  ObjectReader r(*v, "model", errors);
+  models::ModelConfig& m = s.model;
+  bool have_preset = false;
+  if (auto preset = r.string("preset", false)) {
+    if (auto p = models::find_preset(*preset)) {
+      m = *p;
+      have_preset = true;
+    } else {
+      std::string msg = "unknown preset \"" + *preset + "\"";
+      if (auto near = nearest(*preset, models::preset_names()); !near.empty()) msg += " (did you mean \"" + near + "\"?)";
+      errors.add("model.preset", msg + " (known: " + join(models::preset_names()) + ")");
+      return;
+    }
+  }
+  const bool req = !have_preset;  // without a preset the core hyperparameters are required
+  auto set_int = [&](const char* key, std::int64_t& field, std::int64_t min_value, bool required) {
+    if (auto x = r.integer(key, min_value, required)) field = *x;
+  };
+  set_int("num_layers", m.num_layers, 1, req);
+  set_int("hidden_size", m.hidden_size, 1, req);
+  set_int("num_attention_heads", m.num_attention_heads, 1, req);
+  if (!have_preset) m.num_query_groups = m.num_attention_heads;
+  set_int("num_query_groups", m.num_query_groups, 1, false);
+  if (!have_preset) m.ffn_hidden_size = 4 * m.hidden_size;
+  set_int("ffn_hidden_size", m.ffn_hidden_size, 1, false);
+  set_int("vocab_size", m.vocab_size, 1, req);
+  set_int("num_moe_experts", m.num_moe_experts, 0, false);
+  set_int("moe_router_topk", m.moe_router_topk, 0, false);
+  set_int("moe_ffn_hidden_size", m.moe_ffn_hidden_size, 0, false);
+  if (auto a = r.choice("activation", {"gelu", "swiglu"})) m.activation = *a == "swiglu" ? models::Activation::swiglu : models::Activation::gelu;
+  if (auto c = r.boolean("causal")) m.causal = *c;
+  if (auto u = r.boolean("untie_embeddings_and_output_weights")) m.untie_embeddings = *u;
+  if (auto n = r.string("name", false)) m.name = *n;
+  else if (!have_preset) m.name = "custom";
+  r.finish();
+
+  if (m.hidden_size > 0 && m.num_attention_heads > 0 && m.hidden_size % m.num_attention_heads != 0)
+    errors.add("model.hidden_size", std::to_string(m.hidden_size) + " is not a multiple of model.num_attention_heads (" +
+                                        std::to_string(m.num_attention_heads) + ")");
+  if (m.num_query_groups > 0 && m.num_attention_heads % m.num_query_groups != 0)
+    errors.add("model.num_query_groups", std::to_string(m.num_query_groups) + " does not divide model.num_attention_heads (" +
+                                             std::to_string(m.num_attention_heads) + ")");
+  if (m.num_moe_experts > 0 && (m.moe_router_topk < 1 || m.moe_router_topk > m.num_moe_experts))
+    errors.add("model.moe_router_topk", std::to_string(m.moe_router_topk) + " must be between 1 and model.num_moe_experts (" +
+                                            std::to_string(m.num_moe_experts) + ")");
+}
+
+void read_training(const json* v, Scenario& s, Errors& errors) {
+  if (!expect_object(v, "training", errors)) {
+    if (!v) errors.add("training", "missing (expected seq_length, global_batch_size, ...)");
+    return;
+  }
+  ObjectReader r(*v, "training", errors);
+  models::TrainingConfig& t = s.training;
+  t.seq_length = r.integer("seq_length", 1, true).value_or(1);
+  t.global_batch_size = r.integer("global_batch_size", 1, true).value_or(1);
+  t.micro_batch_size = r.integer("micro_batch_size", 1, false).value_or(1);
+  if (auto p = r.choice("precision", {"bf16", "fp16", "fp8"})) t.precision = *models::parse_dtype(*p);
+  t.tp = static_cast<int>(r.integer("tensor_model_parallel_size", 1, false).value_or(1));
+  t.pp = static_cast<int>(r.integer("pipeline_model_parallel_size", 1, false).value_or(1));
+  t.vp = static_cast<int>(r.integer("virtual_pipeline_model_parallel_size", 1, false).value_or(1));
+  t.cp = static_cast<int>(r.integer("context_parallel_size", 1, false).value_or(1));
+  t.ep = static_cast<int>(r.integer("expert_model_parallel_size", 1, false).value_or(1));
+  const auto dp = r.integer("data_parallel_size", 1, false);
+  t.sequence_parallel = r.boolean("sequence_parallel").value_or(false);
+  t.zero_stage = static_cast<int>(r.integer("zero_stage", 0, false).value_or(0));
+  if (t.zero_stage > 3) errors.add("training.zero_stage", std::to_string(t.zero_stage) + " is out of range (expected 0, 1, 2 or 3)");
+  if (auto f = r.choice("fsdp_sharding_strategy", {"FULL_SHARD", "SHARD_GRAD_OP", "HYBRID_SHARD", "NO_SHARD"})) {
+    if (*f == "HYBRID_SHARD")
+      errors.add("training.fsdp_sharding_strategy", "\"HYBRID_SHARD\" is not simulated yet (use FULL_SHARD, SHARD_GRAD_OP or NO_SHARD)");
+    t.zero_stage = *f == "FULL_SHARD" ? 3 : *f == "SHARD_GRAD_OP" ? 2 : 0;
+  }
+  if (auto rc = r.choice("recompute_granularity", {"none", "selective", "full"}))
+    t.recompute = *rc == "full" ? models::Recompute::full : *rc == "selective" ? models::Recompute::selective : models::Recompute::none;
+  if (auto ps = r.choice("pipeline_schedule", {"1f1b", "gpipe", "interleaved"})) {
+    if (*ps == "interleaved")
+      errors.add("training.pipeline_schedule", "\"interleaved\" is not simulated yet (use \"1f1b\" or \"gpipe\")");
+    s.schedule = *ps == "gpipe" ? PipelineSchedule::gpipe : PipelineSchedule::one_f_one_b;
+  }
+  t.overlap_grad_reduce = r.boolean("overlap_grad_reduce").value_or(true);
+  t.overlap_param_gather = r.boolean("overlap_param_gather").value_or(true);
+  t.tokens_to_train = r.number("tokens_to_train", 0, false, false).value_or(0);
+  r.finish();
+
+  if (!errors.lines.empty()) return;  // the checks below need sane values
+  const models::ModelConfig& m = s.model;
+  const int gpus = s.num_gpus();
+  const std::int64_t model_par = static_cast<std::int64_t>(t.tp) * t.pp * t.cp;
+  const std::string gpus_str = std::to_string(gpus) + " GPUs (cluster.nodes " + std::to_string(s.cluster.nodes) +
+                               " x cluster.gpus_per_node " + std::to_string(s.cluster.gpus_per_node) + ")";
+  if (gpus % model_par != 0) {
+    errors.add("training", "tensor (" + std::to_string(t.tp) + ") x pipeline (" + std::to_string(t.pp) + ") x context (" +
+                               std::to_string(t.cp) + ") = " + std::to_string(model_par) + " does not divide the " + gpus_str);
+    return;
+  }
+  t.dp = static_cast<int>(gpus / model_par);
+  if (dp && *dp != t.dp) {
+    errors.add("training.data_parallel_size", std::to_string(*dp) + " x tensor " + std::to_string(t.tp) + " x pipeline " +
+                                                  std::to_string(t.pp) + " x context " + std::to_string(t.cp) + " = " +
+                                                  std::to_string(*dp * model_par) + ", not the " + gpus_str);
+    return;
+  }
+  if (m.num_attention_heads % t.tp != 0)
+    errors.add("training.tensor_model_parallel_size", std::to_string(t.tp) + " does not divide model.num_attention_heads (" +
+                                                          std::to_string(m.num_attention_heads) + ")");
+  else if (m.num_query_groups % t.tp != 0)
+    errors.add("training.tensor_model_parallel_size", std::to_string(t.tp) + " does not divide model.num_query_groups (" +
+                                                          std::to_string(m.num_query_groups) + ")");
+  if (m.num_layers % (static_cast<std::int64_t>(t.pp) * t.vp) != 0)
+    errors.add("training.pipeline_model_parallel_size",
+               std::to_string(t.pp) + (t.vp > 1 ? " x virtual " + std::to_string(t.vp) : std::string{}) +
+                   " does not divide model.num_layers (" + std::to_string(m.num_layers) + ")");
+  if (t.vp > 1 && s.schedule != PipelineSchedule::one_f_one_b)
+    errors.add("training.virtual_pipeline_model_parallel_size", "needs pipeline_schedule \"interleaved\"");
+  if (t.vp > 1)
+    errors.add("training.virtual_pipeline_model_parallel_size", "interleaved virtual stages are not simulated yet (use 1)");
+  const std::int64_t per_step = t.micro_batch_size * t.dp;
+  if (t.global_batch_size % per_step != 0)
+    errors.add("training.global_batch_size", std::to_string(t.global_batch_size) + " is not divisible by micro_batch_size (" +
+                                                 std::to_string(t.micro_batch_size) + ") x data-parallel size (" +
+                                                 std::to_string(t.dp) + ") = " + std::to_string(per_step));
+  if (t.seq_length % t.cp != 0)
+    errors.add("training.context_parallel_size", std::to_string(t.cp) + " does not divide training.seq_length (" +
+                                                     std::to_string(t.seq_length) + ")");
+  if (t.cp > 1) errors.add("training.context_parallel_size", "context parallelism is not simulated yet (use 1)");
+  if (t.sequence_parallel && t.seq_length % t.tp != 0)
+    errors.add("training.sequence_parallel", "needs training.seq_length (" + std::to_string(t.seq_length) +
+                                                 ") divisible by tensor_model_parallel_size (" + std::to_string(t.tp) + ")");
+  if (t.ep > 1 && m.num_moe_experts == 0)
+    errors.add("training.expert_model_parallel_size", std::to_string(t.ep) + " needs a mixture-of-experts model (model.num_moe_experts > 0)");
+  else if (t.ep > 1 && (t.dp % t.ep != 0 || m.num_moe_experts % t.ep != 0))
+    errors.add("training.expert_model_parallel_size", std::to_string(t.ep) + " must divide both the data-parallel size (" +
+                                                          std::to_string(t.dp) + ") and model.num_moe_experts (" +
+                                                          std::to_string(m.num_moe_experts) + ")");
+  if (t.precision == models::Dtype::fp8 && !s.gpu.has_fp8())
+    errors.add("training.precision", "\"fp8\" needs a GPU with fp8 tensor cores (" + s.gpu.name + " has none)");
+}
+
+void read_simulation(const json* v, Scenario& s, Errors& errors) {
+  if (!v || !expect_object(v, "simulation", errors)) return;
+  ObjectReader r(*v, "simulation", errors);
+  if (auto n = r.choice("network", {"analytical", "flow"})) {
+    if (*n == "flow") errors.add("simulation.network", "\"flow\" is not available yet (use \"analytical\")");
+    s.simulation.network = *n;
+  }
+  if (auto sym = r.boolean("symmetry")) s.simulation.symmetry = *sym;
+  if (auto c = r.number("comm_compute_contention", 0, false, false)) s.simulation.comm_compute_contention = *c;
+  if (auto b = r.number("grad_bucket_params", 1, false, false)) s.simulation.grad_bucket_params = *b;
+  r.finish();
+}
+
+}  // namespace
+
+double Scenario::contention() const {
+  if (simulation.comm_compute_contention >= 0) return simulation.comm_compute_contention;
+  return gpu.sm_count > 0 ? simulation.nccl_channels / gpu.sm_count : 0.1;
+}
+
+json read_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open file");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  const std::string text = buf.str();
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    // Byte offset -> line and column for the message.
+    const std::size_t at = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+    const auto nl = text.rfind('\n', at == 0 ? 0 : at - 1);
+    const auto col = at - (nl == std::string::npos ? 0 : nl + 1) + 1;
+    std::string what = e.what();
+    if (auto p = what.find("syntax error"); p != std::string::npos) what = what.substr(p);
+    throw InputError(path + ":" + std::to_string(line) + ":" + std::to_string(col) + ": invalid JSON: " + what);
+  }
+}
+
+void apply_override(json& doc, const std::string& assignment, const std::string& file) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError(file + ": --set " + assignment + ": expected path=value (e.g. training.tensor_model_parallel_size=4)");
+  const std::string path = assignment.substr(0, eq);
+  const std::string text = assignment.substr(eq + 1);
+  json value = json::parse(text, nullptr, false);
+  if (value.is_discarded()) value = text;  // a bare word is a string
+  json* node = &doc;
+  std::size_t start = 0;
+  while (true) {
+    const auto dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (key.empty()) throw InputError(file + ": --set " + assignment + ": empty component in path \"" + path + "\"");
+    if (!node->is_object()) {
+      // e.g. --set cluster.gpu.hbm_gib=80 on a named GPU: replace by an object only if the user meant it.
+      throw InputError(file + ": --set " + path + ": \"" + path.substr(0, start == 0 ? 0 : start - 1) + "\" is not an object");
+    }
+    if (dot == std::string::npos) {
+      (*node)[key] = value;
+      return;
+    }
+    node = &(*node)[key];
+    if (node->is_null()) *node = json::object();
+    start = dot + 1;
+  }
+}
+
+Scenario parse_scenario(const json& doc, const std::string& file) {
+  Errors errors{file, {}};
+  Scenario s;
+  s.file = file;
+  if (!doc.is_object()) throw InputError(file + ": (top level): expected an object, got " + type_name(doc));
+  ObjectReader top(doc, "", errors);
+  s.name = top.string("name", false).value_or(std::filesystem::path(file).stem().string());
+  if (auto desc = top.raw("description"); desc && !desc->is_string()) errors.add("description", "expected a string");
+  read_cluster(top.raw("cluster"), s, errors);
+  read_model(top.raw("model"), s, errors);
+  if (errors.lines.empty()) read_training(top.raw("training"), s, errors);
+  else top.raw("training");
+  if (auto cal = top.string("calibration", false)) {
+    std::filesystem::path p(*cal);
+    if (p.is_relative()) p = std::filesystem::path(file).parent_path() / p;
+    s.calibration = p.lexically_normal().string();
+    errors.add("calibration", "calibration profiles are not read yet (remove the key to use the built-in H200-derived defaults)");
+  }
+  read_simulation(top.raw("simulation"), s, errors);
+  top.finish();
+  if (!errors.lines.empty()) throw InputError(std::move(errors.lines));
+  return s;
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  json doc = read_json_file(path);
+  for (const auto& o : overrides) apply_override(doc, o, path);
+  return parse_scenario(doc, path);
+}
+
+}  // namespace cs::sim

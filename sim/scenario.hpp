@@ -1,0 +1,57 @@
+#pragma once
+// A scenario: the cluster, the model and the training job, as read from a scenario JSON file (the
+// contract in shared/DESIGN.md), fully validated. Everything downstream can trust it.
+//
+// Loading collects every problem before giving up: each is one line "FILE: JSON.PATH: what is wrong
+// (what was expected)", thrown together as an InputError. Unknown keys are errors, with the nearest
+// known key suggested. `--set path=value` overrides are applied to the JSON before validation, so they
+// are validated exactly like the file (and named as coming from --set).
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "models/gpu_catalog.hpp"
+#include "models/transformer.hpp"
+#include "sim/pipeline_schedule.hpp"
+#include "topologies/cluster.hpp"
+
+namespace cs::sim {
+
+struct SimulationOptions {
+  std::string network = "analytical";
+  // Simulate one rank per class of identical ranks (one TP/CP/DP representative per pipeline stage) and
+  // mirror it; the group sizes of its collectives are still the real ones.
+  bool symmetry = true;
+  // Compute slowdown while NCCL moves data on the same GPU (see executor.hpp). Default: the share of SMs
+  // NCCL occupies, nccl_channels / sm_count.
+  double comm_compute_contention = -1;
+  double nccl_channels = 16;
+  double grad_bucket_params = 40e6;  // Megatron DDP bucket size, parameters
+};
+
+struct Scenario {
+  std::string file;  // where it came from, for messages
+  std::string name;
+  models::GpuSpec gpu;
+  topo::ClusterSpec cluster;
+  double price_per_gpu_hour_usd = 0;
+  models::ModelConfig model;
+  models::TrainingConfig training;
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  std::string calibration;  // profile path, resolved against the scenario's folder; empty = default
+  SimulationOptions simulation;
+  int num_gpus() const { return cluster.nodes * cluster.gpus_per_node; }
+  double contention() const;
+};
+
+// Reads and validates a scenario file; throws InputError.
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+// Validates an already-parsed document; `file` names it in messages. Throws InputError.
+Scenario parse_scenario(const nlohmann::json& doc, const std::string& file);
+// Applies one "dotted.path=value" override (value parsed as JSON, else taken as a string).
+void apply_override(nlohmann::json& doc, const std::string& assignment, const std::string& file);
+// The JSON text of a file with its parse errors as InputError naming line and column.
+nlohmann::json read_json_file(const std::string& path);
+
+}  // namespace cs::sim

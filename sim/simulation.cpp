@@ -1,0 +1,175 @@
+#include "sim/simulation.hpp"
+
+#include <algorithm>
+
+#include "models/compute_model.hpp"
+#include "models/transformer.hpp"
+#include "sim/check.hpp"
+
+namespace cs::sim {
+namespace {
+
+struct Interval {
+  Time begin, end;
+};
+
+// Total length of `a` (sorted, disjoint) not covered by `b` (sorted, disjoint).
+Time uncovered(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  Time total = 0;
+  std::size_t j = 0;
+  for (const Interval& x : a) {
+    Time cursor = x.begin;
+    while (j < b.size() && b[j].end <= cursor) ++j;
+    for (std::size_t k = j; k < b.size() && b[k].begin < x.end; ++k) {
+      if (b[k].begin > cursor) total += b[k].begin - cursor;
+      cursor = std::max(cursor, b[k].end);
+      if (cursor >= x.end) break;
+    }
+    if (cursor < x.end) total += x.end - cursor;
+  }
+  return total;
+}
+
+std::vector<Interval> merged(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  std::vector<Interval> out;
+  for (const Interval& x : v) {
+    if (x.end <= x.begin) continue;
+    if (!out.empty() && x.begin <= out.back().end)
+      out.back().end = std::max(out.back().end, x.end);
+    else
+      out.push_back(x);
+  }
+  return out;
+}
+
+const char* recompute_name(models::Recompute r) {
+  switch (r) {
+    case models::Recompute::none: return "none";
+    case models::Recompute::selective: return "selective";
+    case models::Recompute::full: return "full";
+  }
+  return "?";
+}
+
+Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResult& ex) {
+  const auto& t = s.training;
+  Report r;
+  r.name = s.name;
+  r.gpu = s.gpu.name;
+  r.num_gpus = s.num_gpus();
+  r.nodes = s.cluster.nodes;
+  r.gpus_per_node = s.cluster.gpus_per_node;
+  r.intra_node = s.cluster.intra.name;
+  r.inter_link = s.cluster.nodes > 1 ? s.cluster.nic.name : "";
+  r.fabric = s.cluster.nodes > 1 ? s.cluster.fabric : "";
+  r.model = s.model.name;
+  r.parameters = models::parameter_count(s.model);
+  r.tp = t.tp, r.pp = t.pp, r.dp = t.dp, r.cp = t.cp, r.ep = t.ep, r.vp = t.vp;
+  r.micro_batch_size = t.micro_batch_size;
+  r.num_micro_batches = t.num_micro_batches();
+  r.global_batch_size = t.global_batch_size;
+  r.seq_length = t.seq_length;
+  r.precision = std::string(models::to_string(t.precision));
+  r.schedule = s.schedule == PipelineSchedule::gpipe ? "gpipe" : "1f1b";
+  r.recompute = recompute_name(t.recompute);
+  r.zero_stage = t.zero_stage;
+  r.sequence_parallel = t.sequence_parallel;
+
+  const TaskGraph& g = plan.graph;
+  const double step = to_seconds(ex.makespan);
+  CS_CHECK(step > 0);
+  r.step_time_s = step;
+  r.tokens_per_s = static_cast<double>(t.tokens_per_step()) / step;
+  const double model_flops = models::model_flops_per_step(s.model, t);
+  r.model_tflops_per_gpu = model_flops / step / r.num_gpus / 1e12;
+  const double peak = s.gpu.peak_tflops(models::Dtype::bf16) * 1e12;
+  r.mfu = model_flops / (step * r.num_gpus * peak);
+
+  // Per simulated rank: busy intervals of the compute stream, data-moving intervals of collectives.
+  const int ranks = g.num_ranks();
+  std::vector<std::vector<Interval>> compute(static_cast<std::size_t>(ranks)), comm(static_cast<std::size_t>(ranks));
+  std::vector<double> scaleup(static_cast<std::size_t>(ranks), 0), scaleout(static_cast<std::size_t>(ranks), 0);
+  double executed_flops = 0;
+  for (TaskId id = 0; id < g.tasks().size(); ++id) {
+    const Task& task = g.tasks()[id];
+    const TaskRecord& rec = ex.records[id];
+    CS_CHECK(rec.end != kNever && rec.start <= rec.end);
+    r.busy_s[static_cast<std::size_t>(task.category)] += to_seconds(rec.end - rec.start);
+    if (task.collective == kNone) {
+      compute[task.rank].push_back({rec.start, rec.end});
+      executed_flops += plan.flops[id];
+    } else {
+      comm[task.rank].push_back({rec.start, rec.end});
+      scaleup[task.rank] += g.collectives()[task.collective].bytes_scaleup;
+      scaleout[task.rank] += g.collectives()[task.collective].bytes_scaleout;
+    }
+  }
+  for (double& b : r.busy_s) b /= ranks;
+  r.hfu = executed_flops * plan.mirrors / (step * r.num_gpus * peak);
+  CS_CHECK(r.mfu <= 1.0 + 1e-9 && r.hfu <= 1.0 + 1e-9);
+
+  Breakdown sum;
+  for (int k = 0; k < ranks; ++k) {
+    const auto c = merged(compute[static_cast<std::size_t>(k)]);
+    const auto m = merged(comm[static_cast<std::size_t>(k)]);
+    Time busy = 0;
+    for (const Interval& x : c) busy += x.end - x.begin;
+    CS_CHECK(busy <= ex.makespan);  // self-check: the step is never shorter than its compute
+    const Time exposed = uncovered(m, c);
+    const Time idle = ex.makespan - busy - exposed;
+    sum.compute_s += to_seconds(busy);
+    sum.exposed_comm_s += to_seconds(exposed);
+    (t.pp > 1 ? sum.pipeline_bubble_s : sum.other_s) += to_seconds(idle);
+  }
+  r.breakdown = {sum.compute_s / ranks, sum.exposed_comm_s / ranks, sum.pipeline_bubble_s / ranks, sum.other_s / ranks};
+  r.gpu_busy = r.breakdown.compute_s / step;
+
+  double up = 0, out = 0;
+  for (int k = 0; k < ranks; ++k) up += scaleup[static_cast<std::size_t>(k)], out += scaleout[static_cast<std::size_t>(k)];
+  up /= ranks, out /= ranks;
+  const double up_bw = s.cluster.intra.gpu_bandwidth_GBps * 1e9;
+  r.links.push_back({"scale-up (" + s.cluster.intra.name + ")", up, up_bw, up / (up_bw * step)});
+  if (s.cluster.nodes > 1) {
+    const double out_bw = s.cluster.nic.line_rate_gbps / 8 * 1e9 * s.cluster.nics_per_node / s.cluster.gpus_per_node;
+    r.links.push_back({"scale-out (" + s.cluster.nic.name + ")", out, out_bw, out / (out_bw * step)});
+  }
+
+  r.memory = models::peak_memory_per_gpu(s.model, t);
+  r.memory_capacity_bytes = s.gpu.hbm_gib * 1073741824.0;
+  r.fits_in_memory = r.memory.total_bytes() <= r.memory_capacity_bytes;
+
+  r.price_per_gpu_hour_usd = s.price_per_gpu_hour_usd;
+  r.tokens_to_train = t.tokens_to_train;
+  models::CostInputs ci;
+  ci.step_time_s = step;
+  ci.num_gpus = r.num_gpus;
+  ci.price_per_gpu_hour_usd = s.price_per_gpu_hour_usd;
+  ci.tokens_per_step = static_cast<double>(t.tokens_per_step());
+  ci.tokens_to_train = t.tokens_to_train;
+  ci.gpu_tdp_w = s.gpu.tdp_w;
+  ci.gpu_busy_fraction = r.gpu_busy;
+  r.cost = models::compute_cost(ci);
+
+  r.simulated_ranks = ranks;
+  r.tasks = g.tasks().size();
+  r.events = ex.events;
+  return r;
+}
+
+}  // namespace
+
+SimulationResult simulate(const Scenario& scenario) {
+  topo::Cluster cluster(scenario.cluster);
+  SimulationResult result;
+  result.plan = build_step(scenario, cluster, models::default_compute_profile());
+  ExecutorOptions options;
+  options.comm_compute_contention = scenario.contention();
+  result.execution = execute(result.plan.graph, options);
+  result.report = make_report(scenario, result.plan, result.execution);
+  return result;
+}
+
+}  // namespace cs::sim

@@ -1,0 +1,84 @@
+#include "sim/trace.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/input_error.hpp"
+
+namespace cs::sim {
+
+using nlohmann::json;
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::filesystem::path target(path);
+  std::filesystem::path tmp = target;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(path + ": cannot write (is the folder there and writable?)");
+    out << text;
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      throw InputError(path + ": write failed (disk full?)");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, target, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw InputError(path + ": cannot rename the temporary file into place");
+  }
+}
+
+void write_trace(const Scenario& s, const SimulationResult& result, const std::string& path) {
+  const TaskGraph& g = result.plan.graph;
+  const int per_node = s.cluster.gpus_per_node;
+  json events = json::array();
+  // Metadata: process = node, thread = GPU stream; only the simulated ranks appear.
+  std::set<int> nodes;
+  for (std::size_t k = 0; k < result.plan.global_rank.size(); ++k) {
+    const int gpu = result.plan.global_rank[k];
+    const int node = gpu / per_node;
+    if (nodes.insert(node).second)
+      events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", node}, {"args", {{"name", "node " + std::to_string(node)}}}});
+    for (int st = 0; st < kStreamsPerRank; ++st) {
+      const int tid = (gpu % per_node) * kStreamsPerRank + st;
+      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", node}, {"tid", tid},
+                        {"args", {{"name", "GPU " + std::to_string(gpu) + " " + to_string(static_cast<StreamKind>(st))}}}});
+      events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", node}, {"tid", tid}, {"args", {{"sort_index", tid}}}});
+    }
+  }
+  for (TaskId id = 0; id < g.tasks().size(); ++id) {
+    const Task& t = g.tasks()[id];
+    const TaskRecord& rec = result.execution.records[id];
+    const int gpu = result.plan.global_rank[t.rank];
+    json ev = {{"ph", "X"},
+               {"name", g.name(t.name)},
+               {"cat", to_string(t.category)},
+               {"pid", gpu / per_node},
+               {"tid", (gpu % per_node) * kStreamsPerRank + static_cast<int>(t.stream)},
+               {"ts", to_microseconds(rec.start)},
+               {"dur", to_microseconds(rec.end - rec.start)}};
+    json args = {{"micro_batch", t.micro_batch}};
+    if (t.collective != kNone) {
+      const Collective& c = g.collectives()[t.collective];
+      args["bytes"] = c.bytes;
+      args["group_size"] = c.group_size;
+      args["waited_us"] = to_microseconds(rec.start - rec.arrive);
+    }
+    ev["args"] = std::move(args);
+    events.push_back(std::move(ev));
+  }
+  json doc = {{"traceEvents", std::move(events)},
+              {"displayTimeUnit", "ms"},
+              {"otherData", {{"scenario", s.name}, {"step_time_s", result.report.step_time_s}}}};
+  write_file_atomically(path, doc.dump());
+}
+
+}  // namespace cs::sim

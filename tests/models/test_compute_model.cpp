@@ -1,0 +1,291 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+
+#include "models/compute_model.hpp"
+
+using namespace cs::models;
+
+namespace {
+
+const GpuSpec& gpu(const char* name) {
+  const GpuSpec* g = find_gpu(name);
+  REQUIRE(g != nullptr);
+  return *g;
+}
+
+Op gemm_op(std::int64_t m, std::int64_t n, std::int64_t k, Dtype d = Dtype::bf16) {
+  Op op;
+  op.kind = OpKind::gemm;
+  op.dtype = d;
+  op.gemm = {m, n, k};
+  op.flops = 2.0 * double(m) * double(n) * double(k);
+  op.bytes = 0;  // math term only unless a test says otherwise
+  return op;
+}
+
+Op mem_op(MemOpKind kind, double bytes) {
+  Op op;
+  op.kind = OpKind::memory_bound;
+  op.mem_kind = kind;
+  op.bytes = bytes;
+  return op;
+}
+
+// Causal SDPA forward FLOPs, the convention of compute_model.hpp: 2*b*hq*s^2*d.
+double causal_fwd_flops(const AttentionShape& a) {
+  return 2.0 * double(a.batch) * double(a.heads_q) * double(a.seq_q) * double(a.seq_kv) *
+         double(a.head_dim);
+}
+
+double launch_s() { return default_compute_profile().launch_overhead_us * 1e-6; }
+
+}  // namespace
+
+TEST_CASE("compute: the default profile is the H200 reference, every efficiency a fraction", "[models]") {
+  const ComputeProfile& p = default_compute_profile();
+  CHECK(p.sm_count == 132);
+  CHECK(p.gemm.size() == 150);  // the bf16 rows of the sweep
+  CHECK(p.attention.size() == 7);
+  CHECK(p.memory_bound.size() == 12);
+  // launch overhead: the d2d copy's zero-size intercept (scripts/derive_compute_defaults.py)
+  CHECK(p.launch_overhead_us == Approx(8.17).margin(0.05));
+  CHECK(p.fp8_gemm_speedup_efficiency == Approx(0.931).margin(0.002));
+  for (const auto& g : p.gemm) CHECK((g.efficiency > 0 && g.efficiency <= 0.95));
+  for (const auto& a : p.attention) CHECK((a.fwd_efficiency > 0 && a.fwdbwd_efficiency <= 0.95));
+  for (const auto& m : p.memory_bound) CHECK((m.efficiency > 0 && m.efficiency <= 0.95));
+}
+
+TEST_CASE("compute: measured H200 GEMMs reproduce their measured times", "[models]") {
+  // Straight from shared/calibration/h200-reference.json (gemm, bfloat16, each shape measured once).
+  // The profile stores e = 2mnk / ((t - L) * 989e12), and op_time_s = L + 2mnk / (e * 989e12) = t.
+  const GpuSpec& h200 = gpu("H200");
+  struct Case { std::int64_t m, n, k; double ms; };
+  for (Case c : {Case{2048, 28672, 4096, 0.7456960082054138}, Case{8192, 28672, 4096, 2.596959948539734},
+                 Case{4096, 4096, 4096, 0.20527999848127365}, Case{512, 512, 512, 0.0416640006005764}}) {
+    INFO(c.m << "x" << c.n << "x" << c.k);
+    CHECK(op_time_s(gemm_op(c.m, c.n, c.k), h200, default_compute_profile()) ==
+          Approx(c.ms * 1e-3).epsilon(0.03));
+  }
+}
+
+TEST_CASE("compute: GEMM efficiency grows with size", "[models]") {
+  // Measured: 512^3 ~1%, 1024^3 ~7%, 2048^3 ~50%, 4096^3 ~70%, 8192^3 ~70% of bf16 peak.
+  const GpuSpec& h200 = gpu("H200");
+  const auto& p = default_compute_profile();
+  auto e = [&](std::int64_t s) { return gemm_efficiency({s, s, s}, h200, p); };
+  CHECK(e(8192) > e(512));
+  CHECK(e(4096) > e(1024));
+  CHECK(e(2048) > e(1024));
+  CHECK(e(1024) > e(512));
+  // between measured cubes the interpolation stays between its neighbours' range
+  CHECK(e(3000) > e(1024));
+  CHECK(e(3000) < 0.95);
+}
+
+TEST_CASE("compute: wave quantization, one tile more than the SMs costs a second wave", "[models]") {
+  // H200: 132 SMs, 128x128 tiles. m = 128, n = 128*132 -> 132 tiles, one full wave (q = 1);
+  // n = 128*133 -> 133 tiles, two waves, q = 133/264. The two shapes are 0.75% apart in n, so the
+  // interpolated intrinsic efficiency is the same to well under 1%, and the efficiency ratio is the
+  // quantization ratio 133/264 = 0.504: per FLOP the 133-tile GEMM is ~2x slower.
+  const GpuSpec& h200 = gpu("H200");
+  const auto& p = default_compute_profile();
+  const double e132 = gemm_efficiency({128, 128 * 132, 4096}, h200, p);
+  const double e133 = gemm_efficiency({128, 128 * 133, 4096}, h200, p);
+  CHECK(e133 / e132 == Approx(133.0 / 264.0).epsilon(0.01));
+  const double t132 = op_time_s(gemm_op(128, 128 * 132, 4096), h200, p) - launch_s();
+  const double t133 = op_time_s(gemm_op(128, 128 * 133, 4096), h200, p) - launch_s();
+  CHECK(t133 / (133.0) > 1.9 * t132 / 132.0);  // per FLOP (FLOPs proportional to tiles)
+}
+
+TEST_CASE("compute: a big GEMM carries from H200 to A100 by the ratio of peaks", "[models]") {
+  // m = 128*66, n = 128*54: 66*54 = 3564 tiles = 27 waves of 132 (H200) = 33 waves of 108 (A100), so
+  // both GPUs see q = 1 and the same fraction of peak; math time scales by 989/312 exactly.
+  const auto& p = default_compute_profile();
+  const Op op = gemm_op(128 * 66, 128 * 54, 8192);
+  const double th = op_time_s(op, gpu("H200"), p) - launch_s();
+  const double ta = op_time_s(op, gpu("A100-80GB"), p) - launch_s();
+  CHECK(ta / th == Approx(989.0 / 312.0).epsilon(0.001));
+  // 8192^3: 4096 tiles, q = 4096/4224 on the H200 and 4096/4104 on the A100; the A100 is 3% better
+  // placed, and the whole-op ratio stays within a few % of the peak ratio.
+  const Op big = gemm_op(8192, 8192, 8192);
+  const double r = op_time_s(big, gpu("A100-80GB"), p) / op_time_s(big, gpu("H200"), p);
+  CHECK(r == Approx(989.0 / 312.0 * (4096.0 / 4224.0) / (4096.0 / 4104.0)).epsilon(0.01));
+  CHECK(r == Approx(989.0 / 312.0).epsilon(0.04));
+}
+
+TEST_CASE("compute: shapes far outside the sweep get low but positive efficiency", "[models]") {
+  const GpuSpec& h200 = gpu("H200");
+  const auto& p = default_compute_profile();
+  double best = 0;
+  for (const auto& g : p.gemm) best = std::max(best, g.efficiency);
+  const double big = gemm_efficiency({4096, 4096, 4096}, h200, p);
+  for (std::int64_t m : {1, 16, 64}) {
+    INFO("m = " << m);
+    const double e = gemm_efficiency({m, 4096, 4096}, h200, p);
+    CHECK(e > 0);
+    CHECK(e < big / 2);
+  }
+  for (std::int64_t k : {1, 16, 64}) {
+    INFO("k = " << k);
+    const double e = gemm_efficiency({4096, 4096, k}, h200, p);
+    CHECK(e > 0);
+    CHECK(e < big / 2);
+  }
+  for (GemmShape s : {GemmShape{1, 1, 1}, GemmShape{65536, 65536, 65536}, GemmShape{1, 131072, 64},
+                      GemmShape{131072, 7, 3}}) {
+    for (const auto& n : gpu_names()) {
+      const double e = gemm_efficiency(s, *find_gpu(n), p);
+      CHECK(e > 0);
+      CHECK(e <= best);
+    }
+  }
+  // A GEMV (m = 1) is bound by its weight bytes: 4096x4096 bf16 = 32 MiB at the copy efficiency.
+  Op gemv = gemm_op(1, 4096, 4096);
+  gemv.bytes = 2.0 * (4096.0 * 4096 + 4096 + 4096);
+  const double t = op_time_s(gemv, h200, p);
+  const double bw = memory_bound_efficiency(MemOpKind::copy, gemv.bytes, p) * 4.8e12;
+  CHECK(t == Approx(launch_s() + gemv.bytes / bw).epsilon(1e-9));
+}
+
+TEST_CASE("compute: leave-one-out over the H200 GEMM sweep", "[models]") {
+  // Predict each measured bf16 GEMM from the table without it; the measured time is L + F/(e P) by
+  // construction of the table. Required by calibration validation: MAPE < 8%. Strict variant also
+  // removes the repeated measurements of the same shape.
+  const GpuSpec& h200 = gpu("H200");
+  const ComputeProfile& full = default_compute_profile();
+  const double peak = 989e12, L = launch_s();
+  for (bool strict : {false, true}) {
+    double sum = 0;
+    for (std::size_t i = 0; i < full.gemm.size(); ++i) {
+      const GemmPoint& x = full.gemm[i];
+      ComputeProfile loo = full;
+      loo.gemm.clear();
+      for (std::size_t j = 0; j < full.gemm.size(); ++j) {
+        const GemmPoint& y = full.gemm[j];
+        const bool same_shape = y.m == x.m && y.n == x.n && y.k == x.k;
+        if (j != i && !(strict && same_shape)) loo.gemm.push_back(y);
+      }
+      const double flops = 2.0 * double(x.m) * double(x.n) * double(x.k);
+      const double measured = L + flops / (x.efficiency * peak);
+      const double predicted = op_time_s(gemm_op(x.m, x.n, x.k), h200, loo);
+      sum += std::abs(predicted - measured) / measured;
+    }
+    const double mape = sum / double(full.gemm.size());
+    INFO("strict = " << strict << ", MAPE = " << mape);
+    CHECK(mape < 0.08);
+  }
+}
+
+TEST_CASE("compute: fp8 GEMMs are faster where the GPU has fp8, identical where not", "[models]") {
+  const auto& p = default_compute_profile();
+  const Op bf = gemm_op(8192, 8192, 8192, Dtype::bf16);
+  const Op f8 = gemm_op(8192, 8192, 8192, Dtype::fp8);
+  for (const char* name : {"H100-SXM", "H200", "B200", "L40S"}) {
+    INFO(name);
+    const GpuSpec& g = gpu(name);
+    // math time ratio = (fp8 peak / bf16 peak) * fp8_gemm_speedup_efficiency = ~2 * 0.931
+    const double ratio = (op_time_s(bf, g, p) - launch_s()) / (op_time_s(f8, g, p) - launch_s());
+    CHECK(ratio == Approx(g.peak_tflops_fp8 / g.peak_tflops_bf16 * p.fp8_gemm_speedup_efficiency)
+                       .epsilon(1e-9));
+    CHECK(ratio > 1.5);
+  }
+  for (const char* name : {"A100-40GB", "A100-80GB"}) {
+    INFO(name);
+    CHECK(op_time_s(f8, gpu(name), p) == op_time_s(bf, gpu(name), p));
+  }
+}
+
+TEST_CASE("compute: fp32 and tf32 GEMMs run against their own peaks", "[models]") {
+  // Same shape efficiency, different peak: t - L scales by peak_bf16 / peak_dtype.
+  const GpuSpec& h200 = gpu("H200");
+  const auto& p = default_compute_profile();
+  const double tb = op_time_s(gemm_op(8192, 8192, 8192), h200, p) - launch_s();
+  const double t32 = op_time_s(gemm_op(8192, 8192, 8192, Dtype::fp32), h200, p) - launch_s();
+  const double tt = op_time_s(gemm_op(8192, 8192, 8192, Dtype::tf32), h200, p) - launch_s();
+  const double tf16 = op_time_s(gemm_op(8192, 8192, 8192, Dtype::fp16), h200, p) - launch_s();
+  CHECK(t32 / tb == Approx(989.0 / 67.0));
+  CHECK(tt / tb == Approx(989.0 / 494.5));
+  CHECK(tf16 == tb);
+}
+
+TEST_CASE("compute: memory-bound op time is L + bytes / (efficiency * HBM bandwidth)", "[models]") {
+  const GpuSpec& h200 = gpu("H200");
+  const auto& p = default_compute_profile();
+  // rms_norm measured at 64 MiB (e0) and 512 MiB (e1); 200 MB interpolates linearly in ln(bytes).
+  double e0 = 0, e1 = 0;
+  for (const auto& m : p.memory_bound) {
+    if (m.kind == MemOpKind::norm && m.bytes == 67108864.0) e0 = m.efficiency;
+    if (m.kind == MemOpKind::norm && m.bytes == 536870912.0) e1 = m.efficiency;
+  }
+  REQUIRE(e0 > 0);
+  REQUIRE(e1 > 0);
+  const double bytes = 200e6;
+  const double e = e0 + (e1 - e0) * std::log(bytes / 67108864.0) / std::log(8.0);
+  CHECK(memory_bound_efficiency(MemOpKind::norm, bytes, p) == Approx(e).epsilon(1e-12));
+  CHECK(op_time_s(mem_op(MemOpKind::norm, bytes), h200, p) ==
+        Approx(launch_s() + bytes / (e * 4.8e12)).epsilon(1e-12));
+  // The same kernel on the A100-80GB: same fraction of a 2.039 TB/s peak.
+  CHECK(op_time_s(mem_op(MemOpKind::norm, bytes), gpu("A100-80GB"), p) ==
+        Approx(launch_s() + bytes / (e * 2.039e12)).epsilon(1e-12));
+  // Measured: the 768 MiB add took 0.19713599979877472 ms on the H200.
+  CHECK(op_time_s(mem_op(MemOpKind::elementwise, 805306368.0), h200, p) ==
+        Approx(0.19713599979877472e-3).epsilon(0.001));
+  // Measured: the fused AdamW over 256M fp32 params (7 GiB moved) took 2.227407932281494 ms.
+  Op adam;
+  adam.kind = OpKind::optimizer;
+  adam.bytes = 7516192768.0;
+  CHECK(op_time_s(adam, h200, p) == Approx(2.227407932281494e-3).epsilon(0.001));
+  // A tiny kernel is launch bound.
+  CHECK(op_time_s(mem_op(MemOpKind::elementwise, 4096), h200, p) == Approx(launch_s()).epsilon(0.01));
+  // Kinds without a measurement take their analogue.
+  CHECK(memory_bound_efficiency(MemOpKind::softmax, bytes, p) ==
+        memory_bound_efficiency(MemOpKind::norm, bytes, p));
+  CHECK(memory_bound_efficiency(MemOpKind::cross_entropy, bytes, p) ==
+        memory_bound_efficiency(MemOpKind::norm, bytes, p));
+  CHECK(memory_bound_efficiency(MemOpKind::embedding, bytes, p) ==
+        memory_bound_efficiency(MemOpKind::elementwise, bytes, p));
+  // Beyond the largest point the curve is flat.
+  CHECK(memory_bound_efficiency(MemOpKind::copy, 64e9, p) ==
+        memory_bound_efficiency(MemOpKind::copy, 8589934592.0, p));
+}
+
+TEST_CASE("compute: measured attention reproduces forward and forward+backward times", "[models]") {
+  // shared/calibration/h200-reference.json, attention b=1 hq=32 hkv=8 s=8192 d=128:
+  // fwd 0.9774239957332611 ms, fwd+bwd 3.6661438941955566 ms. With F = 2*b*hq*s^2*d:
+  // t_fwd = L + F/(e_f P); t_bwd = L + 2.5F/(e_b P) with e_b = 2.5/(3.5/e_fb - 1/e_f), so
+  // t_fwd + t_bwd = 2L + 3.5F/(e_fb P) = the measured fwd+bwd.
+  const GpuSpec& h200 = gpu("H200");
+  const auto& p = default_compute_profile();
+  Op fwd;
+  fwd.kind = OpKind::attention_fwd;
+  fwd.attention = {1, 32, 8, 8192, 8192, 128, true};
+  fwd.flops = causal_fwd_flops(fwd.attention);
+  Op bwd = fwd;
+  bwd.kind = OpKind::attention_bwd;
+  bwd.flops = 2.5 * fwd.flops;
+  const double tf = op_time_s(fwd, h200, p);
+  const double tb = op_time_s(bwd, h200, p);
+  CHECK(tf == Approx(0.9774239957332611e-3).epsilon(0.01));
+  CHECK(tf + tb == Approx(3.6661438941955566e-3).epsilon(0.01));
+  // Longer sequences are more efficient (measured 8192 vs 4096 at 32 heads).
+  const double e8k = attention_efficiency({1, 32, 8, 8192, 8192, 128, true}, false, h200, p);
+  const double e4k = attention_efficiency({1, 32, 8, 4096, 4096, 128, true}, false, h200, p);
+  CHECK(e8k > e4k);
+  // Short sequences and few heads fall off, never to zero.
+  const double tiny = attention_efficiency({1, 1, 1, 128, 128, 128, true}, true, h200, p);
+  CHECK(tiny > 0);
+  CHECK(tiny < e4k / 10);
+}
+
+TEST_CASE("compute: a profile with empty tables falls back to the default tables", "[models]") {
+  ComputeProfile empty;
+  empty.launch_overhead_us = default_compute_profile().launch_overhead_us;
+  empty.fp8_gemm_speedup_efficiency = default_compute_profile().fp8_gemm_speedup_efficiency;
+  const GpuSpec& h200 = gpu("H200");
+  const Op op = gemm_op(4096, 4096, 4096);
+  CHECK(op_time_s(op, h200, empty) == op_time_s(op, h200, default_compute_profile()));
+  CHECK(op_time_s(mem_op(MemOpKind::norm, 1e8), h200, empty) ==
+        op_time_s(mem_op(MemOpKind::norm, 1e8), h200, default_compute_profile()));
+}

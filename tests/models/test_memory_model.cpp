@@ -1,0 +1,187 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "models/memory_model.hpp"
+
+using namespace cs::models;
+
+namespace {
+
+ModelConfig preset(const char* name) {
+  auto m = find_preset(name);
+  REQUIRE(m.has_value());
+  return *m;
+}
+
+TrainingConfig layout(std::int64_t seq, int tp, int pp, int dp, std::int64_t global_batch) {
+  TrainingConfig t;
+  t.seq_length = seq;
+  t.micro_batch_size = 1;
+  t.global_batch_size = global_batch;
+  t.tp = tp;
+  t.pp = pp;
+  t.dp = dp;
+  return t;
+}
+
+double states(const MemoryBreakdown& b) { return b.weights_bytes + b.grads_bytes + b.optimizer_bytes; }
+
+}  // namespace
+
+TEST_CASE("memory: plain DDP holds 16 bytes per parameter", "[models]") {
+  // 2 B bf16 weights + 2 B bf16 grads + 12 B fp32 master, momentum, variance; DDP replicates all.
+  const ModelConfig m = preset("llama2-7b");
+  const double psi = parameter_count(m);  // 6,738,415,616
+  const MemoryBreakdown b = memory_per_gpu(m, layout(4096, 1, 1, 8, 8), 0);
+  CHECK(b.weights_bytes == Approx(2 * psi).epsilon(1e-12));
+  CHECK(b.grads_bytes == Approx(2 * psi).epsilon(1e-12));
+  CHECK(b.optimizer_bytes == Approx(12 * psi).epsilon(1e-12));
+  CHECK(states(b) == Approx(16 * psi).epsilon(1e-12));
+}
+
+TEST_CASE("memory: ZeRO stages shard optimizer, then grads, then weights over DP", "[models]") {
+  const ModelConfig m = preset("llama2-7b");
+  const double psi = parameter_count(m);
+  TrainingConfig t = layout(4096, 1, 1, 64, 64);
+  t.zero_stage = 1;  // 2 psi + 2 psi + 12 psi / 64
+  CHECK(states(memory_per_gpu(m, t, 0)) == Approx(4 * psi + 12 * psi / 64).epsilon(1e-12));
+  t.zero_stage = 2;  // 2 psi + 14 psi / 64
+  CHECK(states(memory_per_gpu(m, t, 0)) == Approx(2 * psi + 14 * psi / 64).epsilon(1e-12));
+  t.zero_stage = 3;  // 16 psi / 64
+  CHECK(states(memory_per_gpu(m, t, 0)) == Approx(16 * psi / 64).epsilon(1e-12));
+}
+
+TEST_CASE("memory: parameters over the pipeline stages add up to the model", "[models]") {
+  const ModelConfig m = preset("llama2-7b");  // untied, vocabulary already a multiple of 128
+  const TrainingConfig t = layout(4096, 1, 4, 1, 8);
+  double sum = 0;
+  for (int s = 0; s < 4; ++s) sum += parameters_on_rank(m, t, s).total();
+  CHECK(sum == Approx(parameter_count(m)).epsilon(1e-12));
+  // Embedding on stage 0, LM head and final norm on stage 3, 8 layers each.
+  const double layer = parameters_per_layer(m);
+  CHECK(parameters_on_rank(m, t, 1).total() == Approx(8 * layer).epsilon(1e-12));
+  CHECK(parameters_on_rank(m, t, 0).total() == Approx(8 * layer + 32000.0 * 4096).epsilon(1e-12));
+}
+
+TEST_CASE("memory: MoE expert states shard over the expert data-parallel group", "[models]") {
+  // Mixtral with EP 8 carved out of DP 8: each rank holds 1 expert per layer; expert DP = dp / ep = 1,
+  // so ZeRO-1 shards the dense optimizer states 8 ways and the expert ones not at all.
+  const ModelConfig m = preset("mixtral-8x7b");
+  TrainingConfig t = layout(4096, 1, 1, 8, 8);
+  t.ep = 8;
+  t.zero_stage = 1;
+  const RankParameters p = parameters_on_rank(m, t, 0);
+  CHECK(p.expert == Approx(32.0 * 3 * 4096 * 14336).epsilon(1e-12));
+  CHECK(memory_per_gpu(m, t, 0).optimizer_bytes == Approx(12 * (p.dense / 8 + p.expert)).epsilon(1e-12));
+}
+
+TEST_CASE("memory: activations reduce to Korthikanti et al. for GPT-3", "[models]") {
+  // GPT-3 175B, s = 2048, b = 1, h = 12288, a = 96 (MHA, GeLU 4h MLP, dropout): Korthikanti's counts
+  // (section 4.1) give per layer s b h (34 + 5 a s / h) bytes; with flash attention the 5 a s / h score
+  // term is never stored, but flash keeps an fp32 log-sum-exp per query row and head (4 a s b bytes).
+  const ModelConfig m = preset("gpt3-175b");
+  const double s = 2048, b = 1, h = 12288, a = 96, tp = 8;
+  const double lse = 4 * a * s * b;
+
+  SECTION("TP 8 + SP, flash: 34 s b h / t (+ LSE / t)") {
+    TrainingConfig t = layout(2048, 8, 1, 1, 1);
+    t.sequence_parallel = true;
+    CHECK(activation_bytes_per_layer(m, t) == Approx(34 * s * b * h / tp + lse / tp).epsilon(1e-12));
+    CHECK(activation_bytes_per_layer(m, t) == Approx(34 * s * b * h / tp).epsilon(1e-3));
+  }
+  SECTION("no parallelism, unfused attention: s b h (34 + 5 a s / h)") {
+    const TrainingConfig t = layout(2048, 1, 1, 1, 1);
+    CHECK(activation_bytes_per_layer(m, t, AttentionKernel::unfused) ==
+          Approx(s * b * h * (34 + 5 * a * s / h)).epsilon(1e-12));
+  }
+  SECTION("TP 8 without SP, unfused: s b h (10 + 24 / t + 5 a s / (h t))") {
+    const TrainingConfig t = layout(2048, 8, 1, 1, 1);
+    CHECK(activation_bytes_per_layer(m, t, AttentionKernel::unfused) ==
+          Approx(s * b * h * (10 + 24 / tp + 5 * a * s / (h * tp))).epsilon(1e-12));
+  }
+  SECTION("TP 8 + SP, selective recompute, unfused: 34 s b h / t") {
+    TrainingConfig t = layout(2048, 8, 1, 1, 1);
+    t.sequence_parallel = true;
+    t.recompute = Recompute::selective;
+    CHECK(activation_bytes_per_layer(m, t, AttentionKernel::unfused) ==
+          Approx(34 * s * b * h / tp).epsilon(1e-12));
+  }
+  SECTION("full recompute keeps the layer input: 2 s b h / t with SP, 2 s b h without") {
+    TrainingConfig t = layout(2048, 8, 1, 1, 1);
+    t.sequence_parallel = true;
+    t.recompute = Recompute::full;
+    CHECK(activation_bytes_per_layer(m, t) == 2 * s * b * h / tp);
+    t.sequence_parallel = false;
+    CHECK(activation_bytes_per_layer(m, t) == 2 * s * b * h);
+  }
+}
+
+TEST_CASE("memory: GQA and SwiGLU activations by tensor count", "[models]") {
+  // Llama 3 8B, T = 4096, no TP, flash, no dropout. Stored: 4 hidden tensors (norm inputs, QKV and FC1
+  // inputs) 8 T h; Q, K, V 2 T d (a + 2 g) = 2 T 128 * 48; O 2 T h; LSE 4 T a; FC1 output 2 T 2f;
+  // FC2 input 2 T f.
+  const ModelConfig m = preset("llama3-8b");
+  const double T = 4096, h = 4096, f = 14336;
+  const double expected = 8 * T * h + 2 * T * 128 * 48 + 2 * T * h + 4 * T * 32 + 2 * T * 2 * f + 2 * T * f;
+  CHECK(activation_bytes_per_layer(m, layout(4096, 1, 1, 1, 1)) == expected);
+}
+
+TEST_CASE("memory: micro-batches in flight under the pipeline schedules", "[models]") {
+  const ModelConfig m = preset("llama2-7b");  // 32 layers, no dropout
+  TrainingConfig t = layout(4096, 1, 4, 1, 8);  // p = 4, m = 8, 8 layers per stage
+  const double per_layer = activation_bytes_per_layer(m, t);
+  SECTION("1F1B: stage i holds min(p - i, m) micro-batches") {
+    CHECK(memory_per_gpu(m, t, 0).activations_bytes == Approx(4 * 8 * per_layer).epsilon(1e-12));
+    CHECK(memory_per_gpu(m, t, 1).activations_bytes == Approx(3 * 8 * per_layer).epsilon(1e-12));
+    // Last stage: 1 micro-batch, plus the final norm and LM-head inputs (4 T h) and fp32 logits 4 T V.
+    CHECK(memory_per_gpu(m, t, 3).activations_bytes ==
+          Approx(8 * per_layer + 4.0 * 4096 * 4096 + 4.0 * 4096 * 32000).epsilon(1e-12));
+  }
+  SECTION("fewer micro-batches than stages caps the count") {
+    t.global_batch_size = 2;
+    CHECK(memory_per_gpu(m, t, 0).activations_bytes == Approx(2 * 8 * per_layer).epsilon(1e-12));
+  }
+  SECTION("GPipe holds all m") {
+    t.pipeline_schedule = PipelineSchedule::gpipe;
+    CHECK(memory_per_gpu(m, t, 0).activations_bytes == Approx(8 * 8 * per_layer).epsilon(1e-12));
+  }
+  SECTION("interleaved, vp = 2: L (1 + (p - 1) / (p vp)) layers on the first stage") {
+    // Megatron warm-up on stage 0: (p - 1) * 2 + (vp - 1) * p = 10 chunks, + 1 in flight = 11 chunks of
+    // 4 layers = 44 = 32 * (1 + 3 / 8).
+    t.vp = 2;
+    t.pipeline_schedule = PipelineSchedule::interleaved;
+    CHECK(memory_per_gpu(m, t, 0).activations_bytes == Approx(44 * per_layer).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("memory: buffers, reserve and the peak stage", "[models]") {
+  const ModelConfig m = preset("llama2-7b");
+  const TrainingConfig one = layout(4096, 1, 1, 1, 1);
+  const MemoryBreakdown b = memory_per_gpu(m, one, 0);
+  // One GPU: only the 32 MiB cuBLAS workspace; the reserve is 1 GiB + 5% of everything else.
+  CHECK(b.buffers_bytes == 32.0 * 1024 * 1024);
+  const double dynamic = states(b) + b.activations_bytes + b.buffers_bytes;
+  CHECK(b.reserved_bytes == Approx(1024.0 * 1024 * 1024 + 0.05 * dynamic).epsilon(1e-12));
+  CHECK(b.total_bytes() == Approx(dynamic + b.reserved_bytes).epsilon(1e-12));
+
+  const TrainingConfig pp = layout(4096, 2, 4, 2, 16);
+  double best = 0;
+  for (int s = 0; s < 4; ++s) best = std::max(best, memory_per_gpu(m, pp, s).total_bytes());
+  const MemoryBreakdown peak = peak_memory_per_gpu(m, pp);
+  CHECK(peak.total_bytes() == best);
+  CHECK(peak.stage == 0);  // holds 4 micro-batches of 8 layers
+}
+
+TEST_CASE("memory: Llama 3 70B fits on 80 GB with TP 8 PP 4 and the distributed optimizer", "[models]") {
+  // Sanity check at a familiar operating point: Llama 3 70B, seq 8192, TP 8 + SP, PP 4, DP 8, ZeRO-1,
+  // 1F1B with 16 micro-batches; no recompute. 70.6e9 / 32 = 2.2e9 params per rank -> 4.4 GB weights,
+  // 4.4 GB grads, 3.3 GB optimizer; activations 4 micro-batches x 20 layers.
+  const ModelConfig m = preset("llama3-70b");
+  TrainingConfig t = layout(8192, 8, 4, 8, 128);
+  t.sequence_parallel = true;
+  t.zero_stage = 1;
+  const MemoryBreakdown peak = peak_memory_per_gpu(m, t);
+  CHECK(peak.total_bytes() / 1e9 > 30);
+  CHECK(peak.total_bytes() / 1e9 < 80);
+}

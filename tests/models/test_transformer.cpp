@@ -1,0 +1,364 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+
+#include "models/transformer.hpp"
+
+using namespace cs::models;
+
+namespace {
+
+ModelConfig preset(const char* name) {
+  auto m = find_preset(name);
+  REQUIRE(m.has_value());
+  return *m;
+}
+
+TrainingConfig training(std::int64_t seq, std::int64_t micro, int tp = 1, bool sp = false) {
+  TrainingConfig t;
+  t.seq_length = seq;
+  t.global_batch_size = micro;
+  t.micro_batch_size = micro;
+  t.tp = tp;
+  t.sequence_parallel = sp;
+  return t;
+}
+
+const Op& find_op(const std::vector<Op>& ops, const std::string& name) {
+  auto it = std::find_if(ops.begin(), ops.end(), [&](const Op& o) { return o.name == name; });
+  REQUIRE(it != ops.end());
+  return *it;
+}
+
+bool has_op(const std::vector<Op>& ops, const std::string& name) {
+  return std::any_of(ops.begin(), ops.end(), [&](const Op& o) { return o.name == name; });
+}
+
+std::vector<std::string> collective_names(const std::vector<Op>& ops) {
+  std::vector<std::string> out;
+  for (const auto& o : ops) {
+    if (o.kind == OpKind::collective) out.push_back(o.name);
+  }
+  return out;
+}
+
+double d_layers(const ModelConfig& m) { return static_cast<double>(m.num_layers); }
+
+double sum_flops(const std::vector<Op>& ops, OpKind kind) {
+  double s = 0;
+  for (const auto& o : ops) {
+    if (o.kind == kind) s += o.flops;
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("presets are found by name, in a fixed order, and unknown names are not", "[models]") {
+  const std::vector<std::string> expected{"gpt3-175b",  "llama2-7b",   "llama2-13b",
+                                          "llama2-70b", "llama3-8b",   "llama3-70b",
+                                          "llama3-405b", "bert-large", "mixtral-8x7b"};
+  CHECK(preset_names() == expected);
+  for (const auto& n : expected) {
+    auto m = find_preset(n);
+    REQUIRE(m.has_value());
+    CHECK(m->name == n);
+    CHECK(m->hidden_size % m->num_attention_heads == 0);
+  }
+  CHECK_FALSE(find_preset("llama3-7b").has_value());
+  CHECK_FALSE(preset("bert-large").causal);
+  CHECK(preset("mixtral-8x7b").num_moe_experts == 8);
+  CHECK(preset("mixtral-8x7b").moe_router_topk == 2);
+}
+
+TEST_CASE("parameter counts match the published sizes", "[models]") {
+  // Llama 2 7B: per layer QKV 3 h^2 = 50,331,648, out h^2 = 16,777,216, SwiGLU 3 h f = 135,266,304,
+  // two RMSNorms 2 h = 8,192: 202,383,360; x 32 = 6,476,267,520; embeddings untied 2 V h =
+  // 262,144,000; final norm 4,096. Total 6,738,415,616 — the exact count of the HF checkpoint.
+  CHECK(parameter_count(preset("llama2-7b")) == 6738415616.0);
+  // Llama 3 70B: QKV h (a + 2g) d = 8192 * 80 * 128 = 83,886,080; out 67,108,864; SwiGLU
+  // 3 * 8192 * 28672 = 704,643,072; norms 16,384 -> 855,654,400 per layer, x 80 = 68,452,352,000;
+  // embeddings 2 * 128256 * 8192 = 2,101,346,304; final norm 8,192. Total 70,553,706,496 (~70.6e9).
+  CHECK(parameters_per_layer(preset("llama3-70b")) == 855654400.0);
+  CHECK(parameter_count(preset("llama3-70b")) == 70553706496.0);
+  // Mixtral 8x7B: attention 41,943,040 + 8 experts x 3 h f = 1,409,286,144 + router 32,768 + norms
+  // 8,192 = 1,451,270,144 per layer; x 32 + 262,144,000 + 4,096 = 46,702,792,704 (HF: 46.7B).
+  CHECK(parameter_count(preset("mixtral-8x7b")) == 46702792704.0);
+  // GPT-3: 12 h^2 + 4 h (LayerNorm weight + bias) per layer; tied embedding 50257 h + 2048 learned
+  // positions; biases ignored. 174.59e9, within 0.3% of the paper's 175B.
+  CHECK(parameter_count(preset("gpt3-175b")) == Approx(175e9).epsilon(0.005));
+  CHECK(embedding_parameters(preset("gpt3-175b")) == (50257.0 + 2048.0) * 12288.0);
+  // BERT-large: ~335M without biases, pooler and token types (paper: 340M).
+  CHECK(parameter_count(preset("bert-large")) == Approx(340e6).epsilon(0.03));
+  CHECK(parameter_count(preset("llama3-8b")) == Approx(8.03e9).epsilon(0.005));
+  CHECK(parameter_count(preset("llama3-405b")) == Approx(405.8e9).epsilon(0.005));
+}
+
+TEST_CASE("model FLOPs: GPT-3 matches Megatron's closed form", "[models]") {
+  // Per token and layer, forward: QKV 2*3h^2, out-proj 2h^2, MLP 2*8h^2 -> 24 h^2, attention scores and
+  // context 2*2*s*h; backward doubles it: 3 * (24 h^2 + 4 s h) = 72 h^2 + 12 s h. LM head 3 * 2 h V.
+  // Per step (B sequences of s tokens): B s [l (72 h^2 + 12 s h) + 6 h V]
+  //   = 72 B s l h^2 (1 + s / (6 h) + V / (12 l h)).
+  const ModelConfig m = preset("gpt3-175b");
+  TrainingConfig t = training(2048, 1);
+  t.global_batch_size = 1536;
+  const double B = 1536, s = 2048, l = 96, h = 12288, V = 50257;
+  const double closed = 72.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (12.0 * l * h));
+  CHECK(model_flops_per_step(m, t) == Approx(closed).epsilon(1e-12));
+}
+
+TEST_CASE("model FLOPs: Llama 3 70B per token by hand", "[models]") {
+  // seq 8192. Per layer forward: 2 * (83,886,080 + 67,108,864 + 704,643,072) = 1,711,276,032 GEMM
+  // FLOPs + attention 4 * s * a d = 4 * 8192 * 8192 = 268,435,456 -> 1,979,711,488; x 3 x 80 =
+  // 475,130,757,120; LM head 6 * 8192 * 128256 = 6,304,038,912. Per token 481,434,796,032
+  // (6 * 70.55e9 = 423e9 plus attention).
+  const ModelConfig m = preset("llama3-70b");
+  TrainingConfig t = training(8192, 1);
+  t.global_batch_size = 4;
+  CHECK(model_flops_per_step(m, t) == 4.0 * 8192.0 * 481434796032.0);
+}
+
+TEST_CASE("layer ops: tp = 1 has no collectives and the Megatron GEMM shapes", "[models]") {
+  const ModelConfig m = preset("llama3-8b");
+  const TrainingConfig t = training(4096, 2);
+  const LayerOps ops = transformer_layer_ops(m, t);
+  CHECK(collective_names(ops.forward).empty());
+  CHECK(collective_names(ops.backward).empty());
+  const std::int64_t T = 2 * 4096;
+  const Op& qkv = find_op(ops.forward, "qkv");
+  CHECK(qkv.kind == OpKind::gemm);
+  CHECK(qkv.gemm.m == T);
+  CHECK(qkv.gemm.n == (32 + 2 * 8) * 128);
+  CHECK(qkv.gemm.k == 4096);
+  CHECK(qkv.flops == 2.0 * T * 6144 * 4096);
+  CHECK(find_op(ops.forward, "fc1").gemm.n == 2 * 14336);  // gate and up together
+  CHECK(find_op(ops.forward, "fc2").gemm.k == 14336);
+  // Backward shapes: dgrad [T, n] x [n, k], wgrad [k, T] x [T, n]; each the forward's FLOPs.
+  const Op& dg = find_op(ops.backward, "qkv_dgrad");
+  const Op& wg = find_op(ops.backward, "qkv_wgrad");
+  CHECK((dg.gemm.m == T && dg.gemm.n == 4096 && dg.gemm.k == 6144));
+  CHECK((wg.gemm.m == 4096 && wg.gemm.n == 6144 && wg.gemm.k == T));
+  CHECK(sum_flops(ops.backward, OpKind::gemm) == 2.0 * sum_flops(ops.forward, OpKind::gemm));
+  // Attention: causal forward 2 b hq s^2 d; backward 2.5x.
+  const Op& attn = find_op(ops.forward, "attn");
+  CHECK(attn.attention.heads_q == 32);
+  CHECK(attn.attention.heads_kv == 8);
+  CHECK(attn.flops == 2.0 * 2 * 32 * 4096.0 * 4096.0 * 128);
+  CHECK(find_op(ops.backward, "attn_bwd").flops == 2.5 * attn.flops);
+  // Memory-bound bytes: RMSNorm reads x writes y; SwiGLU reads 2 writes 1; residual reads 2 writes 1.
+  CHECK(find_op(ops.forward, "ln1").bytes == 2.0 * T * 4096 * 2);
+  CHECK(find_op(ops.forward, "ln1").mem_kind == MemOpKind::norm);
+  CHECK(find_op(ops.forward, "act").bytes == 3.0 * T * 14336 * 2);
+  CHECK(find_op(ops.forward, "add1").bytes == 3.0 * T * 4096 * 2);
+  CHECK(find_op(ops.forward, "qkv").dtype == Dtype::bf16);
+  TrainingConfig fp8 = t;
+  fp8.precision = Dtype::fp8;
+  CHECK(find_op(transformer_layer_ops(m, fp8).forward, "fc2").dtype == Dtype::fp8);
+}
+
+TEST_CASE("layer ops: TP without SP all-reduces after the row-parallel GEMMs and on input grads",
+          "[models]") {
+  const ModelConfig m = preset("llama3-70b");
+  const TrainingConfig t = training(4096, 1, 8, false);
+  const LayerOps ops = transformer_layer_ops(m, t);
+  CHECK(collective_names(ops.forward) == std::vector<std::string>{"ar_attn", "ar_mlp"});
+  CHECK(collective_names(ops.backward) == std::vector<std::string>{"ar_mlp_bwd", "ar_attn_bwd"});
+  const double bytes = 4096.0 * 8192 * 2;
+  for (const auto* list : {&ops.forward, &ops.backward}) {
+    for (const auto& o : *list) {
+      if (o.kind != OpKind::collective) continue;
+      CHECK(o.collective == CollectiveKind::all_reduce);
+      CHECK(o.group == ProcessGroup::tp);
+      CHECK(o.comm_bytes == bytes);
+    }
+  }
+  // Heads split by TP: 8 query heads and 1 KV group per rank.
+  CHECK(find_op(ops.forward, "qkv").gemm.n == (8 + 2) * 128);
+  CHECK(find_op(ops.forward, "proj").gemm.k == 8 * 128);
+  CHECK(find_op(ops.forward, "attn").attention.heads_q == 8);
+  // Megatron's order: out-proj then its all-reduce; the input-gradient all-reduce between dgrad and
+  // wgrad of the column-parallel GEMM.
+  auto index = [&](const std::vector<Op>& l, const std::string& n) {
+    return std::find_if(l.begin(), l.end(), [&](const Op& o) { return o.name == n; }) - l.begin();
+  };
+  CHECK(index(ops.forward, "ar_attn") == index(ops.forward, "proj") + 1);
+  CHECK(index(ops.backward, "ar_attn_bwd") == index(ops.backward, "qkv_dgrad") + 1);
+  CHECK(index(ops.backward, "qkv_wgrad") == index(ops.backward, "ar_attn_bwd") + 1);
+}
+
+TEST_CASE("layer ops: sequence parallel uses all-gather / reduce-scatter and their conjugates",
+          "[models]") {
+  const ModelConfig m = preset("llama3-70b");
+  const TrainingConfig t = training(4096, 1, 8, true);
+  const LayerOps ops = transformer_layer_ops(m, t);
+  CHECK(collective_names(ops.forward) ==
+        std::vector<std::string>{"ag_attn", "rs_attn", "ag_mlp", "rs_mlp"});
+  // Backward: all-gather of the output gradient (conjugate of the forward RS), re-gather of the saved
+  // sharded input for wgrad, reduce-scatter of the input gradient (conjugate of the forward AG).
+  CHECK(collective_names(ops.backward) ==
+        std::vector<std::string>{"ag_mlp_out_bwd", "ag_mlp_bwd", "rs_mlp_bwd", "ag_attn_out_bwd",
+                                 "ag_attn_bwd", "rs_attn_bwd"});
+  for (const auto& o : ops.forward) {
+    if (o.kind == OpKind::collective) CHECK(o.comm_bytes == 4096.0 * 8192 * 2);  // full tensor
+  }
+  // GEMMs still see all T tokens; norms and residuals see T / t.
+  CHECK(find_op(ops.forward, "qkv").gemm.m == 4096);
+  CHECK(find_op(ops.forward, "ln1").bytes == 2.0 * (4096 / 8) * 8192 * 2);
+  // SP does not change GEMM or attention FLOPs.
+  const LayerOps no_sp = transformer_layer_ops(m, training(4096, 1, 8, false));
+  CHECK(sum_flops(ops.forward, OpKind::gemm) == sum_flops(no_sp.forward, OpKind::gemm));
+}
+
+TEST_CASE("layer ops: TP splits GEMM and attention FLOPs evenly", "[models]") {
+  const ModelConfig m = preset("llama2-70b");
+  const LayerOps one = transformer_layer_ops(m, training(4096, 1, 1));
+  const LayerOps eight = transformer_layer_ops(m, training(4096, 1, 8));
+  for (auto kind : {OpKind::gemm, OpKind::attention_fwd}) {
+    CHECK(8.0 * sum_flops(eight.forward, kind) == Approx(sum_flops(one.forward, kind)).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("op FLOPs add up to the model FLOPs (non-causal model, tp = 1)", "[models]") {
+  // model_flops_per_step counts attention in full (non-causal) and backward as exactly 2x forward. The
+  // ops execute what the kernels do: causal attention is half, and flash attention's backward is 2.5x
+  // its forward (it recomputes the scores). So the honest identity is: for a non-causal model,
+  //   sum over layers and head of forward (GEMM + attention) FLOPs * 3 * micro-batches = model FLOPs,
+  // and separately backward GEMM FLOPs = 2x forward GEMM FLOPs.
+  for (const char* name : {"llama3-8b", "mixtral-8x7b", "llama2-13b"}) {
+    ModelConfig m = preset(name);
+    m.causal = false;
+    TrainingConfig t = training(2048, 2);
+    t.global_batch_size = 8;  // 4 micro-batches
+    const LayerOps layer = transformer_layer_ops(m, t);
+    const LayerOps head = lm_head_ops(m, t);
+    const double fwd = d_layers(m) * (sum_flops(layer.forward, OpKind::gemm) +
+                                      sum_flops(layer.forward, OpKind::attention_fwd)) +
+                       sum_flops(head.forward, OpKind::gemm);
+    CHECK(3.0 * fwd * 4 == Approx(model_flops_per_step(m, t)).epsilon(1e-12));
+    CHECK(sum_flops(layer.backward, OpKind::gemm) == 2.0 * sum_flops(layer.forward, OpKind::gemm));
+    CHECK(sum_flops(head.backward, OpKind::gemm) == 2.0 * sum_flops(head.forward, OpKind::gemm));
+    // Causal attention executes half the non-causal FLOPs.
+    ModelConfig causal = m;
+    causal.causal = true;
+    CHECK(sum_flops(transformer_layer_ops(causal, t).forward, OpKind::attention_fwd) ==
+          0.5 * sum_flops(layer.forward, OpKind::attention_fwd));
+  }
+}
+
+TEST_CASE("layer ops: recompute", "[models]") {
+  const ModelConfig m = preset("llama3-8b");
+  TrainingConfig t = training(4096, 1, 4, true);
+  const LayerOps none = transformer_layer_ops(m, t);
+  CHECK_FALSE(has_op(none.backward, "recompute_attn"));
+
+  t.recompute = Recompute::selective;
+  const LayerOps sel = transformer_layer_ops(m, t);
+  const Op& re = find_op(sel.backward, "recompute_attn");
+  CHECK(re.kind == OpKind::attention_fwd);
+  CHECK(re.flops == find_op(sel.forward, "attn").flops);
+  CHECK(sel.backward.size() == none.backward.size() + 1);
+
+  t.recompute = Recompute::full;
+  const LayerOps full = transformer_layer_ops(m, t);
+  REQUIRE(full.backward.size() == none.backward.size() + full.forward.size());
+  for (std::size_t i = 0; i < full.forward.size(); ++i) {
+    CHECK(full.backward[i].name == "recompute_" + full.forward[i].name);
+    CHECK(full.backward[i].kind == full.forward[i].kind);
+    CHECK(full.backward[i].flops == full.forward[i].flops);
+  }
+  // The TP collectives are replayed too.
+  CHECK(has_op(full.backward, "recompute_ag_attn"));
+  CHECK(has_op(full.backward, "recompute_rs_mlp"));
+}
+
+TEST_CASE("layer ops: MoE router, top-k experts and all-to-all on the EP group", "[models]") {
+  const ModelConfig m = preset("mixtral-8x7b");
+  const std::int64_t T = 4096;
+  // EP = 1: all 8 experts on the rank, each sees T * topk / E = 1024 tokens.
+  const LayerOps ep1 = transformer_layer_ops(m, training(T, 1));
+  CHECK(collective_names(ep1.forward).empty());
+  CHECK(find_op(ep1.forward, "router").gemm.n == 8);
+  CHECK(find_op(ep1.forward, "fc1.e7").gemm.m == 1024);
+  double fc1 = 0;
+  for (const auto& o : ep1.forward) {
+    if (o.name.rfind("fc1.", 0) == 0) fc1 += o.flops;
+  }
+  CHECK(fc1 == 2.0 * T * 2 * 4096 * (2 * 14336));  // topk copies of every token
+  // EP = 8: one expert per rank receiving T * topk tokens; dispatch and combine all-to-all.
+  TrainingConfig t = training(T, 1);
+  t.ep = 8;
+  t.dp = 8;
+  t.global_batch_size = 8;
+  const LayerOps ep8 = transformer_layer_ops(m, t);
+  CHECK(collective_names(ep8.forward) == std::vector<std::string>{"a2a_dispatch", "a2a_combine"});
+  CHECK(collective_names(ep8.backward) == std::vector<std::string>{"a2a_combine_bwd", "a2a_dispatch_bwd"});
+  const Op& a2a = find_op(ep8.forward, "a2a_dispatch");
+  CHECK(a2a.group == ProcessGroup::ep);
+  CHECK(a2a.collective == CollectiveKind::all_to_all);
+  CHECK(a2a.comm_bytes == T * 2.0 * 4096 * 2);
+  CHECK(find_op(ep8.forward, "fc1.e0").gemm.m == T * 2);
+  CHECK_FALSE(has_op(ep8.forward, "fc1.e1"));
+}
+
+TEST_CASE("LM head and embedding ops", "[models]") {
+  const ModelConfig m = preset("llama3-70b");
+  const std::int64_t T = 4096;
+  const LayerOps head1 = lm_head_ops(m, training(T, 1));
+  CHECK(collective_names(head1.forward).empty());
+  CHECK(find_op(head1.forward, "logits").gemm.n == 128256);
+  CHECK(find_op(head1.forward, "cross_entropy").mem_kind == MemOpKind::cross_entropy);
+
+  // 128256 is not a multiple of 128 * 8: Megatron pads to 129024, 16128 columns per rank.
+  const LayerOps head8 = lm_head_ops(m, training(T, 1, 8));
+  const Op& logits = find_op(head8.forward, "logits");
+  CHECK((logits.gemm.m == T && logits.gemm.n == 16128 && logits.gemm.k == 8192));
+  // Vocab-parallel cross-entropy: three fp32 per-token all-reduces (max, target logit, sum of exp).
+  CHECK(collective_names(head8.forward) ==
+        std::vector<std::string>{"ar_ce_max", "ar_ce_target", "ar_ce_sum"});
+  CHECK(find_op(head8.forward, "ar_ce_sum").comm_bytes == T * 4.0);
+  CHECK(collective_names(head8.backward) == std::vector<std::string>{"ar_head_bwd"});
+  const Op& wg = find_op(head8.backward, "logits_wgrad");  // dW[h, V/t] = X^T[h, T] dY[T, V/t]
+  CHECK((wg.gemm.m == 8192 && wg.gemm.n == 16128 && wg.gemm.k == T));
+
+  const LayerOps emb1 = embedding_ops(m, training(T, 1));
+  CHECK(collective_names(emb1.forward).empty());
+  CHECK(find_op(emb1.forward, "embed").mem_kind == MemOpKind::embedding);
+  CHECK(find_op(emb1.backward, "embed_bwd").mem_kind == MemOpKind::embedding);
+  const LayerOps emb8 = embedding_ops(m, training(T, 1, 8));
+  CHECK(collective_names(emb8.forward) == std::vector<std::string>{"ar_embed"});
+  CHECK(find_op(emb8.forward, "ar_embed").comm_bytes == T * 8192.0 * 2);
+  CHECK(collective_names(emb8.backward).empty());
+  const LayerOps emb8sp = embedding_ops(m, training(T, 1, 8, true));
+  CHECK(collective_names(emb8sp.forward) == std::vector<std::string>{"rs_embed"});
+  CHECK(collective_names(emb8sp.backward) == std::vector<std::string>{"ag_embed_out_bwd"});
+}
+
+TEST_CASE("vocabulary padding follows Megatron's 128 * tp", "[models]") {
+  const ModelConfig gpt = preset("gpt3-175b");
+  CHECK(padded_vocab_size(gpt, 1) == 50304);
+  CHECK(padded_vocab_size(gpt, 8) == 51200);
+  CHECK(padded_vocab_size(preset("llama3-70b"), 1) == 128256);
+  CHECK(padded_vocab_size(preset("llama3-70b"), 8) == 129024);
+}
+
+TEST_CASE("optimizer op: fused AdamW traffic", "[models]") {
+  const Op op = optimizer_op(1e9);
+  CHECK(op.kind == OpKind::optimizer);
+  CHECK(op.mem_kind == MemOpKind::optimizer);
+  CHECK(op.bytes == 28e9);  // 12 B fp32 state read + 12 B written + gradient in + weight out
+}
+
+TEST_CASE("layout problems name the knob", "[models]") {
+  const ModelConfig m = preset("llama3-70b");
+  TrainingConfig t = training(4096, 1, 16);  // 8 query groups cannot split 16 ways
+  const auto p = layout_problems(m, t);
+  REQUIRE(p.size() == 1);
+  CHECK(p[0].find("num_query_groups") != std::string::npos);
+  t.tp = 8;
+  t.pp = 3;  // 80 layers over 3 stages
+  REQUIRE(layout_problems(m, t).size() == 1);
+  CHECK(layout_problems(m, t)[0].find("pipeline_model_parallel_size") != std::string::npos);
+  t.pp = 4;
+  CHECK(layout_problems(m, t).empty());
+}
