@@ -12,9 +12,11 @@
 // bubble fraction (p - 1)/(m + p - 1).
 #include <vector>
 
+#include "models/transformer.hpp"
+
 namespace cs::sim {
 
-enum class PipelineSchedule { one_f_one_b, gpipe };
+using models::PipelineSchedule;
 
 struct PipelineAction {
   bool forward;

@@ -358,7 +358,7 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   if (auto ps = r.choice("pipeline_schedule", {"1f1b", "gpipe", "interleaved"})) {
     if (*ps == "interleaved")
       errors.add("training.pipeline_schedule", "\"interleaved\" is not simulated yet (use \"1f1b\" or \"gpipe\")");
-    s.schedule = *ps == "gpipe" ? PipelineSchedule::gpipe : PipelineSchedule::one_f_one_b;
+    t.pipeline_schedule = *ps == "gpipe" ? PipelineSchedule::gpipe : PipelineSchedule::one_f_one_b;
   }
   t.overlap_grad_reduce = r.boolean("overlap_grad_reduce").value_or(true);
   t.overlap_param_gather = r.boolean("overlap_param_gather").value_or(true);
@@ -393,7 +393,7 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
     errors.add("training.pipeline_model_parallel_size",
                std::to_string(t.pp) + (t.vp > 1 ? " x virtual " + std::to_string(t.vp) : std::string{}) +
                    " does not divide model.num_layers (" + std::to_string(m.num_layers) + ")");
-  if (t.vp > 1 && s.schedule != PipelineSchedule::one_f_one_b)
+  if (t.vp > 1 && t.pipeline_schedule == PipelineSchedule::gpipe)
     errors.add("training.virtual_pipeline_model_parallel_size", "needs pipeline_schedule \"interleaved\"");
   if (t.vp > 1)
     errors.add("training.virtual_pipeline_model_parallel_size", "interleaved virtual stages are not simulated yet (use 1)");
@@ -417,6 +417,10 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
                                                           std::to_string(m.num_moe_experts) + ")");
   if (t.precision == models::Dtype::fp8 && !s.gpu.has_fp8())
     errors.add("training.precision", "\"fp8\" needs a GPU with fp8 tensor cores (" + s.gpu.name + " has none)");
+  // Backstop: whatever else the workload model cannot build (each check above has a precise path; this
+  // catches the rest, e.g. ffn_hidden_size not divisible by TP).
+  if (errors.lines.empty())
+    for (const auto& p : models::layout_problems(m, t)) errors.add("training", p);
 }
 
 void read_simulation(const json* v, Scenario& s, Errors& errors) {

@@ -38,7 +38,6 @@ struct Scenario {
   double price_per_gpu_hour_usd = 0;
   models::ModelConfig model;
   models::TrainingConfig training;
-  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   std::string calibration;  // profile path, resolved against the scenario's folder; empty = default
   SimulationOptions simulation;
   int num_gpus() const { return cluster.nodes * cluster.gpus_per_node; }

@@ -73,7 +73,7 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
   r.global_batch_size = t.global_batch_size;
   r.seq_length = t.seq_length;
   r.precision = std::string(models::to_string(t.precision));
-  r.schedule = s.schedule == PipelineSchedule::gpipe ? "gpipe" : "1f1b";
+  r.schedule = t.pipeline_schedule == PipelineSchedule::gpipe ? "gpipe" : "1f1b";
   r.recompute = recompute_name(t.recompute);
   r.zero_stage = t.zero_stage;
   r.sequence_parallel = t.sequence_parallel;

@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 
+#include "models/memory_model.hpp"
 #include "models/transformer.hpp"
 #include "sim/check.hpp"
 #include "sim/collectives.hpp"
@@ -115,8 +116,18 @@ class Builder {
       c.group_size = static_cast<int>(members.size());
       const CollectiveCost cost = analytical_collective(kind, bytes, c.group_size, group_link(members));
       c.duration = cost.duration;
-      const bool scaleout = group_link(members).span != topo::Span::node && group_link(members).span != topo::Span::single_gpu;
-      (scaleout ? c.bytes_scaleout : c.bytes_scaleup) = cost.bytes_sent_per_rank;
+      // In a ring over k ranks per node, k - 1 of each node's k hops stay on NVLink and one crosses the
+      // network, so a rank's bytes split (k-1)/k scale-up, 1/k scale-out on average.
+      const topo::Span span = group_link(members).span;
+      if (span == topo::Span::node || span == topo::Span::single_gpu) {
+        c.bytes_scaleup = cost.bytes_sent_per_rank;
+      } else {
+        const int node0 = cluster_.node_of_gpu(members[0]);
+        const auto k = static_cast<double>(std::count_if(members.begin(), members.end(),
+                                                         [&](int g) { return cluster_.node_of_gpu(g) == node0; }));
+        c.bytes_scaleout = cost.bytes_sent_per_rank / k;
+        c.bytes_scaleup = cost.bytes_sent_per_rank - c.bytes_scaleout;
+      }
       list.push_back(g_->add_collective(std::move(c)));
     }
     const std::uint32_t cid = list[static_cast<std::size_t>(seq)];
@@ -188,33 +199,45 @@ class Builder {
     const double p2p_bytes = static_cast<double>(t_.micro_batch_size) * static_cast<double>(t_.seq_length / t_.cp) *
                              static_cast<double>(s_.model.hidden_size) * 2.0 / (t_.sequence_parallel ? t_.tp : 1);
 
-    // Parameters this rank holds (before ZeRO sharding): its layers' share over TP, plus the embedding
-    // and LM head on the first / last stage.
-    const double layer_params = models::parameters_per_layer(s_.model) / t_.tp;
+    // Parameters this rank holds before ZeRO sharding (models::parameters_on_rank: its layers' share over
+    // TP plus the embedding / LM head on the first / last stage). Their gradients become ready in backward
+    // order: LM head, layers last to first, embedding. Expert parameters are reduced over the same DP
+    // group here (their smaller expert-data-parallel group is not modelled yet).
+    const double rank_params = models::parameters_on_rank(s_.model, t_, stage).total();
     const double emb_params = models::embedding_parameters(s_.model) / t_.tp;
     const double first_emb = first ? (s_.model.untie_embeddings ? emb_params / 2 : emb_params) : 0;
-    const double last_emb = last && s_.model.untie_embeddings ? emb_params / 2 : 0;
-    const double rank_params = layers * layer_params + first_emb + last_emb;
+    const double last_emb = last && t_.pp > 1 ? std::min(emb_params / (s_.model.untie_embeddings ? 2 : 1), rank_params - first_emb) : 0;
+    const double layer_params = (rank_params - first_emb - last_emb) / layers;
 
-    const auto order = pipeline_order(s_.schedule, t_.pp, m, stage);
+    const auto order = pipeline_order(t_.pipeline_schedule, t_.pp, m, stage);
     std::vector<int> dp_members = layout_.group(ProcessGroup::dp, global);
     const bool reduce_grads = dp_members.size() > 1;
     std::vector<TaskId> grad_reductions;
+    // Gradient buckets of the last micro-batch's backward, in the order they fill up. With
+    // overlap_grad_reduce each is reduced as soon as it is full; without, all are reduced (the same
+    // buckets) after the backward pass ends.
     double bucket = 0;
-    auto flush_bucket = [&](int mb) {
-      if (bucket <= 0 || !reduce_grads) return;
+    std::vector<double> deferred;
+    auto reduce_bucket = [&](double params, int mb) {
       const CollectiveKind kind = t_.zero_stage >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
-      const TaskId c = emit_collective(e, StreamKind::comm_dp, Category::dp_comm, kind, bucket * kGradBytes, dp_members, 0,
+      const TaskId c = emit_collective(e, StreamKind::comm_dp, Category::dp_comm, kind, params * kGradBytes, dp_members, 0,
                                        t_.zero_stage >= 1 ? "grad-reduce-scatter" : "grad-all-reduce", mb);
       after_producers(e, c);
       grad_reductions.push_back(c);
+    };
+    auto close_bucket = [&](int mb) {
+      if (bucket <= 0 || !reduce_grads) return;
+      if (t_.overlap_grad_reduce)
+        reduce_bucket(bucket, mb);
+      else
+        deferred.push_back(bucket);
       bucket = 0;
     };
     const double bucket_limit = s_.simulation.grad_bucket_params;
     auto add_grads = [&](double params, int mb, bool last_pass) {
       if (!last_pass || !reduce_grads) return;
       bucket += params;
-      if (t_.overlap_grad_reduce && bucket >= bucket_limit) flush_bucket(mb);
+      if (bucket >= bucket_limit) close_bucket(mb);
     };
 
     for (const PipelineAction& a : order) {
@@ -241,7 +264,10 @@ class Builder {
           add_grads(first_emb, mb, last_pass);
         }
         if (!first) after_producers(e, emit_p2p(e, StreamKind::pp_send_bwd, stage - 1, p2p_bytes, mb));
-        if (last_pass) flush_bucket(mb);
+        if (last_pass) {
+          close_bucket(mb);
+          for (double params : deferred) reduce_bucket(params, mb);
+        }
       }
     }
 
