@@ -1,0 +1,25 @@
+#pragma once
+// The `clustersim` subcommands. main.cpp dispatches to these; each lives in its own cli_<name>.cpp and
+// is a thin layer over the library. A subcommand returns the process exit code; bad input is thrown as
+// InputError (main turns it into one line per problem on stderr and exit code 2).
+#include <string>
+#include <vector>
+
+namespace cs::sim::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInput = 2;
+inline constexpr int kExitInternal = 3;
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(const std::vector<std::string>& args);
+};
+
+// Every subcommand, in the order `clustersim --help` lists them.
+const std::vector<Command>& commands();
+
+int run(const std::vector<std::string>& args);
+
+}  // namespace cs::sim::cli

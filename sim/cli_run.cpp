@@ -1,0 +1,52 @@
+// clustersim run SCENARIO.json [--json] [--trace FILE] [--set path=value ...]
+#include <iostream>
+
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+#include "sim/cli.hpp"
+#include "sim/input_error.hpp"
+#include "sim/scenario.hpp"
+#include "sim/simulation.hpp"
+#include "sim/trace.hpp"
+
+namespace po = boost::program_options;
+
+namespace cs::sim::cli {
+
+int run(const std::vector<std::string>& args) {
+  po::options_description opts(
+      "usage: clustersim run SCENARIO.json [--json] [--trace out.json] [--set path=value ...]\n\n"
+      "Simulates one training step of the scenario and prints its report.\n\noptions");
+  opts.add_options()("help,h", "show this help")
+      ("json", "print the report as one JSON object (the report contract) instead of text")
+      ("trace", po::value<std::string>()->value_name("FILE"), "write a Chrome/Perfetto trace of the step to FILE")
+      ("set", po::value<std::vector<std::string>>()->composing()->value_name("PATH=VALUE"),
+       "override a scenario value, e.g. --set training.tensor_model_parallel_size=4 (repeatable)");
+  po::options_description hidden;
+  hidden.add_options()("scenario", po::value<std::string>());
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("scenario", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return kExitOk;
+  }
+  if (!vm.count("scenario")) throw InputError("clustersim run: missing SCENARIO.json (see clustersim run --help)");
+  const std::string path = vm["scenario"].as<std::string>();
+  const auto overrides = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  const Scenario scenario = load_scenario(path, overrides);
+  const SimulationResult result = simulate(scenario);
+  if (vm.count("trace")) write_trace(scenario, result, vm["trace"].as<std::string>());
+  if (vm.count("json"))
+    std::cout << to_json(result.report).dump(2) << "\n";
+  else
+    std::cout << to_text(result.report);
+  return kExitOk;
+}
+
+}  // namespace cs::sim::cli
