@@ -17,6 +17,16 @@ void EventQueue::schedule(Time at, std::uint32_t target, std::uint32_t tag) {
   std::push_heap(heap_.begin(), heap_.end(), later);
 }
 
+Time EventQueue::next_time() const {
+  if (fifo_head_ < fifo_.size()) return now_;
+  return heap_.empty() ? kNever : heap_.front().time;
+}
+
+void EventQueue::advance_to(Time t) {
+  CS_CHECK(t >= now_ && t <= next_time());
+  now_ = t;
+}
+
 Event EventQueue::pop() {
   CS_CHECK(!empty());
   const bool fifo_has = fifo_head_ < fifo_.size();

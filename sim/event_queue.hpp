@@ -32,6 +32,11 @@ class EventQueue {
   Time now() const { return now_; }
   // Removes and returns the next event and advances now() to its time. Precondition: !empty().
   Event pop();
+  // Time of the next event (kNever when empty).
+  Time next_time() const;
+  // Moves the clock forward to `t` without an event (another event source, e.g. the network, is next).
+  // Precondition: now() <= t <= next_time().
+  void advance_to(Time t);
   void reserve(std::size_t n) { heap_.reserve(n); fifo_.reserve(n); }
 
  private:

@@ -9,13 +9,16 @@
 namespace cs::sim {
 namespace {
 
-enum EventTag : std::uint32_t { kComputeDone = 0, kCollectiveDone = 1 };
+// The executor's own events are all "kernel done"; the tag carries the kernel's version so that a
+// completion re-issued after a speed change makes the old one stale.
 constexpr std::uint32_t kTagBits = 1;
+constexpr std::uint32_t kComputeDone = 0;
 
 class Executor {
  public:
-  Executor(const TaskGraph& g, const ExecutorOptions& o)
+  Executor(const TaskGraph& g, CommBackend& network, const ExecutorOptions& o)
       : g_(g),
+        network_(network),
         slowdown_(1.0 + o.comm_compute_contention),
         deps_left_(g.tasks().size()),
         head_(static_cast<std::size_t>(g.num_ranks()) * kStreamsPerRank, 0),
@@ -32,13 +35,21 @@ class Executor {
   ExecutionResult run() {
     for (int r = 0; r < g_.num_ranks(); ++r)
       for (int s = 0; s < kStreamsPerRank; ++s) try_start(stream_index(static_cast<std::uint32_t>(r), static_cast<StreamKind>(s)));
-    while (!queue_.empty()) {
-      const Event e = queue_.pop();
+    std::vector<std::uint32_t> done;
+    while (true) {
+      const Time next_local = queue_.next_time();
+      const Time next_network = network_.next_completion();
+      if (next_local == kNever && next_network == kNever) break;
       ++result_.events;
-      if ((e.tag & 1u) == kComputeDone)
-        on_compute_done(e.target, e.tag >> kTagBits);
-      else
-        on_collective_done(e.target);
+      if (next_network < next_local) {
+        queue_.advance_to(next_network);
+        network_.pop_completed(next_network, done);
+        for (const std::uint32_t c : done) on_collective_done(c);
+        done.clear();
+        continue;
+      }
+      const Event e = queue_.pop();
+      on_compute_done(e.target, e.tag >> kTagBits);
     }
     check_finished();
     result_.makespan = queue_.now();
@@ -79,7 +90,7 @@ class Executor {
       result_.records[m].start = queue_.now();
       set_comm_active(g_.tasks()[m].rank, +1);
     }
-    queue_.schedule(queue_.now() + c.duration, task.collective, kCollectiveDone);
+    network_.start(task.collective, queue_.now());
   }
 
   void start_compute(TaskId t) {
@@ -173,6 +184,7 @@ class Executor {
   }
 
   const TaskGraph& g_;
+  CommBackend& network_;
   double slowdown_;
   EventQueue queue_;
   ExecutionResult result_;
@@ -186,8 +198,8 @@ class Executor {
 
 }  // namespace
 
-ExecutionResult execute(const TaskGraph& graph, const ExecutorOptions& options) {
-  return Executor(graph, options).run();
+ExecutionResult execute(const TaskGraph& graph, CommBackend& network, const ExecutorOptions& options) {
+  return Executor(graph, network, options).run();
 }
 
 }  // namespace cs::sim

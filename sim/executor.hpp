@@ -1,6 +1,10 @@
 #pragma once
 // The discrete-event executor: runs a frozen TaskGraph to completion and records when every task ran.
 //
+// Two sources of events share one clock: the executor's own queue (kernels finishing, zero-delay "start
+// the next task") and the network back-end (collectives finishing). At equal times the executor's events
+// go first, then the network's, so the order is fixed.
+//
 // Stream semantics are CUDA's (see task_graph.hpp). Compute kernels progress at full speed unless a
 // collective of the same rank is moving data at the same time: then they progress at 1/(1 + c), where
 // c = `comm_compute_contention` models the SMs and HBM bandwidth that NCCL kernels take from compute
@@ -14,6 +18,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "sim/comm_backend.hpp"
 #include "sim/task_graph.hpp"
 
 namespace cs::sim {
@@ -39,6 +44,7 @@ class DeadlockError : public std::logic_error {
   using std::logic_error::logic_error;
 };
 
-ExecutionResult execute(const TaskGraph& graph, const ExecutorOptions& options);
+// Runs the graph; `network` decides how long each collective moves data.
+ExecutionResult execute(const TaskGraph& graph, CommBackend& network, const ExecutorOptions& options);
 
 }  // namespace cs::sim

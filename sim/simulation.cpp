@@ -4,6 +4,7 @@
 
 #include "models/compute_model.hpp"
 #include "models/transformer.hpp"
+#include "sim/analytical_network.hpp"
 #include "sim/check.hpp"
 
 namespace cs::sim {
@@ -54,7 +55,7 @@ const char* recompute_name(models::Recompute r) {
   return "?";
 }
 
-Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResult& ex) {
+Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResult& ex, const std::vector<LinkLoad>& loads) {
   const auto& t = s.training;
   Report r;
   r.name = s.name;
@@ -91,7 +92,6 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
   // Per simulated rank: busy intervals of the compute stream, data-moving intervals of collectives.
   const int ranks = g.num_ranks();
   std::vector<std::vector<Interval>> compute(static_cast<std::size_t>(ranks)), comm(static_cast<std::size_t>(ranks));
-  std::vector<double> scaleup(static_cast<std::size_t>(ranks), 0), scaleout(static_cast<std::size_t>(ranks), 0);
   double executed_flops = 0;
   for (TaskId id = 0; id < g.tasks().size(); ++id) {
     const Task& task = g.tasks()[id];
@@ -103,8 +103,6 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
       executed_flops += plan.flops[id];
     } else {
       comm[task.rank].push_back({rec.start, rec.end});
-      scaleup[task.rank] += g.collectives()[task.collective].bytes_scaleup;
-      scaleout[task.rank] += g.collectives()[task.collective].bytes_scaleout;
     }
   }
   for (double& b : r.busy_s) b /= ranks;
@@ -127,15 +125,8 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
   r.breakdown = {sum.compute_s / ranks, sum.exposed_comm_s / ranks, sum.pipeline_bubble_s / ranks, sum.other_s / ranks};
   r.gpu_busy = r.breakdown.compute_s / step;
 
-  double up = 0, out = 0;
-  for (int k = 0; k < ranks; ++k) up += scaleup[static_cast<std::size_t>(k)], out += scaleout[static_cast<std::size_t>(k)];
-  up /= ranks, out /= ranks;
-  const double up_bw = s.cluster.intra.gpu_bandwidth_GBps * 1e9;
-  r.links.push_back({"scale-up (" + s.cluster.intra.name + ")", up, up_bw, up / (up_bw * step)});
-  if (s.cluster.nodes > 1) {
-    const double out_bw = s.cluster.nic.line_rate_gbps / 8 * 1e9 * s.cluster.nics_per_node / s.cluster.gpus_per_node;
-    r.links.push_back({"scale-out (" + s.cluster.nic.name + ")", out, out_bw, out / (out_bw * step)});
-  }
+  for (const LinkLoad& l : loads)
+    r.links.push_back({l.name, l.bytes_per_gpu, l.bandwidth_Bps, l.bytes_per_gpu / (l.bandwidth_Bps * step)});
 
   r.memory = models::peak_memory_per_gpu(s.model, t);
   r.memory_capacity_bytes = s.gpu.hbm_gib * 1073741824.0;
@@ -164,11 +155,12 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
 SimulationResult simulate(const Scenario& scenario) {
   topo::Cluster cluster(scenario.cluster);
   SimulationResult result;
-  result.plan = build_step(scenario, cluster, models::default_compute_profile());
+  result.plan = build_step(scenario, models::default_compute_profile());
+  AnalyticalNetwork network(result.plan.graph, cluster);
   ExecutorOptions options;
   options.comm_compute_contention = scenario.contention();
-  result.execution = execute(result.plan.graph, options);
-  result.report = make_report(scenario, result.plan, result.execution);
+  result.execution = execute(result.plan.graph, network, options);
+  result.report = make_report(scenario, result.plan, result.execution, network.link_loads());
   return result;
 }
 

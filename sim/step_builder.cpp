@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "models/memory_model.hpp"
 #include "models/transformer.hpp"
 #include "sim/check.hpp"
-#include "sim/collectives.hpp"
 #include "sim/layout.hpp"
 
 namespace cs::sim {
@@ -43,9 +43,8 @@ struct TimedOp {
 
 class Builder {
  public:
-  Builder(const Scenario& s, const topo::Cluster& cluster, const models::ComputeProfile& profile)
+  Builder(const Scenario& s, const models::ComputeProfile& profile)
       : s_(s),
-        cluster_(cluster),
         profile_(profile),
         t_(s.training),
         layout_(t_.tp, t_.cp, t_.dp, t_.pp, t_.ep),
@@ -113,21 +112,7 @@ class Builder {
       Collective c;
       c.kind = kind;
       c.bytes = bytes;
-      c.group_size = static_cast<int>(members.size());
-      const CollectiveCost cost = analytical_collective(kind, bytes, c.group_size, group_link(members));
-      c.duration = cost.duration;
-      // In a ring over k ranks per node, k - 1 of each node's k hops stay on NVLink and one crosses the
-      // network, so a rank's bytes split (k-1)/k scale-up, 1/k scale-out on average.
-      const topo::Span span = group_link(members).span;
-      if (span == topo::Span::node || span == topo::Span::single_gpu) {
-        c.bytes_scaleup = cost.bytes_sent_per_rank;
-      } else {
-        const int node0 = cluster_.node_of_gpu(members[0]);
-        const auto k = static_cast<double>(std::count_if(members.begin(), members.end(),
-                                                         [&](int g) { return cluster_.node_of_gpu(g) == node0; }));
-        c.bytes_scaleout = cost.bytes_sent_per_rank / k;
-        c.bytes_scaleup = cost.bytes_sent_per_rank - c.bytes_scaleout;
-      }
+      c.group = group_id(members, e.global, cat == Category::pp_comm);
       list.push_back(g_->add_collective(std::move(c)));
     }
     const std::uint32_t cid = list[static_cast<std::size_t>(seq)];
@@ -145,16 +130,49 @@ class Builder {
     return id;
   }
 
+  // The task graph's id for a real group, with its mirrors under symmetry: the same group of every rank
+  // the simulated one stands for (same pipeline stage, any TP / CP / DP index).
+  std::uint32_t group_id(const std::vector<int>& members, int global, bool p2p) {
+    const std::uint32_t id = g_->add_group(members);
+    if (!s_.simulation.symmetry || !mirrored_.insert(id).second) return id;
+    const RankCoord self = layout_.coord(global);
+    const ProcessGroup kind = p2p ? ProcessGroup::pp : kind_of_group(members, global);
+    std::vector<std::uint32_t> mirrors;
+    std::set<std::uint32_t> seen;
+    for (int dp = 0; dp < t_.dp; ++dp)
+      for (int cp = 0; cp < t_.cp; ++cp)
+        for (int tp = 0; tp < t_.tp; ++tp) {
+          const int r = layout_.rank({tp, cp, dp, self.pp});
+          std::vector<int> gpus;
+          if (p2p) {
+            // The same pair of stages, shifted to this rank's TP / CP / DP index.
+            for (int m : members) {
+              RankCoord c = layout_.coord(r);
+              c.pp = layout_.coord(m).pp;
+              gpus.push_back(layout_.rank(c));
+            }
+          } else {
+            gpus = layout_.group(kind, r);
+          }
+          const std::uint32_t mid = g_->add_group(gpus);
+          if (seen.insert(mid).second) mirrors.push_back(mid);
+        }
+    g_->set_mirrors(id, std::move(mirrors));
+    return id;
+  }
+
+  // Which process-group kind `members` is, seen from `global` (the coordinate that varies).
+  ProcessGroup kind_of_group(const std::vector<int>& members, int global) const {
+    for (ProcessGroup g : {ProcessGroup::tp, ProcessGroup::cp, ProcessGroup::dp, ProcessGroup::ep})
+      if (layout_.size(g) == static_cast<int>(members.size()) && layout_.group(g, global) == members) return g;
+    CS_CHECK(false);
+    return ProcessGroup::tp;
+  }
+
   // `t` consumes what the rank has produced so far: the last kernel and any collective still pending.
   void after_producers(const Emitter& e, TaskId t) {
     if (e.last_compute != kNone) g_->add_dependency(e.last_compute, t);
     for (TaskId w : e.wait_for) g_->add_dependency(w, t);
-  }
-
-  const topo::GroupLink& group_link(const std::vector<int>& members) {
-    auto it = links_.find(members);
-    if (it == links_.end()) it = links_.emplace(members, cluster_.group_link(members)).first;
-    return it->second;
   }
 
   // Runs an op list: kernels on the compute stream, collectives on the TP stream between them.
@@ -283,7 +301,6 @@ class Builder {
   }
 
   const Scenario& s_;
-  const topo::Cluster& cluster_;
   const models::ComputeProfile& profile_;
   const models::TrainingConfig& t_;
   Layout layout_;
@@ -291,13 +308,13 @@ class Builder {
   TaskGraph* g_ = nullptr;
   std::vector<double>* flops_ = nullptr;
   std::map<std::tuple<int, int, int>, std::vector<std::uint32_t>> collectives_;
-  std::map<std::vector<int>, topo::GroupLink> links_;
+  std::set<std::uint32_t> mirrored_;
 };
 
 }  // namespace
 
-StepPlan build_step(const Scenario& s, const topo::Cluster& cluster, const models::ComputeProfile& profile) {
-  return Builder(s, cluster, profile).build();
+StepPlan build_step(const Scenario& s, const models::ComputeProfile& profile) {
+  return Builder(s, profile).build();
 }
 
 }  // namespace cs::sim

@@ -19,7 +19,6 @@
 #include "models/compute_model.hpp"
 #include "sim/scenario.hpp"
 #include "sim/task_graph.hpp"
-#include "topologies/cluster.hpp"
 
 namespace cs::sim {
 
@@ -30,6 +29,6 @@ struct StepPlan {
   std::vector<double> flops;     // executed FLOPs per task (compute tasks), for HFU
 };
 
-StepPlan build_step(const Scenario& s, const topo::Cluster& cluster, const models::ComputeProfile& profile);
+StepPlan build_step(const Scenario& s, const models::ComputeProfile& profile);
 
 }  // namespace cs::sim

@@ -63,6 +63,22 @@ std::uint32_t TaskGraph::add_collective(Collective c) {
   return static_cast<std::uint32_t>(collectives_.size() - 1);
 }
 
+std::uint32_t TaskGraph::add_group(const std::vector<int>& gpus) {
+  CS_CHECK(!gpus.empty());
+  auto [it, inserted] = group_ids_.emplace(gpus, static_cast<std::uint32_t>(groups_.size()));
+  if (inserted) {
+    groups_.push_back(gpus);
+    mirrors_.push_back({it->second});
+  }
+  return it->second;
+}
+
+void TaskGraph::set_mirrors(std::uint32_t group, std::vector<std::uint32_t> mirrors) {
+  CS_CHECK(group < groups_.size());
+  for (auto m : mirrors) CS_CHECK(m < groups_.size() && groups_[m].size() == groups_[group].size());
+  mirrors_[group] = std::move(mirrors);
+}
+
 void TaskGraph::add_member(std::uint32_t collective, TaskId member) {
   CS_CHECK(collective < collectives_.size() && member < tasks_.size());
   CS_CHECK(tasks_[member].collective == collective);
@@ -91,7 +107,7 @@ void TaskGraph::freeze() {
   for (const auto& [a, b] : edges_) succ_[fill[a]++] = b;
   edges_.clear();
   edges_.shrink_to_fit();
-  for (const auto& c : collectives_) CS_CHECK(!c.members.empty());
+  for (const auto& c : collectives_) CS_CHECK(!c.members.empty() && c.group < groups_.size());
 }
 
 }  // namespace cs::sim

@@ -14,6 +14,7 @@
 // Everything lives in flat vectors addressed by 32-bit index; dependencies are stored compressed (CSR)
 // once the graph is frozen.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -58,12 +59,9 @@ struct Task {
 
 struct Collective {
   models::CollectiveKind kind = models::CollectiveKind::all_reduce;
-  double bytes = 0;          // nccl-tests "size" of the operation
-  int group_size = 0;        // ranks in the real group (may exceed the simulated members under symmetry)
-  Time duration = 0;         // analytical network: set when the graph is built
-  double bytes_scaleup = 0;  // bytes this collective sends per rank over scale-up / scale-out links
-  double bytes_scaleout = 0;
-  std::vector<TaskId> members;
+  double bytes = 0;           // nccl-tests "size" of the operation
+  std::uint32_t group = 0;    // the real process group (TaskGraph::group), all its GPUs, simulated or not
+  std::vector<TaskId> members;  // the tasks of the simulated ranks that take part
 };
 
 class TaskGraph {
@@ -76,6 +74,15 @@ class TaskGraph {
 
   TaskId add_task(const Task& t);  // appended to its stream in issue order
   std::uint32_t add_collective(Collective c);
+  // Process groups: the GPUs (global ranks) of a group, in ring order; equal lists share one id.
+  std::uint32_t add_group(const std::vector<int>& gpus);
+  const std::vector<int>& group(std::uint32_t id) const { return groups_[id]; }
+  std::size_t num_groups() const { return groups_.size(); }
+  // Under symmetry a collective of one group stands for the same collective on every mirrored group
+  // (e.g. the TP all-reduce of one TP group is run by every TP group of the stage at the same time). A
+  // network model with contention puts all of them on the fabric. By default a group mirrors only itself.
+  void set_mirrors(std::uint32_t group, std::vector<std::uint32_t> mirrors);
+  const std::vector<std::uint32_t>& mirrors(std::uint32_t group) const { return mirrors_[group]; }
   void add_member(std::uint32_t collective, TaskId member);
   void add_dependency(TaskId before, TaskId after);
   void freeze();  // builds the CSR adjacency; no more edits after this
@@ -98,6 +105,9 @@ class TaskGraph {
   std::vector<Task> tasks_;
   std::vector<Collective> collectives_;
   std::vector<std::string> names_;
+  std::vector<std::vector<int>> groups_;
+  std::vector<std::vector<std::uint32_t>> mirrors_;
+  std::map<std::vector<int>, std::uint32_t> group_ids_;
   std::vector<std::pair<TaskId, TaskId>> edges_;
   std::vector<std::uint32_t> succ_offset_;
   std::vector<TaskId> succ_;

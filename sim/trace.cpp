@@ -69,7 +69,7 @@ void write_trace(const Scenario& s, const SimulationResult& result, const std::s
     if (t.collective != kNone) {
       const Collective& c = g.collectives()[t.collective];
       args["bytes"] = c.bytes;
-      args["group_size"] = c.group_size;
+      args["group_size"] = g.group(c.group).size();
       args["waited_us"] = to_microseconds(rec.start - rec.arrive);
     }
     ev["args"] = std::move(args);
