@@ -25,7 +25,7 @@ class Executor {
         busy_(head_.size(), 0),
         arrived_(g.collectives().size(), 0),
         active_comm_(static_cast<std::size_t>(g.num_ranks()), 0),
-        running_(static_cast<std::size_t>(g.num_ranks())) {
+        running_(head_.size()) {
     CS_CHECK(o.comm_compute_contention >= 0);
     result_.records.resize(g.tasks().size());
     for (TaskId t = 0; t < g.tasks().size(); ++t) deps_left_[t] = g.num_predecessors(t);
@@ -57,7 +57,7 @@ class Executor {
   }
 
  private:
-  struct Running {  // the compute kernel a rank is running, if any
+  struct Running {  // the plain (non-collective) task a stream is running, if any
     TaskId task = kNone;
     Time remaining = 0;    // work left, in picoseconds at full speed
     Time last_update = 0;
@@ -95,12 +95,13 @@ class Executor {
 
   void start_compute(TaskId t) {
     const Task& task = g_.tasks()[t];
-    Running& run = running_[task.rank];
+    Running& run = running_[stream_index(task.rank, task.stream)];
     CS_CHECK(run.task == kNone);
     run.task = t;
     run.remaining = task.duration;
     run.last_update = queue_.now();
-    run.slowed = active_comm_[task.rank] > 0;
+    // Only kernels on the compute stream share SMs with NCCL; other plain tasks (copies) run unaffected.
+    run.slowed = task.stream == StreamKind::compute && active_comm_[task.rank] > 0;
     result_.records[t].start = queue_.now();
     schedule_compute_done(run);
   }
@@ -118,7 +119,7 @@ class Executor {
   // A rank's count of data-moving collectives changes: rescale its running kernel if the speed changes.
   void set_comm_active(std::uint32_t rank, int delta) {
     active_comm_[rank] = static_cast<std::uint32_t>(static_cast<int>(active_comm_[rank]) + delta);
-    Running& run = running_[rank];
+    Running& run = running_[stream_index(rank, StreamKind::compute)];
     const bool slowed = active_comm_[rank] > 0;
     if (run.task == kNone || slowed == run.slowed || slowdown_ == 1.0) {
       run.slowed = slowed;
@@ -134,7 +135,7 @@ class Executor {
 
   void on_compute_done(TaskId t, std::uint32_t version) {
     const Task& task = g_.tasks()[t];
-    Running& run = running_[task.rank];
+    Running& run = running_[stream_index(task.rank, task.stream)];
     if (run.task != t || (run.version & (UINT32_MAX >> kTagBits)) != version) return;  // stale
     run.task = kNone;
     finish(t);

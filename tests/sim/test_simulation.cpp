@@ -1,0 +1,113 @@
+// Whole steps through the library front door: effects that must come out of the simulation.
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/scenario.hpp"
+#include "sim/simulation.hpp"
+
+using namespace cs::sim;
+using nlohmann::json;
+
+namespace {
+
+json base_doc() {
+  return json::parse(R"({
+    "name": "test",
+    "cluster": {"gpu": "H100-SXM", "nodes": 1, "gpus_per_node": 4, "intra_node": "nvswitch"},
+    "model": {"num_layers": 32, "hidden_size": 4096, "num_attention_heads": 32, "vocab_size": 128,
+              "ffn_hidden_size": 16384, "activation": "gelu"},
+    "training": {"seq_length": 2048, "global_batch_size": 8, "micro_batch_size": 1,
+                 "pipeline_model_parallel_size": 4},
+    "simulation": {"comm_compute_contention": 0}
+  })");
+}
+
+Report run(const json& doc) { return simulate(parse_scenario(doc, "test.json")).report; }
+
+}  // namespace
+
+TEST_CASE("simulation: 1F1B bubble of a real model is (p-1)/(m+p-1)", "[sim]") {
+  // 32 identical layers over p = 4 stages, m = 8 micro-batches, a 128-token vocabulary so that the
+  // embedding and LM head on the end stages are negligible, activations moved over NVLink (16 MB per
+  // micro-batch: ~50 us against ~10 ms of compute per stage and micro-batch). Stage times are then equal to
+  // well under 1%, and the bubble must be (p-1)/(m+p-1) = 3/11 of the step.
+  const Report r = run(base_doc());
+  REQUIRE(r.num_micro_batches == 8);
+  REQUIRE(r.breakdown.pipeline_bubble_s / r.step_time_s == Approx(3.0 / 11.0).epsilon(0.02));
+  // And the step is (m + p - 1) stage-times: compute per rank covers m of them.
+  REQUIRE(r.step_time_s == Approx(r.breakdown.compute_s * 11.0 / 8.0).epsilon(0.02));
+}
+
+TEST_CASE("simulation: more micro-batches shrink the bubble as (p-1)/(m+p-1)", "[sim]") {
+  json doc = base_doc();
+  doc["training"]["global_batch_size"] = 32;  // m = 32
+  const Report r = run(doc);
+  REQUIRE(r.breakdown.pipeline_bubble_s / r.step_time_s == Approx(3.0 / 35.0).epsilon(0.03));
+}
+
+TEST_CASE("simulation: DP gradient reduction overlaps backward; turning overlap off adds the hidden part", "[sim]") {
+  // Data parallel over 4 nodes, one micro-batch per step, no TP or PP, no contention: all communication
+  // is the DP gradient reduction. With overlap the buckets reduce while backward continues; without, the
+  // same buckets reduce after backward. So step_off - step_on = total_comm - exposed_on exactly.
+  json doc = base_doc();
+  doc["cluster"] = json::parse(R"({"gpu": "H100-SXM", "nodes": 4, "gpus_per_node": 8, "intra_node": "nvswitch",
+      "inter_node": {"fabric": "fat-tree", "link": "roce-100g", "nics_per_node": 2}})");
+  doc["model"]["vocab_size"] = 32000;
+  doc["training"] = json::parse(R"({"seq_length": 2048, "global_batch_size": 32, "micro_batch_size": 1})");
+  const Report on = run(doc);
+  doc["training"]["overlap_grad_reduce"] = false;
+  const Report off = run(doc);
+  const double total = on.busy_s[static_cast<std::size_t>(Category::dp_comm)];
+  REQUIRE(total > 0);
+  REQUIRE(on.breakdown.exposed_comm_s < total);
+  REQUIRE(on.breakdown.exposed_comm_s > 0);  // the last bucket cannot hide
+  REQUIRE(off.busy_s[static_cast<std::size_t>(Category::dp_comm)] == Approx(total).epsilon(1e-12));
+  REQUIRE(off.breakdown.exposed_comm_s == Approx(total).epsilon(1e-9));
+  REQUIRE(off.step_time_s - on.step_time_s == Approx(total - on.breakdown.exposed_comm_s).epsilon(1e-6));
+}
+
+TEST_CASE("simulation: symmetric and full simulation agree", "[sim]") {
+  // Mirroring one rank per stage must give the same step as simulating every rank (here 2 TP x 2 DP x 2 PP
+  // = 8 ranks) when nothing distinguishes the mirrored ranks.
+  json doc = base_doc();
+  doc["cluster"]["gpus_per_node"] = 8;
+  doc["training"]["tensor_model_parallel_size"] = 2;
+  doc["training"]["pipeline_model_parallel_size"] = 2;
+  doc["training"]["global_batch_size"] = 16;
+  const Report sym = run(doc);
+  doc["simulation"]["symmetry"] = false;
+  const Report full = run(doc);
+  REQUIRE(sym.simulated_ranks == 2);
+  REQUIRE(full.simulated_ranks == 8);
+  REQUIRE(full.step_time_s == Approx(sym.step_time_s).epsilon(1e-12));
+  REQUIRE(full.breakdown.exposed_comm_s == Approx(sym.breakdown.exposed_comm_s).epsilon(1e-9));
+}
+
+TEST_CASE("simulation: the same scenario gives byte-identical reports, also on two threads at once", "[sim]") {
+  const Scenario s = parse_scenario(base_doc(), "test.json");
+  const std::string once = to_json(simulate(s).report).dump();
+  std::string a, b;
+  std::thread t1([&] { a = to_json(simulate(s).report).dump(); });
+  std::thread t2([&] { b = to_json(simulate(s).report).dump(); });
+  t1.join();
+  t2.join();
+  REQUIRE(a == once);
+  REQUIRE(b == once);
+}
+
+TEST_CASE("simulation: self-checks hold on a realistic step", "[sim]") {
+  json doc = base_doc();
+  doc["model"] = json::parse(R"({"preset": "llama3-8b"})");
+  doc["training"]["pipeline_model_parallel_size"] = 2;
+  doc["training"]["tensor_model_parallel_size"] = 2;
+  doc["training"]["global_batch_size"] = 16;
+  const Report r = run(doc);
+  REQUIRE(r.mfu > 0.2);
+  REQUIRE(r.mfu < 1.0);
+  REQUIRE(r.hfu >= r.mfu * 0.9);
+  const double sum = r.breakdown.compute_s + r.breakdown.exposed_comm_s + r.breakdown.pipeline_bubble_s + r.breakdown.other_s;
+  REQUIRE(sum == Approx(r.step_time_s).epsilon(1e-9));
+}
