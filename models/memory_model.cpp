@@ -39,9 +39,10 @@ std::int64_t expert_ffn(const ModelConfig& m) {
   return m.moe_ffn_hidden_size > 0 ? m.moe_ffn_hidden_size : m.ffn_hidden_size;
 }
 
-int data_parallel_shards(const TrainingConfig& t) { return t.dp * t.cp; }
+// HYBRID_SHARD shards inside blocks of fsdp_shard_size DP x CP ranks (one node) and replicates across.
+int data_parallel_shards(const TrainingConfig& t) { return t.fsdp_shard_size > 0 ? t.fsdp_shard_size : t.dp * t.cp; }
 int expert_data_parallel_shards(const TrainingConfig& t) {
-  return std::max(1, t.dp * t.cp / t.ep);
+  return std::max(1, data_parallel_shards(t) / t.ep);
 }
 
 // Layer-micro-batches of activations stage `stage` holds at its peak (each layer of each micro-batch

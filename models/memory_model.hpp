@@ -14,7 +14,7 @@
 //
 // Choices made in memory_model.cpp (each explained there): 16 B per parameter before sharding (bf16
 // grads, as the ZeRO paper counts; Megatron's fp32 main grads would make it 18); ZeRO shards over the
-// dp * cp group (experts over dp * cp / ep); activations counted tensor by tensor with flash attention
+// dp * cp group (experts over dp * cp / ep; FSDP HYBRID_SHARD over the fsdp_shard_size ranks of a node); activations counted tensor by tensor with flash attention
 // by default (no s^2 score term); interleaved 1F1B holds Megatron's warm-up count of model chunks;
 // the last stage adds Korthikanti's output-layer terms including the fp32 logits 4 T V / t; buffers are
 // a cuBLAS workspace, NCCL buffers and the ZeRO-2/3 transient buckets; the reserve is 1 GiB plus 5%

@@ -528,7 +528,14 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t) {
   row_parallel_bwd_coll(x, "_attn", b);
   b.push_back(dgrad(proj));
   b.push_back(wgrad(proj));
-  if (t.recompute == Recompute::selective) b.push_back(attention_fwd("recompute_attn", as));
+  if (t.recompute == Recompute::selective) {
+    // Re-running ring attention re-runs its KV exchange (Megatron checkpoints TE's core attention,
+    // communication included).
+    if (t.cp > 1) {
+      b.push_back(coll("recompute_cp_kv", CollectiveKind::send_recv, ProcessGroup::cp, d(t.cp - 1) * kv_chunk_bytes));
+    }
+    b.push_back(attention_fwd("recompute_attn", as));
+  }
   if (t.cp > 1) {
     // Backward passes K, V around the ring again and their gradients back: twice the forward traffic.
     b.push_back(coll("cp_kv_bwd", CollectiveKind::send_recv, ProcessGroup::cp, 2.0 * d(t.cp - 1) * kv_chunk_bytes));

@@ -14,7 +14,8 @@
 //             FLOPs), the attention backward, the backward of each memory-bound op, and the conjugate TP
 //             collectives (all-reduce of the input gradient; with SP all-gather <-> reduce-scatter).
 // Recompute: "selective" re-runs the attention core forward inside backward; "full" re-runs the whole
-// layer forward (Megatron's uniform full recompute) before the backward.
+// layer forward (Megatron's uniform full recompute) before the backward. With context parallelism the
+// recomputed attention is ring attention again, so its KV exchange (recompute_cp_kv) is replayed too.
 // MoE layers (num_moe_experts > 0) replace the MLP with a router GEMM and top-k experts: each token's FC1
 // and FC2 run k times (FLOPs x k), with all-to-all dispatch and combine on the EP group.
 // What this ignores: dropout (off in modern LLM training), bias terms (absent in Llama, minor in GPT),
@@ -70,6 +71,9 @@ struct TrainingConfig {
   int tp = 1, pp = 1, vp = 1, cp = 1, ep = 1, dp = 1;
   bool sequence_parallel = false;
   int zero_stage = 0;  // 0..3; Megatron's distributed optimizer = 1
+  // FSDP HYBRID_SHARD: ZeRO-3 sharding inside blocks of this many DP x CP ranks (those of one node),
+  // replicated across blocks; 0 shards over the whole DP x CP group.
+  int fsdp_shard_size = 0;
   Recompute recompute = Recompute::none;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;

@@ -3,12 +3,15 @@
 #include <algorithm>
 
 #include "sim/check.hpp"
-#include "sim/collectives.hpp"
 
 namespace cs::sim {
 
-AnalyticalNetwork::AnalyticalNetwork(const TaskGraph& graph, const topo::Cluster& cluster)
-    : graph_(graph), cluster_(cluster), group_links_(graph.num_groups()), have_link_(graph.num_groups(), false) {}
+AnalyticalNetwork::AnalyticalNetwork(const TaskGraph& graph, const topo::Cluster& cluster, std::string forced_algorithm)
+    : graph_(graph),
+      cluster_(cluster),
+      forced_algorithm_(std::move(forced_algorithm)),
+      geometry_(graph.num_groups()),
+      have_geometry_(graph.num_groups(), false) {}
 
 const AnalyticalNetwork::Cost& AnalyticalNetwork::cost(std::uint32_t collective) {
   const Collective& c = graph_.collectives()[collective];
@@ -16,14 +19,14 @@ const AnalyticalNetwork::Cost& AnalyticalNetwork::cost(std::uint32_t collective)
   auto it = costs_.find(key);
   if (it != costs_.end()) return it->second;
   const auto& gpus = graph_.group(c.group);
-  if (!have_link_[c.group]) {
-    group_links_[c.group] = cluster_.group_link(gpus);
-    have_link_[c.group] = true;
+  if (!have_geometry_[c.group]) {
+    geometry_[c.group] = group_geometry(cluster_, gpus);
+    have_geometry_[c.group] = true;
   }
-  const topo::GroupLink& link = group_links_[c.group];
-  const CollectiveCost cc = analytical_collective(c.kind, c.bytes, static_cast<int>(gpus.size()), link);
+  const GroupGeometry& geo = geometry_[c.group];
+  const AlgorithmChoice cc = choose_algorithm(c.kind, c.bytes, geo, forced_algorithm_);
   Cost out{cc.duration, cc.bytes_sent_per_rank, 0};
-  if (link.span != topo::Span::node && link.span != topo::Span::single_gpu) {
+  if (geo.multi_node) {
     // In a ring over k ranks per node, k - 1 of each node's k hops stay on the scale-up fabric and one
     // crosses the network: a rank's bytes split (k-1)/k scale-up, 1/k scale-out on average.
     const int node0 = cluster_.node_of_gpu(gpus[0]);

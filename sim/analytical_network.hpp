@@ -1,12 +1,15 @@
 #pragma once
-// The analytical network back-end: each collective takes its closed-form alpha-beta time
-// (collectives.hpp) over the slowest level its group spans, independent of everything else on the
-// fabric. No contention by construction; the flow back-end adds it.
+// The analytical network back-end: each collective takes the closed-form time of the algorithm NCCL
+// would pick (nccl_model.hpp), independent of everything else on the fabric. No contention by
+// construction; the flow back-end runs the same algorithms as flows and adds it, and where nothing
+// contends the two agree.
 #include <map>
 #include <queue>
+#include <string>
 #include <tuple>
 
 #include "sim/comm_backend.hpp"
+#include "sim/nccl_model.hpp"
 #include "sim/task_graph.hpp"
 #include "topologies/cluster.hpp"
 
@@ -14,7 +17,7 @@ namespace cs::sim {
 
 class AnalyticalNetwork : public CommBackend {
  public:
-  AnalyticalNetwork(const TaskGraph& graph, const topo::Cluster& cluster);
+  AnalyticalNetwork(const TaskGraph& graph, const topo::Cluster& cluster, std::string forced_algorithm = {});
   void start(std::uint32_t collective, Time now) override;
   Time next_completion() const override;
   void pop_completed(Time now, std::vector<std::uint32_t>& done) override;
@@ -34,8 +37,9 @@ class AnalyticalNetwork : public CommBackend {
   const TaskGraph& graph_;
   const topo::Cluster& cluster_;
   std::map<std::tuple<int, double, std::uint32_t>, Cost> costs_;  // (kind, bytes, group)
-  std::vector<topo::GroupLink> group_links_;
-  std::vector<bool> have_link_;
+  std::string forced_algorithm_;
+  std::vector<GroupGeometry> geometry_;
+  std::vector<bool> have_geometry_;
   using Pending = std::tuple<Time, std::uint64_t, std::uint32_t>;  // (end, start order, collective)
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> in_flight_;
   std::uint64_t started_ = 0;

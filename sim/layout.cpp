@@ -6,17 +6,34 @@ namespace cs::sim {
 
 using models::ProcessGroup;
 
-Layout::Layout(int tp, int cp, int dp, int pp, int ep) : tp_(tp), cp_(cp), dp_(dp), pp_(pp), ep_(ep) {
-  CS_CHECK(tp >= 1 && cp >= 1 && dp >= 1 && pp >= 1 && ep >= 1 && dp % ep == 0);
+GroupKind group_kind(ProcessGroup g) {
+  switch (g) {
+    case ProcessGroup::tp: return GroupKind::tp;
+    case ProcessGroup::cp: return GroupKind::cp;
+    case ProcessGroup::ep: return GroupKind::ep;
+    case ProcessGroup::dp: return GroupKind::dp;
+    case ProcessGroup::pp: return GroupKind::pp;
+  }
+  return GroupKind::tp;
 }
 
-int Layout::size(ProcessGroup g) const {
+Layout::Layout(int tp, int cp, int dp, int pp, int ep, int shard_size)
+    : tp_(tp), cp_(cp), dp_(dp), pp_(pp), ep_(ep), shard_(shard_size > 0 ? shard_size : dp * cp) {
+  CS_CHECK(tp >= 1 && cp >= 1 && dp >= 1 && pp >= 1 && ep >= 1 && dp % ep == 0);
+  CS_CHECK(shard_ >= 1 && (dp * cp) % shard_ == 0);
+}
+
+int Layout::size(GroupKind g) const {
   switch (g) {
-    case ProcessGroup::tp: return tp_;
-    case ProcessGroup::cp: return cp_;
-    case ProcessGroup::ep: return ep_;
-    case ProcessGroup::dp: return dp_;
-    case ProcessGroup::pp: return pp_;
+    case GroupKind::tp: return tp_;
+    case GroupKind::cp: return cp_;
+    case GroupKind::ep: return ep_;
+    case GroupKind::dp: return dp_;
+    case GroupKind::pp: return pp_;
+    case GroupKind::dp_cp: return dp_ * cp_;
+    case GroupKind::expert_dp: return dp_ * cp_ / ep_;
+    case GroupKind::shard: return shard_;
+    case GroupKind::replica: return dp_ * cp_ / shard_;
   }
   return 1;
 }
@@ -31,18 +48,48 @@ RankCoord Layout::coord(int rank) const {
   return c;
 }
 
-std::vector<int> Layout::group(ProcessGroup g, int r) const {
+std::vector<int> Layout::group(GroupKind g, int r) const {
   const RankCoord base = coord(r);
   std::vector<int> out;
   out.reserve(static_cast<std::size_t>(size(g)));
+  // Members of the DP x CP group by index j = cp + CP * dp.
+  auto dp_cp_member = [&](int j) {
+    RankCoord c = base;
+    c.cp = j % cp_;
+    c.dp = j / cp_;
+    return rank(c);
+  };
+  const int j_self = base.cp + cp_ * base.dp;
+  switch (g) {
+    case GroupKind::dp_cp:
+      for (int j = 0; j < dp_ * cp_; ++j) out.push_back(dp_cp_member(j));
+      return out;
+    case GroupKind::expert_dp:
+      for (int q = 0; q < dp_ / ep_; ++q)
+        for (int cp = 0; cp < cp_; ++cp) {
+          RankCoord c = base;
+          c.cp = cp;
+          c.dp = q * ep_ + base.dp % ep_;
+          out.push_back(rank(c));
+        }
+      return out;
+    case GroupKind::shard:
+      for (int j = j_self / shard_ * shard_; j < (j_self / shard_ + 1) * shard_; ++j) out.push_back(dp_cp_member(j));
+      return out;
+    case GroupKind::replica:
+      for (int j = j_self % shard_; j < dp_ * cp_; j += shard_) out.push_back(dp_cp_member(j));
+      return out;
+    default: break;
+  }
   for (int i = 0; i < size(g); ++i) {
     RankCoord c = base;
     switch (g) {
-      case ProcessGroup::tp: c.tp = i; break;
-      case ProcessGroup::cp: c.cp = i; break;
-      case ProcessGroup::ep: c.dp = base.dp / ep_ * ep_ + i; break;
-      case ProcessGroup::dp: c.dp = i; break;
-      case ProcessGroup::pp: c.pp = i; break;
+      case GroupKind::tp: c.tp = i; break;
+      case GroupKind::cp: c.cp = i; break;
+      case GroupKind::ep: c.dp = base.dp / ep_ * ep_ + i; break;
+      case GroupKind::dp: c.dp = i; break;
+      case GroupKind::pp: c.pp = i; break;
+      default: CS_CHECK(false);
     }
     out.push_back(rank(c));
   }

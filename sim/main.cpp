@@ -18,6 +18,9 @@ namespace cs::sim::cli {
 const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
       {"run", "simulate one training step: step time, MFU, memory, cost", &cli::run},
+      {"sweep", "many variants of a scenario: --vary, layout --search, capacity planning", &cli::sweep},
+      {"calibrate", "fit a calibration profile from measurements (calibrate fit ...)", &cli::calibrate},
+      {"validate", "predicted vs measured for every point of measurement files", &cli::validate},
   };
   return list;
 }

@@ -1,5 +1,6 @@
 #include "sim/report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -70,7 +71,8 @@ json to_json(const Report& r) {
                       {"optimizer", m.optimizer_bytes / kGiB}, {"activations", m.activations_bytes / kGiB},
                       {"buffers", m.buffers_bytes / kGiB}, {"reserved", m.reserved_bytes / kGiB},
                       {"total", m.total_bytes() / kGiB}, {"capacity", r.memory_capacity_bytes / kGiB},
-                      {"peak_stage", m.stage}}},
+                      {"peak_stage", m.stage},
+                      {"over_capacity", std::max(0.0, m.total_bytes() - r.memory_capacity_bytes) / kGiB}}},
       {"fits_in_memory", r.fits_in_memory},
       {"cost", {{"price_per_gpu_hour_usd", r.price_per_gpu_hour_usd}, {"usd_per_step", r.cost.usd_per_step},
                 {"usd_per_hour", r.cost.usd_per_hour}, {"tokens_to_train", r.tokens_to_train},
@@ -118,7 +120,9 @@ std::string to_text(const Report& r) {
   line("comm total", comm.empty() ? "none" : comm + "(per GPU, overlapped or not)");
   const auto& m = r.memory;
   line("memory/GPU", fmt("%.1f GiB", m.total_bytes() / kGiB) + fmt(" of %.1f GiB", r.memory_capacity_bytes / kGiB) +
-                         (r.fits_in_memory ? " - fits" : " - DOES NOT FIT") + fmt("  (weights %.1f", m.weights_bytes / kGiB) +
+                         (r.fits_in_memory ? " - fits"
+                                           : " - DOES NOT FIT (stage " + std::to_string(m.stage) + " over by " +
+                                                 fmt("%.1f GiB)", (m.total_bytes() - r.memory_capacity_bytes) / kGiB)) + fmt("  (weights %.1f", m.weights_bytes / kGiB) +
                          fmt(", grads %.1f", m.grads_bytes / kGiB) + fmt(", optimizer %.1f", m.optimizer_bytes / kGiB) +
                          fmt(", activations %.1f", m.activations_bytes / kGiB) +
                          fmt(", buffers+reserve %.1f", (m.buffers_bytes + m.reserved_bytes) / kGiB) + "; stage " +

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/profile_json.hpp"
 #include "sim/input_error.hpp"
 
 namespace cs::sim {
@@ -241,7 +242,7 @@ void read_cluster(const json* v, Scenario& s, Errors& errors) {
     s.cluster.intra = *topo::find_intra_node(name);
   }
   if (s.cluster.intra.gpu_bandwidth_GBps <= 0) {
-    if (s.gpu.nvlink_gbps <= 0 && s.cluster.intra.name == "nvswitch")
+    if (s.gpu.nvlink_gbps <= 0 && s.cluster.intra.name == "nvswitch" && !s.gpu.name.empty())  // empty: GPU already reported
       errors.add("cluster.intra_node", "\"nvswitch\" needs a GPU with NVLink (" + s.gpu.name + " has none; use \"pcie\")");
     s.cluster.intra.gpu_bandwidth_GBps = std::max(1.0, s.gpu.nvlink_gbps / 2);  // per direction
   }
@@ -348,18 +349,21 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   t.sequence_parallel = r.boolean("sequence_parallel").value_or(false);
   t.zero_stage = static_cast<int>(r.integer("zero_stage", 0, false).value_or(0));
   if (t.zero_stage > 3) errors.add("training.zero_stage", std::to_string(t.zero_stage) + " is out of range (expected 0, 1, 2 or 3)");
+  bool hybrid_shard = false;
   if (auto f = r.choice("fsdp_sharding_strategy", {"FULL_SHARD", "SHARD_GRAD_OP", "HYBRID_SHARD", "NO_SHARD"})) {
-    if (*f == "HYBRID_SHARD")
-      errors.add("training.fsdp_sharding_strategy", "\"HYBRID_SHARD\" is not simulated yet (use FULL_SHARD, SHARD_GRAD_OP or NO_SHARD)");
-    t.zero_stage = *f == "FULL_SHARD" ? 3 : *f == "SHARD_GRAD_OP" ? 2 : 0;
+    hybrid_shard = *f == "HYBRID_SHARD";
+    t.zero_stage = *f == "FULL_SHARD" || hybrid_shard ? 3 : *f == "SHARD_GRAD_OP" ? 2 : 0;
   }
   if (auto rc = r.choice("recompute_granularity", {"none", "selective", "full"}))
     t.recompute = *rc == "full" ? models::Recompute::full : *rc == "selective" ? models::Recompute::selective : models::Recompute::none;
-  if (auto ps = r.choice("pipeline_schedule", {"1f1b", "gpipe", "interleaved"})) {
-    if (*ps == "interleaved")
-      errors.add("training.pipeline_schedule", "\"interleaved\" is not simulated yet (use \"1f1b\" or \"gpipe\")");
-    t.pipeline_schedule = *ps == "gpipe" ? PipelineSchedule::gpipe : PipelineSchedule::one_f_one_b;
-  }
+  const auto schedule_name = r.choice("pipeline_schedule", {"1f1b", "gpipe", "interleaved"});
+  if (schedule_name)
+    t.pipeline_schedule = *schedule_name == "gpipe"         ? PipelineSchedule::gpipe
+                          : *schedule_name == "interleaved" ? PipelineSchedule::interleaved
+                                                            : PipelineSchedule::one_f_one_b;
+  // Megatron: virtual pipeline stages imply the interleaved schedule.
+  if (t.vp > 1 && t.pipeline_schedule == PipelineSchedule::one_f_one_b && schedule_name.value_or("1f1b") != "gpipe")
+    t.pipeline_schedule = PipelineSchedule::interleaved;
   t.overlap_grad_reduce = r.boolean("overlap_grad_reduce").value_or(true);
   t.overlap_param_gather = r.boolean("overlap_param_gather").value_or(true);
   t.tokens_to_train = r.number("tokens_to_train", 0, false, false).value_or(0);
@@ -395,8 +399,11 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
                    " does not divide model.num_layers (" + std::to_string(m.num_layers) + ")");
   if (t.vp > 1 && t.pipeline_schedule == PipelineSchedule::gpipe)
     errors.add("training.virtual_pipeline_model_parallel_size", "needs pipeline_schedule \"interleaved\"");
-  if (t.vp > 1)
-    errors.add("training.virtual_pipeline_model_parallel_size", "interleaved virtual stages are not simulated yet (use 1)");
+  if (t.pipeline_schedule == PipelineSchedule::interleaved && t.vp == 1)
+    errors.add("training.pipeline_schedule", "\"interleaved\" needs training.virtual_pipeline_model_parallel_size > 1");
+  if (t.vp > 1 && t.pp < 2)
+    errors.add("training.virtual_pipeline_model_parallel_size", std::to_string(t.vp) + " needs pipeline_model_parallel_size >= 2 (got " +
+                                                                     std::to_string(t.pp) + ")");
   const std::int64_t per_step = t.micro_batch_size * t.dp;
   if (t.global_batch_size % per_step != 0)
     errors.add("training.global_batch_size", std::to_string(t.global_batch_size) + " is not divisible by micro_batch_size (" +
@@ -405,7 +412,36 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   if (t.seq_length % t.cp != 0)
     errors.add("training.context_parallel_size", std::to_string(t.cp) + " does not divide training.seq_length (" +
                                                      std::to_string(t.seq_length) + ")");
-  if (t.cp > 1) errors.add("training.context_parallel_size", "context parallelism is not simulated yet (use 1)");
+  if (t.pipeline_schedule == PipelineSchedule::interleaved && t.vp > 1 && t.pp >= 2 && t.global_batch_size % per_step == 0 &&
+      t.num_micro_batches() % t.pp != 0)
+    errors.add("training.global_batch_size", "the interleaved schedule needs the number of micro-batches (" +
+                                                 std::to_string(t.num_micro_batches()) + " = global_batch_size / (micro_batch_size x data-parallel " +
+                                                 std::to_string(t.dp) + ")) to be a multiple of pipeline_model_parallel_size (" +
+                                                 std::to_string(t.pp) + ")");
+  // Load-balanced causal ring attention (Transformer Engine) splits each sequence into 2 x CP chunks.
+  if (t.cp > 1 && m.causal && t.seq_length % (2 * t.cp) != 0)
+    errors.add("training.context_parallel_size", std::to_string(t.cp) + " needs training.seq_length (" + std::to_string(t.seq_length) +
+                                                     ") divisible by 2 x context_parallel_size (load-balanced ring attention)");
+  if (hybrid_shard) {
+    // HYBRID_SHARD shards inside a node: the DP x CP ranks of one node (TP is innermost, so a node holds
+    // gpus_per_node / tp of them) form a shard block; blocks replicate across nodes.
+    const int gpn = s.cluster.gpus_per_node;
+    const int dp_cp = t.dp * t.cp;
+    if (gpn % t.tp != 0) {
+      errors.add("training.fsdp_sharding_strategy", "\"HYBRID_SHARD\" needs tensor_model_parallel_size (" + std::to_string(t.tp) +
+                                                        ") to divide cluster.gpus_per_node (" + std::to_string(gpn) + ")");
+    } else if (t.ep > 1) {
+      errors.add("training.fsdp_sharding_strategy", "\"HYBRID_SHARD\" with expert_model_parallel_size > 1 is not simulated (use FULL_SHARD)");
+    } else {
+      const int block = std::min(dp_cp, gpn / t.tp);
+      if (dp_cp % block != 0)
+        errors.add("training.fsdp_sharding_strategy", "\"HYBRID_SHARD\" needs the data-parallel x context-parallel size (" +
+                                                          std::to_string(dp_cp) + ") to be a multiple of its ranks per node (" +
+                                                          std::to_string(block) + ")");
+      else
+        t.fsdp_shard_size = block < dp_cp ? block : 0;
+    }
+  }
   if (t.sequence_parallel && t.seq_length % t.tp != 0)
     errors.add("training.sequence_parallel", "needs training.seq_length (" + std::to_string(t.seq_length) +
                                                  ") divisible by tensor_model_parallel_size (" + std::to_string(t.tp) + ")");
@@ -507,7 +543,13 @@ Scenario parse_scenario(const json& doc, const std::string& file) {
     std::filesystem::path p(*cal);
     if (p.is_relative()) p = std::filesystem::path(file).parent_path() / p;
     s.calibration = p.lexically_normal().string();
-    errors.add("calibration", "calibration profiles are not read yet (remove the key to use the built-in H200-derived defaults)");
+    try {
+      models::CalibrationProfile profile = models::read_profile(s.calibration);
+      s.compute_profile = std::move(profile.compute);
+      if (!profile.comm.fits.empty()) s.comm_profile = std::move(profile.comm);
+    } catch (const models::ProfileError& e) {
+      for (const auto& m : e.messages()) errors.add("calibration", m);
+    }
   }
   read_simulation(top.raw("simulation"), s, errors);
   top.finish();

@@ -6,11 +6,14 @@
 // (what was expected)", thrown together as an InputError. Unknown keys are errors, with the nearest
 // known key suggested. `--set path=value` overrides are applied to the JSON before validation, so they
 // are validated exactly like the file (and named as coming from --set).
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "models/comm_profile.hpp"
+#include "models/compute_model.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/transformer.hpp"
 #include "sim/pipeline_schedule.hpp"
@@ -39,6 +42,11 @@ struct Scenario {
   models::ModelConfig model;
   models::TrainingConfig training;
   std::string calibration;  // profile path, resolved against the scenario's folder; empty = default
+  // The profile at `calibration`, read and validated with the scenario: its compute tables (absent: the
+  // built-in defaults, models::default_compute_profile()) and its fitted collectives (absent: the
+  // catalog's link parameters; consumed by the network model).
+  std::optional<models::ComputeProfile> compute_profile;
+  std::optional<models::CommProfile> comm_profile;
   SimulationOptions simulation;
   int num_gpus() const { return cluster.nodes * cluster.gpus_per_node; }
   double contention() const;

@@ -74,7 +74,9 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
   r.global_batch_size = t.global_batch_size;
   r.seq_length = t.seq_length;
   r.precision = std::string(models::to_string(t.precision));
-  r.schedule = t.pipeline_schedule == PipelineSchedule::gpipe ? "gpipe" : "1f1b";
+  r.schedule = t.pipeline_schedule == PipelineSchedule::gpipe         ? "gpipe"
+               : t.pipeline_schedule == PipelineSchedule::interleaved ? "interleaved"
+                                                                       : "1f1b";
   r.recompute = recompute_name(t.recompute);
   r.zero_stage = t.zero_stage;
   r.sequence_parallel = t.sequence_parallel;
@@ -155,7 +157,8 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
 SimulationResult simulate(const Scenario& scenario) {
   topo::Cluster cluster(scenario.cluster);
   SimulationResult result;
-  result.plan = build_step(scenario, models::default_compute_profile());
+  result.plan = build_step(scenario, scenario.compute_profile ? *scenario.compute_profile
+                                                                  : models::default_compute_profile());
   AnalyticalNetwork network(result.plan.graph, cluster);
   ExecutorOptions options;
   options.comm_compute_contention = scenario.contention();

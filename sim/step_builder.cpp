@@ -9,6 +9,7 @@
 #include "models/transformer.hpp"
 #include "sim/check.hpp"
 #include "sim/layout.hpp"
+#include "sim/pipeline_schedule.hpp"
 
 namespace cs::sim {
 
@@ -35,10 +36,12 @@ Category category_of(ProcessGroup g) {
   return Category::tp_comm;
 }
 
-// A compute op with its precomputed duration.
-struct TimedOp {
-  const Op* op;
-  Time duration;
+// An FSDP unit (and, for every sharding, the granularity at which gradients become ready): the
+// embedding, one transformer layer, or the LM head, with the parameters it holds on this rank.
+struct Unit {
+  const models::LayerOps* ops;
+  double dense;   // parameters reduced / sharded over the dense data-parallel group
+  double expert;  // over the expert-data-parallel group
 };
 
 class Builder {
@@ -47,7 +50,7 @@ class Builder {
       : s_(s),
         profile_(profile),
         t_(s.training),
-        layout_(t_.tp, t_.cp, t_.dp, t_.pp, t_.ep),
+        layout_(t_.tp, t_.cp, t_.dp, t_.pp, t_.ep, t_.zero_stage >= 3 ? t_.fsdp_shard_size : 0),
         layer_(models::transformer_layer_ops(s.model, t_)),
         embedding_(models::embedding_ops(s.model, t_)),
         head_(models::lm_head_ops(s.model, t_)) {}
@@ -77,7 +80,8 @@ class Builder {
     int global;
     TaskId last_compute = kNone;
     std::vector<TaskId> wait_for;  // tasks the next compute kernel must wait for
-    std::map<std::tuple<int, int, int>, int> sequence;  // (group kind, group key, channel) -> next index
+    std::map<std::tuple<int, std::uint32_t, int>, int> sequence;  // (category, group id, channel) -> next index
+    double ring_step_bytes = 0;    // pending ring-attention KV exchange for the next attention op
   };
 
   Time op_duration(const Op& op) const { return from_seconds(models::op_time_s(op, s_.gpu, profile_)); }
@@ -99,12 +103,14 @@ class Builder {
     return id;
   }
 
-  // The collective shared by every simulated member of `members` (global ranks, the real group), matched
-  // by its order on (kind, group, channel).
-  TaskId emit_collective(Emitter& e, StreamKind stream, Category cat, CollectiveKind kind, double bytes,
-                         const std::vector<int>& members, int channel, const std::string& name, int mb) {
-    const int group_key = *std::min_element(members.begin(), members.end());
-    const auto key = std::make_tuple(static_cast<int>(cat), group_key, channel);
+  // The collective shared by every simulated member of `members` (global ranks, the real group of kind
+  // `kind`; GroupKind::pp stands for a point-to-point pair), matched by its order on (category, group,
+  // channel).
+  TaskId emit_collective(Emitter& e, StreamKind stream, Category cat, CollectiveKind kind, double bytes, GroupKind gk,
+                         const std::vector<int>& members, int channel, const std::string& name, int mb,
+                         bool reversed = false) {
+    const std::uint32_t group = group_id(members, e.global, gk);
+    const auto key = std::make_tuple(static_cast<int>(cat), group, channel);
     const int seq = e.sequence[key]++;
     auto& list = collectives_[key];
     if (static_cast<int>(list.size()) <= seq) {
@@ -112,11 +118,13 @@ class Builder {
       Collective c;
       c.kind = kind;
       c.bytes = bytes;
-      c.group = group_id(members, e.global, cat == Category::pp_comm);
+      c.group = group;
+      c.reversed = reversed;
       list.push_back(g_->add_collective(std::move(c)));
     }
     const std::uint32_t cid = list[static_cast<std::size_t>(seq)];
-    CS_CHECK(g_->collectives()[cid].kind == kind && g_->collectives()[cid].bytes == bytes);
+    CS_CHECK(g_->collectives()[cid].kind == kind && g_->collectives()[cid].bytes == bytes &&
+             g_->collectives()[cid].reversed == reversed);
     Task t;
     t.rank = e.rank;
     t.stream = stream;
@@ -132,11 +140,10 @@ class Builder {
 
   // The task graph's id for a real group, with its mirrors under symmetry: the same group of every rank
   // the simulated one stands for (same pipeline stage, any TP / CP / DP index).
-  std::uint32_t group_id(const std::vector<int>& members, int global, bool p2p) {
+  std::uint32_t group_id(const std::vector<int>& members, int global, GroupKind kind) {
     const std::uint32_t id = g_->add_group(members);
     if (!s_.simulation.symmetry || !mirrored_.insert(id).second) return id;
     const RankCoord self = layout_.coord(global);
-    const ProcessGroup kind = p2p ? ProcessGroup::pp : kind_of_group(members, global);
     std::vector<std::uint32_t> mirrors;
     std::set<std::uint32_t> seen;
     for (int dp = 0; dp < t_.dp; ++dp)
@@ -144,7 +151,7 @@ class Builder {
         for (int tp = 0; tp < t_.tp; ++tp) {
           const int r = layout_.rank({tp, cp, dp, self.pp});
           std::vector<int> gpus;
-          if (p2p) {
+          if (kind == GroupKind::pp) {
             // The same pair of stages, shifted to this rank's TP / CP / DP index.
             for (int m : members) {
               RankCoord c = layout_.coord(r);
@@ -161,18 +168,38 @@ class Builder {
     return id;
   }
 
-  // Which process-group kind `members` is, seen from `global` (the coordinate that varies).
-  ProcessGroup kind_of_group(const std::vector<int>& members, int global) const {
-    for (ProcessGroup g : {ProcessGroup::tp, ProcessGroup::cp, ProcessGroup::dp, ProcessGroup::ep})
-      if (layout_.size(g) == static_cast<int>(members.size()) && layout_.group(g, global) == members) return g;
-    CS_CHECK(false);
-    return ProcessGroup::tp;
-  }
-
   // `t` consumes what the rank has produced so far: the last kernel and any collective still pending.
   void after_producers(const Emitter& e, TaskId t) {
     if (e.last_compute != kNone) g_->add_dependency(e.last_compute, t);
     for (TaskId w : e.wait_for) g_->add_dependency(w, t);
+  }
+
+  Category compute_category(const Op& op, bool backward) const {
+    if (op.kind == OpKind::optimizer) return Category::optimizer;
+    return backward && op.name.rfind("recompute", 0) == 0 ? Category::recompute : Category::compute;
+  }
+
+  // Ring attention (cp > 1): the attention op in cp steps, step i's KV transfer overlapping step i's
+  // compute and gating step i + 1 (see the header).
+  void run_ring_attention(Emitter& e, const Op& op, int mb, bool backward) {
+    const int cp = t_.cp;
+    Op step = op;
+    step.flops = op.flops / cp;
+    step.bytes = op.bytes / cp;
+    step.attention.seq_kv = op.attention.seq_kv / cp;
+    const Category cat = compute_category(op, backward);
+    const std::vector<int> ring = layout_.group(GroupKind::cp, e.global);
+    for (int i = 0; i < cp; ++i) {
+      TaskId transfer = kNone;
+      if (i + 1 < cp) {
+        transfer = emit_collective(e, StreamKind::comm_tp, Category::cp_comm, CollectiveKind::send_recv, e.ring_step_bytes,
+                                   GroupKind::cp, ring, 0, backward && op.kind == OpKind::attention_bwd ? "cp_kv_bwd" : "cp_kv", mb);
+        after_producers(e, transfer);
+      }
+      emit_compute(e, step, cat, mb);
+      if (transfer != kNone) e.wait_for.push_back(transfer);
+    }
+    e.ring_step_bytes = 0;
   }
 
   // Runs an op list: kernels on the compute stream, collectives on the TP stream between them.
@@ -181,122 +208,227 @@ class Builder {
       if (op.kind == OpKind::collective) {
         const std::vector<int> members = layout_.group(op.group, e.global);
         if (members.size() < 2) continue;
+        if (op.group == ProcessGroup::cp) {
+          // The KV exchange of ring attention: issued step by step with the attention op that follows.
+          CS_CHECK(op.collective == CollectiveKind::send_recv && e.ring_step_bytes == 0);
+          e.ring_step_bytes = op.comm_bytes / (t_.cp - 1);
+          continue;
+        }
         const TaskId c = emit_collective(e, StreamKind::comm_tp, category_of(op.group), op.collective, op.comm_bytes,
-                                         members, 0, op.name, mb);
+                                         group_kind(op.group), members, 0, op.name, mb);
         after_producers(e, c);
         e.wait_for.clear();
         e.wait_for.push_back(c);
         continue;
       }
-      const bool recompute = backward && op.name.rfind("recompute", 0) == 0;
-      emit_compute(e, op, op.kind == OpKind::optimizer ? Category::optimizer : recompute ? Category::recompute : Category::compute, mb);
+      if ((op.kind == OpKind::attention_fwd || op.kind == OpKind::attention_bwd) && e.ring_step_bytes > 0) {
+        run_ring_attention(e, op, mb, backward);
+        continue;
+      }
+      emit_compute(e, op, compute_category(op, backward), mb);
     }
+    CS_CHECK(e.ring_step_bytes == 0);
   }
 
-  // Send/recv of a pipeline tensor between neighbouring stages (both simulated under symmetry).
+  // Send/recv of a pipeline tensor between two stages (both simulated under symmetry). Channels keep the
+  // four flows of a stage pair apart — activations and gradients, each way (interleaved schedules with
+  // p = 2 send activations both ways between the same two stages).
   TaskId emit_p2p(Emitter& e, StreamKind stream, int peer_stage, double bytes, int mb) {
     RankCoord c = layout_.coord(e.global);
+    CS_CHECK(c.pp != peer_stage);
     c.pp = peer_stage;
     const int peer = layout_.rank(c);
-    std::vector<int> members = {std::min(e.global, peer), std::max(e.global, peer)};
+    const std::vector<int> members = {std::min(e.global, peer), std::max(e.global, peer)};
     const bool fwd = stream == StreamKind::pp_send_fwd || stream == StreamKind::pp_recv_fwd;
     const bool send = stream == StreamKind::pp_send_fwd || stream == StreamKind::pp_send_bwd;
-    return emit_collective(e, stream, Category::pp_comm, CollectiveKind::send_recv, bytes, members, fwd ? 1 : 2,
-                           std::string(send ? "send-" : "recv-") + (fwd ? "activation" : "gradient"), mb);
+    const int sender = send ? e.global : peer;
+    const int channel = 1 + (fwd ? 0 : 2) + (sender == members[0] ? 0 : 1);
+    return emit_collective(e, stream, Category::pp_comm, CollectiveKind::send_recv, bytes, GroupKind::pp, members, channel,
+                           std::string(send ? "send-" : "recv-") + (fwd ? "activation" : "gradient"), mb,
+                           sender != members[0]);
+  }
+
+  // A data-parallel collective on the comm_dp stream after `deps` (nothing when the group is one rank).
+  TaskId emit_dp(Emitter& e, CollectiveKind kind, double bytes, GroupKind gk, int channel, const char* name, int mb,
+                 const std::vector<TaskId>& deps) {
+    const std::vector<int> members = layout_.group(gk, e.global);
+    if (members.size() < 2 || bytes <= 0) return kNone;
+    const TaskId c = emit_collective(e, StreamKind::comm_dp, Category::dp_comm, kind, bytes, gk, members, channel, name, mb);
+    for (TaskId d : deps)
+      if (d != kNone) g_->add_dependency(d, c);
+    return c;
   }
 
   void build_rank(std::uint32_t sim_rank, int global) {
-    Emitter e{sim_rank, global, kNone, {}, {}};
+    Emitter e{sim_rank, global, kNone, {}, {}, 0};
     const RankCoord coord = layout_.coord(global);
     const int stage = coord.pp;
-    const bool first = stage == 0, last = stage == t_.pp - 1;
-    const int layers = static_cast<int>(s_.model.num_layers / t_.pp);
+    const int p = t_.pp, v = t_.vp;
+    const bool first = stage == 0, last = stage == p - 1;
+    const int layers_per_chunk = static_cast<int>(s_.model.num_layers / (p * v));
     const int m = static_cast<int>(t_.num_micro_batches());
+    const int zero = t_.zero_stage;
     // Pipeline tensor: [micro_batch, seq / cp, hidden] in bf16; with sequence parallelism each TP rank
     // holds (and sends) only its 1/tp slice.
     const double p2p_bytes = static_cast<double>(t_.micro_batch_size) * static_cast<double>(t_.seq_length / t_.cp) *
                              static_cast<double>(s_.model.hidden_size) * 2.0 / (t_.sequence_parallel ? t_.tp : 1);
 
-    // Parameters this rank holds before ZeRO sharding (models::parameters_on_rank: its layers' share over
-    // TP plus the embedding / LM head on the first / last stage). Their gradients become ready in backward
-    // order: LM head, layers last to first, embedding. Expert parameters are reduced over the same DP
-    // group here (their smaller expert-data-parallel group is not modelled yet).
-    const double rank_params = models::parameters_on_rank(s_.model, t_, stage).total();
-    const double emb_params = models::embedding_parameters(s_.model) / t_.tp;
-    const double first_emb = first ? (s_.model.untie_embeddings ? emb_params / 2 : emb_params) : 0;
-    const double last_emb = last && t_.pp > 1 ? std::min(emb_params / (s_.model.untie_embeddings ? 2 : 1), rank_params - first_emb) : 0;
-    const double layer_params = (rank_params - first_emb - last_emb) / layers;
+    // Parameters this rank holds before sharding (models::parameters_on_rank), split into units: the
+    // embedding (vocab-parallel word embedding + learned positions) on stage 0, the final norm and the
+    // LM head on the last stage (a copy of the tied embedding when pp > 1), the layers the rest.
+    const models::RankParameters rp = models::parameters_on_rank(s_.model, t_, stage);
+    const double h = static_cast<double>(s_.model.hidden_size);
+    const double word = static_cast<double>(models::padded_vocab_size(s_.model, t_.tp)) * h / t_.tp;
+    const double emb_params = first ? word + static_cast<double>(s_.model.max_position_embeddings) * h : 0;
+    const double head_params =
+        last ? models::final_norm_parameters(s_.model) + (s_.model.untie_embeddings || p > 1 ? word : 0) : 0;
+    const double layers_here = static_cast<double>(layers_per_chunk) * v;
+    // With a single expert-parallel rank the experts reduce with the dense parameters.
+    const bool separate_experts = t_.ep > 1 && rp.expert > 0;
+    const double layer_dense = (rp.dense - emb_params - head_params + (separate_experts ? 0 : rp.expert)) / layers_here;
+    const double layer_expert = separate_experts ? rp.expert / layers_here : 0;
+    std::vector<std::vector<Unit>> chunk_units(static_cast<std::size_t>(v));
+    for (int c = 0; c < v; ++c) {
+      auto& units = chunk_units[static_cast<std::size_t>(c)];
+      if (first && c == 0) units.push_back({&embedding_, emb_params, 0});
+      for (int l = 0; l < layers_per_chunk; ++l) units.push_back({&layer_, layer_dense, layer_expert});
+      if (last && c == v - 1) units.push_back({&head_, head_params, 0});
+    }
 
-    const auto order = pipeline_order(t_.pipeline_schedule, t_.pp, m, stage);
-    std::vector<int> dp_members = layout_.group(ProcessGroup::dp, global);
-    const bool reduce_grads = dp_members.size() > 1;
+    // Data-parallel groups: ZeRO-3 under HYBRID_SHARD shards inside the node's block and all-reduces
+    // across blocks; everything else works on the whole DP x CP group (experts: expert-DP).
+    const bool hybrid = zero >= 3 && layout_.shard_size() < layout_.size(GroupKind::dp_cp);
+    const GroupKind dense_group = hybrid ? GroupKind::shard : GroupKind::dp_cp;
+    const GroupKind expert_group = GroupKind::expert_dp;
+    const double dense_shards = layout_.size(dense_group), expert_shards = layout_.size(expert_group);
     std::vector<TaskId> grad_reductions;
-    // Gradient buckets of the last micro-batch's backward, in the order they fill up. With
-    // overlap_grad_reduce each is reduced as soon as it is full; without, all are reduced (the same
-    // buckets) after the backward pass ends.
-    double bucket = 0;
-    std::vector<double> deferred;
-    auto reduce_bucket = [&](double params, int mb) {
-      const CollectiveKind kind = t_.zero_stage >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
-      const TaskId c = emit_collective(e, StreamKind::comm_dp, Category::dp_comm, kind, params * kGradBytes, dp_members, 0,
-                                       t_.zero_stage >= 1 ? "grad-reduce-scatter" : "grad-all-reduce", mb);
-      after_producers(e, c);
-      grad_reductions.push_back(c);
+
+    // ZeRO 0-2: bucketed gradient reduction (dense and expert buckets apart).
+    const CollectiveKind bucket_kind = zero >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
+    const char* bucket_name = zero >= 1 ? "grad-reduce-scatter" : "grad-all-reduce";
+    const double bucket_limit = s_.simulation.grad_bucket_params;
+    double dense_bucket = 0, expert_bucket = 0;
+    std::vector<std::pair<GroupKind, double>> deferred;
+    auto reduce_bucket = [&](GroupKind gk, double params, int mb) {
+      std::vector<TaskId> deps = e.wait_for;
+      deps.push_back(e.last_compute);
+      const TaskId c = emit_dp(e, bucket_kind, params * kGradBytes, gk, 0, bucket_name, mb, deps);
+      if (c != kNone) grad_reductions.push_back(c);
     };
-    auto close_bucket = [&](int mb) {
-      if (bucket <= 0 || !reduce_grads) return;
+    auto close_bucket = [&](GroupKind gk, double& bucket, int mb) {
+      if (bucket <= 0) return;
       if (t_.overlap_grad_reduce)
-        reduce_bucket(bucket, mb);
+        reduce_bucket(gk, bucket, mb);
       else
-        deferred.push_back(bucket);
+        deferred.emplace_back(gk, bucket);
       bucket = 0;
     };
-    const double bucket_limit = s_.simulation.grad_bucket_params;
-    auto add_grads = [&](double params, int mb, bool last_pass) {
-      if (!last_pass || !reduce_grads) return;
-      bucket += params;
-      if (bucket >= bucket_limit) close_bucket(mb);
+    auto add_grads = [&](const Unit& u, int mb) {
+      dense_bucket += u.dense;
+      expert_bucket += u.expert;
+      if (dense_bucket >= bucket_limit) close_bucket(dense_group, dense_bucket, mb);
+      if (expert_bucket >= bucket_limit) close_bucket(expert_group, expert_bucket, mb);
     };
 
-    for (const PipelineAction& a : order) {
-      const int mb = a.micro_batch;
+    // ZeRO-3: a unit's parameter gathers (dense and expert) and its gradient reduce-scatter (+ the
+    // HYBRID_SHARD all-reduce of the shard across nodes).
+    auto gather_unit = [&](const Unit& u, int mb) {
+      const std::vector<TaskId> deps = {e.last_compute};
+      TaskId last_gather = emit_dp(e, CollectiveKind::all_gather, u.dense * kParamBytes, dense_group, 1, "param-all-gather", mb, deps);
+      const TaskId eg = emit_dp(e, CollectiveKind::all_gather, u.expert * kParamBytes, expert_group, 1, "param-all-gather", mb, deps);
+      return eg != kNone ? eg : last_gather;
+    };
+    auto reduce_unit = [&](const Unit& u, int mb) {
+      const std::vector<TaskId> deps = {e.last_compute};
+      const TaskId rs = emit_dp(e, CollectiveKind::reduce_scatter, u.dense * kGradBytes, dense_group, 0, "grad-reduce-scatter", mb, deps);
+      if (rs != kNone) grad_reductions.push_back(rs);
+      if (hybrid) {
+        const TaskId ar = emit_dp(e, CollectiveKind::all_reduce, u.dense / dense_shards * kGradBytes, GroupKind::replica, 0,
+                                  "grad-all-reduce-replicas", mb, {rs, e.last_compute});
+        if (ar != kNone) grad_reductions.push_back(ar);
+      }
+      const TaskId ers = emit_dp(e, CollectiveKind::reduce_scatter, u.expert * kGradBytes, expert_group, 0, "grad-reduce-scatter", mb, deps);
+      if (ers != kNone) grad_reductions.push_back(ers);
+    };
+
+    // One pass (forward or backward of one chunk for one micro-batch) over its units.
+    auto run_units = [&](const std::vector<Unit>& units, int mb, bool backward, bool reducing) {
+      const int n = static_cast<int>(units.size());
+      std::vector<TaskId> gathers(static_cast<std::size_t>(n), kNone);
+      std::vector<bool> gathered(static_cast<std::size_t>(n), false);
+      auto at = [&](int i) { return backward ? n - 1 - i : i; };
+      auto gather = [&](int i) {
+        if (gathered[static_cast<std::size_t>(i)]) return;
+        gathered[static_cast<std::size_t>(i)] = true;
+        gathers[static_cast<std::size_t>(i)] = gather_unit(units[static_cast<std::size_t>(at(i))], mb);
+      };
+      for (int i = 0; i < n; ++i) {
+        const Unit& u = units[static_cast<std::size_t>(at(i))];
+        if (zero >= 3) {
+          gather(i);
+          if (t_.overlap_param_gather && i + 1 < n) gather(i + 1);  // prefetch the next unit
+          if (gathers[static_cast<std::size_t>(i)] != kNone) e.wait_for.push_back(gathers[static_cast<std::size_t>(i)]);
+        }
+        run_ops(e, backward ? u.ops->backward : u.ops->forward, mb, backward);
+        if (!backward) continue;
+        if (zero >= 3)
+          reduce_unit(u, mb);
+        else if (reducing)
+          add_grads(u, mb);
+      }
+      if (backward && reducing && zero < 3) {
+        close_bucket(dense_group, dense_bucket, mb);
+        close_bucket(expert_group, expert_bucket, mb);
+      }
+    };
+
+    const auto order = pipeline_order(t_.pipeline_schedule, p, m, stage, v);
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const PipelineAction& a = order[k];
+      const int mb = a.micro_batch, c = a.chunk;
+      // Neighbours in the model's layer order: (stage - 1, c) or, wrapping, (p - 1, c - 1) before; (stage
+      // + 1, c) or (0, c + 1) after.
+      const bool has_prev = !(first && c == 0), has_next = !(last && c == v - 1);
+      const int prev_stage = first ? p - 1 : stage - 1, next_stage = last ? 0 : stage + 1;
+      const auto& units = chunk_units[static_cast<std::size_t>(c)];
       if (a.forward) {
-        if (!first) e.wait_for.push_back(emit_p2p(e, StreamKind::pp_recv_fwd, stage - 1, p2p_bytes, mb));
-        if (first) run_ops(e, embedding_.forward, mb, false);
-        for (int l = 0; l < layers; ++l) run_ops(e, layer_.forward, mb, false);
-        if (last) run_ops(e, head_.forward, mb, false);
-        if (!last) after_producers(e, emit_p2p(e, StreamKind::pp_send_fwd, stage + 1, p2p_bytes, mb));
+        if (has_prev) e.wait_for.push_back(emit_p2p(e, StreamKind::pp_recv_fwd, prev_stage, p2p_bytes, mb));
+        run_units(units, mb, false, false);
+        if (has_next) after_producers(e, emit_p2p(e, StreamKind::pp_send_fwd, next_stage, p2p_bytes, mb));
       } else {
-        const bool last_pass = mb == m - 1;
-        if (!last) e.wait_for.push_back(emit_p2p(e, StreamKind::pp_recv_bwd, stage + 1, p2p_bytes, mb));
-        if (last) {
-          run_ops(e, head_.backward, mb, true);
-          add_grads(last_emb, mb, last_pass);
-        }
-        for (int l = 0; l < layers; ++l) {
-          run_ops(e, layer_.backward, mb, true);
-          add_grads(layer_params, mb, last_pass);
-        }
-        if (first) {
-          run_ops(e, embedding_.backward, mb, true);
-          add_grads(first_emb, mb, last_pass);
-        }
-        if (!first) after_producers(e, emit_p2p(e, StreamKind::pp_send_bwd, stage - 1, p2p_bytes, mb));
-        if (last_pass) {
-          close_bucket(mb);
-          for (double params : deferred) reduce_bucket(params, mb);
+        // DDP / ZeRO-1 reduce the accumulated gradients once, in the last micro-batch's backward; ZeRO-2
+        // every micro-batch.
+        const bool reducing = zero == 2 || mb == m - 1;
+        if (has_next) e.wait_for.push_back(emit_p2p(e, StreamKind::pp_recv_bwd, next_stage, p2p_bytes, mb));
+        run_units(units, mb, true, reducing);
+        if (has_prev) after_producers(e, emit_p2p(e, StreamKind::pp_send_bwd, prev_stage, p2p_bytes, mb));
+        // Without overlap the buckets go after the backward: after each micro-batch's (ZeRO-2), else after
+        // the rank's last backward pass.
+        const bool final_backward = k + 1 == order.size();
+        if (!deferred.empty() && (zero == 2 || final_backward)) {
+          for (const auto& [gk, params] : deferred) reduce_bucket(gk, params, mb);
+          deferred.clear();
         }
       }
     }
+    CS_CHECK(deferred.empty());
 
-    // Optimizer step after every gradient reduction; ZeRO gathers the updated parameter shards back.
+    // Optimizer step after every gradient reduction, on the rank's shard; ZeRO-1/2 gather the updated
+    // parameter shards back (ZeRO-3 gathers them in the next step's forward).
     for (TaskId c : grad_reductions) e.wait_for.push_back(c);
-    const double shard = t_.zero_stage >= 1 ? rank_params / t_.dp : rank_params;
+    const double shard = zero >= 1 ? (rp.dense + (separate_experts ? 0 : rp.expert)) / dense_shards +
+                                         (separate_experts ? rp.expert / expert_shards : 0)
+                                   : rp.total();
     emit_compute(e, models::optimizer_op(shard), Category::optimizer, -1);
-    if (t_.zero_stage >= 1 && reduce_grads) {
-      const TaskId gather = emit_collective(e, StreamKind::comm_dp, Category::dp_comm, CollectiveKind::all_gather,
-                                            rank_params * kParamBytes, dp_members, 1, "param-all-gather", -1);
-      after_producers(e, gather);
+    if (zero == 1 || zero == 2) {
+      const std::vector<TaskId> deps = {e.last_compute};
+      const double dense_params = rp.dense + (separate_experts ? 0 : rp.expert);
+      const TaskId g1 = emit_dp(e, CollectiveKind::all_gather, dense_params * kParamBytes, dense_group, 1, "param-all-gather", -1, deps);
+      if (g1 != kNone) after_producers(e, g1);
+      if (separate_experts) {
+        const TaskId g2 = emit_dp(e, CollectiveKind::all_gather, rp.expert * kParamBytes, expert_group, 1, "param-all-gather", -1, deps);
+        if (g2 != kNone) after_producers(e, g2);
+      }
     }
   }
 
@@ -307,7 +439,7 @@ class Builder {
   models::LayerOps layer_, embedding_, head_;
   TaskGraph* g_ = nullptr;
   std::vector<double>* flops_ = nullptr;
-  std::map<std::tuple<int, int, int>, std::vector<std::uint32_t>> collectives_;
+  std::map<std::tuple<int, std::uint32_t, int>, std::vector<std::uint32_t>> collectives_;
   std::set<std::uint32_t> mirrored_;
 };
 

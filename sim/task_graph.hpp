@@ -61,6 +61,7 @@ struct Collective {
   models::CollectiveKind kind = models::CollectiveKind::all_reduce;
   double bytes = 0;           // nccl-tests "size" of the operation
   std::uint32_t group = 0;    // the real process group (TaskGraph::group), all its GPUs, simulated or not
+  bool reversed = false;      // send/recv: data goes from the group's second GPU to its first
   std::vector<TaskId> members;  // the tasks of the simulated ranks that take part
 };
 

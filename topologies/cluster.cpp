@@ -2,7 +2,7 @@
 //
 // Vertex numbering (stable, deterministic): all GPUs first, so gpu_vertex(g) == g; then scale-up
 // switches (one per node, or one per multi-node domain for nvl72); then NICs node by node; then leaves;
-// then spines. Every cable is added as two directed edges, forward then reverse, with equal bandwidth and
+// then spines (pod by pod); then cores (plane by plane). Every cable is added as two directed edges, forward then reverse, with equal bandwidth and
 // latency, both in the Boost graph and in the plain edge vector (same order, so edge i of either is the
 // same edge).
 //
@@ -13,7 +13,9 @@
 //   GPU sharing that NIC. Gen5 x16 (64 GB/s) for NICs up to 400 Gb/s, Gen6 x16 (128 GB/s, ConnectX-8)
 //   above, times the pcie catalog efficiency; so the PCIe hop never caps a catalog NIC. Latency 0: the
 //   NIC's per-hop latency already includes its DMA.
-// - NIC <-> leaf and leaf <-> spine: the NIC link's payload bandwidth and per-hop latency.
+// - GPU <-> GPU NVLink bridge (bridged PCIe nodes): bridge bandwidth x efficiency, the whole intra-node
+//   hop latency on the one edge.
+// - NIC <-> leaf, leaf <-> spine, spine <-> core: the NIC link's payload bandwidth and per-hop latency.
 //
 // Fabric: NICs take leaf down-ports in order (fat-tree, ethernet): global NIC n*N + j sits on leaf
 // (n*N + j) / leaf_radix. Rail-optimized: NIC j of every node of a block of leaf_radix nodes sits on rail
@@ -22,38 +24,30 @@
 // count. Spines are logical planes of unbounded radix: a real spine layer of bounded radix that provides
 // the same up-link capacity behaves the same for the analytical and flow models. One leaf: no spines;
 // one node: no scale-out at all, neither NICs nor switches (nothing would cross them).
+// Three tiers: leaf l is in pod l / leaves_per_pod and its up-links go to its pod's spines 0..u_l-1 (a pod
+// has as many spines as its largest u_l). Pod spine s has d_s down-links (leaves of the pod with u_l > s)
+// and ceil(d_s / spine_oversubscription) up-links, to cores 0.. of core plane s; plane s has as many cores
+// as its largest such count. One pod: no cores. Planes keep every inter-pod path leaf -> spine s -> core
+// (s, k) -> spine s -> leaf, so the equal-cost set is {s < min(u_A, u_B)} x {k < min(c_A,s, c_B,s)}.
 #include "topologies/cluster.hpp"
 
 #include <algorithm>
-#include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/breadth_first_search.hpp>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <utility>
 
 #include "topologies/check.hpp"
+#include "topologies/cluster_impl.hpp"
 
 namespace cs::topo {
 namespace {
 
-struct VertexProps {
-  VertexKind kind = VertexKind::gpu;
-  int node = -1;
-  int index = 0;
-};
-
-struct EdgeProps {
-  EdgeKind kind = EdgeKind::network;
-  double bandwidth_Bps = 0;
-  double latency_s = 0;
-};
-
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, VertexProps,
-                                    EdgeProps>;
-
-constexpr double kGBps = 1e9;
-constexpr double kUs = 1e-6;
+using detail::Graph;
+using detail::kGBps;
+using detail::kUs;
 
 // PCIe x16 per-direction line rates (PCI-SIG): Gen5 32 GT/s, Gen6 64 GT/s.
 constexpr double kPcieGen5x16GBps = 64.0;
@@ -63,65 +57,50 @@ constexpr double kGen5MaxNicGbps = 504.0;
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
+// Cables needed to carry `down` cables' worth of capacity at ratio `oversub`. The epsilon keeps e.g.
+// 16 / (16/3) from rounding 3.0000000001 up to 4.
+int up_links_for(int down, double oversub) {
+  return static_cast<int>(std::ceil(down / oversub - 1e-9));
+}
+
+std::size_t at(int i) { return static_cast<std::size_t>(i); }
+
 }  // namespace
 
-struct Cluster::Impl {
-  ClusterSpec spec;
-  Graph graph;
-  std::vector<Vertex> vertices;
-  std::vector<Edge> edges;
+int Cluster::Impl::add_vertex(VertexKind kind, int node, int index) {
+  const auto v = boost::add_vertex(detail::VertexProps{kind, node, index}, graph);
+  CS_TOPO_CHECK(static_cast<std::size_t>(v) == vertices.size());
+  vertices.push_back(Vertex{kind, node, index});
+  return static_cast<int>(v);
+}
 
-  int nodes_per_domain = 1;  // nodes sharing one scale-up fabric (>1 only for nvl72-style domains)
-  int first_switch = 0;
-  int first_nic = 0;
-  int first_leaf = 0;
-  int first_spine = 0;
-  int num_leaves = 0;
-  int num_spines = 0;
-  std::vector<int> nic_leaf;  // leaf number of global NIC n*N + j; empty for one node
-  double scaleup_Bps = 0;     // per GPU, per direction, payload
-
-  int add_vertex(VertexKind kind, int node, int index) {
-    const auto v = boost::add_vertex(VertexProps{kind, node, index}, graph);
-    CS_TOPO_CHECK(static_cast<std::size_t>(v) == vertices.size());
-    vertices.push_back(Vertex{kind, node, index});
-    return static_cast<int>(v);
+int Cluster::Impl::add_cable(int a, int b, EdgeKind kind, double bandwidth_Bps, double latency_s) {
+  CS_TOPO_CHECK(a != b && bandwidth_Bps > 0 && latency_s >= 0);
+  const int forward = static_cast<int>(edges.size());
+  for (const auto& [src, dst] : {std::pair{a, b}, std::pair{b, a}}) {
+    const auto [e, added] = boost::add_edge(static_cast<Graph::vertex_descriptor>(src),
+                                            static_cast<Graph::vertex_descriptor>(dst),
+                                            detail::EdgeProps{kind, bandwidth_Bps, latency_s}, graph);
+    CS_TOPO_CHECK(added);
+    (void)e;
+    edges.push_back(Edge{src, dst, kind, bandwidth_Bps, latency_s});
   }
+  return forward;
+}
 
-  void add_cable(int a, int b, EdgeKind kind, double bandwidth_Bps, double latency_s) {
-    CS_TOPO_CHECK(a != b && bandwidth_Bps > 0 && latency_s >= 0);
-    for (const auto& [src, dst] : {std::pair{a, b}, std::pair{b, a}}) {
-      const auto [e, added] = boost::add_edge(static_cast<Graph::vertex_descriptor>(src),
-                                              static_cast<Graph::vertex_descriptor>(dst),
-                                              EdgeProps{kind, bandwidth_Bps, latency_s}, graph);
-      CS_TOPO_CHECK(added);
-      (void)e;
-      edges.push_back(Edge{src, dst, kind, bandwidth_Bps, latency_s});
+// Local NIC indices a GPU's traffic uses: with N <= G GPU g shares NIC g*N/G; with N > G GPU g owns the
+// NICs j with j*G/N == g.
+void Cluster::Impl::nics_of_local_gpu(int local_gpu, std::set<int>& out) const {
+  const int g = spec.gpus_per_node;
+  const int n = spec.nics_per_node;
+  if (n <= g) {
+    out.insert(local_gpu * n / g);
+  } else {
+    for (int j = 0; j < n; ++j) {
+      if (j * g / n == local_gpu) out.insert(j);
     }
   }
-
-  int leaf_of_nic(int node, int nic) const {
-    if (nic_leaf.empty()) return -1;
-    return nic_leaf[static_cast<std::size_t>(node * spec.nics_per_node + nic)];
-  }
-
-  // Local NIC indices a GPU's traffic uses: with N <= G GPU g shares NIC g*N/G; with N > G GPU g owns the
-  // NICs j with j*G/N == g.
-  void nics_of_local_gpu(int local_gpu, std::set<int>& out) const {
-    const int g = spec.gpus_per_node;
-    const int n = spec.nics_per_node;
-    if (n <= g) {
-      out.insert(local_gpu * n / g);
-    } else {
-      for (int j = 0; j < n; ++j) {
-        if (j * g / n == local_gpu) out.insert(j);
-      }
-    }
-  }
-
-  void build();
-  void build_fabric();
-};
+}
 
 void Cluster::Impl::build() {
   const ClusterSpec& s = spec;
@@ -130,14 +109,18 @@ void Cluster::Impl::build() {
   CS_TOPO_CHECK(s.intra.gpu_bandwidth_GBps > 0);
   CS_TOPO_CHECK(s.intra.efficiency > 0 && s.intra.efficiency <= 1);
   CS_TOPO_CHECK(s.intra.latency_us >= 0);
+  CS_TOPO_CHECK(s.intra.bridge_bandwidth_GBps >= 0);
+  CS_TOPO_CHECK(s.intra.bridge_bandwidth_GBps == 0 || !s.intra.switched);  // bridges: PCIe nodes only
   CS_TOPO_CHECK(s.fabric == "fat-tree" || s.fabric == "rail-optimized" || s.fabric == "ethernet");
   CS_TOPO_CHECK(s.nics_per_node >= 0);
+  CS_TOPO_CHECK(s.tiers == 2 || s.tiers == 3);
   if (s.nodes > 1) {
     CS_TOPO_CHECK(s.nics_per_node >= 1);
     CS_TOPO_CHECK(s.nic.line_rate_gbps > 0 && s.nic.efficiency > 0 && s.nic.efficiency <= 1);
     CS_TOPO_CHECK(s.nic.latency_us >= 0);
     CS_TOPO_CHECK(s.oversubscription > 0);
     CS_TOPO_CHECK(s.leaf_radix >= 1);
+    if (s.tiers == 3) CS_TOPO_CHECK(s.leaves_per_pod >= 1 && s.spine_oversubscription > 0);
   }
 
   const int domain_gpus = s.intra.domain_gpus;
@@ -147,6 +130,8 @@ void Cluster::Impl::build() {
     nodes_per_domain = domain_gpus / s.gpus_per_node;
   }
   scaleup_Bps = s.intra.gpu_bandwidth_GBps * kGBps * s.intra.efficiency;
+  bridge_Bps = s.intra.bridge_bandwidth_GBps * kGBps * s.intra.efficiency;
+  pxn = s.pxn && s.fabric == "rail-optimized" && s.intra.switched;
 
   const int num_gpus = s.nodes * s.gpus_per_node;
   for (int gpu = 0; gpu < num_gpus; ++gpu) add_vertex(VertexKind::gpu, gpu / s.gpus_per_node, gpu);
@@ -164,9 +149,26 @@ void Cluster::Impl::build() {
     }
   }
   const double half_hop_s = s.intra.latency_us * kUs / 2.0;
+  gpu_up_edge.assign(at(num_gpus), -1);
+  gpu_down_edge.assign(at(num_gpus), -1);
   for (int gpu = 0; gpu < num_gpus; ++gpu) {
     const int domain = gpu / s.gpus_per_node / nodes_per_domain;
-    add_cable(gpu, first_switch + domain, scaleup_kind, scaleup_Bps, half_hop_s);
+    const int e = add_cable(gpu, first_switch + domain, scaleup_kind, scaleup_Bps, half_hop_s);
+    gpu_up_edge[at(gpu)] = e;
+    gpu_down_edge[at(gpu)] = e + 1;
+  }
+
+  // NVLink bridges between local GPUs 2i and 2i+1 of PCIe nodes.
+  bridge_edge.assign(at(num_gpus), -1);
+  if (bridge_Bps > 0) {
+    for (int node = 0; node < s.nodes; ++node) {
+      for (int local = 0; local + 1 < s.gpus_per_node; local += 2) {
+        const int a = node * s.gpus_per_node + local;
+        const int e = add_cable(a, a + 1, EdgeKind::nvlink, bridge_Bps, s.intra.latency_us * kUs);
+        bridge_edge[at(a)] = e;
+        bridge_edge[at(a + 1)] = e + 1;
+      }
+    }
   }
 
   // NICs and their PCIe attachment.
@@ -175,18 +177,34 @@ void Cluster::Impl::build() {
     for (int node = 0; node < s.nodes; ++node) {
       for (int j = 0; j < s.nics_per_node; ++j) add_vertex(VertexKind::nic, node, j);
     }
+    owned_count.assign(at(s.gpus_per_node), 0);
+    std::vector<std::set<int>> owned(at(s.gpus_per_node));
+    for (int local = 0; local < s.gpus_per_node; ++local) {
+      nics_of_local_gpu(local, owned[at(local)]);
+      owned_count[at(local)] = static_cast<int>(owned[at(local)].size());
+      max_owned_nics = std::max(max_owned_nics, owned_count[at(local)]);
+    }
+    owned_nic.assign(at(s.gpus_per_node * max_owned_nics), -1);
+    for (int local = 0; local < s.gpus_per_node; ++local) {
+      int k = 0;
+      for (const int j : owned[at(local)]) owned_nic[at(local * max_owned_nics + k++)] = j;
+    }
+
     const IntraNodeSpec* pcie = find_intra_node("pcie");
     CS_TOPO_CHECK(pcie != nullptr);
     const double pcie_line_GBps =
         s.nic.line_rate_gbps > kGen5MaxNicGbps ? kPcieGen6x16GBps : kPcieGen5x16GBps;
     const double pcie_Bps = pcie_line_GBps * kGBps * pcie->efficiency;
+    gpu_nic_edge.assign(at(num_gpus * max_owned_nics), -1);
+    nic_gpu_edge.assign(at(num_gpus * max_owned_nics), -1);
     for (int node = 0; node < s.nodes; ++node) {
       for (int local = 0; local < s.gpus_per_node; ++local) {
-        std::set<int> nics;
-        nics_of_local_gpu(local, nics);
-        for (const int j : nics) {
-          add_cable(node * s.gpus_per_node + local, first_nic + node * s.nics_per_node + j,
-                    EdgeKind::pcie, pcie_Bps, 0.0);
+        const int gpu = node * s.gpus_per_node + local;
+        for (int k = 0; k < owned_count[at(local)]; ++k) {
+          const int j = owned_nic[at(local * max_owned_nics + k)];
+          const int e = add_cable(gpu, first_nic + node * s.nics_per_node + j, EdgeKind::pcie, pcie_Bps, 0.0);
+          gpu_nic_edge[at(gpu * max_owned_nics + k)] = e;
+          nic_gpu_edge[at(gpu * max_owned_nics + k)] = e + 1;
         }
       }
     }
@@ -194,6 +212,7 @@ void Cluster::Impl::build() {
 
   first_leaf = static_cast<int>(vertices.size());
   first_spine = first_leaf;
+  first_core = first_leaf;
   if (s.nodes > 1) build_fabric();
 
   CS_TOPO_CHECK(boost::num_vertices(graph) == vertices.size());
@@ -204,56 +223,124 @@ void Cluster::Impl::build_fabric() {
   const ClusterSpec& s = spec;
   const int n_nics = s.nics_per_node;
   const int radix = s.leaf_radix;
-  nic_leaf.assign(static_cast<std::size_t>(s.nodes * n_nics), -1);
+  nic_leaf.assign(at(s.nodes * n_nics), -1);
   if (s.fabric == "rail-optimized") {
     // Rail j of each block of `radix` nodes is one leaf; NIC j of a node plugs into its rail.
     num_leaves = ceil_div(s.nodes, radix) * n_nics;
     for (int node = 0; node < s.nodes; ++node) {
-      for (int j = 0; j < n_nics; ++j) {
-        nic_leaf[static_cast<std::size_t>(node * n_nics + j)] = (node / radix) * n_nics + j;
-      }
+      for (int j = 0; j < n_nics; ++j) nic_leaf[at(node * n_nics + j)] = (node / radix) * n_nics + j;
     }
   } else {
     num_leaves = ceil_div(s.nodes * n_nics, radix);
-    for (int i = 0; i < s.nodes * n_nics; ++i) nic_leaf[static_cast<std::size_t>(i)] = i / radix;
+    for (int i = 0; i < s.nodes * n_nics; ++i) nic_leaf[at(i)] = i / radix;
   }
 
   const double net_Bps = s.nic.payload_GBps() * kGBps;
   const double hop_s = s.nic.latency_us * kUs;
   first_leaf = static_cast<int>(vertices.size());
   for (int leaf = 0; leaf < num_leaves; ++leaf) add_vertex(VertexKind::leaf, -1, leaf);
-  std::vector<int> down_ports(static_cast<std::size_t>(num_leaves), 0);
+  std::vector<int> down_ports(at(num_leaves), 0);
+  nic_up_edge.assign(at(s.nodes * n_nics), -1);
+  nic_down_edge.assign(at(s.nodes * n_nics), -1);
   for (int i = 0; i < s.nodes * n_nics; ++i) {
-    const int leaf = nic_leaf[static_cast<std::size_t>(i)];
+    const int leaf = nic_leaf[at(i)];
     CS_TOPO_CHECK(leaf >= 0 && leaf < num_leaves);
-    ++down_ports[static_cast<std::size_t>(leaf)];
-    add_cable(first_nic + i, first_leaf + leaf, EdgeKind::network, net_Bps, hop_s);
+    ++down_ports[at(leaf)];
+    const int e = add_cable(first_nic + i, first_leaf + leaf, EdgeKind::network, net_Bps, hop_s);
+    nic_up_edge[at(i)] = e;
+    nic_down_edge[at(i)] = e + 1;
   }
 
-  // Up-links: capacity up = capacity down / oversubscription, rounded up to whole cables. The epsilon
-  // keeps e.g. 16 / (16/3) from rounding 3.0000000001 up to 4.
-  std::vector<int> up_links(down_ports.size(), 0);
+  // Leaf tier: capacity up = capacity down / oversubscription, rounded up to whole cables.
+  leaf_up_count.assign(at(num_leaves), 0);
+  leaf_pod.assign(at(num_leaves), 0);
+  const int per_pod = s.tiers == 3 ? s.leaves_per_pod : std::max(1, num_leaves);
+  num_pods = ceil_div(num_leaves, per_pod);
   first_spine = static_cast<int>(vertices.size());
+  first_core = first_spine;
   num_spines = 0;
-  if (num_leaves > 1) {
-    for (std::size_t leaf = 0; leaf < down_ports.size(); ++leaf) {
-      CS_TOPO_CHECK(down_ports[leaf] <= radix);
-      up_links[leaf] = static_cast<int>(std::ceil(down_ports[leaf] / s.oversubscription - 1e-9));
-      num_spines = std::max(num_spines, up_links[leaf]);
+  if (num_leaves <= 1) return;
+  for (int leaf = 0; leaf < num_leaves; ++leaf) {
+    CS_TOPO_CHECK(down_ports[at(leaf)] <= radix);
+    leaf_pod[at(leaf)] = leaf / per_pod;
+    leaf_up_count[at(leaf)] = up_links_for(down_ports[at(leaf)], s.oversubscription);
+    max_leaf_up = std::max(max_leaf_up, leaf_up_count[at(leaf)]);
+  }
+  pod_first_spine.assign(at(num_pods), 0);
+  std::vector<int> pod_spines(at(num_pods), 0);
+  for (int leaf = 0; leaf < num_leaves; ++leaf) {
+    int& n = pod_spines[at(leaf_pod[at(leaf)])];
+    n = std::max(n, leaf_up_count[at(leaf)]);
+  }
+  for (int pod = 0; pod < num_pods; ++pod) {
+    pod_first_spine[at(pod)] = num_spines;
+    num_spines += pod_spines[at(pod)];
+  }
+  for (int spine = 0; spine < num_spines; ++spine) add_vertex(VertexKind::spine, -1, spine);
+  leaf_up_edge.assign(at(num_leaves * max_leaf_up), -1);
+  leaf_down_edge.assign(at(num_leaves * max_leaf_up), -1);
+  std::vector<int> spine_down(at(num_spines), 0);
+  for (int leaf = 0; leaf < num_leaves; ++leaf) {
+    for (int k = 0; k < leaf_up_count[at(leaf)]; ++k) {
+      const int spine = pod_first_spine[at(leaf_pod[at(leaf)])] + k;
+      ++spine_down[at(spine)];
+      const int e = add_cable(first_leaf + leaf, first_spine + spine, EdgeKind::network, net_Bps, hop_s);
+      leaf_up_edge[at(leaf * max_leaf_up + k)] = e;
+      leaf_down_edge[at(leaf * max_leaf_up + k)] = e + 1;
     }
-    for (int spine = 0; spine < num_spines; ++spine) add_vertex(VertexKind::spine, -1, spine);
-    for (int leaf = 0; leaf < num_leaves; ++leaf) {
-      for (int spine = 0; spine < up_links[static_cast<std::size_t>(leaf)]; ++spine) {
-        add_cable(first_leaf + leaf, first_spine + spine, EdgeKind::network, net_Bps, hop_s);
+  }
+
+  // Core tier: pod spine s -> core plane s.
+  first_core = static_cast<int>(vertices.size());
+  spine_up_count.assign(at(num_spines), 0);
+  if (s.tiers != 3 || num_pods <= 1) return;
+  const int planes = *std::max_element(pod_spines.begin(), pod_spines.end());
+  std::vector<int> plane_cores(at(planes), 0);
+  for (int pod = 0; pod < num_pods; ++pod) {
+    for (int p = 0; p < pod_spines[at(pod)]; ++p) {
+      const int spine = pod_first_spine[at(pod)] + p;
+      spine_up_count[at(spine)] = up_links_for(spine_down[at(spine)], s.spine_oversubscription);
+      max_spine_up = std::max(max_spine_up, spine_up_count[at(spine)]);
+      plane_cores[at(p)] = std::max(plane_cores[at(p)], spine_up_count[at(spine)]);
+    }
+  }
+  std::vector<int> plane_first_core(at(planes), 0);
+  for (int p = 0; p < planes; ++p) {
+    plane_first_core[at(p)] = num_cores;
+    num_cores += plane_cores[at(p)];
+  }
+  for (int core = 0; core < num_cores; ++core) add_vertex(VertexKind::core, -1, core);
+  spine_up_edge.assign(at(num_spines * max_spine_up), -1);
+  spine_down_edge.assign(at(num_spines * max_spine_up), -1);
+  for (int pod = 0; pod < num_pods; ++pod) {
+    for (int p = 0; p < pod_spines[at(pod)]; ++p) {
+      const int spine = pod_first_spine[at(pod)] + p;
+      for (int k = 0; k < spine_up_count[at(spine)]; ++k) {
+        const int core = plane_first_core[at(p)] + k;
+        const int e = add_cable(first_spine + spine, first_core + core, EdgeKind::network, net_Bps, hop_s);
+        spine_up_edge[at(spine * max_spine_up + k)] = e;
+        spine_down_edge[at(spine * max_spine_up + k)] = e + 1;
       }
     }
   }
 }
 
+Cluster::Cluster() : impl_(std::make_unique<Impl>()) {}
+
 Cluster::Cluster(const ClusterSpec& spec) : impl_(std::make_unique<Impl>()) {
   impl_->spec = spec;
   impl_->build();
   CS_TOPO_CHECK(connected());
+}
+
+Cluster Cluster::from_graph(GraphDescription graph) {
+  Cluster c;
+  c.impl_->loaded = true;
+  c.impl_->vertices = std::move(graph.vertices);
+  c.impl_->edges = std::move(graph.edges);
+  c.impl_->vertex_names = std::move(graph.vertex_names);
+  c.impl_->build_loaded();
+  return c;
 }
 
 Cluster::~Cluster() = default;
@@ -283,7 +370,7 @@ int Cluster::gpu_vertex(int gpu) const {
 int Cluster::nic_vertex(int node, int nic) const {
   CS_TOPO_CHECK(node >= 0 && node < impl_->spec.nodes);
   CS_TOPO_CHECK(nic >= 0 && nic < impl_->spec.nics_per_node);
-  if (impl_->spec.nodes == 1) return -1;
+  if (impl_->spec.nodes == 1 || impl_->loaded) return -1;
   return impl_->first_nic + node * impl_->spec.nics_per_node + nic;
 }
 
@@ -295,6 +382,9 @@ int Cluster::leaf_of_nic(int node, int nic) const {
 
 int Cluster::num_leaves() const { return impl_->num_leaves; }
 int Cluster::num_spines() const { return impl_->num_spines; }
+int Cluster::num_cores() const { return impl_->num_cores; }
+int Cluster::num_pods() const { return impl_->num_pods; }
+bool Cluster::from_file() const { return impl_->loaded; }
 
 const std::vector<Vertex>& Cluster::vertices() const { return impl_->vertices; }
 const std::vector<Edge>& Cluster::edges() const { return impl_->edges; }
@@ -320,6 +410,7 @@ GroupLink Cluster::group_link(std::span<const int> gpus) const {
   std::sort(sorted.begin(), sorted.end());
   CS_TOPO_CHECK(sorted.front() >= 0 && sorted.back() < num_gpus());
   CS_TOPO_CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
+  if (im.loaded) return im.group_link_loaded(sorted);
 
   const double intra_s = s.intra.latency_us * kUs;
   // One GPU: nothing crosses a link. Report the scale-up figures (finite, so callers multiplying by 0
@@ -330,7 +421,14 @@ GroupLink Cluster::group_link(std::span<const int> gpus) const {
   const bool one_domain = std::all_of(sorted.begin(), sorted.end(), [&](int g) {
     return g / s.gpus_per_node / im.nodes_per_domain == first_domain;
   });
-  if (one_domain) return GroupLink{Span::node, im.scaleup_Bps, intra_s};
+  if (one_domain) {
+    // A bridged pair talks over its bridge only; any larger ring has PCIe hops.
+    if (sorted.size() == 2 && im.bridge_edge[at(sorted[0])] >= 0 &&
+        im.edges[at(im.bridge_edge[at(sorted[0])])].dst == sorted[1]) {
+      return GroupLink{Span::node, im.bridge_Bps, intra_s};
+    }
+    return GroupLink{Span::node, im.scaleup_Bps, intra_s};
+  }
 
   // Across scale-up domains (so across nodes, and there is a fabric). Per node: how many group GPUs and
   // which local NICs they use. std::map keeps the iteration order deterministic.
@@ -368,11 +466,24 @@ GroupLink Cluster::group_link(std::span<const int> gpus) const {
     under_one_leaf = rails_line_up;
   }
 
-  const Span span = under_one_leaf ? Span::leaf : Span::spine;
-  const double oversub = span == Span::spine ? s.oversubscription : 1.0;
+  Span span = Span::leaf;
+  if (!under_one_leaf) {
+    const int pod = im.leaf_pod[at(*leaves.begin())];
+    const bool one_pod =
+        std::all_of(leaves.begin(), leaves.end(), [&](int l) { return im.leaf_pod[at(l)] == pod; });
+    span = one_pod ? Span::spine : Span::core;
+  }
+  double oversub = 1.0;
+  int hops = 2;
+  if (span == Span::spine) {
+    oversub = s.oversubscription;
+    hops = 4;
+  } else if (span == Span::core) {
+    oversub = s.oversubscription * s.spine_oversubscription;
+    hops = 6;
+  }
   const double net_Bps = static_cast<double>(k) * s.nics_per_node / s.gpus_per_node *
                          s.nic.payload_GBps() * kGBps / oversub;
-  const int hops = span == Span::leaf ? 2 : 4;
   const double latency_s = hops * s.nic.latency_us * kUs + intra_s;
   return GroupLink{span, std::min(im.scaleup_Bps, net_Bps), latency_s};
 }

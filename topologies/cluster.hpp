@@ -1,41 +1,86 @@
 #pragma once
 // Cluster graph: GPUs, scale-up switches, NICs and the scale-out fabric as one graph.
 //
-// Vertices are devices (GPU, NVSwitch, PCIe switch, NIC, leaf / spine switch); each physical cable is a
-// pair of directed edges, one per direction, each with its own bandwidth (bytes/s), latency and kind.
+// Vertices are devices (GPU, NVSwitch, PCIe switch, NIC, leaf / spine / core switch); each physical cable is
+// a pair of directed edges, one per direction, each with its own bandwidth (bytes/s), latency and kind.
 // The graph is a Boost.Graph adjacency_list inside the implementation; this header exposes only integer
 // ids and plain vectors so that callers never see Boost types.
 //
-// Builders for the foundation: a node of `gpus_per_node` GPUs on NVSwitch (every GPU one NVLink bundle to
-// the switch, at the GPU's per-direction NVLink bandwidth) or on a PCIe switch tree; `nics_per_node` NICs
-// per node, each attached to the PCIe switch of GPU i*gpus_per_node/nics_per_node; a two-tier fat-tree:
-// leaf switches of `leaf_radix` down-ports, spines sized so that the up-link capacity of each leaf is its
-// down-link capacity divided by `oversubscription`.
+// Builders: a node of `gpus_per_node` GPUs on NVSwitch (every GPU one NVLink bundle to the switch, at the
+// GPU's per-direction NVLink bandwidth), or on a PCIe switch (optionally with NVLink bridges between
+// local GPUs 2i and 2i+1, intra.bridge_bandwidth_GBps > 0), or an NVL72-style domain of 72 GPUs over
+// several trays on one NVSwitch fabric; `nics_per_node` NICs per node, each attached to the PCIe switch of
+// GPU i*gpus_per_node/nics_per_node. Scale-out fabric:
+// - two tiers (default): leaf switches of `leaf_radix` down-ports, spines sized so that the up-link
+//   capacity of each leaf is its down-link capacity divided by `oversubscription`;
+// - three tiers (`tiers` = 3): leaves are grouped in order into pods of `leaves_per_pod`; each pod has its
+//   own spines (leaf tier as above), and spine s of every pod has up-links to core plane s, as many as
+//   its down-links divided by `spine_oversubscription`. A flow between pods climbs leaf -> spine s ->
+//   core (s, k) -> spine s of the other pod -> leaf. End to end, traffic leaving a pod sees
+//   oversubscription x spine_oversubscription.
+// Fabric kinds: "fat-tree" and "ethernet" (same two or three tiers, NICs fill leaves in order) and
+// "rail-optimized" (NIC j of every node of a block of leaf_radix nodes on rail leaf j of that block).
 //
 // For the analytical network (no contention) the cluster answers: which level does a group of GPUs
 // span, and what per-rank bus bandwidth and per-step latency does a ring over that group see. A ring
 // over k GPUs per node on N > 1 nodes crosses each node boundary with all of its data; NCCL spreads its
 // channels over the NICs closest to the group's GPUs, so a node's group can use k of the node's NICs'
 // share, k / gpus_per_node of the node's NIC capacity (the other GPUs' groups use the rest). Per rank:
-//   B = min( B_scaleup , k * nics_per_node / gpus_per_node * B_nic / oversub_if_spans_leaves ).
+//   B = min( B_scaleup , k * nics_per_node / gpus_per_node * B_nic / oversub_of_span ).
 // k is the smallest number of group GPUs on any one node the group touches (groups are symmetric in
 // practice; the minimum is the conservative choice when they are not). Span: a group inside one node, or
-// inside one multi-node scale-up domain (nvl72), is `node` and sees only B_scaleup; across nodes it is
-// `leaf` when its cross-node ring steps stay under one leaf switch (all its NICs on one leaf, or, on a
-// rail-optimized fabric, every node uses the same local NIC indices and NIC j of all its nodes sits on one
-// rail leaf), else `spine`. Ring step latency: intra hop for `node`; 2 (leaf) or 4 (spine) network hops
-// plus one intra hop across nodes. fabric "ethernet" builds the same two tiers as "fat-tree".
+// inside one multi-node scale-up domain (nvl72), is `node` and sees only B_scaleup (on a bridged PCIe
+// node, a group that is exactly one bridged pair sees the bridge; any larger ring has PCIe hops and sees
+// PCIe); across nodes it is `leaf` when its cross-node ring steps stay under one leaf switch (all its NICs
+// on one leaf, or, on a rail-optimized fabric, every node uses the same local NIC indices and NIC j of
+// all its nodes sits on one rail leaf), else `spine` when all its leaves are in one pod (always, with two
+// tiers), else `core`. oversub_of_span: 1 (leaf), oversubscription (spine), oversubscription x
+// spine_oversubscription (core). Ring step latency: intra hop for `node`; 2 (leaf), 4 (spine) or 6 (core)
+// network hops plus one intra hop across nodes.
+//
+// A cluster loaded from a file (topology_file.hpp) has no such structure; its group_link() takes the ring
+// over the group's GPUs in ascending order and returns, as bus bandwidth, the smallest over consecutive
+// pairs (last to first included) of the pair's bottleneck: the widest of the shortest (fewest-hop) paths
+// between them, i.e. max over those paths of the min link bandwidth on the path; latency is the largest
+// pair latency along those widest paths. This ignores that ring pairs may share a link (a NIC serving
+// two GPUs of the group): the flow model sees that sharing, the analytical one does not.
+//
+// Routing (route()): the directed edges a flow from GPU src to GPU dst traverses.
+// - Same scale-up domain (one node, or one nvl72 domain): GPU -> NVSwitch -> GPU, or GPU -> PCIe switch ->
+//   GPU on PCIe nodes; a bridged pair (2i, 2i+1) uses its bridge, one edge.
+// - Across domains: GPU -> NIC -> leaf [-> spine [-> core -> spine]] -> leaf -> NIC -> GPU. The NIC is
+//   the GPU's affinity NIC (local GPU g uses NIC g * nics_per_node / gpus_per_node; with more NICs than
+//   GPUs, one of the NICs it owns, chosen by the ECMP hash). Fabric hops are shortest up/down paths.
+// - PXN (rail-optimized fabrics, NVLink nodes, ClusterSpec::pxn): when the source's NIC is on a
+//   different rail than the destination's, the flow first crosses NVLink to the local GPU with the
+//   destination's local index (GPU -> NVSwitch -> proxy GPU), then leaves through that GPU's NIC, on the
+//   destination's rail. This is NCCL's PXN (PCI x NVLink, NCCL >= 2.12, on unless NCCL_PXN_DISABLE=1):
+//   the proxy GPU's NIC sends data that arrived over NVLink, so cross-rail traffic stays on one rail
+//   leaf instead of crossing the spine.
+// - ECMP: where several next hops lie on shortest paths (which NIC of several, which spine, which core),
+//   the choice is a fixed function of (flow_id, src, dst, decision index): splitmix64 mixing, the same
+//   on every platform (never std::hash). The same flow id between the same GPUs always takes the same
+//   path; distinct flow ids spread evenly. Including src and dst in the hash mimics a switch hashing the
+//   packet 5-tuple, so that a caller reusing a small flow id (a channel number) for every rank pair does
+//   not pin all pairs onto one spine.
+// - Loaded clusters: fewest hops over the file's directed edges, GPUs other than the destination never
+//   being transit vertices, ECMP among equal next hops by the same hash.
+// Speed: built clusters index small per-GPU / per-NIC / per-leaf / per-spine edge tables, O(path length)
+// per route (at most 10 edges) with no search and no allocation; loaded clusters walk a per-destination
+// hop-distance table computed once at load, O(path length x degree).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "topologies/link_catalog.hpp"
 
 namespace cs::topo {
 
-enum class VertexKind { gpu, nvswitch, pcie_switch, nic, leaf, spine };
+enum class VertexKind { gpu, nvswitch, pcie_switch, nic, leaf, spine, core };
 enum class EdgeKind { nvlink, pcie, network };
 
 struct ClusterSpec {
@@ -47,13 +92,18 @@ struct ClusterSpec {
   int nics_per_node = 8;
   double oversubscription = 1.0; // leaf up-link vs down-link capacity
   int leaf_radix = 32;           // down ports per leaf switch
+  int tiers = 2;                 // 2: leaf-spine; 3: leaf-spine-core in pods
+  int leaves_per_pod = 8;        // tiers = 3: consecutive leaves per pod
+  double spine_oversubscription = 1.0;  // tiers = 3: pod spine down-link vs core up-link capacity
+  bool pxn = true;               // rail-optimized NVLink nodes: cross-rail flows go via the dst-rail GPU
 };
 
 struct Vertex {
   VertexKind kind;
   int node;   // node index, -1 for fabric switches and for a scale-up switch spanning nodes (nvl72)
   int index;  // GPU index within the cluster for GPUs, local index otherwise (NIC j of its node; leaf,
-              // spine and multi-node scale-up domain numbers for those)
+              // spine, core and multi-node scale-up domain numbers for those; loaded clusters: ordinal
+              // among the vertices of that kind)
 };
 
 struct Edge {
@@ -64,7 +114,7 @@ struct Edge {
 };
 
 // Where a group of GPUs sits.
-enum class Span { single_gpu, node, leaf, spine };
+enum class Span { single_gpu, node, leaf, spine, core };
 
 struct GroupLink {
   Span span;
@@ -72,9 +122,24 @@ struct GroupLink {
   double step_latency_s;     // latency of one ring step over the slowest level spanned
 };
 
+// An explicit graph, for Cluster::from_graph (load_topology builds one from a file).
+// Preconditions (checked, a violation aborts; load_topology validates user files first with messages):
+// vertices [0, G) are the GPUs with index == vertex id, numbered node by node (node 0's GPUs first), every
+// node 0..N-1 holding the same number of GPUs; edges are directed, between existing distinct vertices,
+// with bandwidth > 0 and latency >= 0; a cable is two edges.
+struct GraphDescription {
+  std::vector<Vertex> vertices;
+  std::vector<Edge> edges;
+  std::vector<std::string> vertex_names;  // for messages; may be empty
+};
+
 class Cluster {
  public:
   explicit Cluster(const ClusterSpec& spec);
+  // A cluster over an arbitrary graph. spec() then summarises it (fabric and intra names "custom",
+  // nodes and gpus_per_node counted, the node-0 ring's scale-up bandwidth and latency, the slowest
+  // network edge as NIC); routes are fewest-hop paths (see the essay above).
+  static Cluster from_graph(GraphDescription graph);
   ~Cluster();
   Cluster(Cluster&&) noexcept;
   Cluster& operator=(Cluster&&) noexcept;
@@ -87,8 +152,14 @@ class Cluster {
   int nic_vertex(int node, int nic) const;     // -1 for a one-node cluster (built without NICs)
   int leaf_of_nic(int node, int nic) const;  // leaf number; -1 when there is no fabric (one node)
   int num_leaves() const;
-  int num_spines() const;
+  int num_spines() const;  // all pods together
+  int num_cores() const;   // 0 with two tiers (or one pod)
+  int num_pods() const;    // 1 with two tiers; 0 without a fabric
+  bool from_file() const;  // built by from_graph
   bool connected() const;  // every vertex reachable from GPU 0 (each cable is two directed edges)
+  // First GPU pair (a, b), a < b in lexicographic order, such that a cannot reach b or b cannot reach a
+  // over routable paths; nullopt when every GPU reaches every other.
+  std::optional<std::pair<int, int>> unreachable_gpu_pair() const;
 
   const std::vector<Vertex>& vertices() const;
   const std::vector<Edge>& edges() const;
@@ -96,7 +167,16 @@ class Cluster {
   // The analytical view of a group (GPU indices; any order).
   GroupLink group_link(std::span<const int> gpus) const;
 
+  // The directed edge ids (indices into edges()) of the path a flow from GPU src to GPU dst takes, in
+  // order: edge i ends where edge i+1 starts, the first starts at src, the last ends at dst; empty when
+  // src == dst. `out` is cleared and filled: no allocation once out.capacity() >= max_route_edges(), so a
+  // caller that keeps one buffer routes millions of flows allocation-free. Thread-safe (const, no cache).
+  void route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector<int>& out) const;
+  std::vector<int> route(int src_gpu, int dst_gpu, std::uint64_t flow_id) const;  // convenience
+  int max_route_edges() const;  // upper bound of a route's length (10 on built clusters)
+
  private:
+  Cluster();
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

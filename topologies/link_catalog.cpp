@@ -95,14 +95,21 @@ const std::array<NetLinkSpec, 8>& net_links() {
 //   PCIe-card entry, nccltests194, uses an NVLink bridge), so this is derived, not measured. The GPUs share
 //   the host bridge (switched = false): cluster.cpp charges a ring the per-direction bandwidth of one x16
 //   link and ignores the host bridge's aggregate limit (documented there).
+// pcie-nvlink-bridge: PCIe cards (A100 PCIe, H100 PCIe / H100 NVL) whose GPUs are bridged in pairs: the
+//   pair (2i, 2i+1) shares an NVLink bridge, everything else goes over PCIe as in "pcie". Bridge: NVIDIA
+//   A100 PCIe and H100 NVL datasheets, 600 GB/s bidirectional per GPU over three bridges = 300 GB/s per
+//   direction; the caller may override. Efficiency and latency as "pcie" (the PCIe hops dominate a ring;
+//   the bridge is the same NVLink protocol whose efficiency nvswitch measures at 0.80, equal by luck).
 // nvl72: GB200 NVL72, 72 Blackwell GPUs on one NVLink5 switch fabric (9 switch trays), 1.8 TB/s
 //   bidirectional = 900 GB/s per direction per GPU (NVIDIA GB200 NVL72 datasheet). No nccl.json
 //   measurement; same NVLink protocol family as NVLink4 -> the nvswitch efficiency, 0.80.
-const std::array<IntraNodeSpec, 3>& intra_nodes() {
-  static const std::array<IntraNodeSpec, 3> specs = {{
-      {"nvswitch", 0.0, 0.80, 0.6, 0, true},
-      {"pcie", 64.0, 0.80, 1.0, 0, false},
-      {"nvl72", 900.0, 0.80, 0.6, 72, true},
+//   Fifth-generation NVSwitch reduces in the fabric: nvls = true.
+const std::array<IntraNodeSpec, 4>& intra_nodes() {
+  static const std::array<IntraNodeSpec, 4> specs = {{
+      {"nvswitch", 0.0, 0.80, 0.6, 0, true, false, 0.0},
+      {"pcie", 64.0, 0.80, 1.0, 0, false, false, 0.0},
+      {"nvl72", 900.0, 0.80, 0.6, 72, true, true, 0.0},
+      {"pcie-nvlink-bridge", 64.0, 0.80, 1.0, 0, false, false, 300.0},
   }};
   return specs;
 }

@@ -23,13 +23,26 @@ struct NetLinkSpec {
 };
 
 // Scale-up fabric inside a node / domain.
+//
+// Which direction a number means: every bandwidth here is per GPU and per direction. NVIDIA quotes NVLink
+// as a bidirectional total per GPU, so the caller halves the GPU's datasheet figure:
+//   A100 NVLink3 (12 links x 50 GB/s)      600 GB/s bidirectional -> 300 GB/s per direction
+//   H100/H200 NVLink4 (18 links x 50 GB/s)  900 GB/s bidirectional -> 450 GB/s per direction
+//   B200/GB200 NVLink5 (18 links x 100 GB/s) 1.8 TB/s bidirectional -> 900 GB/s per direction
+// `nvls` says the switches can reduce in the fabric (NVLink SHARP, "NVLS" in NCCL): third-generation
+// NVSwitch (H100/H200 HGX) and later (NVL72), not the A100's second-generation NVSwitch. The catalog's
+// "nvswitch" entry serves both A100 and H100 nodes, so it leaves nvls false and the caller sets it from the
+// GPU; the collectives layer decides whether to use it.
 struct IntraNodeSpec {
-  std::string name;               // nvswitch, pcie, nvl72
+  std::string name;               // nvswitch, pcie, nvl72, pcie-nvlink-bridge
   double gpu_bandwidth_GBps = 0;  // per GPU, per direction, line rate (0: take from the GPU's NVLink)
-  double efficiency = 0;          // achievable fraction for NCCL bulk transfers
-  double latency_us = 0;          // per hop GPU -> switch -> GPU
+  double efficiency = 0;          // achievable fraction for NCCL bulk transfers (also on the bridges)
+  double latency_us = 0;          // per hop GPU -> switch -> GPU (a bridge hop GPU -> GPU costs the same)
   int domain_gpus = 0;            // GPUs on one scale-up fabric (8 for a node, 72 for NVL72); 0 = node
   bool switched = true;           // all-to-all full bandwidth (NVSwitch) vs shared PCIe tree
+  bool nvls = false;              // in-switch reduction (NVLink SHARP) available; see above
+  // PCIe nodes only: > 0 puts an NVLink bridge between local GPUs 2i and 2i+1 (per direction, line rate).
+  double bridge_bandwidth_GBps = 0;
 };
 
 const NetLinkSpec* find_net_link(std::string_view name);

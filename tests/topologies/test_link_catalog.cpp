@@ -13,7 +13,7 @@ TEST_CASE("catalog holds every DESIGN.md link name, in a fixed order", "[topolog
   const std::vector<std::string> net = {"ib-hdr200", "ib-ndr400", "ib-xdr800", "roce-100g",
                                         "roce-200g", "roce-400g", "eth-40g",   "eth-100g"};
   CHECK(net_link_names() == net);
-  CHECK(intra_node_names() == std::vector<std::string>{"nvswitch", "pcie", "nvl72"});
+  CHECK(intra_node_names() == std::vector<std::string>{"nvswitch", "pcie", "nvl72", "pcie-nvlink-bridge"});
   for (const auto& name : net) {
     const NetLinkSpec* link = find_net_link(name);
     REQUIRE(link != nullptr);
@@ -78,4 +78,17 @@ TEST_CASE("scale-up entries: NVSwitch efficiency brackets A100 and H100 ring bus
   REQUIRE(nvl72 != nullptr);
   CHECK(nvl72->domain_gpus == 72);
   CHECK(nvl72->gpu_bandwidth_GBps == 900.0);
+  // NVLink SHARP: fifth-generation NVSwitch has it; the generic nvswitch entry leaves it to the caller
+  // (A100's NVSwitch has none, H100/H200's has), PCIe nodes never.
+  CHECK(nvl72->nvls);
+  CHECK_FALSE(nvs->nvls);
+  CHECK_FALSE(pcie->nvls);
+  CHECK(pcie->bridge_bandwidth_GBps == 0.0);
+
+  // Bridged PCIe cards: PCIe as above plus a 600 GB/s bidirectional = 300 GB/s per direction bridge.
+  const IntraNodeSpec* bridged = find_intra_node("pcie-nvlink-bridge");
+  REQUIRE(bridged != nullptr);
+  CHECK_FALSE(bridged->switched);
+  CHECK(bridged->gpu_bandwidth_GBps == 64.0);
+  CHECK(bridged->bridge_bandwidth_GBps == 300.0);
 }

@@ -1,0 +1,46 @@
+#pragma once
+// Fitting compute measurements into the compute model's efficiency tables (models::ComputeProfile).
+//
+// The compute model (models/compute_model.hpp) predicts a kernel as
+//   t = L + work / (e * peak)
+// with L the per-kernel launch overhead, peak the datasheet figure of the measured GPU (bf16 tensor
+// FLOP/s for GEMM and attention, HBM bytes/s for memory-bound kernels) and e an achieved fraction it
+// interpolates from a table of measured points. Fitting is therefore the inversion at each point,
+//   e = work / ((t - L) * peak),
+// so that the model reproduces every measured time exactly at its own shape, and the interpolation
+// (log-space nearest neighbours for GEMM, sequence x heads for attention, ln(bytes) for memory-bound)
+// carries it between shapes. This is the same derivation as scripts/derive_compute_defaults.py, which
+// produced the built-in defaults; on the H200 reference file both give the same table.
+//
+//  - L: for each memory-bound kind measured at two or more sizes (and the device copy), the line
+//    t = a + bytes / bw through its two smallest sizes has intercept a; L is the smallest intercept
+//    (every kernel pays at least it; a larger value would make the smallest copy beat the HBM peak).
+//    Without any size sweep L is the default profile's, noted.
+//  - GEMM: bf16 rows form the table (fp16 runs at the same peak with the same kernels; fp32 and tf32
+//    have their own peaks and are predicted from the bf16 table, see compute_model.hpp).
+//  - Attention (causal, F = 2 b hq s^2 d): e_fwd = F / ((t_fwd - L) peak); forward+backward is two
+//    kernels doing 3.5 F: e_fb = 3.5 F / ((t_fb - 2L) peak). A shape measured only one way takes the
+//    same efficiency for the other (noted).
+//  - Memory-bound: e = bytes / ((t - L) * HBM peak) per kind, sorted by (kind, bytes).
+//  - fp8: the mean over fp8 GEMMs of (achieved fp8 / fp8 peak) / (achieved bf16 / bf16 peak) at the
+//    same shape (the bf16 time measured beside it, else a bf16 row of the same shape).
+// A point whose efficiency falls outside (0, 0.95] (time below L, or faster than 95% of peak: a timing
+// or peak error) is left out with a note naming it.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "calibrate/measurement.hpp"
+#include "models/compute_model.hpp"
+
+namespace cs::calibrate {
+
+// nullopt when `points` holds no compute measurement. `sm_count` 0 takes the GPU's.
+std::optional<models::ComputeProfile> fit_compute_profile(const std::vector<ComputeMeasurement>& points,
+                                                          const models::GpuSpec& gpu, int sm_count,
+                                                          const std::string& source, std::vector<std::string>& notes);
+
+// The launch overhead the fit would use for these points, seconds (see above).
+double fitted_launch_overhead_s(const std::vector<ComputeMeasurement>& points, std::vector<std::string>& notes);
+
+}  // namespace cs::calibrate

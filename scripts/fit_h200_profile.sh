@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Regenerates calibrate/profiles/h200.json from the shared measurements (reproducible: same inputs, same
+# bytes). Compute: the H200 reference sweep. Collectives: the H100-SXM sweeps and logs (same NVLink 4 /
+# NVSwitch 3 fabric as the H200; one H200 cannot measure multi-GPU NCCL).
+# usage: scripts/fit_h200_profile.sh [BUILD_DIR]   (default build; run from anywhere)
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+build="${1:-build}"
+cd "$here"
+shared=../shared
+"$build/clustersim" calibrate fit \
+  "$shared/calibration/h200-reference.json" \
+  "$shared/validation/nccl.json" \
+  "$shared"/calibration/nccl-tests-logs/*.log \
+  --gpu H200 --comm-gpu H100-SXM --comm-gpu H200 \
+  -o calibrate/profiles/h200.json

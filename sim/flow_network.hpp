@@ -1,0 +1,77 @@
+#pragma once
+// The flow-level network back-end: every collective becomes the point-to-point transfers its NCCL
+// algorithm makes (nccl_model.hpp), each a flow on its routed path (topologies' route()), and all flows
+// in flight share every link max-min fairly (maxmin.hpp). Oversubscribed spines, NICs shared by several
+// GPUs, rail layouts and a second job on the fabric therefore change collective times by themselves.
+//
+// Granularity: a ring's steps are pipelined by NCCL so that each ring edge streams continuously; we model
+// each ring edge as one flow carrying all the bytes that edge carries over the whole collective, and add
+// the algorithm's latency (launch and hops) once its last flow finishes. Across nodes a ring uses one
+// channel per local GPU of the group, each leaving the node through a different GPU (and so NIC), as
+// NCCL's channels do. Symmetry: when a simulated collective spans nodes, the same collective of every
+// mirrored group is put on the fabric too (TaskGraph::mirrors), so the representative sees the traffic of
+// the ranks it stands for; inside one node mirrored groups use disjoint links and are not expanded.
+#include <memory>
+#include <queue>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "sim/comm_backend.hpp"
+#include "sim/maxmin.hpp"
+#include "sim/nccl_model.hpp"
+#include "sim/task_graph.hpp"
+#include "topologies/cluster.hpp"
+
+namespace cs::sim {
+
+struct FlowNetworkOptions {
+  std::string forced_algorithm;  // "" = NCCL-like choice
+};
+
+class FlowNetwork : public CommBackend {
+ public:
+  FlowNetwork(const TaskGraph& graph, const topo::Cluster& cluster, FlowNetworkOptions options = {});
+  void start(std::uint32_t collective, Time now) override;
+  Time next_completion() const override;
+  void pop_completed(Time now, std::vector<std::uint32_t>& done) override;
+  std::vector<LinkLoad> link_loads() const override;
+
+  // What the chooser picked for a collective (valid once started).
+  const AlgorithmChoice& choice(std::uint32_t collective) const { return choices_[collective]; }
+  std::uint64_t flows_started() const { return flows_started_; }
+  const MaxMinSolver& solver() const { return *solver_; }
+
+ private:
+  struct FlowSpec {
+    int src, dst;      // GPUs; dst < 0: the NVSwitch (NVLS write), src < 0: from the NVSwitch (multicast)
+    double bytes;
+  };
+  struct Active {
+    std::uint32_t collective = 0;
+    std::uint32_t outstanding = 0;
+    std::vector<std::vector<FlowSpec>> phases;  // phases still to run, in reverse order (back = next)
+    Time latency = 0;
+  };
+  void expand(const Collective& c, const std::vector<int>& gpus, const AlgorithmChoice& choice,
+              std::vector<std::vector<FlowSpec>>& phases) const;
+  void launch_phase(std::uint32_t slot, Time now);
+
+  const TaskGraph& graph_;
+  const topo::Cluster& cluster_;
+  FlowNetworkOptions options_;
+  std::unique_ptr<MaxMinSolver> solver_;  // behind a pointer: next_completion() is const but lazily pops
+  std::vector<AlgorithmChoice> choices_;
+  std::vector<GroupGeometry> geometry_;
+  std::vector<bool> have_geometry_;
+  std::vector<Active> active_;
+  std::vector<std::uint32_t> free_slots_;
+  using Done = std::tuple<Time, std::uint64_t, std::uint32_t>;
+  std::priority_queue<Done, std::vector<Done>, std::greater<>> done_;
+  std::uint64_t done_seq_ = 0;
+  std::uint64_t flows_started_ = 0;
+  std::vector<int> route_;  // scratch
+  std::vector<std::uint32_t> finished_;  // scratch
+};
+
+}  // namespace cs::sim

@@ -1,0 +1,169 @@
+#include "sim/nccl_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "sim/check.hpp"
+
+namespace cs::sim {
+
+using models::CollectiveKind;
+
+const char* to_string(NcclAlgorithm a) {
+  switch (a) {
+    case NcclAlgorithm::ring: return "ring";
+    case NcclAlgorithm::tree: return "tree";
+    case NcclAlgorithm::nvls: return "nvls";
+    case NcclAlgorithm::hierarchical: return "hierarchical";
+    case NcclAlgorithm::pairwise: return "pairwise";
+    case NcclAlgorithm::p2p: return "p2p";
+  }
+  return "?";
+}
+
+const char* to_string(NcclProtocol p) {
+  switch (p) {
+    case NcclProtocol::ll: return "LL";
+    case NcclProtocol::ll128: return "LL128";
+    case NcclProtocol::simple: return "Simple";
+  }
+  return "?";
+}
+
+const ProtocolSpec& protocol_spec(NcclProtocol p) {
+  // bandwidth efficiency: LL carries 4 data bytes per 8-byte flagged line, LL128 120 of 128 bytes; Simple
+  // all. Latencies (us): launch, per NVLink hop, per network hop; the shape of NCCL's own tuning tables
+  // (LL fastest to start, Simple slowest, network hops several times NVLink's).
+  static const ProtocolSpec ll{0.5, 6.0, 0.6, 2.5};
+  static const ProtocolSpec ll128{120.0 / 128.0, 8.0, 1.0, 3.5};
+  static const ProtocolSpec simple{1.0, 10.0, 2.0, 5.0};
+  switch (p) {
+    case NcclProtocol::ll: return ll;
+    case NcclProtocol::ll128: return ll128;
+    case NcclProtocol::simple: return simple;
+  }
+  return simple;
+}
+
+GroupGeometry group_geometry(const topo::Cluster& cluster, std::span<const int> gpus) {
+  CS_CHECK(!gpus.empty());
+  const auto& spec = cluster.spec();
+  GroupGeometry g;
+  g.ranks = static_cast<int>(gpus.size());
+  std::map<int, int> per_node;
+  for (int gpu : gpus) ++per_node[cluster.node_of_gpu(gpu)];
+  g.nodes = static_cast<int>(per_node.size());
+  g.per_node = INT32_MAX;
+  for (const auto& [node, count] : per_node) g.per_node = std::min(g.per_node, count);
+  g.multi_node = g.nodes > 1;
+  g.scaleup_line_Bps = spec.intra.gpu_bandwidth_GBps * 1e9;
+  g.scaleup_Bps = g.scaleup_line_Bps * spec.intra.efficiency;
+  const topo::GroupLink link = cluster.group_link(gpus);
+  if (g.multi_node && link.span == topo::Span::node) g.multi_node = false;  // one NVL72 domain
+  double net = spec.nic.payload_GBps() * 1e9 * spec.nics_per_node / spec.gpus_per_node;
+  if (link.span == topo::Span::spine || link.span == topo::Span::core) net /= spec.oversubscription;
+  if (link.span == topo::Span::core) net /= spec.spine_oversubscription;
+  g.network_Bps = net;
+  g.nvls = spec.intra.nvls && spec.intra.switched && !g.multi_node && g.ranks > 1;
+  return g;
+}
+
+double busbw_factor(CollectiveKind kind, int n) {
+  const double nn = n;
+  switch (kind) {
+    case CollectiveKind::all_reduce: return 2.0 * (nn - 1) / nn;
+    case CollectiveKind::all_gather:
+    case CollectiveKind::reduce_scatter:
+    case CollectiveKind::all_to_all: return (nn - 1) / nn;
+    case CollectiveKind::broadcast:
+    case CollectiveKind::send_recv: return 1.0;
+  }
+  return 1.0;
+}
+
+AlgorithmChoice estimate(CollectiveKind kind, double S, const GroupGeometry& g, NcclAlgorithm a, NcclProtocol p, bool* ok) {
+  *ok = false;
+  AlgorithmChoice c;
+  c.algorithm = a;
+  c.protocol = p;
+  const ProtocolSpec& ps = protocol_spec(p);
+  const int n = g.ranks, N = g.nodes, k = g.per_node;
+  const double f = busbw_factor(kind, n);
+  const double hnv = ps.hop_latency_nvlink_us * 1e-6, hnet = ps.hop_latency_network_us * 1e-6;
+  double lat = ps.launch_latency_us * 1e-6, transfer = 0;
+  switch (a) {
+    case NcclAlgorithm::ring: {
+      if (kind == CollectiveKind::send_recv || kind == CollectiveKind::all_to_all || n < 2) return c;
+      const double steps = kind == CollectiveKind::all_reduce ? 2.0 * (n - 1) : n - 1.0;
+      if (!g.multi_node) {
+        lat += steps * hnv;
+        transfer = f * S / g.scaleup_Bps;
+      } else {
+        const double net_share = static_cast<double>(N) / n;
+        lat += steps * (net_share * hnet + (1 - net_share) * hnv);
+        transfer = std::max(f * S * (k - 1) / k / g.scaleup_Bps, f * S / k / g.network_Bps);
+      }
+      break;
+    }
+    case NcclAlgorithm::tree: {
+      if (kind != CollectiveKind::all_reduce || !g.multi_node) return c;
+      const double depth = std::ceil(std::log2(static_cast<double>(N))) + 1;
+      lat += 2 * (depth * hnet + (k - 1) * hnv);
+      transfer = std::max(k > 1 ? S / g.scaleup_Bps : 0.0, 1.5 * S / (k * g.network_Bps));
+      break;
+    }
+    case NcclAlgorithm::nvls: {
+      if (kind != CollectiveKind::all_reduce || !g.nvls) return c;
+      lat += 2 * hnv;
+      transfer = S / (g.scaleup_line_Bps * kNvlsEfficiency);
+      break;
+    }
+    case NcclAlgorithm::hierarchical: {
+      if (kind != CollectiveKind::all_reduce || !g.multi_node || k < 2) return c;
+      const double kk = k;
+      lat += 2 * (kk - 1) * hnv + 2 * (N - 1) * hnet + ps.launch_latency_us * 2e-6;
+      transfer = 2 * (kk - 1) / kk * S / g.scaleup_Bps + 2.0 * (N - 1) / N * (S / kk) / g.network_Bps;
+      break;
+    }
+    case NcclAlgorithm::pairwise: {
+      if (kind != CollectiveKind::all_to_all || n < 2) return c;
+      lat += (n - 1) * (g.multi_node ? hnet : hnv);
+      const double local = (k - 1.0) / n * S, remote = static_cast<double>(n - k) / n * S;
+      transfer = std::max(local / g.scaleup_Bps, g.multi_node ? remote / g.network_Bps : 0.0);
+      break;
+    }
+    case NcclAlgorithm::p2p: {
+      if (kind != CollectiveKind::send_recv) return c;
+      lat += g.multi_node ? hnet : hnv;
+      transfer = S / (g.multi_node ? g.network_Bps * (static_cast<double>(k)) : g.scaleup_Bps);
+      break;
+    }
+  }
+  *ok = true;
+  transfer /= ps.bandwidth_efficiency;
+  c.latency = from_seconds(lat);
+  c.duration = from_seconds(lat + transfer);
+  c.bytes_sent_per_rank = f * S;
+  return c;
+}
+
+AlgorithmChoice choose_algorithm(CollectiveKind kind, double bytes, const GroupGeometry& g, const std::string& forced) {
+  AlgorithmChoice best;
+  bool have = false;
+  if (g.ranks < 2) return best;  // nothing to move
+  for (int pass = 0; pass < 2 && !have; ++pass)  // a forced algorithm that does not apply falls back
+  for (NcclAlgorithm a : {NcclAlgorithm::nvls, NcclAlgorithm::ring, NcclAlgorithm::tree, NcclAlgorithm::hierarchical,
+                          NcclAlgorithm::pairwise, NcclAlgorithm::p2p}) {
+    if (pass == 0 && !forced.empty() && forced != to_string(a)) continue;
+    for (NcclProtocol p : {NcclProtocol::ll, NcclProtocol::ll128, NcclProtocol::simple}) {
+      bool ok = false;
+      const AlgorithmChoice c = estimate(kind, bytes, g, a, p, &ok);
+      if (ok && (!have || c.duration < best.duration)) best = c, have = true;
+    }
+  }
+  CS_CHECK(have);
+  return best;
+}
+
+}  // namespace cs::sim

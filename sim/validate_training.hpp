@@ -1,0 +1,95 @@
+#pragma once
+// Validation against published training runs: ../shared/validation/published-train.json (an array of
+// objects with "kind": "training"; format in that folder's README) turned into scenarios, simulated, and
+// compared with what their sources measured.
+//
+// Every published figure is converted to tokens per second per GPU with the source's own convention,
+// never with clustersim's FLOP count (that would validate the simulator against itself):
+//   iteration_time_s                 tokens/s/GPU = global_batch x seq / (time x GPUs)
+//   tokens_per_s_per_gpu, tokens_per_s (/ GPUs), samples_per_s (x seq / GPUs): as published
+//   tflops_per_gpu (Megatron SC'21, BLOOM, MT-NLG: recompute included)
+//                                    F = 96 B s l h^2 (1 + s / 6h + V / 16 l h) per step
+//   model TFLOP/s of Megatron-Core / NeMo (tflops_per_gpu_with_cp, OPT's figure)
+//                                    Megatron's num_floating_point_operations: 12 B s l h^2 [ (1 + g/a
+//                                    + s/h) q/h + (f/h) k gated + V / (2 l h) ] (q = a d, gated = 3/2 for
+//                                    SwiGLU, k = experts per token), which is 72 B s l h^2 (1 + s / 6h
+//                                    + V / 12 l h) for GPT with a 4h MLP
+//   step time = F / (TFLOP/s x 1e12 x GPUs). The preference order is the list above: a directly timed
+// quantity first, a FLOP-rate conversion only when nothing else is published.
+//
+// Scenario mapping: GPU names (A100-SXM4-80GB -> A100-80GB, A100-SXM4-40GB -> A100-40GB,
+// H100-SXM5-80GB -> H100-SXM), NVSwitch nodes of gpus_per_node GPUs (fewer when the run had fewer
+// GPUs), the inter-node network the source names (Selene and Azure: 8 x HDR200; DGX-H100: 8 x NDR400;
+// MosaicML: 1600 Gb/s RoCE = 8 x 200G; BLOOM: 4 x 100 Gb/s Omni-Path), the model's published dimensions
+// (SwiGLU for Llama, GeLU-style 2-matrix MLP otherwise), the layout, batch and precision (FP8 when the
+// source says FP8 or "likely FP8"). What the source leaves out is filled with the framework's default and
+// written into the point's assumptions: micro-batch 1, recompute none ("per recipe"), sequence
+// parallelism on with TP > 1 for Megatron-Core/NeMo (off for 2021-2022 Megatron-DeepSpeed runs), the
+// distributed optimizer (ZeRO-1) for Megatron-Core/NeMo, GPT-2's vocabulary for NeMo GPT-3.
+//
+// An entry the simulator cannot express is skipped with the reason (Mamba layers, multi-head latent
+// attention, head_dim != hidden / heads, an unpublished layout, or whatever the scenario validator
+// rejects, e.g. a strategy not simulated yet); it is listed, never dropped. No per-point correction
+// exists anywhere: a prediction is what `clustersim run` would print for that scenario.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace cs::sim {
+
+struct TrainingPoint {
+  std::string id, group, confidence, model, gpu;
+  int gpus = 0;
+  std::string layout;          // "TP8 PP4 DP2 VP5 mbs1 fp8 rc-none"
+  std::string measured_from;   // the published field used and its convention
+  double measured_tokens_per_s_per_gpu = 0;
+  std::vector<std::string> assumptions;
+  nlohmann::json scenario;     // the scenario document (null when skipped before building one)
+  bool skipped = false;
+  std::string skip_reason;
+  // Prediction (when not skipped).
+  double predicted_tokens_per_s_per_gpu = 0;
+  double predicted_step_time_s = 0;
+  double predicted_mfu = 0;
+  double memory_gib = 0;
+  bool fits_in_memory = true;
+  double error = 0;            // predicted / measured - 1, on throughput
+};
+
+struct ValidationSummary {
+  std::string key;             // a confidence level or a group
+  std::size_t points = 0, compared = 0, skipped = 0, within_15pct = 0;
+  double mean_abs_error = 0, max_abs_error = 0, mean_error = 0;  // over the compared points
+  std::string worst_id;
+};
+
+struct TrainingValidation {
+  std::vector<TrainingPoint> points;               // file order
+  std::vector<ValidationSummary> by_confidence;    // high, medium, low
+  std::vector<ValidationSummary> by_group;         // first appearance order
+};
+
+// True for a published-train.json document (a non-empty array of objects with "kind": "training").
+bool is_published_training(const nlohmann::json& doc);
+
+// Builds the scenario and the measured figure of every entry (no simulation). Throws InputError naming
+// the file and the entry when the document is malformed.
+std::vector<TrainingPoint> convert_published_training(const nlohmann::json& doc, const std::string& file);
+
+// Converts, simulates on `threads` workers (0: all cores) and compares. Deterministic in output.
+TrainingValidation validate_published_training(const nlohmann::json& doc, const std::string& file, int threads = 0);
+
+std::string to_text(const TrainingValidation& v);
+nlohmann::json to_json(const TrainingValidation& v);
+
+// The sources' FLOP conventions (per training step, whole job).
+double sc21_flops_per_step(double batch, double seq, double layers, double hidden, double vocab);
+struct MegatronFlopsInput {
+  double batch = 0, seq = 0, layers = 0, hidden = 0, heads = 0, query_groups = 0, ffn_hidden = 0, vocab = 0;
+  bool swiglu = false;
+  double experts_per_token = 1;
+};
+double megatron_model_flops_per_step(const MegatronFlopsInput& in);
+
+}  // namespace cs::sim

@@ -1,0 +1,62 @@
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "calibrate/import.hpp"
+#include "calibrate/profile_fit.hpp"
+#include "models/profile_json.hpp"
+
+using namespace cs::calibrate;
+namespace models = cs::models;
+
+TEST_CASE("profile json: a fitted profile round-trips exactly", "[calibrate]") {
+  const MeasurementSet set = import_files({std::string(CLUSTERSIM_SHARED_DIR) + "/calibration/h200-reference.json",
+                                           std::string(CLUSTERSIM_SHARED_DIR) + "/validation/nccl.json"});
+  const ProfileFit fit = fit_profile(set, models::find_gpu("H200"));
+  const std::string text = models::profile_to_json(fit.profile);
+  const models::CalibrationProfile back = models::parse_profile(text, "mem.json");
+  CHECK(models::profile_to_json(back) == text);
+  REQUIRE(back.compute);
+  CHECK(back.compute->gemm.size() == fit.profile.compute->gemm.size());
+  CHECK(back.compute->gemm[7].efficiency == fit.profile.compute->gemm[7].efficiency);
+  REQUIRE(back.comm.fits.size() == fit.profile.comm.fits.size());
+  CHECK(back.comm.fits[0].beta_GBps == fit.profile.comm.fits[0].beta_GBps);
+  const auto* ar = back.comm.find(models::CollectiveKind::all_reduce, 8, models::CommLevel::nvlink);
+  REQUIRE(ar != nullptr);
+
+  // Through a file, written atomically.
+  const auto path = std::filesystem::temp_directory_path() / "clustersim-test-profile.json";
+  models::write_profile(fit.profile, path.string());
+  const auto read = models::read_profile(path.string());
+  CHECK(models::profile_to_json(read) == text);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("profile json: errors name the file and the JSON path", "[calibrate]") {
+  const std::string bad = R"({"format": "clustersim-profile", "version": 1, "gpu": "H200",
+    "compute": {"sm_count": 132, "launch_overhead_us": 8,
+                "gemm": [{"m": 512, "n": 512, "k": 512, "efficiency": 0.5},
+                         {"m": 512, "n": 512, "k": 512, "efficency": 0.5}],
+                "memory_bound": [{"kind": "normm", "bytes": 1e6, "efficiency": 0.5}]},
+    "comm": [{"collective": "all_reduce", "ranks": 8, "level": "nvlink", "alpha_us": 10, "beta_GBps": -3}]})";
+  try {
+    models::parse_profile(bad, "p.json");
+    FAIL("no error");
+  } catch (const models::ProfileError& e) {
+    const auto& m = e.messages();
+    auto has = [&](const std::string& s) {
+      for (const auto& x : m)
+        if (x.find(s) != std::string::npos) return true;
+      return false;
+    };
+    CHECK(has("p.json: compute.gemm[1].efficiency: missing"));
+    CHECK(has("p.json: compute.gemm[1].efficency: unknown key"));
+    CHECK(has("p.json: compute.memory_bound[0].kind: unknown kind \"normm\""));
+    CHECK(has("p.json: comm[0].beta_GBps: -3 is out of range"));
+  }
+  REQUIRE_THROWS_WITH(models::parse_profile("{\"gpu\": ", "q.json"), Catch::StartsWith("q.json:1: invalid JSON"));
+  REQUIRE_THROWS_WITH(models::read_profile("/nonexistent/profile.json"),
+                      Catch::Contains("/nonexistent/profile.json: cannot open"));
+}

@@ -1,0 +1,420 @@
+// Bad input through the `clustersim` executable: every kind of mistake a user makes in a scenario file,
+// on the command line or with --set ends with exit code 2 and one line on stderr per problem, each line
+// naming the file and the JSON path and saying what was expected (shared/DESIGN.md, "Bars every change
+// keeps"). Each case starts from a real scenario of scenarios/, breaks one thing and writes it to a
+// temporary folder.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "cli_helpers.hpp"
+
+using namespace clitest;
+using nlohmann::json;
+
+namespace {
+
+// The one-line error of a scenario problem: "FILE: JSON.PATH: what (expected ...)".
+void check_single_error(const CliResult& r, const fs::path& file, const std::string& json_path,
+                        const std::vector<std::string>& also) {
+  INFO(r.describe());
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  const auto lines = r.err_lines();
+  REQUIRE(lines.size() == 1);
+  const std::string prefix = file.string() + ": " + json_path + ": ";
+  CHECK(lines[0].rfind(prefix, 0) == 0);
+  for (const auto& part : also) {
+    INFO("expected in the message: " << part);
+    CHECK(contains(lines[0], part));
+  }
+}
+
+// Several problems: one line each, each starting with the file name.
+void check_every_line_names_file(const CliResult& r, const fs::path& file, std::size_t min_lines) {
+  INFO(r.describe());
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  const auto lines = r.err_lines();
+  CHECK(lines.size() >= min_lines);
+  for (const auto& l : lines) CHECK(l.rfind(file.string() + ": ", 0) == 0);
+}
+
+// Writes `doc` as a scenario file and runs `clustersim run` on it.
+CliResult run_doc(const TempDir& dir, const json& doc, fs::path& file, const std::vector<std::string>& extra = {}) {
+  file = dir.write_json("scenario.json", doc);
+  std::vector<std::string> args = {"run", file.string()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_cli(args);
+}
+
+const char* const k8b = "llama3-8b-h100x8.json";
+const char* const k13b = "llama2-13b-a100x64-hdr200.json";
+
+}  // namespace
+
+TEST_CASE("malformed JSON is reported with line and column", "[cli]") {
+  TempDir dir;
+  // Line 4 has a doubled comma; the parser stops at the second one: "    \"nodes\": 1,," has it in column 16.
+  const auto file = dir.write("broken.json",
+                              "{\n"
+                              "  \"name\": \"broken\",\n"
+                              "  \"cluster\": {\n"
+                              "    \"nodes\": 1,,\n"
+                              "    \"gpus_per_node\": 8\n"
+                              "  }\n"
+                              "}\n");
+  const auto r = run_cli({"run", file.string()});
+  INFO(r.describe());
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  const auto lines = r.err_lines();
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].rfind(file.string() + ":4:16: ", 0) == 0);
+  CHECK(contains(lines[0], "invalid JSON"));
+}
+
+TEST_CASE("malformed JSON: an unterminated document names the last line", "[cli]") {
+  TempDir dir;
+  const auto file = dir.write("truncated.json", "{\n  \"name\": \"x\",\n  \"cluster\": {\n");
+  const auto r = run_cli({"run", file.string()});
+  INFO(r.describe());
+  CHECK(r.exit_code == 2);
+  const auto lines = r.err_lines();
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].rfind(file.string() + ":", 0) == 0);
+  CHECK(contains(lines[0], "invalid JSON"));
+}
+
+TEST_CASE("a missing scenario file is named", "[cli]") {
+  TempDir dir;
+  const auto file = dir / "no-such-scenario.json";
+  const auto r = run_cli({"run", file.string()});
+  INFO(r.describe());
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  const auto lines = r.err_lines();
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].rfind(file.string() + ": ", 0) == 0);
+  CHECK(contains(lines[0], "cannot open"));
+}
+
+TEST_CASE("an unknown top-level key suggests the near key", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  SECTION("an extra misspelt key") {
+    json doc = scenario_json(k8b);
+    doc["trainig"] = doc["training"];
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "trainig", {"unknown key", "did you mean \"training\""});
+  }
+  SECTION("the real key misspelt: also reported missing, every line names the file") {
+    json doc = scenario_json(k8b);
+    doc["trainig"] = doc["training"];
+    doc.erase("training");
+    const auto r = run_doc(dir, doc, file);
+    check_every_line_names_file(r, file, 2);
+    CHECK(contains(r.err, file.string() + ": trainig: unknown key (did you mean \"training\"?)"));
+    CHECK(contains(r.err, file.string() + ": training: missing"));
+  }
+}
+
+TEST_CASE("an unknown nested key suggests the near key", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);
+  doc["training"]["tensor_parallel_size"] = doc["training"]["tensor_model_parallel_size"];
+  doc["training"].erase("tensor_model_parallel_size");
+  const auto r = run_doc(dir, doc, file);
+  check_single_error(r, file, "training.tensor_parallel_size",
+                     {"unknown key", "did you mean \"tensor_model_parallel_size\""});
+}
+
+TEST_CASE("a value of the wrong type names the expected type", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  SECTION("a string for an integer") {
+    json doc = scenario_json(k8b);
+    doc["training"]["seq_length"] = "8192";
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.seq_length", {"expected an integer", "a string"});
+  }
+  SECTION("a fraction for an integer") {
+    json doc = scenario_json(k8b);
+    doc["training"]["micro_batch_size"] = 1.5;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.micro_batch_size", {"expected an integer"});
+  }
+  SECTION("a number for a boolean") {
+    json doc = scenario_json(k8b);
+    doc["training"]["sequence_parallel"] = 1;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.sequence_parallel", {"expected true or false"});
+  }
+  SECTION("a number for an object") {
+    json doc = scenario_json(k8b);
+    doc["training"] = 5;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training", {"expected an object"});
+  }
+}
+
+TEST_CASE("non-positive sizes are out of range", "[cli]") {
+  struct Case {
+    const char* section;
+    const char* key;
+    int value;
+  };
+  const std::vector<Case> cases = {
+      {"cluster", "nodes", 0},
+      {"cluster", "gpus_per_node", 0},
+      {"training", "global_batch_size", -1},
+      {"training", "seq_length", 0},
+      {"training", "micro_batch_size", 0},
+      {"training", "tensor_model_parallel_size", 0},
+  };
+  for (const auto& c : cases) {
+    const std::string path = std::string(c.section) + "." + c.key;
+    INFO(path << " = " << c.value);
+    TempDir dir;
+    fs::path file;
+    json doc = scenario_json(k8b);
+    doc[c.section][c.key] = c.value;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, path, {"out of range", "expected an integer >= 1"});
+  }
+}
+
+TEST_CASE("an unknown GPU lists the known ones and suggests a near name", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);
+  doc["cluster"]["gpu"] = "H100";
+  const auto r = run_doc(dir, doc, file);
+  check_single_error(r, file, "cluster.gpu", {"unknown GPU \"H100\"", "did you mean", "H100-SXM", "H100-PCIe"});
+}
+
+TEST_CASE("an unknown model preset suggests a near name", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);
+  doc["model"]["preset"] = "llama-3-8b";
+  const auto r = run_doc(dir, doc, file);
+  check_single_error(r, file, "model.preset", {"unknown preset \"llama-3-8b\"", "did you mean \"llama3-8b\"?"});
+}
+
+TEST_CASE("an unknown enumerated value suggests a near one", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);
+  doc["training"]["recompute_granularity"] = "selectiv";
+  const auto r = run_doc(dir, doc, file);
+  check_single_error(r, file, "training.recompute_granularity", {"did you mean \"selective\"", "none, selective, full"});
+}
+
+TEST_CASE("a parallel layout that does not multiply to the GPU count", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  SECTION("TP 3 on 8 GPUs") {
+    json doc = scenario_json(k8b);
+    doc["training"]["tensor_model_parallel_size"] = 3;
+    doc["training"]["sequence_parallel"] = false;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training", {"tensor (3)", "does not divide", "8 GPUs"});
+  }
+  SECTION("data_parallel_size inconsistent with TP x PP and the GPUs") {
+    json doc = scenario_json(k8b);  // TP 2 on 8 GPUs: DP is 4
+    doc["training"]["data_parallel_size"] = 8;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.data_parallel_size", {"8 x tensor 2", "= 16", "not the 8 GPUs"});
+  }
+  SECTION("data_parallel_size consistent is accepted") {
+    json doc = scenario_json(k8b);
+    doc["training"]["data_parallel_size"] = 4;
+    file = dir.write_json("scenario.json", doc);
+    const auto r = run_cli({"run", file.string(), "--json"});
+    INFO(r.describe());
+    CHECK(r.exit_code == 0);
+  }
+}
+
+TEST_CASE("TP must divide the attention heads", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);
+  // 12 GPUs so that TP 6 divides the GPU count and the heads check is reached (DP 2).
+  doc["cluster"]["gpus_per_node"] = 12;
+  doc["training"]["tensor_model_parallel_size"] = 6;
+  doc["training"]["sequence_parallel"] = false;
+  const auto r = run_doc(dir, doc, file);
+  check_single_error(r, file, "training.tensor_model_parallel_size", {});
+  REQUIRE(r.err_lines().size() == 1);
+  CHECK(r.err_lines()[0] == file.string() +
+                                ": training.tensor_model_parallel_size: 6 does not divide model.num_attention_heads (32)");
+}
+
+TEST_CASE("PP must divide the layers", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);  // llama3-8b: 32 layers; TP 2 x PP 3 on 6 GPUs
+  doc["cluster"]["gpus_per_node"] = 6;
+  doc["training"]["pipeline_model_parallel_size"] = 3;
+  const auto r = run_doc(dir, doc, file);
+  check_single_error(r, file, "training.pipeline_model_parallel_size", {"3 does not divide model.num_layers (32)"});
+}
+
+TEST_CASE("the global batch must divide into micro-batches x DP", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);  // DP 4, micro-batch 1
+  doc["training"]["global_batch_size"] = 130;
+  const auto r = run_doc(dir, doc, file);
+  check_single_error(r, file, "training.global_batch_size",
+                     {"130 is not divisible", "micro_batch_size (1)", "data-parallel size (4)"});
+}
+
+TEST_CASE("fp8 needs a GPU with fp8 tensor cores", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k13b);  // A100-80GB
+  doc["training"]["precision"] = "fp8";
+  const auto r = run_doc(dir, doc, file);
+  check_single_error(r, file, "training.precision", {"fp8", "A100-80GB"});
+}
+
+TEST_CASE("a multi-node cluster needs inter_node", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k13b);  // 8 nodes
+  doc["cluster"].erase("inter_node");
+  const auto r = run_doc(dir, doc, file);
+  check_single_error(r, file, "cluster.inter_node", {"missing", "8 nodes", "fabric", "link"});
+}
+
+TEST_CASE("several problems are reported together, one line each", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);
+  doc["cluster"]["gpu"] = "H100";
+  doc["cluster"]["nodes"] = 0;
+  doc["model"]["preset"] = "llama3-9b";
+  const auto r = run_doc(dir, doc, file);
+  check_every_line_names_file(r, file, 3);
+  CHECK(contains(r.err, file.string() + ": cluster.gpu: "));
+  CHECK(contains(r.err, file.string() + ": cluster.nodes: "));
+  CHECK(contains(r.err, file.string() + ": model.preset: "));
+}
+
+TEST_CASE("run --set without '=' is a syntax error naming the assignment", "[cli]") {
+  const auto file = scenarios_dir() / k8b;
+  const auto r = run_cli({"run", file.string(), "--set", "foo"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  const auto lines = r.err_lines();
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].rfind(file.string() + ": ", 0) == 0);
+  CHECK(contains(lines[0], "--set foo"));
+  CHECK(contains(lines[0], "expected path=value"));
+}
+
+TEST_CASE("run --set to an unknown key suggests the near key", "[cli]") {
+  const auto file = scenarios_dir() / k8b;
+  const auto r = run_cli({"run", file.string(), "--set", "training.tensor_parallel_size=4"});
+  check_single_error(r, file, "training.tensor_parallel_size", {"unknown key", "did you mean \"tensor_model_parallel_size\""});
+}
+
+TEST_CASE("run --set a value of the wrong type", "[cli]") {
+  const auto file = scenarios_dir() / k8b;
+  const auto r = run_cli({"run", file.string(), "--set", "training.global_batch_size=lots"});
+  check_single_error(r, file, "training.global_batch_size", {"expected an integer", "\"lots\""});
+}
+
+TEST_CASE("run --set through a value that is not an object", "[cli]") {
+  const auto file = scenarios_dir() / k8b;
+  const auto r = run_cli({"run", file.string(), "--set", "cluster.gpu.hbm_gib=80"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 2);
+  const auto lines = r.err_lines();
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].rfind(file.string() + ": ", 0) == 0);
+  CHECK(contains(lines[0], "cluster.gpu"));
+  CHECK(contains(lines[0], "not an object"));
+}
+
+TEST_CASE("an unknown subcommand", "[cli]") {
+  const auto r = run_cli({"frobnicate"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  const auto lines = r.err_lines();
+  REQUIRE(lines.size() == 1);
+  CHECK(contains(lines[0], "unknown command 'frobnicate'"));
+  CHECK(contains(lines[0], "--help"));
+}
+
+TEST_CASE("run without a scenario argument", "[cli]") {
+  const auto r = run_cli({"run"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  const auto lines = r.err_lines();
+  REQUIRE(lines.size() == 1);
+  CHECK(contains(lines[0], "missing SCENARIO.json"));
+}
+
+TEST_CASE("run with an unknown option", "[cli]") {
+  const auto file = scenarios_dir() / k8b;
+  const auto r = run_cli({"run", file.string(), "--frobnicate"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  const auto lines = r.err_lines();
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].rfind("clustersim run: ", 0) == 0);
+  CHECK(contains(lines[0], "--frobnicate"));
+}
+
+TEST_CASE("run with a second positional argument", "[cli]") {
+  const auto file = scenarios_dir() / k8b;
+  const auto r = run_cli({"run", file.string(), file.string()});
+  INFO(r.describe());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err_lines().size() == 1);
+}
+
+TEST_CASE("an unwritable --trace path is an input error and leaves no file behind", "[cli]") {
+  TempDir dir;
+  const auto scenario = scenarios_dir() / k8b;
+  SECTION("the folder does not exist (a regular file stands where it should be)") {
+    const auto blocker = dir.write("not-a-folder", "x");
+    const auto trace = blocker / "trace.json";
+    const auto r = run_cli({"run", scenario.string(), "--trace", trace.string()});
+    INFO(r.describe());
+    CHECK(r.exit_code == 2);
+    const auto lines = r.err_lines();
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].rfind(trace.string() + ": ", 0) == 0);
+    CHECK(contains(lines[0], "cannot write"));
+    CHECK(read_text(blocker) == "x");
+  }
+  SECTION("the target is an existing folder: the temporary file is removed") {
+    const auto trace = dir / "trace.json";
+    fs::create_directory(trace);
+    const auto r = run_cli({"run", scenario.string(), "--trace", trace.string()});
+    INFO(r.describe());
+    CHECK(r.exit_code == 2);
+    const auto lines = r.err_lines();
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].rfind(trace.string() + ": ", 0) == 0);
+    CHECK(fs::is_directory(trace));
+    CHECK(fs::is_empty(trace));
+  }
+  // Whatever happened, nothing half-written is left in the folder: only what the test put there.
+  for (const auto& e : fs::directory_iterator(dir.path())) {
+    INFO("left behind: " << e.path());
+    const auto name = e.path().filename().string();
+    CHECK((name == "not-a-folder" || name == "trace.json"));
+  }
+}

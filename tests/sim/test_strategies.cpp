@@ -1,0 +1,370 @@
+// Parallelism strategies in the step's task graph: the communication each one adds per step against the
+// hand-computed figure, where it sits in the step, and what it does to time and memory.
+//
+// Volume is counted as nccl-tests' bus bytes, busbw_factor(kind, n) x size: what each rank moves through
+// its links (ring all-reduce 2(n-1)/n S, all-gather / reduce-scatter / all-to-all (n-1)/n S, send/recv S).
+// With pp = 1 and symmetry one rank is simulated, so the graph's collectives are one rank's.
+//
+// Memory formulas are held by tests/models/test_memory_model.cpp (16 B per parameter for DDP; 7B with
+// ZeRO-1/2/3 over 64 GPUs; GPT-3 175B activations per layer with and without SP and selective recompute;
+// micro-batches in flight under 1F1B / GPipe / interleaved); here only what the strategies add.
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "models/memory_model.hpp"
+#include "models/transformer.hpp"
+#include "sim/nccl_model.hpp"
+#include "sim/scenario.hpp"
+#include "sim/simulation.hpp"
+
+using namespace cs::sim;
+using cs::models::CollectiveKind;
+using nlohmann::json;
+
+namespace {
+
+json doc_for(int gpus, int layers = 4) {
+  json doc = json::parse(R"({
+    "name": "strategies",
+    "cluster": {"gpu": "H100-SXM", "nodes": 1, "gpus_per_node": 8, "intra_node": "nvswitch"},
+    "model": {"num_layers": 4, "hidden_size": 1024, "num_attention_heads": 16, "num_query_groups": 4,
+              "vocab_size": 32000, "ffn_hidden_size": 4096, "activation": "swiglu"},
+    "training": {"seq_length": 2048, "global_batch_size": 8, "micro_batch_size": 1},
+    "simulation": {"comm_compute_contention": 0}
+  })");
+  doc["cluster"]["gpus_per_node"] = gpus;
+  doc["model"]["num_layers"] = layers;
+  return doc;
+}
+
+struct Volume {
+  double bus_bytes = 0;  // sum of busbw_factor x size
+  double size = 0;       // sum of nccl-tests sizes
+  int count = 0;
+  std::set<std::size_t> group_sizes;
+};
+
+// Collectives of category `cat` whose member task names pass `keep`.
+template <class Keep>
+Volume volume(const StepPlan& plan, Category cat, Keep keep) {
+  const TaskGraph& g = plan.graph;
+  Volume v;
+  for (const Collective& c : g.collectives()) {
+    const Task& t = g.tasks()[c.members.front()];
+    if (t.category != cat || !keep(g.name(t.name))) continue;
+    const auto n = g.group(c.group).size();
+    v.bus_bytes += busbw_factor(c.kind, static_cast<int>(n)) * c.bytes;
+    v.size += c.bytes;
+    ++v.count;
+    v.group_sizes.insert(n);
+  }
+  return v;
+}
+Volume volume(const StepPlan& plan, Category cat) {
+  return volume(plan, cat, [](const std::string&) { return true; });
+}
+
+Scenario scenario(const json& doc) { return parse_scenario(doc, "strategies.json"); }
+StepPlan plan_of(const json& doc) { return build_step(scenario(doc), cs::models::default_compute_profile()); }
+
+bool is_backward(const std::string& name) { return name.find("_bwd") != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("strategies: DDP and ZeRO-1/2/3 gradient and parameter traffic per step", "[sim]") {
+  // One stage, DP n = 8, m = 1 micro-batch unless stated. Psi = the rank's parameters, 2 bytes each.
+  //   DDP:    all-reduce of the gradients            2 (n-1)/n 2Psi
+  //   ZeRO-1: reduce-scatter + all-gather of params  (n-1)/n 2Psi + (n-1)/n 2Psi  = DDP
+  //   ZeRO-2: as ZeRO-1 for m = 1; it reduce-scatters every micro-batch, so m = 2 adds one more RS
+  //   ZeRO-3: per unit all-gather (forward) + all-gather (backward) + reduce-scatter
+  //                                                   3 (n-1)/n 2Psi = 1.5 x DDP (ZeRO paper, sec. 7)
+  json doc = doc_for(8);
+  const Scenario s = scenario(doc);
+  const double psi = cs::models::parameters_on_rank(s.model, s.training, 0).total();
+  const double n = 8, unit = (n - 1) / n * 2 * psi;
+
+  const Volume ddp = volume(plan_of(doc), Category::dp_comm);
+  CHECK(ddp.bus_bytes == Approx(2 * unit).epsilon(1e-12));
+  CHECK(ddp.size == Approx(2 * psi).epsilon(1e-12));  // every gradient exactly once
+  CHECK(ddp.group_sizes == std::set<std::size_t>{8});
+
+  doc["training"]["zero_stage"] = 1;
+  const Volume z1 = volume(plan_of(doc), Category::dp_comm);
+  CHECK(z1.bus_bytes == Approx(2 * unit).epsilon(1e-12));
+
+  doc["training"]["zero_stage"] = 2;
+  CHECK(volume(plan_of(doc), Category::dp_comm).bus_bytes == Approx(2 * unit).epsilon(1e-12));
+
+  doc["training"]["zero_stage"] = 3;
+  const Volume z3 = volume(plan_of(doc), Category::dp_comm);
+  CHECK(z3.bus_bytes == Approx(3 * unit).epsilon(1e-12));
+  CHECK(z3.bus_bytes / ddp.bus_bytes == Approx(1.5).epsilon(1e-12));
+  // One gather per unit and pass (embedding, 4 layers, LM head) and one reduce-scatter per unit.
+  CHECK(z3.count == 3 * 6);
+
+  SECTION("gradient accumulation: m = 2") {
+    doc["training"]["global_batch_size"] = 16;
+    doc["training"]["zero_stage"] = 1;  // reduces once per step: unchanged
+    CHECK(volume(plan_of(doc), Category::dp_comm).bus_bytes == Approx(2 * unit).epsilon(1e-12));
+    doc["training"]["zero_stage"] = 2;  // RS per micro-batch + one AG: 3 units
+    CHECK(volume(plan_of(doc), Category::dp_comm).bus_bytes == Approx(3 * unit).epsilon(1e-12));
+    doc["training"]["zero_stage"] = 3;  // everything per micro-batch: 6 units
+    CHECK(volume(plan_of(doc), Category::dp_comm).bus_bytes == Approx(6 * unit).epsilon(1e-12));
+  }
+  SECTION("FSDP names map onto the stages") {
+    doc["training"].erase("zero_stage");
+    doc["training"]["fsdp_sharding_strategy"] = "FULL_SHARD";
+    CHECK(volume(plan_of(doc), Category::dp_comm).bus_bytes == Approx(3 * unit).epsilon(1e-12));
+    doc["training"]["fsdp_sharding_strategy"] = "SHARD_GRAD_OP";
+    CHECK(volume(plan_of(doc), Category::dp_comm).bus_bytes == Approx(2 * unit).epsilon(1e-12));
+    doc["training"]["fsdp_sharding_strategy"] = "NO_SHARD";
+    CHECK(volume(plan_of(doc), Category::dp_comm).bus_bytes == Approx(2 * unit).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("strategies: FSDP HYBRID_SHARD shards in the node and all-reduces across nodes", "[sim]") {
+  // 2 nodes x 4 GPUs, DP 8: shard blocks of S = 4 (one node), R = 2 replicas. Per step (m = 1):
+  //   2 all-gathers + 1 reduce-scatter over 4 ranks:  3 x 3/4 x 2Psi
+  //   all-reduce of each 1/4 shard over 2 ranks:      2 x 1/2 x 2Psi / 4 = 1/4 x 2Psi
+  // and states shard 4 ways: 16 Psi / 4 per GPU.
+  json doc = doc_for(4);
+  doc["cluster"]["nodes"] = 2;
+  doc["cluster"]["inter_node"] = {{"fabric", "fat-tree"}, {"link", "ib-ndr400"}};
+  doc["training"]["fsdp_sharding_strategy"] = "HYBRID_SHARD";
+  const Scenario s = scenario(doc);
+  REQUIRE(s.training.fsdp_shard_size == 4);
+  const double psi = cs::models::parameters_on_rank(s.model, s.training, 0).total();
+  const StepPlan plan = plan_of(doc);
+  const Volume shard = volume(plan, Category::dp_comm, [](const std::string& x) { return x != "grad-all-reduce-replicas"; });
+  const Volume replicas = volume(plan, Category::dp_comm, [](const std::string& x) { return x == "grad-all-reduce-replicas"; });
+  CHECK(shard.group_sizes == std::set<std::size_t>{4});
+  CHECK(replicas.group_sizes == std::set<std::size_t>{2});
+  CHECK(shard.bus_bytes == Approx(3 * 0.75 * 2 * psi).epsilon(1e-12));
+  CHECK(replicas.bus_bytes == Approx(0.25 * 2 * psi).epsilon(1e-12));
+  const auto mem = cs::models::memory_per_gpu(s.model, s.training, 0);
+  CHECK(mem.weights_bytes + mem.grads_bytes + mem.optimizer_bytes == Approx(16 * psi / 4).epsilon(1e-12));
+  // The replicas' groups span the two nodes; the shard groups one node each.
+  const TaskGraph& g = plan.graph;
+  for (const Collective& c : g.collectives()) {
+    const auto& gpus = g.group(c.group);
+    if (gpus.size() == 2) CHECK(gpus[0] / 4 != gpus[1] / 4);
+    if (gpus.size() == 4) CHECK(gpus.front() / 4 == gpus.back() / 4);
+  }
+  const Report r = simulate(s).report;
+  CHECK(r.step_time_s > 0);
+}
+
+TEST_CASE("strategies: ZeRO-3 prefetch hides the parameter gathers behind compute", "[sim]") {
+  // With overlap_param_gather the gather of unit l + 1 runs while unit l computes; without, each waits
+  // its turn. The prefetching step must be faster, and no slower than the step with nothing to gather
+  // plus the exposed first gather of each pass.
+  json doc = doc_for(8, 8);
+  doc["training"]["zero_stage"] = 3;
+  const Report with = simulate(scenario(doc)).report;
+  doc["training"]["overlap_param_gather"] = false;
+  const Report without = simulate(scenario(doc)).report;
+  CHECK(with.step_time_s < without.step_time_s);
+  CHECK(with.breakdown.exposed_comm_s < without.breakdown.exposed_comm_s);
+}
+
+TEST_CASE("strategies: TP with sequence parallelism moves the same forward bytes as without", "[sim]") {
+  // TP n = 4, one stage, m = 1, L = 4 layers; U = (n-1)/n x S with S = T h 2 bytes (the hidden tensor).
+  // Forward, per layer: 2 all-reduces (2U each) without SP; 2 all-gathers + 2 reduce-scatters (U each)
+  // with SP: 4U either way. Embedding: all-reduce 2U vs reduce-scatter U; LM head: nothing vs the
+  // all-gather of its input U; the three small cross-entropy all-reduces are the same. Equal.
+  // Backward: without SP 2 all-reduces per layer (4U) and the LM head's input-grad all-reduce (2U); with SP
+  // the conjugates (2 all-gathers + 2 reduce-scatters, 4U) plus Megatron's re-all-gather of the saved
+  // input for each column-parallel wgrad (QKV, FC1: 2U per layer; the LM head 1U) and the embedding's
+  // all-gather (1U) against the head's reduce-scatter (1U): SP = non-SP + (2L + 1) U.
+  json doc = doc_for(4);
+  doc["training"]["tensor_model_parallel_size"] = 4;
+  doc["training"]["global_batch_size"] = 1;
+  const StepPlan plain = plan_of(doc);
+  doc["training"]["sequence_parallel"] = true;
+  const StepPlan sp = plan_of(doc);
+  const double S = 2048.0 * 1024 * 2, U = 0.75 * S, L = 4;
+  auto fwd = [](const std::string& x) { return !is_backward(x); };
+  auto bwd = [](const std::string& x) { return is_backward(x); };
+  const double ce = 3 * 1.5 * 2048 * 4;  // three fp32 all-reduces of one value per token
+  CHECK(volume(plain, Category::tp_comm, fwd).bus_bytes == Approx(L * 4 * U + 2 * U + ce).epsilon(1e-12));
+  CHECK(volume(sp, Category::tp_comm, fwd).bus_bytes == Approx(volume(plain, Category::tp_comm, fwd).bus_bytes).epsilon(1e-12));
+  CHECK(volume(plain, Category::tp_comm, bwd).bus_bytes == Approx(L * 4 * U + 2 * U).epsilon(1e-12));
+  CHECK(volume(sp, Category::tp_comm, bwd).bus_bytes == Approx(L * 4 * U + 2 * U + (2 * L + 1) * U).epsilon(1e-12));
+}
+
+TEST_CASE("strategies: context parallelism passes KV around the ring, overlapped with attention", "[sim]") {
+  // CP 2 x DP 2, one stage, m = 1, L = 4 layers, GQA 16 heads / 4 groups of d = 64. Each rank holds
+  // T = s / cp = 1024 tokens; one KV chunk is K and V: 2 T g d 2 bytes = 2 x 1024 x 256 x 2 = 1 MiB.
+  // Ring attention over cp ranks takes cp - 1 = 1 transfer step forward (the KV chunk) and 1 backward
+  // (KV and the partial dK, dV: 2 chunks): per layer 3 chunks, send/recv bus factor 1.
+  json doc = doc_for(4);
+  doc["training"]["context_parallel_size"] = 2;
+  doc["training"]["global_batch_size"] = 2;
+  const StepPlan plan = plan_of(doc);
+  const double kv = 2.0 * 1024 * 4 * 64 * 2;
+  const Volume cp = volume(plan, Category::cp_comm);
+  CHECK(cp.count == 4 * 2);
+  CHECK(cp.bus_bytes == Approx(4 * 3 * kv).epsilon(1e-12));
+  CHECK(cp.group_sizes == std::set<std::size_t>{2});
+  // Dense gradients reduce over DP x CP = 4 ranks (CP ranks hold the same weights, different tokens).
+  CHECK(volume(plan, Category::dp_comm).group_sizes == std::set<std::size_t>{4});
+  // The attention of a layer runs as cp steps (forward and backward).
+  int attn_steps = 0;
+  for (const Task& t : plan.graph.tasks())
+    if (plan.graph.name(t.name) == "attn" || plan.graph.name(t.name) == "attn_bwd") ++attn_steps;
+  CHECK(attn_steps == 4 * 2 * 2);
+
+  // Each transfer starts with the attention step it overlaps (the task emitted right after it), and the
+  // next step waits for it.
+  const SimulationResult r = simulate(scenario(doc));
+  const auto& g = r.plan.graph;
+  for (TaskId id = 0; id + 1 < g.tasks().size(); ++id) {
+    if (g.tasks()[id].category != Category::cp_comm) continue;
+    CHECK(r.execution.records[id].start == r.execution.records[id + 1].start);
+    CHECK(r.execution.records[id + 2].start >= r.execution.records[id].end);
+  }
+  // Selective recompute passes the KV around again for the recomputed attention.
+  doc["training"]["recompute_granularity"] = "selective";
+  CHECK(volume(plan_of(doc), Category::cp_comm).bus_bytes == Approx(4 * 4 * kv).epsilon(1e-12));
+}
+
+TEST_CASE("strategies: expert parallelism all-to-alls on EP, expert grads on expert-DP", "[sim]") {
+  // MoE with 4 experts, top-2, EP 2 inside DP 4 (one stage, m = 1, L = 4). Per layer the tokens are
+  // dispatched and combined forward and both again backward: 4 all-to-alls of T k h 2 bytes (T = 2048,
+  // k = 2, h = 1024), bus factor (ep-1)/ep = 1/2. Dense gradients all-reduce over DP 4, expert
+  // gradients over the expert-data-parallel group DP / EP = 2, each exactly once.
+  json doc = doc_for(4);
+  doc["model"]["num_moe_experts"] = 4;
+  doc["model"]["moe_router_topk"] = 2;
+  doc["training"]["expert_model_parallel_size"] = 2;
+  doc["training"]["global_batch_size"] = 4;
+  const Scenario s = scenario(doc);
+  const StepPlan plan = plan_of(doc);
+  const double routed = 2048.0 * 2 * 1024 * 2;
+  const Volume ep = volume(plan, Category::ep_comm);
+  CHECK(ep.count == 4 * 4);
+  CHECK(ep.bus_bytes == Approx(4 * 4 * 0.5 * routed).epsilon(1e-12));
+  CHECK(ep.group_sizes == std::set<std::size_t>{2});
+  const auto rp = cs::models::parameters_on_rank(s.model, s.training, 0);
+  REQUIRE(rp.expert > 0);
+  double dense = 0, expert = 0;
+  for (const Collective& c : plan.graph.collectives()) {
+    if (plan.graph.tasks()[c.members.front()].category != Category::dp_comm) continue;
+    CHECK(c.kind == CollectiveKind::all_reduce);
+    (plan.graph.group(c.group).size() == 4 ? dense : expert) += c.bytes;
+  }
+  CHECK(dense == Approx(2 * rp.dense).epsilon(1e-12));
+  CHECK(expert == Approx(2 * rp.expert).epsilon(1e-12));
+  // Expert-DP members share the EP index: ranks {0, 2} and {1, 3}.
+  std::set<std::vector<int>> groups;
+  for (const Collective& c : plan.graph.collectives())
+    if (plan.graph.group(c.group).size() == 2 && plan.graph.tasks()[c.members.front()].category == Category::dp_comm)
+      groups.insert(plan.graph.group(c.group));
+  CHECK(groups == std::set<std::vector<int>>{{0, 2}});
+}
+
+TEST_CASE("strategies: full recompute adds one forward of the layers, selective only attention", "[sim]") {
+  // One GPU, m = 1: the step is the sum of its kernels. Full recompute re-runs every layer's forward
+  // kernels before its backward (not the embedding or the LM head); selective only the attention core.
+  json doc = doc_for(1);
+  doc["training"]["global_batch_size"] = 1;
+  const Scenario s = scenario(doc);
+  const auto layer_fwd = cs::models::transformer_layer_ops(s.model, s.training).forward;
+  std::set<std::string> layer_names;
+  for (const auto& op : layer_fwd) layer_names.insert(op.name);
+  auto run = [&](const char* granularity) {
+    json d = doc;
+    d["training"]["recompute_granularity"] = granularity;
+    return simulate(scenario(d));
+  };
+  const SimulationResult none = run("none"), full = run("full"), sel = run("selective");
+  auto sum = [](const SimulationResult& r, auto keep) {
+    Time total = 0;
+    for (TaskId id = 0; id < r.plan.graph.tasks().size(); ++id) {
+      const Task& t = r.plan.graph.tasks()[id];
+      if (keep(t, r.plan.graph.name(t.name))) total += t.duration;
+    }
+    return total;
+  };
+  const Time layer_forward = sum(none, [&](const Task& t, const std::string& n) {
+    return t.category == Category::compute && layer_names.count(n) && t.collective == kNone;
+  });
+  const Time attention = sum(none, [](const Task&, const std::string& n) { return n == "attn"; });
+  const Time full_re = sum(full, [](const Task& t, const std::string&) { return t.category == Category::recompute; });
+  const Time sel_re = sum(sel, [](const Task& t, const std::string&) { return t.category == Category::recompute; });
+  CHECK(full_re == layer_forward);
+  CHECK(sel_re == attention);
+  CHECK(full.execution.makespan - none.execution.makespan == layer_forward);
+  CHECK(sel.execution.makespan - none.execution.makespan == attention);
+  // MFU counts model FLOPs only; HFU counts the recomputed ones too.
+  CHECK(full.report.mfu == Approx(none.report.mfu * to_seconds(none.execution.makespan) / to_seconds(full.execution.makespan)));
+  CHECK(full.report.hfu > full.report.mfu);
+}
+
+TEST_CASE("strategies: a layout that does not fit names the stage and the excess", "[sim]") {
+  // Llama 3 70B with plain DDP on 64 x 80 GB H100 (TP 8, DP 8): every GPU holds 16 B x 70.6e9 / 8 =
+  // 141 GB of states alone.
+  json doc = json::parse(R"({
+    "name": "70b-ddp",
+    "cluster": {"gpu": "H100-SXM", "nodes": 8, "gpus_per_node": 8, "intra_node": "nvswitch",
+                "inter_node": {"fabric": "fat-tree", "link": "ib-ndr400"}},
+    "model": {"preset": "llama3-70b"},
+    "training": {"seq_length": 4096, "global_batch_size": 8, "micro_batch_size": 1,
+                 "tensor_model_parallel_size": 8, "sequence_parallel": true}
+  })");
+  const Report r = simulate(scenario(doc)).report;
+  CHECK_FALSE(r.fits_in_memory);
+  CHECK(r.memory.total_bytes() > 140e9);
+  const double over_gib = (r.memory.total_bytes() - r.memory_capacity_bytes) / (1024.0 * 1024 * 1024);
+  char expected[64];
+  std::snprintf(expected, sizeof expected, "over by %.1f GiB", over_gib);
+  CHECK_THAT(to_text(r), Catch::Contains("DOES NOT FIT (stage 0 " + std::string(expected)));
+  CHECK(to_json(r)["memory_gib"]["over_capacity"].get<double>() == Approx(over_gib));
+}
+
+TEST_CASE("strategies: context parallelism halves a rank's activations per layer", "[sim]") {
+  // Activations scale with the tokens a rank holds, T = b s / cp (Korthikanti's formulas with s / cp).
+  const Scenario one = scenario(doc_for(2));
+  json doc = doc_for(2);
+  doc["training"]["context_parallel_size"] = 2;
+  const Scenario two = scenario(doc);
+  CHECK(cs::models::activation_bytes_per_layer(two.model, two.training) ==
+        Approx(cs::models::activation_bytes_per_layer(one.model, one.training) / 2).epsilon(1e-12));
+}
+
+TEST_CASE("strategies: symmetric and rank-by-rank simulation agree for every strategy", "[sim]") {
+  // Under symmetry one rank per stage stands for its TP / CP / DP peers; simulating every rank must give
+  // the same step (the analytical network has no contention), which checks that collectives are matched
+  // across ranks in the same order on every group.
+  struct Case {
+    const char* what;
+    json training;
+  };
+  const std::vector<Case> cases = {
+      {"ZeRO-3, PP 2", {{"zero_stage", 3}, {"pipeline_model_parallel_size", 2}, {"global_batch_size", 4}}},
+      {"ZeRO-2, m = 2", {{"zero_stage", 2}, {"global_batch_size", 8}}},
+      {"interleaved PP 2 x v 2, TP 2 + SP",
+       {{"pipeline_model_parallel_size", 2}, {"virtual_pipeline_model_parallel_size", 2}, {"tensor_model_parallel_size", 2},
+        {"sequence_parallel", true}, {"global_batch_size", 8}}},
+      {"CP 2, ZeRO-1, selective", {{"context_parallel_size", 2}, {"zero_stage", 1}, {"recompute_granularity", "selective"}, {"global_batch_size", 8}}},
+      {"MoE EP 2", {{"expert_model_parallel_size", 2}, {"global_batch_size", 8}}},
+  };
+  for (const Case& c : cases) {
+    json doc = doc_for(4, 4);
+    if (std::string(c.what) == "MoE EP 2") {
+      doc["model"]["num_moe_experts"] = 4;
+      doc["model"]["moe_router_topk"] = 2;
+    }
+    for (const auto& [k, v] : c.training.items()) doc["training"][k] = v;
+    INFO(c.what);
+    const Report sym = simulate(scenario(doc)).report;
+    doc["simulation"]["symmetry"] = false;
+    const Report full = simulate(scenario(doc)).report;
+    CHECK(full.step_time_s == Approx(sym.step_time_s).epsilon(1e-9));
+    CHECK(full.simulated_ranks == 4);
+  }
+}

@@ -1,0 +1,140 @@
+// Validation against published training runs (sim/validate_training.hpp): the sources' FLOP conventions
+// by hand, the conversion of entries to scenarios, and the whole of ../shared/validation/published-train.json
+// held to the accuracy it reaches today.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/input_error.hpp"
+#include "sim/scenario.hpp"
+#include "sim/validate_training.hpp"
+
+using namespace cs::sim;
+using nlohmann::json;
+
+namespace {
+
+const std::string kPublished = std::string(CLUSTERSIM_SHARED_DIR) + "/validation/published-train.json";
+
+json entry() {
+  return json::parse(R"json({
+    "id": "t", "kind": "training", "group": "g", "confidence": "high",
+    "model": {"name": "GPT-1.7B", "arch": "dense_transformer", "layers": 24, "hidden": 2304, "heads": 24,
+              "kv_heads": 24, "ffn_hidden": 9216, "vocab": 51200},
+    "cluster": {"gpu": "A100-SXM4-80GB", "count": 32, "gpus_per_node": 8, "nodes": 4,
+                "inter_node": "8x Mellanox HDR 200Gb/s InfiniBand HCAs per node (Selene)"},
+    "parallel": {"tp": 1, "pp": 1, "dp": 32, "cp": 1, "ep": 1, "vp": null, "sp": null, "zero": null, "fsdp": null,
+                 "recompute": "full"},
+    "batch": {"global": 512, "micro": null, "seq": 2048},
+    "precision": "mixed", "framework": "Megatron-LM",
+    "measured": {"tflops_per_gpu": 137}, "notes": "F=96*B*s*l*h^2*(1+s/6h+V/16lh)"
+  })json");
+}
+
+}  // namespace
+
+TEST_CASE("FLOP conventions of the sources, by hand", "[sim][validate]") {
+  // SC'21: 96 B s l h^2 (1 + s/6h + V/16lh). B=512, s=2048, l=24, h=2304, V=51200:
+  // 96 * 512 * 2048 * 24 * 2304^2 = 1.2839e19; (1 + 2048/13824 + 51200/884736) = 1.20602
+  CHECK(sc21_flops_per_step(512, 2048, 24, 2304, 51200) == Approx(1.2839e19 * 1.206017).epsilon(1e-4));
+  // Megatron's num_floating_point_operations for GPT (MHA, 4h GeLU MLP) is 72 B s l h^2 (1 + s/6h + V/12lh).
+  MegatronFlopsInput in{8, 4096, 32, 4096, 32, 32, 16384, 50304, false, 1};
+  const double b = 8, s = 4096, l = 32, h = 4096, v = 50304;
+  CHECK(megatron_model_flops_per_step(in) == Approx(72 * b * s * l * h * h * (1 + s / (6 * h) + v / (12 * l * h))).epsilon(1e-12));
+  // With full recompute the SC'21 figure is 4/3 of the model FLOPs when V and s terms are dropped.
+  CHECK(sc21_flops_per_step(1, 1, 1, 1e6, 0) / 72e12 == Approx(4.0 / 3).epsilon(1e-3));
+}
+
+TEST_CASE("an entry becomes a scenario: GPU name, network, layout defaults, measured throughput", "[sim][validate]") {
+  const json doc = json::array({entry()});
+  const auto points = convert_published_training(doc, "p.json");
+  REQUIRE(points.size() == 1);
+  const TrainingPoint& p = points[0];
+  REQUIRE_FALSE(p.skipped);
+  CHECK(p.scenario["cluster"]["gpu"] == "A100-80GB");
+  CHECK(p.scenario["cluster"]["nodes"] == 4);
+  CHECK(p.scenario["cluster"]["inter_node"]["link"] == "ib-hdr200");
+  CHECK(p.scenario["training"]["recompute_granularity"] == "full");
+  CHECK(p.scenario["training"]["micro_batch_size"] == 1);  // not published: assumed, and said so
+  CHECK(p.scenario["training"]["overlap_grad_reduce"] == false);
+  CHECK_FALSE(p.assumptions.empty());
+  // tokens/s/GPU = B s / (F / (137e12 x 32)) / 32
+  const double step = sc21_flops_per_step(512, 2048, 24, 2304, 51200) / (137e12 * 32);
+  CHECK(p.measured_tokens_per_s_per_gpu == Approx(512.0 * 2048 / step / 32).epsilon(1e-12));
+  CHECK_NOTHROW(parse_scenario(p.scenario, "p.json"));
+
+  // An architecture the workload model cannot express is skipped with the reason, not dropped.
+  json mamba = entry();
+  mamba["model"]["arch"] = "hybrid_mamba_moe";
+  const auto skipped = convert_published_training(json::array({mamba}), "p.json");
+  REQUIRE(skipped.size() == 1);
+  CHECK(skipped[0].skipped);
+  CHECK(skipped[0].skip_reason.find("Mamba") != std::string::npos);
+
+  // Not a published-training document: a clear error naming the file.
+  CHECK_FALSE(is_published_training(json::object()));
+  CHECK_THROWS_WITH(convert_published_training(json::array({json{{"kind", "nccl"}}}), "x.json"), Catch::Contains("x.json"));
+}
+
+TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slow]") {
+  if (!std::filesystem::exists(kPublished)) {
+    WARN("no " << kPublished << ": skipped");
+    return;
+  }
+  const TrainingValidation v = validate_published_training(read_json_file(kPublished), kPublished, 0);
+  REQUIRE(v.points.size() == 165);
+  for (const auto& p : v.points) {
+    INFO(p.id);
+    if (p.skipped) {
+      CHECK_FALSE(p.skip_reason.empty());  // every skipped entry says why
+    } else {
+      CHECK(p.measured_tokens_per_s_per_gpu > 0);
+      CHECK(std::isfinite(p.error));
+    }
+  }
+  const auto summary = [&](const std::string& key) {
+    for (const auto& s : v.by_confidence)
+      if (s.key == key) return s;
+    for (const auto& s : v.by_group)
+      if (s.key == key) return s;
+    FAIL("no summary " << key);
+    return ValidationSummary{};
+  };
+
+  // High-confidence points. The target of issue 4 is every point within 15% and a mean absolute error
+  // below 10%; it is NOT met yet (today: 129 compared, mean |error| 10.7%, 97 within 15%, worst 38.5%).
+  // These assertions hold today's honest bound so that a regression fails; tighten them as the model
+  // improves. Where the misses are, and why, is in the lead's notes for issue 4: fp8 runs of small
+  // models predicted 15-35% fast (fp8 cast/transpose and non-GEMM costs), long-sequence attention
+  // predicted fast, CP16/CP32 at 512k-1M tokens predicted 34% slow, MosaicML's short sequences with large
+  // micro-batches predicted 10-19% slow.
+  const auto high = summary("high");
+  INFO("high: " << high.compared << " compared, mean |error| " << high.mean_abs_error << ", within 15% " << high.within_15pct
+                << ", worst " << high.worst_id << " " << high.max_abs_error);
+  CHECK(high.compared >= 129);
+  CHECK(high.mean_abs_error < 0.12);
+  CHECK(static_cast<double>(high.within_15pct) >= 0.72 * static_cast<double>(high.compared));
+  CHECK(high.max_abs_error < 0.45);
+
+  // Groups that meet the issue's target today, held to it.
+  const auto korthikanti = summary("megatron_korthikanti_recompute_A100");
+  CHECK(korthikanti.compared == 9);
+  CHECK(korthikanti.within_15pct == korthikanti.compared);
+  CHECK(korthikanti.mean_abs_error < 0.10);
+  const auto sc21 = summary("megatron_sc21_weak_scaling_A100");
+  CHECK(sc21.compared == 10);
+  CHECK(sc21.mean_abs_error < 0.10);
+  CHECK(sc21.max_abs_error < 0.20);  // 7.5B at TP4 is -18%: see the notes
+  const auto mpt = summary("mosaicml_llmfoundry_MPT_FSDP");
+  CHECK(mpt.compared == 81);
+  CHECK(mpt.mean_abs_error < 0.11);
+  // Large models on H100 in FP8 (Megatron-Core, interleaved 1F1B): within 10% each.
+  for (const auto& p : v.points)
+    if (!p.skipped && p.id.find("LLAMA3_70B") != std::string::npos) {
+      INFO(p.id);
+      CHECK(std::abs(p.error) < 0.10);
+    }
+}

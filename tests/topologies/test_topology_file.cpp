@@ -1,0 +1,220 @@
+// User topologies from GraphML and DOT: the hand-written two-node fixture in tests/topologies/data loads,
+// routes and answers group_link with figures read off the file; broken files get the exact messages.
+//
+// The fixture: 2 nodes x 2 GPUs; per node an NVSwitch (300 GB/s per direction, 0.3 us per edge) and one
+// NIC per GPU on PCIe (50 GB/s, 0 us); all four NICs on one leaf (24 GB/s, 1 us per edge).
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "topologies/cluster.hpp"
+#include "topologies/topology_file.hpp"
+
+using namespace cs::topo;
+
+namespace {
+
+std::string data(const std::string& name) {
+  return std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/topologies/data/" + name;
+}
+
+std::string error_of(const std::string& path) {
+  try {
+    (void)load_topology(path);
+  } catch (const TopologyError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::string error_of_text(const std::string& text) {
+  try {
+    (void)load_topology_text(text, "t.dot");
+  } catch (const TopologyError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::vector<VertexKind> kinds_along(const Cluster& c, const std::vector<int>& route) {
+  std::vector<VertexKind> kinds;
+  for (const int id : route) {
+    kinds.push_back(c.vertices()[static_cast<std::size_t>(c.edges()[static_cast<std::size_t>(id)].dst)].kind);
+  }
+  return kinds;
+}
+
+void check_two_nodes(const Cluster& c) {
+  using K = VertexKind;
+  CHECK(c.from_file());
+  CHECK(c.num_gpus() == 4);
+  CHECK(c.spec().nodes == 2);
+  CHECK(c.spec().gpus_per_node == 2);
+  CHECK(c.spec().nics_per_node == 2);
+  CHECK(c.vertices().size() == 11);
+  CHECK(c.edges().size() == 24);  // 12 cables, two directions each
+  for (int g = 0; g < 4; ++g) {
+    CHECK(c.vertices()[static_cast<std::size_t>(g)].kind == K::gpu);
+    CHECK(c.node_of_gpu(g) == g / 2);
+  }
+  CHECK(c.num_leaves() == 1);
+  CHECK(c.connected());
+
+  // Same node: GPU -> NVSwitch -> GPU.
+  const std::vector<int> intra = c.route(0, 1, 0);
+  REQUIRE(intra.size() == 2);
+  CHECK(kinds_along(c, intra) == std::vector<K>{K::nvswitch, K::gpu});
+  for (const int id : intra) CHECK(c.edges()[static_cast<std::size_t>(id)].kind == EdgeKind::nvlink);
+
+  // Across: GPU -> NIC -> leaf -> NIC -> GPU (never through the other GPU of the node).
+  const std::vector<int> inter = c.route(1, 2, 0);
+  REQUIRE(inter.size() == 4);
+  CHECK(kinds_along(c, inter) == std::vector<K>{K::nic, K::leaf, K::nic, K::gpu});
+  CHECK(c.edges()[static_cast<std::size_t>(inter[0])].src == 1);
+  CHECK(c.edges()[static_cast<std::size_t>(inter[3])].dst == 2);
+  CHECK(c.edges()[static_cast<std::size_t>(inter[1])].bandwidth_Bps == Approx(24e9));
+  CHECK(c.edges()[static_cast<std::size_t>(inter[1])].latency_s == Approx(1e-6));
+  CHECK(c.route(1, 2, 0) == c.route(1, 2, 0));
+
+  // group_link: ring 0 -> 1 -> 0 inside node 0 is NVLink only: 300 GB/s, 2 x 0.3 us.
+  const std::vector<int> node0 = {0, 1};
+  const GroupLink n = c.group_link(node0);
+  CHECK(n.span == Span::node);
+  CHECK(n.bus_bandwidth_Bps == Approx(300e9));
+  CHECK(n.step_latency_s == Approx(0.6e-6));
+  CHECK(c.spec().intra.gpu_bandwidth_GBps == Approx(300.0));
+  // Ring 0 -> 1 -> 2 -> 3 -> 0: pairs (1,2) and (3,0) cross the leaf, bottleneck 24 GB/s (NIC link);
+  // their latency is 0 + 1 + 1 + 0 us = 2 us, above the NVLink pairs' 0.6 us.
+  const std::vector<int> all = {3, 1, 0, 2};
+  const GroupLink a = c.group_link(all);
+  CHECK(a.span == Span::leaf);
+  CHECK(a.bus_bandwidth_Bps == Approx(24e9));
+  CHECK(a.step_latency_s == Approx(2e-6));
+}
+
+}  // namespace
+
+TEST_CASE("GraphML fixture loads, routes and gives group_link from the file's figures", "[topologies]") {
+  const Cluster c = load_topology(data("two_nodes.graphml"));
+  check_two_nodes(c);
+}
+
+TEST_CASE("the DOT equivalent loads to the same cluster", "[topologies]") {
+  const Cluster dot = load_topology(data("two_nodes.dot"));
+  check_two_nodes(dot);
+  const Cluster xml = load_topology(data("two_nodes.graphml"));
+  REQUIRE(dot.edges().size() == xml.edges().size());
+  for (std::size_t i = 0; i < dot.edges().size(); ++i) {
+    CHECK(dot.edges()[i].src == xml.edges()[i].src);
+    CHECK(dot.edges()[i].dst == xml.edges()[i].dst);
+    CHECK(dot.edges()[i].bandwidth_Bps == xml.edges()[i].bandwidth_Bps);
+  }
+  for (int a = 0; a < 4; ++a) {
+    for (int b = 0; b < 4; ++b) CHECK(dot.route(a, b, 11) == xml.route(a, b, 11));
+  }
+}
+
+TEST_CASE("broken topology files get exact errors naming the file and the place", "[topologies]") {
+  const std::string missing = data("missing_kind.graphml");
+  CHECK(error_of(missing) == missing + ": vertex 'leaf0': missing attribute kind");
+
+  // NIC 1 of node 1 has no cable to the leaf; GPUs do not forward, so GPU 3 is cut off from node 0.
+  const std::string cut = data("disconnected.graphml");
+  CHECK(error_of(cut) == cut + ": graph is not connected: GPUs 0 and 3 cannot reach each other");
+
+  const std::string zero = data("zero_bandwidth.dot");
+  CHECK(error_of(zero) == zero + ": edge 'nic10' -- 'leaf0': bandwidth_GBps must be positive, got 0");
+
+  const std::string syntax = data("syntax_error.dot");
+  CHECK_THAT(error_of(syntax), Catch::StartsWith(syntax + ": parse error: "));
+
+  CHECK(error_of(data("nope.graphml")) == data("nope.graphml") + ": cannot open the file");
+}
+
+TEST_CASE("topology text: every problem is reported, each in one line", "[topologies]") {
+  SECTION("XML syntax errors carry the line") {
+    const std::string xml = "<?xml version=\"1.0\"?>\n<graphml>\n<graph edgedefault=\"undirected\">\n<node id=\"a\">\n</graph>\n";
+    try {
+      (void)load_topology_text(xml, "x.graphml");
+      FAIL("no error");
+    } catch (const TopologyError& e) {
+      CHECK_THAT(std::string(e.what()), Catch::StartsWith("x.graphml:6: parse error: "));
+    }
+  }
+  SECTION("no GPUs") {
+    CHECK(error_of_text("graph g { a [kind=leaf]; }") == "t.dot: no GPUs (no vertex has kind gpu)");
+  }
+  SECTION("unknown kinds, a missing node, a typo and a negative latency, all together") {
+    const std::string text =
+        "graph g {\n"
+        "  a [kind=gpu, \"node\"=0];\n"
+        "  b [kind=gpu];\n"
+        "  s [kind=router];\n"
+        "  a -- s [kind=nvlink, bandwith_GBps=10, latency_us=1];\n"
+        "  b -- s [kind=infiniband, bandwidth_GBps=10, latency_us=-1];\n"
+        "}\n";
+    CHECK(error_of_text(text) ==
+          "t.dot: vertex 'b': missing attribute node\n"
+          "t.dot: vertex 's': unknown kind 'router' (expected one of: gpu, nvswitch, pcie_switch, nic, leaf, "
+          "spine, core)\n"
+          "t.dot: edge 'a' -- 's': missing attribute bandwidth_GBps\n"
+          "t.dot: edge 'a' -- 's': unknown attribute 'bandwith_GBps' (did you mean 'bandwidth_GBps'?)\n"
+          "t.dot: edge 'b' -- 's': unknown kind 'infiniband' (expected one of: nvlink, pcie, network)\n"
+          "t.dot: edge 'b' -- 's': latency_us must be a non-negative number, got -1");
+  }
+  SECTION("typos of known attributes, any case; a bad node number") {
+    const std::string text =
+        "graph g { a [Kind=gpu, \"node\"=0]; b [kind=gpu, \"node\"=1.5]; s [kind=leaf, link=x];\n"
+        "  a -- s [kind=network, bandwidth_gbps=1, latency_us=0]; }";
+    CHECK(error_of_text(text) ==
+          "t.dot: vertex 'a': missing attribute kind\n"
+          "t.dot: vertex 'a': unknown attribute 'Kind' (did you mean 'kind'?)\n"
+          "t.dot: vertex 'b': node must be a non-negative integer, got '1.5'\n"
+          "t.dot: edge 'a' -- 's': missing attribute bandwidth_GBps\n"
+          "t.dot: edge 'a' -- 's': unknown attribute 'bandwidth_gbps' (did you mean 'bandwidth_GBps'?)");
+  }
+  SECTION("nodes must hold equal GPU counts") {
+    const std::string text =
+        "graph g { a [kind=gpu, \"node\"=0]; b [kind=gpu, \"node\"=1]; c [kind=gpu, \"node\"=1]; s [kind=leaf];\n"
+        "  a -- s [kind=network, bandwidth_GBps=1, latency_us=0]; b -- s [kind=network, bandwidth_GBps=1, latency_us=0];\n"
+        "  c -- s [kind=network, bandwidth_GBps=1, latency_us=0]; }";
+    CHECK(error_of_text(text) ==
+          "t.dot: node 1 has 2 GPUs, node 0 has 1 (every node needs the same number of GPUs)");
+  }
+  SECTION("directed graphs: one edge is one direction") {
+    const std::string one_way =
+        "digraph g { a [kind=gpu, \"node\"=0]; b [kind=gpu, \"node\"=0]; s [kind=nvswitch];\n"
+        "  a -> s [kind=nvlink, bandwidth_GBps=100, latency_us=0.5]; s -> b [kind=nvlink, bandwidth_GBps=100, latency_us=0.5]; }";
+    CHECK(error_of_text(one_way) == "t.dot: graph is not connected: GPUs 0 and 1 cannot reach each other");
+    const std::string both_ways =
+        "digraph g { a [kind=gpu, \"node\"=0]; b [kind=gpu, \"node\"=0]; s [kind=nvswitch];\n"
+        "  a -> s [kind=nvlink, bandwidth_GBps=100, latency_us=0.5]; s -> b [kind=nvlink, bandwidth_GBps=100, latency_us=0.5];\n"
+        "  b -> s [kind=nvlink, bandwidth_GBps=50, latency_us=0.5]; s -> a [kind=nvlink, bandwidth_GBps=50, latency_us=0.5]; }";
+    const Cluster c = load_topology_text(both_ways, "t.dot");
+    CHECK(c.edges().size() == 4);
+    CHECK(c.route(0, 1, 0).size() == 2);
+    const std::vector<int> pair = {0, 1};
+    CHECK(c.group_link(pair).bus_bandwidth_Bps == Approx(50e9));  // the slower direction of the ring
+  }
+  SECTION("ECMP over parallel paths in a loaded graph spreads and is deterministic") {
+    // Two GPUs on two nodes, each NIC cabled to two leaves: two equal paths.
+    const std::string text =
+        "graph g { a [kind=gpu, \"node\"=0]; b [kind=gpu, \"node\"=1]; na [kind=nic]; nb [kind=nic];\n"
+        "  l0 [kind=leaf]; l1 [kind=leaf];\n"
+        "  a -- na [kind=pcie, bandwidth_GBps=50, latency_us=0]; b -- nb [kind=pcie, bandwidth_GBps=50, latency_us=0];\n"
+        "  na -- l0 [kind=network, bandwidth_GBps=10, latency_us=1]; na -- l1 [kind=network, bandwidth_GBps=10, latency_us=1];\n"
+        "  nb -- l0 [kind=network, bandwidth_GBps=10, latency_us=1]; nb -- l1 [kind=network, bandwidth_GBps=10, latency_us=1]; }";
+    const Cluster c = load_topology_text(text, "t.dot");
+    int via_l0 = 0;
+    for (std::uint64_t f = 0; f < 1000; ++f) {
+      const std::vector<int> r = c.route(0, 1, f);
+      REQUIRE(r.size() == 4);
+      const int leaf = c.edges()[static_cast<std::size_t>(r[1])].dst;
+      via_l0 += c.vertices()[static_cast<std::size_t>(leaf)].index == 0 ? 1 : 0;
+      CHECK(c.route(0, 1, f) == r);
+    }
+    CHECK(via_l0 >= 350);
+    CHECK(via_l0 <= 650);
+  }
+}

@@ -1,0 +1,376 @@
+// Routes over a cluster (the rules are in cluster.hpp's essay), and the graph-driven state of clusters
+// built from an explicit graph (from_graph).
+//
+// Built clusters: a route is assembled from per-GPU, per-NIC, per-leaf and per-spine edge tables filled
+// by the builder, so each hop is one array read, and every ECMP decision is one ecmp_pick over a count
+// known in O(1): which owned NIC (decision 0), which spine (decision 1, among s < min(u_A, u_B): spine s
+// of a pod reaches exactly the pod's leaves with u_l > s), which core (decision 2, among
+// k < min(c_A,s, c_B,s) in plane s). No search, no allocation, no cache to invalidate or share between
+// threads: computing a route costs about what looking one up in a hash map would.
+//
+// Loaded clusters: for every destination GPU d a breadth-first search over the reversed edges gives
+// dist_d(v), the fewest hops from v to d, not expanding through other GPUs (a GPU is an endpoint, not a
+// router). A route walks from src taking, at each vertex u, one of the out-edges u -> v with
+// dist_d(v) = dist_d(u) - 1 (v = d or v not a GPU), picked by ecmp_pick with the hop number as the
+// decision. Memory: G x V ints, fine for hand-written files (a 1,000-GPU file with 2,000 vertices: 8 MB).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "topologies/check.hpp"
+#include "topologies/cluster.hpp"
+#include "topologies/cluster_impl.hpp"
+
+namespace cs::topo {
+namespace {
+
+using detail::ecmp_pick;
+using detail::kGBps;
+using detail::kUs;
+
+std::size_t at(int i) { return static_cast<std::size_t>(i); }
+
+constexpr int kMaxBuiltRouteEdges = 10;  // PXN NVLink 2 + GPU-NIC 1 + NIC-leaf 1 + leaf..leaf 4 + 2
+
+}  // namespace
+
+void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector<int>& out) const {
+  CS_TOPO_CHECK(src_gpu >= 0 && src_gpu < num_gpus() && dst_gpu >= 0 && dst_gpu < num_gpus());
+  out.clear();
+  if (src_gpu == dst_gpu) return;
+  if (impl_->loaded) {
+    impl_->route_loaded(src_gpu, dst_gpu, flow_id, out);
+  } else {
+    impl_->route_built(src_gpu, dst_gpu, flow_id, out);
+  }
+}
+
+std::vector<int> Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id) const {
+  std::vector<int> out;
+  out.reserve(at(max_route_edges()));
+  route(src_gpu, dst_gpu, flow_id, out);
+  return out;
+}
+
+int Cluster::max_route_edges() const {
+  const Impl& im = *impl_;
+  if (!im.loaded) return kMaxBuiltRouteEdges;
+  const int v = static_cast<int>(im.vertices.size());
+  int longest = 0;
+  for (int d = 0; d < num_gpus(); ++d) {
+    for (int g = 0; g < num_gpus(); ++g) longest = std::max(longest, im.dist[at(d * v + g)]);
+  }
+  return longest;
+}
+
+std::optional<std::pair<int, int>> Cluster::unreachable_gpu_pair() const {
+  const Impl& im = *impl_;
+  if (!im.loaded) return std::nullopt;  // built clusters are connected by construction (checked)
+  const int v = static_cast<int>(im.vertices.size());
+  for (int a = 0; a < num_gpus(); ++a) {
+    for (int b = a + 1; b < num_gpus(); ++b) {
+      if (im.dist[at(b * v + a)] < 0 || im.dist[at(a * v + b)] < 0) return std::pair{a, b};
+    }
+  }
+  return std::nullopt;
+}
+
+void Cluster::Impl::route_built(int src, int dst, std::uint64_t flow_id, std::vector<int>& out) const {
+  const int g = spec.gpus_per_node;
+  const int n = spec.nics_per_node;
+  const int src_node = src / g;
+  const int dst_node = dst / g;
+  const int src_local = src % g;
+  const int dst_local = dst % g;
+
+  if (src_node / nodes_per_domain == dst_node / nodes_per_domain) {
+    const int bridge = bridge_edge[at(src)];
+    if (bridge >= 0 && edges[at(bridge)].dst == dst) {
+      out.push_back(bridge);
+    } else {
+      out.push_back(gpu_up_edge[at(src)]);
+      out.push_back(gpu_down_edge[at(dst)]);
+    }
+    return;
+  }
+
+  // Decision 0: which of its NICs each end uses. The same hash with the same count picks the same k, so
+  // two GPUs with the same local index use the same local NIC.
+  const int m = max_owned_nics;
+  const int dst_k = ecmp_pick(flow_id, src, dst, 0, owned_count[at(dst_local)]);
+  const int dst_nic = owned_nic[at(dst_local * m + dst_k)];
+  int src_gpu = src;
+  int src_k = ecmp_pick(flow_id, src, dst, 0, owned_count[at(src_local)]);
+  int src_nic = owned_nic[at(src_local * m + src_k)];
+  if (src_nic != dst_nic && pxn) {
+    // PXN: over NVLink to the GPU of the destination's local index, out through its NIC (dst's rail).
+    src_gpu = src_node * g + dst_local;
+    out.push_back(gpu_up_edge[at(src)]);
+    out.push_back(gpu_down_edge[at(src_gpu)]);
+    src_k = dst_k;
+    src_nic = dst_nic;
+  }
+  const int nic_a = src_node * n + src_nic;
+  const int nic_b = dst_node * n + dst_nic;
+  out.push_back(gpu_nic_edge[at(src_gpu * m + src_k)]);
+  out.push_back(nic_up_edge[at(nic_a)]);
+
+  const int leaf_a = nic_leaf[at(nic_a)];
+  const int leaf_b = nic_leaf[at(nic_b)];
+  if (leaf_a != leaf_b) {
+    const int up = std::min(leaf_up_count[at(leaf_a)], leaf_up_count[at(leaf_b)]);
+    CS_TOPO_CHECK(up >= 1);
+    const int s = ecmp_pick(flow_id, src, dst, 1, up);
+    out.push_back(leaf_up_edge[at(leaf_a * max_leaf_up + s)]);
+    const int pod_a = leaf_pod[at(leaf_a)];
+    const int pod_b = leaf_pod[at(leaf_b)];
+    if (pod_a != pod_b) {
+      const int spine_a = pod_first_spine[at(pod_a)] + s;
+      const int spine_b = pod_first_spine[at(pod_b)] + s;
+      const int cores = std::min(spine_up_count[at(spine_a)], spine_up_count[at(spine_b)]);
+      CS_TOPO_CHECK(cores >= 1);
+      const int k = ecmp_pick(flow_id, src, dst, 2, cores);
+      out.push_back(spine_up_edge[at(spine_a * max_spine_up + k)]);
+      out.push_back(spine_down_edge[at(spine_b * max_spine_up + k)]);
+    }
+    out.push_back(leaf_down_edge[at(leaf_b * max_leaf_up + s)]);
+  }
+  out.push_back(nic_down_edge[at(nic_b)]);
+  out.push_back(nic_gpu_edge[at(dst * m + dst_k)]);
+}
+
+void Cluster::Impl::route_loaded(int src, int dst, std::uint64_t flow_id, std::vector<int>& out) const {
+  const int v_count = static_cast<int>(vertices.size());
+  const int* d = dist.data() + static_cast<std::ptrdiff_t>(dst) * v_count;
+  CS_TOPO_CHECK(d[src] > 0);  // unreachable pairs are rejected at load
+  const int num_gpu = spec.nodes * spec.gpus_per_node;
+  auto usable = [&](int e, int u) {
+    const int w = edges[at(e)].dst;
+    return d[w] == d[u] - 1 && (w == dst || w >= num_gpu);
+  };
+  int u = src;
+  for (int hop = 0; u != dst; ++hop) {
+    const int begin = out_begin[at(u)];
+    const int end = out_begin[at(u + 1)];
+    int candidates = 0;
+    for (int i = begin; i < end; ++i) candidates += usable(out_edges[at(i)], u) ? 1 : 0;
+    CS_TOPO_CHECK(candidates >= 1);
+    int pick = ecmp_pick(flow_id, src, dst, hop, candidates);
+    for (int i = begin; i < end; ++i) {
+      const int e = out_edges[at(i)];
+      if (!usable(e, u)) continue;
+      if (pick-- == 0) {
+        out.push_back(e);
+        u = edges[at(e)].dst;
+        break;
+      }
+    }
+  }
+}
+
+void Cluster::Impl::build_loaded() {
+  const int v_count = static_cast<int>(vertices.size());
+  int num_gpu = 0;
+  while (num_gpu < v_count && vertices[at(num_gpu)].kind == VertexKind::gpu) ++num_gpu;
+  CS_TOPO_CHECK(num_gpu >= 1);
+  for (int v = num_gpu; v < v_count; ++v) CS_TOPO_CHECK(vertices[at(v)].kind != VertexKind::gpu);
+  int nodes = 0;
+  for (int gpu = 0; gpu < num_gpu; ++gpu) {
+    const Vertex& x = vertices[at(gpu)];
+    CS_TOPO_CHECK(x.index == gpu && x.node >= 0);
+    CS_TOPO_CHECK(gpu == 0 || x.node >= vertices[at(gpu - 1)].node);
+    nodes = std::max(nodes, x.node + 1);
+  }
+  CS_TOPO_CHECK(num_gpu % nodes == 0);
+  const int per_node = num_gpu / nodes;
+  for (int gpu = 0; gpu < num_gpu; ++gpu) CS_TOPO_CHECK(vertices[at(gpu)].node == gpu / per_node);
+
+  for (const Vertex& x : vertices) {
+    const auto v = boost::add_vertex(detail::VertexProps{x.kind, x.node, x.index}, graph);
+    (void)v;
+  }
+  for (const Edge& e : edges) {
+    CS_TOPO_CHECK(e.src >= 0 && e.src < v_count && e.dst >= 0 && e.dst < v_count && e.src != e.dst);
+    CS_TOPO_CHECK(e.bandwidth_Bps > 0 && e.latency_s >= 0);
+    boost::add_edge(static_cast<detail::Graph::vertex_descriptor>(e.src),
+                    static_cast<detail::Graph::vertex_descriptor>(e.dst),
+                    detail::EdgeProps{e.kind, e.bandwidth_Bps, e.latency_s}, graph);
+  }
+
+  // CSR adjacency (out and in), edges in id order so that routes do not depend on Boost's storage.
+  const int e_count = static_cast<int>(edges.size());
+  out_begin.assign(at(v_count + 1), 0);
+  std::vector<int> in_begin(at(v_count + 1), 0);
+  for (const Edge& e : edges) {
+    ++out_begin[at(e.src + 1)];
+    ++in_begin[at(e.dst + 1)];
+  }
+  for (int v = 0; v < v_count; ++v) {
+    out_begin[at(v + 1)] += out_begin[at(v)];
+    in_begin[at(v + 1)] += in_begin[at(v)];
+  }
+  out_edges.assign(at(e_count), -1);
+  std::vector<int> in_edges(at(e_count), -1);
+  {
+    std::vector<int> out_fill(out_begin.begin(), out_begin.end() - 1);
+    std::vector<int> in_fill(in_begin.begin(), in_begin.end() - 1);
+    for (int i = 0; i < e_count; ++i) {
+      out_edges[at(out_fill[at(edges[at(i)].src)]++)] = i;
+      in_edges[at(in_fill[at(edges[at(i)].dst)]++)] = i;
+    }
+  }
+
+  // Per-destination hop distances, not expanding through other GPUs.
+  dist.assign(at(num_gpu) * at(v_count), -1);
+  std::vector<int> queue;
+  queue.reserve(at(v_count));
+  for (int dst = 0; dst < num_gpu; ++dst) {
+    int* d = dist.data() + static_cast<std::ptrdiff_t>(dst) * v_count;
+    queue.clear();
+    d[dst] = 0;
+    queue.push_back(dst);
+    for (std::size_t head = 0; head < queue.size(); ++head) {
+      const int u = queue[head];
+      if (u < num_gpu && u != dst) continue;
+      for (int i = in_begin[at(u)]; i < in_begin[at(u + 1)]; ++i) {
+        const int w = edges[at(in_edges[at(i)])].src;
+        if (d[w] < 0) {
+          d[w] = d[u] + 1;
+          queue.push_back(w);
+        }
+      }
+    }
+  }
+
+  // Summary spec. Counts are exact; the link figures describe the node-0 ring (scale-up) and the
+  // slowest network edge (NIC), for reports that print them.
+  spec.nodes = nodes;
+  spec.gpus_per_node = per_node;
+  spec.fabric = "custom";
+  spec.intra = IntraNodeSpec{};
+  spec.intra.name = "custom";
+  spec.intra.efficiency = 1.0;
+  spec.intra.switched = false;
+  for (const Vertex& x : vertices) {
+    if (x.kind == VertexKind::nvswitch) spec.intra.switched = true;
+    if (x.kind == VertexKind::leaf) ++num_leaves;
+    if (x.kind == VertexKind::spine) ++num_spines;
+    if (x.kind == VertexKind::core) ++num_cores;
+  }
+  num_pods = num_leaves > 0 ? 1 : 0;
+  int nics = 0;
+  for (const Vertex& x : vertices) nics += x.kind == VertexKind::nic ? 1 : 0;
+  spec.nics_per_node = nics / nodes;
+  spec.nic = NetLinkSpec{};
+  spec.nic.name = "custom";
+  spec.nic.efficiency = 1.0;
+  double slowest_net_Bps = std::numeric_limits<double>::infinity();
+  double net_latency_s = 0;
+  for (const Edge& e : edges) {
+    if (e.kind == EdgeKind::network && e.bandwidth_Bps < slowest_net_Bps) {
+      slowest_net_Bps = e.bandwidth_Bps;
+      net_latency_s = e.latency_s;
+    }
+  }
+  if (std::isfinite(slowest_net_Bps)) {
+    spec.nic.line_rate_gbps = slowest_net_Bps / kGBps * 8.0;
+    spec.nic.latency_us = net_latency_s / kUs;
+  }
+  spec.oversubscription = 1.0;
+  spec.tiers = num_cores > 0 ? 3 : 2;
+  spec.pxn = false;
+  scaleup_Bps = std::numeric_limits<double>::infinity();
+  if (per_node > 1) {
+    bool reachable = true;
+    for (int a = 0; a < per_node && reachable; ++a) {
+      for (int b = 0; b < per_node; ++b) {
+        if (a != b && dist[at(b) * at(v_count) + at(a)] < 0) reachable = false;
+      }
+    }
+    if (reachable) {
+      std::vector<int> node0(at(per_node));
+      for (int i = 0; i < per_node; ++i) node0[at(i)] = i;
+      const GroupLink l = group_link_loaded(node0);
+      scaleup_Bps = l.bus_bandwidth_Bps;
+      spec.intra.latency_us = l.step_latency_s / kUs;
+    }
+  }
+  if (!std::isfinite(scaleup_Bps)) scaleup_Bps = 0;
+  spec.intra.gpu_bandwidth_GBps = scaleup_Bps / kGBps;
+}
+
+GroupLink Cluster::Impl::group_link_loaded(const std::vector<int>& sorted) const {
+  const int v_count = static_cast<int>(vertices.size());
+  const int num_gpu = spec.nodes * spec.gpus_per_node;
+  if (sorted.size() == 1) return GroupLink{Span::single_gpu, scaleup_Bps, 0.0};
+
+  // Widest shortest path per ring pair: over the vertices in increasing distance to b, width(u) = max
+  // over usable out-edges u -> w of min(bandwidth, width(w)), ties broken by the smaller latency sum.
+  struct Best {
+    double width_Bps = -1;
+    double latency_s = 0;
+    int tier = 0;  // highest fabric tier on the path: 0 none, 1 leaf, 2 spine, 3 core
+  };
+  auto tier_of = [&](int v) {
+    switch (vertices[at(v)].kind) {
+      case VertexKind::leaf: return 1;
+      case VertexKind::spine: return 2;
+      case VertexKind::core: return 3;
+      default: return 0;
+    }
+  };
+  std::vector<Best> best(at(v_count));
+  std::vector<int> order;
+  double bus_Bps = std::numeric_limits<double>::infinity();
+  double step_s = 0;
+  int tier = 0;
+  const std::size_t n = sorted.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const int a = sorted[i];
+    const int b = sorted[(i + 1) % n];
+    const int* d = dist.data() + static_cast<std::ptrdiff_t>(b) * v_count;
+    CS_TOPO_CHECK(d[a] > 0);
+    order.clear();
+    for (int v = 0; v < v_count; ++v) {
+      if (d[v] >= 0 && d[v] <= d[a]) order.push_back(v);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return d[x] < d[y]; });
+    for (const int u : order) {
+      Best& bu = best[at(u)];
+      bu = Best{};
+      if (u == b) {
+        bu.width_Bps = std::numeric_limits<double>::infinity();
+        continue;
+      }
+      if (u < num_gpu && u != a) continue;  // GPUs are not transit vertices
+      for (int k = out_begin[at(u)]; k < out_begin[at(u + 1)]; ++k) {
+        const Edge& e = edges[at(out_edges[at(k)])];
+        if (d[e.dst] != d[u] - 1 || (e.dst < num_gpu && e.dst != b)) continue;
+        const Best& bw = best[at(e.dst)];
+        const double width = std::min(e.bandwidth_Bps, bw.width_Bps);
+        const double latency = e.latency_s + bw.latency_s;
+        if (width > bu.width_Bps || (width == bu.width_Bps && latency < bu.latency_s)) {
+          bu.width_Bps = width;
+          bu.latency_s = latency;
+          bu.tier = std::max(bw.tier, tier_of(e.dst));
+        }
+      }
+    }
+    const Best& ba = best[at(a)];
+    CS_TOPO_CHECK(ba.width_Bps > 0);
+    bus_Bps = std::min(bus_Bps, ba.width_Bps);
+    step_s = std::max(step_s, ba.latency_s);
+    tier = std::max(tier, ba.tier);
+  }
+  const int node = sorted.front() / spec.gpus_per_node;
+  const bool one_node = std::all_of(sorted.begin(), sorted.end(),
+                                    [&](int g) { return g / spec.gpus_per_node == node; });
+  Span span = Span::node;
+  if (!one_node) span = tier >= 3 ? Span::core : tier == 2 ? Span::spine : Span::leaf;
+  return GroupLink{span, bus_Bps, step_s};
+}
+
+}  // namespace cs::topo
