@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc)
 DEMO_SCENARIO ?= scenarios/llama3-70b-h100x64-ndr400.json
 # Debian 12 packages the build needs.
 PACKAGES := cmake ninja-build g++ libboost-graph-dev libboost-program-options-dev libeigen3-dev \
-            nlohmann-json3-dev catch2
+            nlohmann-json3-dev catch2 qt6-base-dev qt6-charts-dev libgl1-mesa-dev fonts-dejavu-core
 
 .PHONY: demo test build deps configure clean sanitize bench
 

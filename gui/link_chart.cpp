@@ -11,7 +11,7 @@ namespace cs::gui {
 
 LinkChart::LinkChart(QWidget* parent) : QChartView(new QChart, parent) {
   setRenderHint(QPainter::Antialiasing);
-  chart()->setTitle(tr("Utilization over the step (%, link: GB sent per GPU per step)"));
+  chart()->setTitle(tr("Utilization over the step, % (GB sent per GPU per step)"));
   chart()->legend()->setAlignment(Qt::AlignBottom);
   chart()->setMargins(QMargins(4, 4, 4, 4));
   setMinimumSize(320, 200);
@@ -24,12 +24,15 @@ void LinkChart::show_outcome(const std::shared_ptr<const SimOutcome>& current, c
   if (!current) return;
   const sim::Report& r = current->report;
 
-  QStringList names{tr("GPU compute busy")};
+  QStringList names{tr("GPU busy %1%").arg(r.gpu_busy * 100, 0, 'f', 1)};
   for (const auto& l : r.links) {
     // "scale-up (nvswitch)" -> "nvswitch 151 GB": the level's link and the bytes each GPU sends per step.
     QString name = QString::fromStdString(l.name);
     if (const auto open = name.indexOf('('); open >= 0) name = name.mid(open + 1).chopped(1);
-    names << QStringLiteral("%1 %2 GB").arg(name).arg(l.bytes_per_gpu / 1e9, 0, 'f', l.bytes_per_gpu < 1e10 ? 1 : 0);
+    names << QStringLiteral("%1 %2% (%3 GB)")
+                 .arg(name)
+                 .arg(l.utilization * 100, 0, 'f', 1)
+                 .arg(l.bytes_per_gpu / 1e9, 0, 'f', l.bytes_per_gpu < 1e10 ? 1 : 0);
   }
   auto values_of = [&](const sim::Report& rep) {
     QList<qreal> v{rep.gpu_busy * 100};
@@ -47,10 +50,6 @@ void LinkChart::show_outcome(const std::shared_ptr<const SimOutcome>& current, c
   now->setColor(QColor(0x2e, 0x9e, 0x5b));
   now->append(values_of(r));
   series->append(now);
-  series->setLabelsVisible(true);
-  series->setLabelsFormat("@value %");
-  series->setLabelsPrecision(3);
-  series->setLabelsPosition(QAbstractBarSeries::LabelsInsideBase);
   c->addSeries(series);
   auto* cats = new QBarCategoryAxis;
   cats->append(names);

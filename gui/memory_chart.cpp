@@ -52,13 +52,15 @@ void MemoryChart::show_outcomes(const std::shared_ptr<const SimOutcome>& current
 
   auto* cats = new QBarCategoryAxis;
   for (const auto& b : bars)
-    cats->append(QStringLiteral("%1 %2 GiB%3")
-                     .arg(b.first, QString::number(b.second->memory.total_bytes() / kGiB, 'f', 1),
-                          b.second->fits_in_memory ? QString() : tr(" (no fit)")));
+    cats->append(b.first);
   c->addAxis(cats, Qt::AlignLeft);
   series->attachAxis(cats);
 
   const double capacity = current->report.memory_capacity_bytes / kGiB;
+  c->setTitle(tr("Memory per GPU: %1 of %2 GiB%3 (peak stage)")
+                  .arg(current->report.memory.total_bytes() / kGiB, 0, 'f', 1)
+                  .arg(capacity, 0, 'f', 0)
+                  .arg(current->report.fits_in_memory ? QString() : tr(", DOES NOT FIT")));
   double max = capacity;
   for (const auto& b : bars) max = std::max(max, b.second->memory.total_bytes() / kGiB);
   auto* values = new QValueAxis;

@@ -110,9 +110,12 @@ void ParetoChart::show_points(const std::shared_ptr<const std::vector<SweepPoint
   x->setRange(std::max(0.0, xmin - pad_x), xmax + pad_x);
   x->setLabelFormat(xmax < 10 ? "%.2f" : "%.0f");
   auto* y = new QValueAxis;
-  y->setTitleText((per_billion_tokens ? tr("$ per 1B tokens") : tr("$ to train")) + (millions ? tr(" (millions)") : QString()));
+  y->setTitleText(per_billion_tokens ? (millions ? tr("$M per 1B tokens") : tr("$ per 1B tokens"))
+                                     : (millions ? tr("$M to train") : tr("$ to train")));
   y->setRange(std::max(0.0, ymin - pad_y), ymax + pad_y);
   y->setLabelFormat(ymax < 10 ? "%.2f" : "%.0f");
+  x->applyNiceNumbers();
+  y->applyNiceNumbers();
   x_span_ = std::max(1e-12, x->max() - x->min());
   y_span_ = std::max(1e-12, y->max() - y->min());
   c->addAxis(x, Qt::AlignBottom);

@@ -33,8 +33,12 @@ void ScalingChart::show_points(const std::shared_ptr<const std::vector<SweepPoin
     return;
   }
   c->setTitle(tr("Scaling: throughput and efficiency vs GPUs (same layout, same global batch)"));
+  double peak = 0;
+  for (const SweepPoint* p : pts) peak = std::max(peak, p->tokens_per_s);
+  const bool mega = peak >= 2e6;
+  const double unit = mega ? 1e6 : 1e3;
   auto* tput = new QLineSeries;
-  tput->setName(tr("tokens/s (M)"));
+  tput->setName(mega ? tr("M tokens/s") : tr("k tokens/s"));
   tput->setPointsVisible(true);
   tput->setPointLabelsVisible(true);
   tput->setPointLabelsFormat("@yPoint");
@@ -46,9 +50,9 @@ void ScalingChart::show_points(const std::shared_ptr<const std::vector<SweepPoin
   const double base = pts.front()->tokens_per_s / pts.front()->gpus;
   double max_tput = 0;
   for (const SweepPoint* p : pts) {
-    tput->append(p->gpus, std::round(p->tokens_per_s / 1e6 * 100) / 100);
+    tput->append(p->gpus, std::round(p->tokens_per_s / unit * 10) / 10);
     eff->append(p->gpus, p->tokens_per_s / p->gpus / base * 100);
-    max_tput = std::max(max_tput, p->tokens_per_s / 1e6);
+    max_tput = std::max(max_tput, p->tokens_per_s / unit);
   }
   c->addSeries(tput);
   c->addSeries(eff);
@@ -59,7 +63,7 @@ void ScalingChart::show_points(const std::shared_ptr<const std::vector<SweepPoin
   x->setRange(pts.front()->gpus / 1.4, pts.back()->gpus * 1.4);
   c->addAxis(x, Qt::AlignBottom);
   auto* y = new QValueAxis;
-  y->setTitleText(tr("tokens/s (millions)"));
+  y->setTitleText(mega ? tr("M tokens/s") : tr("k tokens/s"));
   y->setRange(0, max_tput * 1.15);
   y->applyNiceNumbers();
   c->addAxis(y, Qt::AlignLeft);

@@ -39,7 +39,8 @@ std::vector<SweepPoint> plan_sweep(const json& doc) {
     p.gpus = static_cast<int>(n * gpn);
     p.overrides = {"cluster.nodes=" + std::to_string(n), "training.tensor_model_parallel_size=" + std::to_string(tp),
                    "training.pipeline_model_parallel_size=" + std::to_string(pp)};
-    (scaling ? p.scaling : p.layout) = true;
+    p.layout = true;  // every point is a layout on the cost-vs-time plot
+    if (scaling) p.scaling = true;
     p.current = p.current || (n == nodes && tp == tp0 && pp == pp0);
   };
   std::set<long long> scale_nodes;

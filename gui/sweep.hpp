@@ -22,7 +22,7 @@ namespace cs::gui {
 struct SweepPoint {
   std::vector<std::string> overrides;  // what makes this point from the document
   bool scaling = false;                // part of the scaling curve
-  bool layout = false;                 // part of the cost-vs-time sweep
+  bool layout = false;                 // on the cost-vs-time plot (every planned point is)
   bool valid = false;                  // validated and simulated
   std::string error;                   // the library's message when not valid
   int gpus = 0, nodes = 0, tp = 1, pp = 1, dp = 1;

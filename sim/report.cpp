@@ -79,7 +79,7 @@ json to_json(const Report& r) {
                 {"steps_to_train", r.cost.steps_to_train}, {"days_to_train", r.cost.days_to_train},
                 {"usd_to_train", r.cost.usd_to_train}, {"energy_kwh_per_step", r.cost.energy_kwh_per_step}}},
       {"utilization", {{"gpu_busy", r.gpu_busy}, {"links", links}}},
-      {"simulator", {{"simulated_ranks", r.simulated_ranks}, {"tasks", r.tasks}, {"events", r.events}}},
+      {"simulator", {{"network", r.network}, {"simulated_ranks", r.simulated_ranks}, {"tasks", r.tasks}, {"events", r.events}}},
   };
 }
 

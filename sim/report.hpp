@@ -62,6 +62,7 @@ struct Report {
   double gpu_busy = 0;
   std::vector<LinkUtilization> links;
   // Simulator statistics.
+  std::string network = "analytical";
   int simulated_ranks = 0;
   std::size_t tasks = 0;
   std::uint64_t events = 0;

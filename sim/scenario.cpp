@@ -44,6 +44,9 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 }
 
 std::string nearest(const std::string& word, const std::vector<std::string>& choices) {
+  // A choice that starts with what was typed ("H100" -> "H100-SXM") beats one a letter away ("H200").
+  for (const auto& c : choices)
+    if (c.size() > word.size() && c.compare(0, word.size(), word) == 0) return c;
   std::string best;
   std::size_t best_d = SIZE_MAX;
   for (const auto& c : choices) {
@@ -229,6 +232,7 @@ void read_cluster(const json* v, Scenario& s, Errors& errors) {
   if (s.cluster.nodes > 1'000'000 || s.cluster.gpus_per_node > 1024) errors.add("cluster", "cluster too large (nodes <= 1e6, gpus_per_node <= 1024)");
 
   const std::string intra_default = "nvswitch";
+  bool nvls_given = false;
   if (const json* in = r.raw("intra_node"); in && in->is_object()) {
     ObjectReader ir(*in, "cluster.intra_node", errors);
     const auto base = ir.choice("name", topo::intra_node_names()).value_or(intra_default);
@@ -236,6 +240,7 @@ void read_cluster(const json* v, Scenario& s, Errors& errors) {
     if (auto bw = ir.number("gpu_bandwidth_GBps", 0, true, false)) s.cluster.intra.gpu_bandwidth_GBps = *bw;
     if (auto eff = ir.number("efficiency", 0, true, false)) s.cluster.intra.efficiency = *eff;
     if (auto lat = ir.number("latency_us", 0, false, false)) s.cluster.intra.latency_us = *lat;
+    if (auto nvls = ir.boolean("nvls")) s.cluster.intra.nvls = *nvls, nvls_given = true;
     ir.finish();
   } else {
     const auto name = r.choice("intra_node", topo::intra_node_names()).value_or(intra_default);
@@ -246,6 +251,9 @@ void read_cluster(const json* v, Scenario& s, Errors& errors) {
       errors.add("cluster.intra_node", "\"nvswitch\" needs a GPU with NVLink (" + s.gpu.name + " has none; use \"pcie\")");
     s.cluster.intra.gpu_bandwidth_GBps = std::max(1.0, s.gpu.nvlink_gbps / 2);  // per direction
   }
+  // In-switch reduction (NVLS) came with third-generation NVSwitch, i.e. NVLink 4 (900 GB/s per GPU: H100,
+  // H200) and later (B200); the A100's NVSwitch has none.
+  if (!nvls_given && s.cluster.intra.name == "nvswitch") s.cluster.intra.nvls = s.gpu.nvlink_gbps >= 900;
 
   const json* inter = r.raw("inter_node");
   if (inter && expect_object(inter, "cluster.inter_node", errors)) {
@@ -267,6 +275,11 @@ void read_cluster(const json* v, Scenario& s, Errors& errors) {
     s.cluster.nics_per_node = static_cast<int>(nr.integer("nics_per_node", 1, false).value_or(s.cluster.gpus_per_node));
     s.cluster.oversubscription = nr.number("oversubscription", 1, false, false).value_or(1.0);
     s.cluster.leaf_radix = static_cast<int>(nr.integer("leaf_radix", 2, false).value_or(32));
+    s.cluster.tiers = static_cast<int>(nr.integer("tiers", 2, false).value_or(2));
+    if (s.cluster.tiers > 3) errors.add("cluster.inter_node.tiers", std::to_string(s.cluster.tiers) + " is out of range (expected 2 or 3)");
+    s.cluster.leaves_per_pod = static_cast<int>(nr.integer("leaves_per_pod", 1, false).value_or(8));
+    s.cluster.spine_oversubscription = nr.number("spine_oversubscription", 1, false, false).value_or(1.0);
+    s.cluster.pxn = nr.boolean("pxn").value_or(true);
     nr.finish();
   } else if (!inter && s.cluster.nodes > 1) {
     errors.add("cluster.inter_node", "missing: " + std::to_string(s.cluster.nodes) +
@@ -462,10 +475,8 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
 void read_simulation(const json* v, Scenario& s, Errors& errors) {
   if (!v || !expect_object(v, "simulation", errors)) return;
   ObjectReader r(*v, "simulation", errors);
-  if (auto n = r.choice("network", {"analytical", "flow"})) {
-    if (*n == "flow") errors.add("simulation.network", "\"flow\" is not available yet (use \"analytical\")");
-    s.simulation.network = *n;
-  }
+  if (auto n = r.choice("network", {"analytical", "flow"})) s.simulation.network = *n;
+  if (auto a = r.choice("nccl_algorithm", {"ring", "tree", "nvls", "hierarchical"})) s.simulation.nccl_algorithm = *a;
   if (auto sym = r.boolean("symmetry")) s.simulation.symmetry = *sym;
   if (auto c = r.number("comm_compute_contention", 0, false, false)) s.simulation.comm_compute_contention = *c;
   if (auto b = r.number("grad_bucket_params", 1, false, false)) s.simulation.grad_bucket_params = *b;

@@ -22,7 +22,8 @@
 namespace cs::sim {
 
 struct SimulationOptions {
-  std::string network = "analytical";
+  std::string network = "analytical";  // or "flow": routed flows sharing links max-min fairly
+  std::string nccl_algorithm;          // force "ring", "tree", "nvls" or "hierarchical"; "" = NCCL-like choice
   // Simulate one rank per class of identical ranks (one TP/CP/DP representative per pipeline stage) and
   // mirror it; the group sizes of its collectives are still the real ones.
   bool symmetry = true;

@@ -1,11 +1,13 @@
 #include "sim/simulation.hpp"
 
 #include <algorithm>
+#include <memory>
 
 #include "models/compute_model.hpp"
 #include "models/transformer.hpp"
 #include "sim/analytical_network.hpp"
 #include "sim/check.hpp"
+#include "sim/flow_network.hpp"
 
 namespace cs::sim {
 namespace {
@@ -159,11 +161,16 @@ SimulationResult simulate(const Scenario& scenario) {
   SimulationResult result;
   result.plan = build_step(scenario, scenario.compute_profile ? *scenario.compute_profile
                                                                   : models::default_compute_profile());
-  AnalyticalNetwork network(result.plan.graph, cluster);
+  std::unique_ptr<CommBackend> network;
+  if (scenario.simulation.network == "flow")
+    network = std::make_unique<FlowNetwork>(result.plan.graph, cluster, FlowNetworkOptions{scenario.simulation.nccl_algorithm});
+  else
+    network = std::make_unique<AnalyticalNetwork>(result.plan.graph, cluster, scenario.simulation.nccl_algorithm);
   ExecutorOptions options;
   options.comm_compute_contention = scenario.contention();
-  result.execution = execute(result.plan.graph, network, options);
-  result.report = make_report(scenario, result.plan, result.execution, network.link_loads());
+  result.execution = execute(result.plan.graph, *network, options);
+  result.report = make_report(scenario, result.plan, result.execution, network->link_loads());
+  result.report.network = scenario.simulation.network;
   return result;
 }
 

@@ -181,7 +181,7 @@ TEST_CASE("The sweep view runs the layouts and a clicked point loads its layout"
   CHECK(spin(w, "training.tensor_model_parallel_size")->value() == it->tp);
 }
 
-TEST_CASE("--screenshot writes a PNG with real content, and bad input exits 2", "[gui]") {
+TEST_CASE("The screenshot option writes a PNG with real content and bad input exits 2", "[gui]") {
   QTemporaryDir dir;
   REQUIRE(dir.isValid());
   const QString out = dir.filePath("shot.png");
