@@ -454,6 +454,24 @@ double model_flops_per_step(const ModelConfig& m, const TrainingConfig& t) {
   return d(t.global_batch_size) * s * (3.0 * d(m.num_layers) * per_layer_fwd + 3.0 * head_fwd);
 }
 
+// fp8 training (Transformer Engine): a GEMM in fp8 needs its operands in fp8. Activations are quantized
+// on the fly by a cast kernel that reads the bf16 tensor and writes the fp8 copy (2 + 1 bytes per element;
+// the forward input of a GEMM, and in backward the output gradient feeding dgrad). TE's cast-transpose
+// writes the transposed copy that wgrad uses in the same pass, so wgrad needs no cast of its own, and
+// weights are cast once per step (TE caches them across micro-batches), which we neglect. Memory bound,
+// these kernels are a large part of what keeps fp8 training from doubling bf16's speed.
+void add_fp8_casts(std::vector<Op>& ops) {
+  std::vector<Op> out;
+  out.reserve(ops.size() * 2);
+  for (Op& op : ops) {
+    const bool is_wgrad = op.name.size() > 6 && op.name.compare(op.name.size() - 6, 6, "_wgrad") == 0;
+    if (op.kind == OpKind::gemm && op.dtype == Dtype::fp8 && !is_wgrad)
+      out.push_back(mem(op.name + "_fp8_cast", MemOpKind::elementwise, 3.0 * d(op.gemm.m) * d(op.gemm.k)));
+    out.push_back(std::move(op));
+  }
+  ops = std::move(out);
+}
+
 LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t) {
   check_layout(m, t);
   const Dims x = dims(m, t);
@@ -543,6 +561,8 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t) {
   b.push_back(attention_bwd("attn_bwd", as));
   column_parallel_bwd(qkv, x, "_attn", b);
   b.push_back(norm_bwd("ln1_bwd", x));
+  add_fp8_casts(ops.forward);
+  add_fp8_casts(ops.backward);
   return ops;
 }
 
