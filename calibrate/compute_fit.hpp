@@ -8,8 +8,8 @@
 // interpolates from a table of measured points. Fitting is therefore the inversion at each point,
 //   e = work / ((t - L) * peak),
 // so that the model reproduces every measured time exactly at its own shape, and the interpolation
-// (log-space nearest neighbours for GEMM, sequence x heads for attention, ln(bytes) for memory-bound)
-// carries it between shapes. This is the same derivation as scripts/derive_compute_defaults.py, which
+// (log-space nearest neighbours for GEMM, ln(bytes) for memory-bound) carries it between shapes.
+// Attention is the exception: a fitted physical model (below), which does not reproduce each point. This is the same derivation as scripts/derive_compute_defaults.py, which
 // produced the built-in defaults; on the H200 reference file both give the same table.
 //
 //  - L: for each memory-bound kind measured at two or more sizes (and the device copy), the line
@@ -18,9 +18,17 @@
 //    Without any size sweep L is the default profile's, noted.
 //  - GEMM: bf16 rows form the table (fp16 runs at the same peak with the same kernels; fp32 and tf32
 //    have their own peaks and are predicted from the bf16 table, see compute_model.hpp).
-//  - Attention (causal, F = 2 b hq s^2 d): e_fwd = F / ((t_fwd - L) peak); forward+backward is two
-//    kernels doing 3.5 F: e_fb = 3.5 F / ((t_fb - 2L) peak). A shape measured only one way takes the
-//    same efficiency for the other (noted).
+//  - Attention (causal, F = 2 b hq s^2 d): the measured points are kept as a table, e_fwd = F / ((t_fwd
+//    - L) peak) and, forward+backward being two kernels doing 3.5 F, e_fb = 3.5 F / ((t_fb - 2L) peak)
+//    (a shape measured only one way takes the same efficiency for the other, noted). The model itself
+//    is e = e_max * balance * kv / (kv + c) (compute_model.hpp); per pass (e_max, c) minimise
+//        sum_i (ln(W_i / (e_max kv_i / (kv_i + c))) - ln t_i)^2,   W_i = work_i / (peak * balance_i)
+//    with t the forward time t_fwd - L, or the backward's t_fb - t_fwd - L (work 2.5 F), over the shapes
+//    measured both ways; balance at the measured GPU's sm_count, with the block, CTAs per SM and launch
+//    orders of the default profile. For fixed c the optimal ln e_max is the mean residual, so the fit
+//    is a search over c in [0, 16384] (grid step 16, then 100 golden-section steps within a step),
+//    step for step what scripts/derive_compute_defaults.py does. Fewer than two such shapes: the
+//    default profile's attention model is used (noted).
 //  - Memory-bound: e = bytes / ((t - L) * HBM peak) per kind, sorted by (kind, bytes).
 //  - fp8: the mean over fp8 GEMMs of (achieved fp8 / fp8 peak) / (achieved bf16 / bf16 peak) at the
 //    same shape (the bf16 time measured beside it, else a bf16 row of the same shape).

@@ -9,9 +9,10 @@
 //
 // Leave-one-out: each point is predicted from a profile re-fitted (calibrate/compute_fit.hpp) from all
 // the other measurements. The unit left out is one measurement, except for attention, where the forward
-// and the forward+backward of one shape are left out together (they make one table row). This measures
-// how well the interpolation carries to a shape that was never measured, which is what a transformer
-// layer's GEMMs mostly are.
+// and the forward+backward of one shape are left out together (they make one table row, and the
+// attention model's (e_max, c) are refitted without them). This measures how well the interpolation
+// (GEMM, memory-bound) or the fitted model (attention) carries to a shape that was never measured,
+// which is what a transformer layer's kernels mostly are.
 //
 // Summary per group and overall: points, MAPE = mean |p - m| / m, median |p - m| / m, the worst point.
 // Communication points are predicted in sim/ (they need a cluster); they enter the same rows.

@@ -3,6 +3,11 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #endif
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 namespace cs::gui {
 
@@ -17,5 +22,13 @@ void clear_avx_upper_state() {
 #else
 void clear_avx_upper_state() {}
 #endif
+
+void prepare_worker_thread() {
+#if defined(__linux__)
+  const auto tid = static_cast<id_t>(syscall(SYS_gettid));
+  if (getpriority(PRIO_PROCESS, tid) < 10) setpriority(PRIO_PROCESS, tid, 10);
+#endif
+  clear_avx_upper_state();
+}
 
 }  // namespace cs::gui

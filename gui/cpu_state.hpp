@@ -8,4 +8,9 @@ namespace cs::gui {
 
 void clear_avx_upper_state();
 
+// Worker threads run at a lower scheduling priority than the UI thread (nice +10 on Linux, where a
+// thread's nice value is its own), so a busy simulator never starves the event loop on a small machine.
+// Also clears the AVX state. Called at the start of every worker job.
+void prepare_worker_thread();
+
 }  // namespace cs::gui

@@ -29,10 +29,9 @@ void LinkChart::show_outcome(const std::shared_ptr<const SimOutcome>& current, c
     // "scale-up (nvswitch)" -> "nvswitch 151 GB": the level's link and the bytes each GPU sends per step.
     QString name = QString::fromStdString(l.name);
     if (const auto open = name.indexOf('('); open >= 0) name = name.mid(open + 1).chopped(1);
-    names << QStringLiteral("%1 %2% (%3 GB)")
-                 .arg(name)
-                 .arg(l.utilization * 100, 0, 'f', 1)
-                 .arg(l.bytes_per_gpu / 1e9, 0, 'f', l.bytes_per_gpu < 1e10 ? 1 : 0);
+    const QString bytes = l.bytes_per_gpu >= 1e12 ? QString::number(l.bytes_per_gpu / 1e12, 'f', 1) + " TB"
+                                                  : QString::number(l.bytes_per_gpu / 1e9, 'f', l.bytes_per_gpu < 1e10 ? 1 : 0) + " GB";
+    names << QStringLiteral("%1 %2% (%3)").arg(name).arg(l.utilization * 100, 0, 'f', 1).arg(bytes);
   }
   auto values_of = [&](const sim::Report& rep) {
     QList<qreal> v{rep.gpu_busy * 100};

@@ -25,7 +25,7 @@ quint64 SimRunner::submit(sim::Scenario scenario) {
     std::shared_ptr<const SimOutcome> outcome;
     QString error;
     if (latest_.load() == generation) {
-      clear_avx_upper_state();
+      prepare_worker_thread();
       try {
         const auto t0 = std::chrono::steady_clock::now();
         const sim::SimulationResult result = sim::simulate(s);

@@ -31,7 +31,7 @@ quint64 SweepRunner::run(nlohmann::json doc, std::string file) {
   for (int w = 0; w < workers; ++w) {
     (void)QtConcurrent::run(&pool_, [=, this]() {
       for (std::size_t i = (*next)++; i < points->size() && latest_.load() == generation; i = (*next)++) {
-        clear_avx_upper_state();
+        prepare_worker_thread();
         run_sweep_point(*shared_doc, file, (*points)[i]);
         const int d = ++*done;
         QMetaObject::invokeMethod(this, [this, generation, d, total]() {

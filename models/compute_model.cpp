@@ -5,6 +5,10 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <queue>
+#include <tuple>
 
 #include "models/check.hpp"
 
@@ -39,7 +43,8 @@ const ComputeProfile& gemm_source(const ComputeProfile& p) {
   return p.gemm.empty() ? default_compute_profile() : p;
 }
 const ComputeProfile& attention_source(const ComputeProfile& p) {
-  return p.attention.empty() ? default_compute_profile() : p;
+  return p.attention_fwd.peak_efficiency > 0 && p.attention_bwd.peak_efficiency > 0 ? p
+                                                                                    : default_compute_profile();
 }
 const ComputeProfile& memory_source(const ComputeProfile& p) {
   return p.memory_bound.empty() ? default_compute_profile() : p;
@@ -122,7 +127,90 @@ double dtype_factor(Dtype d, const GpuSpec& gpu, const ComputeProfile& p) {
 
 double hbm_bytes_per_s(const GpuSpec& gpu) { return gpu.hbm_tbps * 1e12; }
 
+// Exact replay up to this many CTAs per slot; beyond it, steady-state extrapolation (compute_model.hpp).
+constexpr std::int64_t kReplayCtasPerSlot = 64;
+
+// Greedy list scheduling of `groups` copies of `pattern` over `slots` identical slots: each CTA, in
+// order, starts on the slot that frees first. Returns the makespan in units of the pattern's works.
+double replay_makespan(const std::vector<std::int64_t>& pattern, std::int64_t groups, std::int64_t slots) {
+  std::priority_queue<std::int64_t, std::vector<std::int64_t>, std::greater<>> free_at;
+  const std::int64_t used = std::min<std::int64_t>(slots, groups * std::int64_t(pattern.size()));
+  for (std::int64_t i = 0; i < used; ++i) free_at.push(0);
+  std::int64_t makespan = 0;
+  for (std::int64_t g = 0; g < groups; ++g) {
+    for (const std::int64_t w : pattern) {
+      const std::int64_t end = free_at.top() + w;
+      free_at.pop();
+      free_at.push(end);
+      makespan = std::max(makespan, end);
+    }
+  }
+  return double(makespan);
+}
+
+using BalanceKey = std::tuple<std::int64_t, std::int64_t, bool, std::int64_t, bool>;  // groups, nb, causal, slots, heavy
+
+double balance_of(const BalanceKey& key) {
+  const auto [groups, nb, causal, slots, heavy_first] = key;
+  const std::int64_t n = groups * nb;
+  if (!causal) {
+    // Equal CTAs: wave quantization, no replay needed.
+    const std::int64_t waves = ceil_div(n, slots);
+    return double(n) / double(waves * slots);
+  }
+  std::vector<std::int64_t> pattern(static_cast<std::size_t>(nb));
+  for (std::int64_t i = 0; i < nb; ++i) pattern[static_cast<std::size_t>(i)] = heavy_first ? nb - i : i + 1;
+  const double group_work = double(nb) * double(nb + 1) / 2;
+  const std::int64_t cap = kReplayCtasPerSlot * slots;
+  const std::int64_t replayed = n <= cap ? groups : std::max<std::int64_t>(1, cap / nb);
+  // The groups not replayed add their work spread evenly over the slots (steady state).
+  const double makespan =
+      replay_makespan(pattern, replayed, slots) + double(groups - replayed) * group_work / double(slots);
+  return std::min(1.0, double(groups) * group_work / (double(slots) * makespan));
+}
+
+BalanceKey balance_key(const AttentionShape& shape, int sm_count, int ctas_per_sm, std::int64_t block_q,
+                       bool heavy_first) {
+  CS_MODELS_CHECK(shape.batch > 0 && shape.heads_q > 0 && shape.seq_q > 0 && shape.seq_kv > 0);
+  CS_MODELS_CHECK(sm_count > 0 && ctas_per_sm > 0 && block_q > 0);
+  return {shape.batch * shape.heads_q, ceil_div(shape.seq_q, block_q), shape.causal,
+          std::int64_t(sm_count) * ctas_per_sm, shape.causal && heavy_first};
+}
+
 }  // namespace
+
+class AttentionBalanceMemo {
+ public:
+  double get(const BalanceKey& key) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    }
+    const double b = balance_of(key);  // outside the lock: another thread may compute the same value
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (memo_.size() >= kMaxEntries) memo_.clear();  // bounded: a GUI sweep can visit many shapes
+    memo_.emplace(key, b);
+    return b;
+  }
+
+ private:
+  static constexpr std::size_t kMaxEntries = 4096;
+  std::mutex mutex_;
+  std::map<BalanceKey, double> memo_;
+};
+
+std::shared_ptr<AttentionBalanceMemo> make_attention_balance_memo() {
+  return std::make_shared<AttentionBalanceMemo>();
+}
+
+double attention_dispatch_balance(const AttentionShape& shape, int sm_count, int ctas_per_sm,
+                                  std::int64_t block_q, bool heavy_first) {
+  return balance_of(balance_key(shape, sm_count, ctas_per_sm, block_q, heavy_first));
+}
+
+double attention_mean_kv(const AttentionShape& shape) {
+  return shape.causal ? double(shape.seq_kv) / 2 : double(shape.seq_kv);
+}
 
 double gemm_efficiency(const GemmShape& shape, const GpuSpec& gpu, const ComputeProfile& profile) {
   CS_MODELS_CHECK(shape.m > 0 && shape.n > 0 && shape.k > 0);
@@ -158,42 +246,14 @@ double gemm_efficiency(const GemmShape& shape, const GpuSpec& gpu, const Compute
 
 double attention_efficiency(const AttentionShape& shape, bool backward, const GpuSpec& gpu,
                             const ComputeProfile& profile) {
-  (void)gpu;  // fractions of peak carry across GPUs unchanged (compute_model.hpp)
-  CS_MODELS_CHECK(shape.batch > 0 && shape.heads_q > 0 && shape.seq_q > 0 && shape.seq_kv > 0);
+  CS_MODELS_CHECK(gpu.sm_count > 0);
   const ComputeProfile& p = attention_source(profile);
-
-  const double seq = std::sqrt(double(shape.seq_q) * double(shape.seq_kv));
-  const double bh = double(shape.batch) * double(shape.heads_q);
-  double min_s = std::numeric_limits<double>::infinity(), max_s = 0, min_bh = min_s, max_bh = 0;
-  for (const auto& a : p.attention) {
-    const double abh = double(a.batch) * double(a.heads_q);
-    min_s = std::min(min_s, double(a.seq)), max_s = std::max(max_s, double(a.seq));
-    min_bh = std::min(min_bh, abh), max_bh = std::max(max_bh, abh);
-  }
-  const double ls = std::log(std::clamp(seq, min_s, max_s));
-  const double lbh = std::log(std::clamp(bh, min_bh, max_bh));
-
-  NearestMean<16> fwd, fwdbwd;  // every point (the attention table is small)
-  for (const auto& a : p.attention) {
-    const double d2 = sq(ls - std::log(double(a.seq))) +
-                      sq(lbh - std::log(double(a.batch) * double(a.heads_q)));
-    fwd.add(d2, a.fwd_efficiency);
-    fwdbwd.add(d2, a.fwdbwd_efficiency);
-  }
-  const double e_fwd = fwd.mean();
-  double e = e_fwd;
-  if (backward) {
-    // fwd+bwd does 3.5 F in time 3.5 F / (e_fb P); the forward's share is F / (e_f P); the backward
-    // does the other 2.5 F in the remainder.
-    const double e_fb = fwdbwd.mean();
-    const double rest = 3.5 / e_fb - 1.0 / e_fwd;
-    e = rest > 0 ? 2.5 / rest : e_fb;
-  }
-  // Fewer CTAs (short sequences, few heads) than the table's edge: the kernel takes as long as at the
-  // edge, so efficiency scales down with the work.
-  if (seq < min_s) e *= seq / min_s;
-  if (bh < min_bh) e *= bh / min_bh;
-  return clamp_efficiency(e);
+  const AttentionPassModel& pass = backward ? p.attention_bwd : p.attention_fwd;
+  // The target GPU's SM count sets the slots (compute_model.hpp: carrying to other GPUs).
+  const BalanceKey key = balance_key(shape, gpu.sm_count, pass.ctas_per_sm, p.attention_block_q, pass.heavy_first);
+  const double balance = p.attention_balance_memo ? p.attention_balance_memo->get(key) : balance_of(key);
+  const double kv = attention_mean_kv(shape);
+  return clamp_efficiency(pass.peak_efficiency * balance * kv / (kv + pass.half_kv));
 }
 
 double memory_bound_efficiency(MemOpKind kind, double bytes, const ComputeProfile& profile) {

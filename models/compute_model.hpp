@@ -39,16 +39,45 @@
 //
 // FLOP convention for attention ops. Op::flops of an attention op must be counted the way the
 // efficiencies were measured (SDPA, flash-style):
-//   attention_fwd: 4*b*hq*s_q*s_kv*d for non-causal; half of it, 2*b*hq*s^2*d, for causal (s_q = s_kv).
+//   attention_fwd: 4*b*hq*s_q*s_kv*d for non-causal; half of it, 2*b*hq*s_q*s_kv*d, for causal.
 //   attention_bwd: 2.5x the forward FLOPs of the same shape (the measured forward+backward counts 3.5x).
-// Recomputation of the scores inside the backward is part of those 2.5x, not extra FLOPs. The workload
-// builder emits these numbers; the efficiency is interpolated over (sequence, batch x query heads) --
-// the kernel's grid is batch*heads*ceil(s/128) CTAs, so batch and heads enter as their product --
-// using sqrt(s_q*s_kv) as the sequence; head_dim and GQA grouping are ignored (all points have d=128).
-// The backward efficiency is 2.5 / (3.5/e_fwdbwd - 1/e_fwd), the part of the measured fwd+bwd time the
-// forward does not account for.
-//  - Attention: flash-style fused kernels; efficiency depends on sequence length and heads per GPU
-//    (measured SDPA forward and forward+backward points).
+// Recomputation of the scores inside the backward is part of those 2.5x, not extra FLOPs.
+//
+// Attention efficiency: a physical model of the flash kernel, not a table lookup.
+//   e(shape) = e_max * balance(shape, slots) * kv / (kv + c)
+// with one (e_max, c, CTAs per SM, launch order) for the forward and one for the backward.
+//  - balance. A flash kernel splits each (batch, query head) into nb = ceil(s_q / B) CTAs (B = the
+//    query block, 128 on Hopper) and the GPU's block scheduler hands CTAs, in launch order, to whichever
+//    of the slots = sm_count * ctas_per_sm CTA slots frees first (greedy list scheduling). Causal CTAs
+//    do unequal work: query block i (1..nb) meets i KV blocks (the causal triangle; with s_q < s_kv,
+//    i.e. a context-parallel chunk, the triangle is stretched to s_kv, which changes no ratio). A few
+//    heavy CTAs late in the launch leave most SMs idle at the tail. The model replays that dispatch:
+//        balance = sum(work) / (slots * makespan)
+//    Launch order within a (batch, head): the forward's CTAs start heaviest-first, the backward's
+//    (one CTA per KV block) lightest-first (profile fields; these orders fit the H200 sweep best:
+//    leave-one-out forward 4.3% heaviest-first vs 5.0% lightest-first). Non-causal CTAs all do nb
+//    blocks, and the balance is the wave quantization N / (slots * ceil(N / slots)) of N = b*hq*nb.
+//    Worked example: 1 head, 4 blocks, 2 slots, works 1,2,3,4 (lightest first): slot A takes 1, B 2;
+//    A frees at 1 and takes 3 (ends 4), B frees at 2 and takes 4 (ends 6): makespan 6, balance
+//    10/12. Heaviest first (4,3,2,1) ends at 5 on both slots: balance 1.
+//  - kv / (kv + c): per CTA, the KV loop is the useful part and the prologue/epilogue (loading Q,
+//    the softmax rescale and writing O, and for the backward the dQ accumulation) is a fixed cost
+//    worth c KV tokens. kv is the mean KV length a query meets: s_kv / 2 causal, s_kv otherwise.
+//  - e_max: the kernel's steady-state fraction of the bf16 tensor peak.
+//  (e_max, c) are fitted by least squares in ln(time) over the measured points (calibrate/
+//  compute_fit.hpp; scripts/derive_compute_defaults.py for the default profile): forward on t_fwd - L,
+//  backward on t_fwdbwd - t_fwd - L (two kernels, two launch overheads). The measured points are kept
+//  in the profile for validation and refits; the model does not interpolate them.
+//  Cost: the dispatch replay is O(N log slots) for N CTAs; exact up to 64 * slots CTAs, beyond that
+//  the first 64 * slots CTAs' worth of whole (batch, head) groups is replayed and the rest adds its
+//  work / slots (steady state; < 0.1% off the full replay on the shapes tried). Results are memoized
+//  per (b*hq, nb, causal, slots, order) in the profile (ComputeProfile::attention_balance_memo).
+//  Ignored: head_dim (every measured point has d = 128) and GQA grouping (the grid is over query
+//  heads; heads_kv changes only the operand bytes); on the H200 sweep two shapes of equal b*hq and s
+//  (b4 hq16, b1 hq64 at s2048) differ by 22% in the backward, which no (b*hq, s) model can capture.
+//  The forward+backward leave-one-out is 12.7% against the 10% target (forward 4.3%).
+//  Carrying to another GPU: balance is recomputed with the *target* GPU's sm_count (an H100 PCIe's 114
+//  SMs, an A100's 108 quantize differently from the H200's 132); e_max and c carry as fractions.
 //  - Memory-bound ops: achieved fraction of HBM bandwidth per kind of kernel (norms, elementwise,
 //    fused Adam), measured on the H200 and rising with size toward the large-copy bandwidth;
 //    interpolated linearly in ln(bytes) within a kind, flat beyond its smallest and largest point
@@ -56,8 +85,11 @@
 //    norm curve, embedding the elementwise one. Their time is bytes only (FLOPs ignored).
 // Carrying the H200 curves to another GPU keeps the *fractions* of peak: an A100 GEMM of a given shape
 // is assumed to reach the same fraction of the A100's peak as the H200 reached of its own, with the
-// wave-quantization term recomputed for the other GPU's SM count. This ignores generation-specific
+// wave-quantization term (GEMM) and the CTA dispatch balance (attention) recomputed for the other GPU's
+// SM count. This ignores generation-specific
 // kernel quality (a first-order assumption; calibrating on the target GPU replaces it).
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -83,15 +115,32 @@ struct MemBoundPoint {
   double efficiency;  // achieved / peak HBM bandwidth
 };
 
+// One pass (forward or backward) of the flash-attention kernel model (see the essay above).
+struct AttentionPassModel {
+  double peak_efficiency = 0;  // e_max: steady-state fraction of the bf16 peak
+  double half_kv = 0;          // c: per-CTA fixed cost, in KV tokens (efficiency halves at kv = c)
+  int ctas_per_sm = 1;         // resident CTAs per SM (slots = sm_count * ctas_per_sm)
+  bool heavy_first = false;    // within a (batch, head), the heaviest causal CTA is launched first
+};
+
+// Memo of dispatch balances; a cache of a pure function, guarded by a mutex (compute_model.cpp).
+class AttentionBalanceMemo;
+std::shared_ptr<AttentionBalanceMemo> make_attention_balance_memo();
+
 // Everything the compute model needs beyond the datasheet. A calibration profile fills one of these.
 struct ComputeProfile {
   std::string source;        // where the numbers came from (for the report)
   int sm_count = 0;          // SMs of the GPU the tables were measured on
   std::vector<GemmPoint> gemm;
-  std::vector<AttentionPoint> attention;
+  std::vector<AttentionPoint> attention;  // measured points (validation and refits)
+  std::int64_t attention_block_q = 128;   // query rows per CTA
+  AttentionPassModel attention_fwd;       // peak_efficiency 0: take the default profile's model
+  AttentionPassModel attention_bwd;
   std::vector<MemBoundPoint> memory_bound;
   double fp8_gemm_speedup_efficiency = 0;  // achieved fp8 / peak fp8 relative to achieved bf16 / peak bf16
   double launch_overhead_us = 0;           // per kernel, host launch + scheduling
+  // Shared by copies of the profile: its key holds every input of the balance, so sharing is safe.
+  std::shared_ptr<AttentionBalanceMemo> attention_balance_memo = make_attention_balance_memo();
 };
 
 // The default profile: derived from the H200 reference measurements.
@@ -107,6 +156,12 @@ double gemm_efficiency(const GemmShape& shape, const GpuSpec& gpu, const Compute
 // before any fp8 factor).
 double attention_efficiency(const AttentionShape& shape, bool backward, const GpuSpec& gpu,
                             const ComputeProfile& profile);
+// The dispatch balance of the essay: sum(work) / (slots * makespan) of the shape's CTAs replayed
+// greedily over sm_count * ctas_per_sm slots, in (0, 1]. Not memoized.
+double attention_dispatch_balance(const AttentionShape& shape, int sm_count, int ctas_per_sm,
+                                  std::int64_t block_q, bool heavy_first);
+// Mean KV length a query meets (s_kv / 2 causal, s_kv otherwise), tokens.
+double attention_mean_kv(const AttentionShape& shape);
 // Memory-bound kernels: fraction of HBM peak bandwidth for a kernel of that kind moving `bytes`.
 double memory_bound_efficiency(MemOpKind kind, double bytes, const ComputeProfile& profile);
 

@@ -170,6 +170,27 @@ ComputeProfile read_compute(const json& v, const std::string& path, Problems& pr
       p.attention.push_back(pt);
     }
   }
+  if (const json* m = f.raw("attention_model", false)) {
+    const std::string at = f.at("attention_model");
+    if (expect_object(*m, at, problems)) {
+      Fields g(*m, at, problems);
+      p.attention_block_q = g.integer("block_q", true, 1).value_or(128);
+      for (auto [name, pass] : {std::pair{"fwd", &p.attention_fwd}, std::pair{"bwd", &p.attention_bwd}}) {
+        const json* obj = g.raw(name, true);
+        if (!obj || !expect_object(*obj, g.at(name), problems)) continue;
+        Fields h(*obj, g.at(name), problems);
+        pass->peak_efficiency = h.number("peak_efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
+        pass->half_kv = h.number("half_kv", true, 0, 1e9, false, "a number of tokens >= 0").value_or(0);
+        pass->ctas_per_sm = static_cast<int>(h.integer("ctas_per_sm", true, 1).value_or(1));
+        if (const json* hf = h.raw("heavy_first", true)) {
+          if (hf->is_boolean()) pass->heavy_first = hf->get<bool>();
+          else problems.add(h.at("heavy_first"), "expected true or false, got " + type_name(*hf));
+        }
+        h.finish();
+      }
+      g.finish();
+    }
+  }
   if (const json* a = array_at(f, "memory_bound", false, problems)) {
     for (std::size_t i = 0; i < a->size(); ++i) {
       const std::string at = f.at("memory_bound") + "[" + std::to_string(i) + "]";
@@ -307,6 +328,14 @@ std::string profile_to_json(const CalibrationProfile& p) {
       cj["attention"].push_back({{"batch", a.batch}, {"heads_q", a.heads_q}, {"heads_kv", a.heads_kv}, {"seq", a.seq},
                                  {"head_dim", a.head_dim}, {"fwd_efficiency", a.fwd_efficiency},
                                  {"fwdbwd_efficiency", a.fwdbwd_efficiency}});
+    if (c.attention_fwd.peak_efficiency > 0 && c.attention_bwd.peak_efficiency > 0) {
+      auto pass = [](const AttentionPassModel& m) {
+        return ordered_json{{"peak_efficiency", m.peak_efficiency}, {"half_kv", m.half_kv},
+                            {"ctas_per_sm", m.ctas_per_sm}, {"heavy_first", m.heavy_first}};
+      };
+      cj["attention_model"] = {{"block_q", c.attention_block_q}, {"fwd", pass(c.attention_fwd)},
+                               {"bwd", pass(c.attention_bwd)}};
+    }
     cj["memory_bound"] = ordered_json::array();
     for (const auto& m : c.memory_bound)
       cj["memory_bound"].push_back({{"kind", std::string(to_string(m.kind))}, {"bytes", m.bytes}, {"efficiency", m.efficiency}});

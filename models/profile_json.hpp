@@ -7,7 +7,10 @@
 //     "compute": { "source", "sm_count", "launch_overhead_us", "fp8_gemm_speedup_efficiency",
 //                  "gemm":         [ {"m", "n", "k", "efficiency"} ],
 //                  "attention":    [ {"batch", "heads_q", "heads_kv", "seq", "head_dim",
-//                                     "fwd_efficiency", "fwdbwd_efficiency"} ],
+//                                     "fwd_efficiency", "fwdbwd_efficiency"} ],   (measured points)
+//                  "attention_model": { "block_q",                                  (optional: absent,
+//                      "fwd": {"peak_efficiency", "half_kv", "ctas_per_sm", "heavy_first"},  the default
+//                      "bwd": { same } },                                            profile's model)
 //                  "memory_bound": [ {"kind", "bytes", "efficiency"} ] },      (optional)
 //     "comm": [ {"collective", "algorithm", "ranks", "level", "alpha_us", "beta_GBps", "r2", "points", "gpu"} ],
 //     "fit_quality": [ {"group", "points", "mape", "worst", "worst_error"} ]   (informational) }

@@ -11,6 +11,7 @@ per-kernel launch overhead L that the compute model adds back (models/compute_mo
 
 so that op_time_s reproduces each measured time exactly at the measured point.
 """
+import heapq
 import json
 import math
 import os
@@ -21,6 +22,16 @@ H200_BF16_TFLOPS = 989.0  # dense, NVIDIA H200 datasheet (1,979 with sparsity); 
 H200_FP8_TFLOPS = 1979.0  # dense
 H200_HBM_GBPS = 4800.0    # 4.8 TB/s, NVIDIA H200 datasheet
 MAX_EFFICIENCY = 0.95
+
+# Flash-attention kernel facts the attention model takes as given (models/compute_model.hpp): query rows
+# per CTA, resident CTAs per SM and launch order within a (batch, head), forward and backward.
+ATTENTION_BLOCK_Q = 128
+ATTENTION_FWD = {"ctas_per_sm": 2, "heavy_first": True}
+ATTENTION_BWD = {"ctas_per_sm": 1, "heavy_first": False}
+# Search range and grid of the per-CTA fixed cost c (KV tokens); then golden-section refinement.
+HALF_KV_MAX = 16384.0
+HALF_KV_STEP = 16.0
+GOLDEN_ITERATIONS = 100
 
 # memory_bound "op" names in the reference file -> MemOpKind
 MEM_KIND = {"rms_norm": "norm", "swiglu": "activation", "add": "elementwise",
@@ -51,6 +62,63 @@ def launch_overhead_s(ref):
     return min(intercepts.values()), intercepts
 
 
+def dispatch_balance(groups, seq_q, sm_count, ctas_per_sm, heavy_first, block_q=ATTENTION_BLOCK_Q):
+    """Causal CTAs of `groups` (batch, head) pairs replayed greedily over the CTA slots.
+
+    Query block i of nb = ceil(seq_q / block_q) meets i KV blocks; each CTA, in launch order, starts
+    on the slot that frees first. balance = total work / (slots * makespan). The same replay as
+    models/compute_model.cpp (exact below 64 CTAs per slot, which every measured shape is).
+    """
+    nb = -(-seq_q // block_q)
+    slots = sm_count * ctas_per_sm
+    if groups * nb > 64 * slots:
+        sys.exit("attention shape beyond the exact replay range; extend dispatch_balance")
+    pattern = list(range(nb, 0, -1)) if heavy_first else list(range(1, nb + 1))
+    free_at = [0] * min(slots, groups * nb)
+    makespan = 0
+    for _ in range(groups):
+        for w in pattern:
+            end = heapq.heappop(free_at) + w
+            heapq.heappush(free_at, end)
+            makespan = max(makespan, end)
+    return groups * sum(pattern) / (slots * makespan)
+
+
+def fit_attention_pass(points):
+    """(e_max, c) minimising sum (ln t_model - ln t)^2 with t_model = W / (e_max * kv / (kv + c)).
+
+    points: (kv, W, t) with W the time at full efficiency and balance folded in (work / (peak *
+    balance)) and t the measured kernel time without launch overhead. For a fixed c the best ln e_max
+    is the mean residual, so the fit is a 1-D search over c in [0, HALF_KV_MAX]: a grid of step
+    HALF_KV_STEP, then golden-section refinement within one step of the best grid point.
+    calibrate/compute_fit.cpp does exactly the same.
+    """
+    def cost(c):
+        r = [math.log(t) - math.log(w) + math.log(kv / (kv + c)) for kv, w, t in points]
+        m = sum(r) / len(r)
+        return sum((x - m) ** 2 for x in r), math.exp(-m)
+
+    best_c, best_s = 0.0, cost(0.0)[0]
+    n = int(HALF_KV_MAX / HALF_KV_STEP)
+    for i in range(1, n + 1):
+        c = i * HALF_KV_STEP
+        sc = cost(c)[0]
+        if sc < best_s:
+            best_c, best_s = c, sc
+    lo, hi = max(0.0, best_c - HALF_KV_STEP), min(HALF_KV_MAX, best_c + HALF_KV_STEP)
+    g = (math.sqrt(5) - 1) / 2
+    for _ in range(GOLDEN_ITERATIONS):
+        a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+        if cost(a)[0] < cost(b)[0]:
+            hi = b
+        else:
+            lo = a
+    c = 0.5 * (lo + hi)
+    if cost(best_c)[0] <= cost(c)[0]:
+        c = best_c
+    return cost(c)[1], c
+
+
 def efficiency(work, t, launch_s, peak):
     e = work / ((t - launch_s) * peak)
     if not 0 < e <= MAX_EFFICIENCY:
@@ -79,6 +147,19 @@ def main():
         gemm.append((m, n, k, efficiency(2.0 * m * n * k, r["ms"] * 1e-3, L, peak)))
 
     attention = []
+    fwd_pts, bwd_pts = [], []
+    sms = int(ref["sm_count"])
+    for r in ref["attention"]:
+        F = 2.0 * r["b"] * r["hq"] * r["seq"] ** 2 * r["d"]
+        groups = r["b"] * r["hq"]
+        bal_f = dispatch_balance(groups, r["seq"], sms, **ATTENTION_FWD)
+        bal_b = dispatch_balance(groups, r["seq"], sms, **ATTENTION_BWD)
+        t_f = r["fwd_ms"] * 1e-3 - L
+        t_b = (r["fwdbwd_ms"] - r["fwd_ms"]) * 1e-3 - L
+        fwd_pts.append((r["seq"] / 2, F / (peak * bal_f), t_f))
+        bwd_pts.append((r["seq"] / 2, 2.5 * F / (peak * bal_b), t_b))
+    att_fwd = fit_attention_pass(fwd_pts)
+    att_bwd = fit_attention_pass(bwd_pts)
     for r in ref["attention"]:
         fwd_flops = 2.0 * r["b"] * r["hq"] * r["seq"] ** 2 * r["d"]  # causal half of 4*b*hq*s^2*d
         e_fwd = efficiency(fwd_flops, r["fwd_ms"] * 1e-3, L, peak)
@@ -118,6 +199,10 @@ def main():
     w("// kind's two smallest sizes); intercepts in us: " +
       ", ".join(f"{k} {v * 1e6:.2f}" for k, v in sorted(intercepts.items())) + ".")
     w("// attention: fwd FLOPs 2*b*hq*s^2*d (causal), fwd+bwd 3.5x that over two kernels.")
+    w("// attention model: e = e_max * balance * kv / (kv + c), (e_max, c) least squares in ln(time) over")
+    w("// the points (forward on t_fwd - L, backward on t_fwdbwd - t_fwd - L); balance replayed at the")
+    w(f"// measured {sms} SMs, block {ATTENTION_BLOCK_Q}, forward {ATTENTION_FWD['ctas_per_sm']} CTAs/SM "
+      f"heaviest first, backward {ATTENTION_BWD['ctas_per_sm']} CTA/SM lightest first.")
     w("// fp8_gemm_speedup_efficiency: mean over the fp8/bf16 same-shape pairs of")
     w("// (fp8 achieved / fp8 peak) / (bf16 achieved / bf16 peak); pairs: " +
       ", ".join(f"{x:.3f}" for x in ratios) + ".")
@@ -138,6 +223,10 @@ def main():
     for m, n, k, e in gemm:
         w(f"      {{{m}, {n}, {k}, {e:.6f}}},")
     w("  };")
+    w(f"  p.attention_block_q = {ATTENTION_BLOCK_Q};")
+    for name, cfg, (e, c) in (("fwd", ATTENTION_FWD, att_fwd), ("bwd", ATTENTION_BWD, att_bwd)):
+        w(f"  p.attention_{name} = {{{e:.6f}, {c:.3f}, {cfg['ctas_per_sm']}, "
+          f"{'true' if cfg['heavy_first'] else 'false'}}};  // e_max, half_kv, ctas_per_sm, heavy_first")
     w("  // {batch, heads_q, heads_kv, seq, head_dim, fwd_efficiency, fwdbwd_efficiency}")
     w("  p.attention = {")
     for b, hq, hkv, s, d, ef, efb in attention:
@@ -165,7 +254,8 @@ def main():
         f.write(text)
     os.replace(tmp, dst)
     print(f"wrote {dst}: {len(gemm)} gemm, {len(attention)} attention, {len(mem)} memory-bound points, "
-          f"launch {L * 1e6:.2f} us, fp8 ratio {fp8_ratio:.3f}")
+          f"launch {L * 1e6:.2f} us, fp8 ratio {fp8_ratio:.3f}, attention fwd e_max {att_fwd[0]:.4f} "
+          f"c {att_fwd[1]:.1f}, bwd e_max {att_bwd[0]:.4f} c {att_bwd[1]:.1f}")
 
 
 if __name__ == "__main__":

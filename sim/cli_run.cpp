@@ -17,7 +17,9 @@ namespace cs::sim::cli {
 int run(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: clustersim run SCENARIO.json [--json] [--trace out.json] [--set path=value ...]\n\n"
-      "Simulates one training step of the scenario and prints its report.\n\noptions");
+      "Simulates one training step of the scenario and prints its report. A scenario with several jobs\n"
+      "on one cluster prints one report per job, each with its slowdown from sharing the fabric\n"
+      "(--json: {\"jobs\": [report, ...], ...}).\n\noptions");
   opts.add_options()("help,h", "show this help")
       ("json", "print the report as one JSON object (the report contract) instead of text")
       ("trace", po::value<std::string>()->value_name("FILE"), "write a Chrome/Perfetto trace of the step to FILE")
@@ -42,10 +44,16 @@ int run(const std::vector<std::string>& args) {
   const Scenario scenario = load_scenario(path, overrides);
   const SimulationResult result = simulate(scenario);
   if (vm.count("trace")) write_trace(scenario, result, vm["trace"].as<std::string>());
-  if (vm.count("json"))
+  if (scenario.multi_job()) {
+    if (vm.count("json"))
+      std::cout << to_json(result.multi_job).dump(2) << "\n";
+    else
+      std::cout << to_text(result.multi_job);
+  } else if (vm.count("json")) {
     std::cout << to_json(result.report).dump(2) << "\n";
-  else
+  } else {
     std::cout << to_text(result.report);
+  }
   return kExitOk;
 }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 #include "sim/check.hpp"
 
@@ -30,6 +29,9 @@ FlowNetwork::FlowNetwork(const TaskGraph& graph, const topo::Cluster& cluster, F
       geometry_(graph.num_groups()),
       have_geometry_(graph.num_groups(), false) {
   route_.reserve(static_cast<std::size_t>(cluster.max_route_edges()));
+  int nodes = 0;
+  for (int g = 0; g < cluster.num_gpus(); ++g) nodes = std::max(nodes, cluster.node_of_gpu(g) + 1);
+  node_slot_.assign(static_cast<std::size_t>(nodes), -1);
 }
 
 void FlowNetwork::expand(const Collective& c, const std::vector<int>& gpus, const AlgorithmChoice& choice,
@@ -37,29 +39,35 @@ void FlowNetwork::expand(const Collective& c, const std::vector<int>& gpus, cons
   const int n = static_cast<int>(gpus.size());
   const double e = protocol_spec(choice.protocol).bandwidth_efficiency;
   const double S = c.bytes;
-  // GPUs of the group per node, in group order.
+  // GPUs of the group per node, nodes in order of first appearance, GPUs in group order. node_slot_ maps a
+  // node to its index in `nodes` (scratch sized to the cluster, reset below): O(n), no map.
   std::vector<std::vector<int>> nodes;
-  {
-    std::map<int, std::size_t> index;
-    for (int g : gpus) {
-      const int node = cluster_.node_of_gpu(g);
-      auto [it, fresh] = index.emplace(node, nodes.size());
-      if (fresh) nodes.emplace_back();
-      nodes[it->second].push_back(g);
+  for (int g : gpus) {
+    int& slot = node_slot_[static_cast<std::size_t>(cluster_.node_of_gpu(g))];
+    if (slot < 0) {
+      slot = static_cast<int>(nodes.size());
+      nodes.emplace_back();
     }
+    nodes[static_cast<std::size_t>(slot)].push_back(g);
   }
-  const int k = static_cast<int>(std::min_element(nodes.begin(), nodes.end(), [](auto& a, auto& b) { return a.size() < b.size(); })->size());
+  for (int g : gpus) node_slot_[static_cast<std::size_t>(cluster_.node_of_gpu(g))] = -1;
+  std::size_t k_min = nodes.front().size();
+  for (const auto& local : nodes) k_min = std::min(k_min, local.size());
+  const int k = static_cast<int>(k_min);
   const bool multi_node = geometry_[c.group].multi_node;
   auto ring = [&](const std::vector<int>& order, double bytes_per_edge, std::vector<FlowSpec>& out) {
     const int m = static_cast<int>(order.size());
     for (int i = 0; i < m; ++i) out.push_back({order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>((i + 1) % m)], bytes_per_edge});
   };
   auto& flows = phases.emplace_back();
+  double payload = 1.0;  // share of a flow's bytes that is data on the wire (the rest is pipeline fill)
   switch (choice.algorithm) {
     case NcclAlgorithm::ring: {
-      const double f = busbw_factor(c.kind, n);
+      // Every ring edge carries what its sender sends, pipeline fill included (nccl_model.hpp).
+      const double sent = ring_pipeline_bytes(c.kind, S, n);
+      payload = busbw_factor(c.kind, n) * S / sent;
       if (!multi_node) {
-        ring(gpus, f * S / e, flows);
+        ring(gpus, sent / e, flows);
         break;
       }
       // One channel per local GPU; channel ch enters and leaves each node through a rotated local order.
@@ -67,14 +75,14 @@ void FlowNetwork::expand(const Collective& c, const std::vector<int>& gpus, cons
         std::vector<int> order;
         for (const auto& local : nodes)
           for (int i = 0; i < k; ++i) order.push_back(local[static_cast<std::size_t>((i + ch) % k)]);
-        ring(order, f * S / k / e, flows);
+        ring(order, sent / k / e, flows);
       }
       break;
     }
     case NcclAlgorithm::tree: {
       // Per channel (one per local GPU) and per tree (two, each half the data): a chain inside each node
-      // from its leader, and a binary tree over the nodes' leaders; tree 1 numbers the nodes in reverse so
-      // that most nodes are interior in one tree and leaves in the other. Data flows up and down each edge.
+      // from its leader, and NCCL's double binary tree over the nodes' leaders (nccl_model.hpp). Data
+      // flows up and down each edge.
       const int N = static_cast<int>(nodes.size());
       const double part = S / (2.0 * k) / e;
       for (int ch = 0; ch < k; ++ch) {
@@ -87,10 +95,8 @@ void FlowNetwork::expand(const Collective& c, const std::vector<int>& gpus, cons
               flows.push_back({b, a, part});
               flows.push_back({a, b, part});
             }
-            const int pos = t == 0 ? node : N - 1 - node;
-            if (pos == 0) continue;
-            const int parent_pos = (pos - 1) / 2;
-            const int parent = t == 0 ? parent_pos : N - 1 - parent_pos;
+            const int parent = double_binary_tree_parents(N, node)[static_cast<std::size_t>(t)];
+            if (parent < 0) continue;
             flows.push_back({leader(node), leader(parent), part});
             flows.push_back({leader(parent), leader(node), part});
           }
@@ -102,9 +108,11 @@ void FlowNetwork::expand(const Collective& c, const std::vector<int>& gpus, cons
       // Each GPU writes S into the switch and receives the reduced S back; the switch reduces at a fraction
       // kNvlsEfficiency of line rate, so the flows are scaled from the link's payload capacity to that.
       const double scale = cluster_.spec().intra.efficiency / kNvlsEfficiency;
+      const double sent = nvls_pipeline_bytes(S);
+      payload = S / (sent * scale);
       for (int g : gpus) {
-        flows.push_back({g, -1, S * scale / e});
-        flows.push_back({-1, g, S * scale / e});
+        flows.push_back({g, -1, sent * scale / e});
+        flows.push_back({-1, g, sent * scale / e});
       }
       break;
     }
@@ -133,11 +141,17 @@ void FlowNetwork::expand(const Collective& c, const std::vector<int>& gpus, cons
       break;
     }
     case NcclAlgorithm::p2p: {
-      const int src = c.reversed ? gpus[1] : gpus[0], dst = c.reversed ? gpus[0] : gpus[1];
-      flows.push_back({src, dst, S / e});
+      if (n == 2) {
+        const int src = c.reversed ? gpus[1] : gpus[0], dst = c.reversed ? gpus[0] : gpus[1];
+        flows.push_back({src, dst, S / e});
+      } else {
+        ring(gpus, S / e, flows);  // ring shift: every GPU sends S to the next (context parallelism)
+      }
       break;
     }
   }
+  if (payload != 1.0)
+    for (FlowSpec& f : phases.back()) f.payload = payload;
 }
 
 void FlowNetwork::start(std::uint32_t collective, Time now) {
@@ -207,10 +221,10 @@ void FlowNetwork::launch_phase(std::uint32_t slot, Time now) {
         cluster_.route(f.src < 0 ? other : g, f.src < 0 ? g : other, flow_id, route_);
         CS_CHECK(!route_.empty());
         const int link = f.src < 0 ? route_.back() : route_.front();
-        solver_->add_flow(std::span<const int>(&link, 1), f.bytes, slot);
+        solver_->add_flow(std::span<const int>(&link, 1), f.bytes, slot, f.payload);
       } else {
         cluster_.route(f.src, f.dst, flow_id, route_);
-        solver_->add_flow(route_, f.bytes, slot);
+        solver_->add_flow(route_, f.bytes, slot, f.payload);
       }
       ++a.outstanding;
       ++flows_started_;

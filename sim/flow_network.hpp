@@ -46,6 +46,7 @@ class FlowNetwork : public CommBackend {
   struct FlowSpec {
     int src, dst;      // GPUs; dst < 0: the NVSwitch (NVLS write), src < 0: from the NVSwitch (multicast)
     double bytes;
+    double payload = 1.0;  // share of `bytes` that is data (the rest: pipeline fill, not counted on links)
   };
   struct Active {
     std::uint32_t collective = 0;
@@ -71,6 +72,7 @@ class FlowNetwork : public CommBackend {
   std::uint64_t done_seq_ = 0;
   std::uint64_t flows_started_ = 0;
   std::vector<int> route_;  // scratch
+  mutable std::vector<int> node_slot_;  // scratch of expand(): node -> index among the group's nodes, -1
   std::vector<std::uint32_t> finished_;  // scratch
 };
 

@@ -21,6 +21,7 @@ const std::vector<Command>& commands() {
       {"sweep", "many variants of a scenario: --vary, layout --search, capacity planning", &cli::sweep},
       {"calibrate", "fit a calibration profile from measurements (calibrate fit ...)", &cli::calibrate},
       {"validate", "predicted vs measured for every point of measurement files", &cli::validate},
+      {"collective", "nccl-tests-style table of one simulated collective over the cluster", &cli::collective},
   };
   return list;
 }

@@ -18,8 +18,8 @@ MaxMinSolver::MaxMinSolver(std::vector<double> capacity_Bps)
   for (double c : capacity_) CS_CHECK(c > 0);
 }
 
-std::uint32_t MaxMinSolver::add_flow(std::span<const int> links, double bytes, std::uint32_t owner) {
-  CS_CHECK(bytes >= 0);
+std::uint32_t MaxMinSolver::add_flow(std::span<const int> links, double bytes, std::uint32_t owner, double payload) {
+  CS_CHECK(bytes >= 0 && payload > 0 && payload <= 1);
   std::uint32_t id;
   if (!free_flows_.empty()) {
     id = free_flows_.back();
@@ -38,6 +38,7 @@ std::uint32_t MaxMinSolver::add_flow(std::span<const int> links, double bytes, s
   f.rate = 0;
   f.finish = kNever;
   f.owner = owner;
+  f.payload = payload;
   ++f.version;
   f.active = true;
   ++active_;
@@ -61,7 +62,7 @@ void MaxMinSolver::settle(Flow& f, Time now) {
   if (now <= f.last) return;
   const double moved = std::min(f.remaining, f.rate * to_seconds(now - f.last));
   f.remaining -= moved;
-  for (int l : path(f)) link_bytes_[static_cast<std::size_t>(l)] += moved;
+  for (int l : path(f)) link_bytes_[static_cast<std::size_t>(l)] += moved * f.payload;
   f.last = now;
 }
 

@@ -35,8 +35,9 @@ class MaxMinSolver {
   explicit MaxMinSolver(std::vector<double> capacity_Bps);
 
   // A flow of `bytes` over `links` (directed link ids) on behalf of `owner`; it gets a rate at the next
-  // solve(). An empty path means a local copy that completes at once.
-  std::uint32_t add_flow(std::span<const int> links, double bytes, std::uint32_t owner);
+  // solve(). An empty path means a local copy that completes at once. `payload` (0..1] is the share of the
+  // bytes counted in link_bytes() (a flow may carry modeled overhead, e.g. a ring's pipeline fill).
+  std::uint32_t add_flow(std::span<const int> links, double bytes, std::uint32_t owner, double payload = 1.0);
   // Re-computes the rates of every component touched since the last solve, at time `now`.
   void solve(Time now);
   // The earliest completion of an active flow; kNever when none.
@@ -59,6 +60,7 @@ class MaxMinSolver {
     double rate = 0;       // bytes/s
     Time last = 0;         // remaining is as of this time
     Time finish = kNever;
+    double payload = 1.0;
     std::uint32_t owner = 0;
     std::uint32_t version = 0;
     bool active = false;

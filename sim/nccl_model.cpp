@@ -1,6 +1,7 @@
 #include "sim/nccl_model.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 
@@ -82,6 +83,51 @@ double busbw_factor(CollectiveKind kind, int n) {
   return 1.0;
 }
 
+
+namespace {
+
+// NCCL's binary tree (src/graph/trees.cc, ncclGetBtree): the parent of `rank` among n, -1 for the root.
+// A rank's lowest set bit says its level; odd ranks are leaves.
+int btree_parent(int n, int rank) {
+  if (rank == 0) return -1;
+  int bit = 1;
+  while (bit < n && !(bit & rank)) bit <<= 1;
+  int up = (rank ^ bit) | (bit << 1);
+  if (up >= n) up = rank ^ bit;
+  return up;
+}
+
+}  // namespace
+
+std::array<int, 2> double_binary_tree_parents(int nodes, int node) {
+  CS_CHECK(nodes >= 1 && node >= 0 && node < nodes);
+  const int t0 = btree_parent(nodes, node);
+  int t1;
+  if (nodes % 2 == 1) {  // shift by one
+    const int u = btree_parent(nodes, (node - 1 + nodes) % nodes);
+    t1 = u < 0 ? -1 : (u + 1) % nodes;
+  } else {  // mirror
+    const int u = btree_parent(nodes, nodes - 1 - node);
+    t1 = u < 0 ? -1 : nodes - 1 - u;
+  }
+  return {t0, t1};
+}
+
+int tree_max_sends(int nodes) {
+  std::vector<int> sends(static_cast<std::size_t>(nodes), 0);
+  for (int v = 0; v < nodes; ++v)
+    for (int p : double_binary_tree_parents(nodes, v))
+      if (p >= 0) ++sends[static_cast<std::size_t>(v)], ++sends[static_cast<std::size_t>(p)];  // up and down
+  return *std::max_element(sends.begin(), sends.end());
+}
+
+double ring_pipeline_bytes(CollectiveKind kind, double S, int n) {
+  const double steps = kind == CollectiveKind::all_reduce ? 2.0 * (n - 1) : n - 1.0;
+  return busbw_factor(kind, n) * S + steps * std::min(S / n, kRingPipelineChunkBytes);
+}
+
+double nvls_pipeline_bytes(double S) { return S + std::min(S, kNvlsPipelineChunkBytes); }
+
 AlgorithmChoice estimate(CollectiveKind kind, double S, const GroupGeometry& g, NcclAlgorithm a, NcclProtocol p, bool* ok) {
   *ok = false;
   AlgorithmChoice c;
@@ -91,18 +137,19 @@ AlgorithmChoice estimate(CollectiveKind kind, double S, const GroupGeometry& g, 
   const int n = g.ranks, N = g.nodes, k = g.per_node;
   const double f = busbw_factor(kind, n);
   const double hnv = ps.hop_latency_nvlink_us * 1e-6, hnet = ps.hop_latency_network_us * 1e-6;
-  double lat = ps.launch_latency_us * 1e-6, transfer = 0;
+  double lat = ps.launch_latency_us * 1e-6, transfer = 0, tuned_transfer = -1;
   switch (a) {
     case NcclAlgorithm::ring: {
       if (kind == CollectiveKind::send_recv || kind == CollectiveKind::all_to_all || n < 2) return c;
       const double steps = kind == CollectiveKind::all_reduce ? 2.0 * (n - 1) : n - 1.0;
+      const double sent = ring_pipeline_bytes(kind, S, n);
       if (!g.multi_node) {
         lat += steps * hnv;
-        transfer = f * S / g.scaleup_Bps;
+        transfer = sent / g.scaleup_Bps;
       } else {
         const double net_share = static_cast<double>(N) / n;
         lat += steps * (net_share * hnet + (1 - net_share) * hnv);
-        transfer = std::max(f * S * (k - 1) / k / g.scaleup_Bps, f * S / k / g.network_Bps);
+        transfer = std::max(sent * (k - 1) / k / g.scaleup_Bps, sent / k / g.network_Bps);
       }
       break;
     }
@@ -110,13 +157,17 @@ AlgorithmChoice estimate(CollectiveKind kind, double S, const GroupGeometry& g, 
       if (kind != CollectiveKind::all_reduce || !g.multi_node) return c;
       const double depth = std::ceil(std::log2(static_cast<double>(N))) + 1;
       lat += 2 * (depth * hnet + (k - 1) * hnv);
-      transfer = std::max(k > 1 ? S / g.scaleup_Bps : 0.0, 1.5 * S / (k * g.network_Bps));
+      const double chain = k > 1 ? 2.0 * (k - 1) / k * S / g.scaleup_Bps : 0.0;
+      transfer = std::max(chain, tree_max_sends(N) * S / (2.0 * k) / g.network_Bps);
+      // NCCL's tuner prices a tree at half the network bandwidth whatever N (every node interior in one
+      // tree: 4 sends of S/2k), so at N = 2, where each node sends only 2, it still prefers the ring.
+      tuned_transfer = std::max(chain, 4 * S / (2.0 * k) / g.network_Bps);
       break;
     }
     case NcclAlgorithm::nvls: {
-      if (kind != CollectiveKind::all_reduce || !g.nvls) return c;
+      if (kind != CollectiveKind::all_reduce || !g.nvls || p != NcclProtocol::simple) return c;
       lat += 2 * hnv;
-      transfer = S / (g.scaleup_line_Bps * kNvlsEfficiency);
+      transfer = nvls_pipeline_bytes(S) / (g.scaleup_line_Bps * kNvlsEfficiency);
       break;
     }
     case NcclAlgorithm::hierarchical: {
@@ -135,15 +186,20 @@ AlgorithmChoice estimate(CollectiveKind kind, double S, const GroupGeometry& g, 
     }
     case NcclAlgorithm::p2p: {
       if (kind != CollectiveKind::send_recv) return c;
+      // A pair, or a ring shift over n > 2 (each GPU sends S to the next): every flow alone on its path;
+      // a flow that leaves the node goes through its GPU's NIC share.
       lat += g.multi_node ? hnet : hnv;
-      transfer = S / (g.multi_node ? g.network_Bps * (static_cast<double>(k)) : g.scaleup_Bps);
+      transfer = S / (g.multi_node ? g.network_Bps : g.scaleup_Bps);
       break;
     }
   }
   *ok = true;
+  if (tuned_transfer < 0) tuned_transfer = transfer;
   transfer /= ps.bandwidth_efficiency;
+  tuned_transfer /= ps.bandwidth_efficiency;
   c.latency = from_seconds(lat);
   c.duration = from_seconds(lat + transfer);
+  c.tuned = from_seconds(lat + tuned_transfer);
   c.bytes_sent_per_rank = f * S;
   return c;
 }
@@ -156,10 +212,12 @@ AlgorithmChoice choose_algorithm(CollectiveKind kind, double bytes, const GroupG
   for (NcclAlgorithm a : {NcclAlgorithm::nvls, NcclAlgorithm::ring, NcclAlgorithm::tree, NcclAlgorithm::hierarchical,
                           NcclAlgorithm::pairwise, NcclAlgorithm::p2p}) {
     if (pass == 0 && !forced.empty() && forced != to_string(a)) continue;
+    // NCCL has no hierarchical all-reduce of its own (that is Horovod's / torch's): only when forced.
+    if (a == NcclAlgorithm::hierarchical && (pass == 1 || forced != to_string(a))) continue;
     for (NcclProtocol p : {NcclProtocol::ll, NcclProtocol::ll128, NcclProtocol::simple}) {
       bool ok = false;
       const AlgorithmChoice c = estimate(kind, bytes, g, a, p, &ok);
-      if (ok && (!have || c.duration < best.duration)) best = c, have = true;
+      if (ok && (!have || c.tuned < best.tuned)) best = c, have = true;
     }
   }
   CS_CHECK(have);

@@ -12,28 +12,53 @@
 //
 // Time of one collective of S bytes (nccl-tests "size"), f = bus factor (2(n-1)/n all-reduce, (n-1)/n
 // all-gather / reduce-scatter / all-to-all, 1 broadcast / send-recv):
-//   ring (C = k channels across nodes, each leaving a node through a different GPU and its NIC):
-//       t = L_p + s (N/n h_net + (1 - N/n) h_nv) + max( f S (k-1)/k / B_up , f S / k / B_net ) / e_p
-//       (s = 2(n-1) steps for all-reduce, n-1 otherwise); within one node t = L_p + s h_nv + f S / B_up / e_p.
-//   tree (all-reduce across nodes; NCCL's double binary tree over nodes, a chain inside each node): each
-//       half of the data goes up one tree and down again; a node sends at most 3/2 S over the network:
-//       t = L_p + 2 (D h_net + (k-1) h_nv) + max( S / B_up , 3/2 S / (k B_net) ) / e_p, D = ceil(log2 N)+1.
-//   NVLS (all-reduce inside an NVSwitch node with in-switch reduction): each GPU writes S into the switch,
-//       which reduces and multicasts S back; the switch's reduction runs at a fraction e_nvls of line rate:
-//       t = L_p + 2 h_nv + S / (B_line e_nvls) / e_p.
+//   ring (C = k channels across nodes, each leaving a node through a different GPU and its NIC). NCCL
+//       pipelines a ring in chunks: the last chunk still has to travel all s steps after the first has
+//       arrived, so a rank sends in effect X = f S + s c bytes, c = min(S/n, C_ring) the chunk of one step
+//       over all channels (ring_pipeline_bytes):
+//       t = L_p + s (N/n h_net + (1 - N/n) h_nv) + max( X (k-1)/k / B_up , X / k / B_net ) / e_p
+//       (s = 2(n-1) steps for all-reduce, n-1 otherwise); within one node t = L_p + s h_nv + X / B_up / e_p.
+//       The fill term is why busbw climbs so slowly between 1 MiB and 1 GiB on a real node: with
+//       C_ring = 3.5 MB the Azure ND A100 v4 sweep is matched within 10% from 1 MiB to 8 GiB (at 32 MiB
+//       the fill is 45% of the time, at 8 GiB 0.3%); across many nodes (s large, S/n small) it halves the
+//       ring's bandwidth, which is where NCCL switches to trees.
+//   tree (all-reduce across nodes; NCCL's double binary tree over nodes, src/graph/trees.cc: a binary
+//       tree and its mirror (even N) or shift (odd N), each carrying half the data, one per channel; a
+//       chain inside each node): a node's leader sends S/2k to every tree neighbour per tree, W of them
+//       over both trees (W = tree_max_sends(N): 2 for N = 2, 4 when every node is interior in one tree
+//       and a leaf in the other); the chain moves S up and S down through every GPU but the ends:
+//       t = L_p + 2 (D h_net + (k-1) h_nv) + max( 2(k-1)/k S / B_up , W S / (2k B_net) ) / e_p,
+//       D = ceil(log2 N)+1. NCCL's tuner prices every tree with W = 4 (its tree/ring bandwidth ratio 1/2),
+//       so at N = 2 it keeps the ring for large messages although the tree would be faster: nccl-tests
+//       on two 4xHDR A100 nodes shows the ring's 86-91 GB/s, not the tree's ~180 (nccl.json). The
+//       chooser ranks by that tuner time (`tuned`); the simulated time is the structure's.
+//   NVLS (all-reduce inside an NVSwitch node with in-switch reduction; Simple protocol only, as in
+//       NCCL): each GPU writes S into the switch, which reduces and multicasts S back; the switch's
+//       reduction runs at a fraction e_nvls of line rate, and one chunk of c = min(S, C_nvls) fills the
+//       reduce/multicast pipeline (nvls_pipeline_bytes):
+//       t = L_p + 2 h_nv + (S + c) / (B_line e_nvls).
 //   hierarchical (all-reduce): reduce-scatter inside nodes, k concurrent all-reduces of S/k across nodes,
-//       all-gather inside nodes, one after another.
+//       all-gather inside nodes, one after another. NCCL has no such algorithm (it is Horovod's and
+//       torch's hierarchical all-reduce): considered only when forced.
 //   pairwise all-to-all: every rank sends S/n to each other rank; the off-node part (n-k)/n S through its
 //       network share: t = L_p + (n-1) h + max( (k-1)/n S / B_up , (n-k)/n S / B_net ) / e_p.
-//   send/recv: t = L_p + h + S / B / e_p over the pair's path.
-// The chooser evaluates every applicable (algorithm, protocol) and takes the fastest, as NCCL's tuner does
-// with its own latency/bandwidth tables; `simulation.nccl_algorithm` forces one.
+//   send/recv: t = L_p + h + S / B / e_p over the pair's path, B = B_net across nodes, else B_up. Over a
+//       group of n > 2 it is a ring shift (context parallelism's KV exchange: every rank sends S to the
+//       next one at once); every flow is alone on its path, so the time is the same.
+// The chooser evaluates every applicable (algorithm, protocol) and takes the fastest by the tuner's
+// estimate, as NCCL's tuner does with its own latency/bandwidth tables; `simulation.nccl_algorithm` forces
+// one.
+//
+// Deliberately ignored: NVLS across nodes (NVLS_Tree; NCCL >= 2.18 on H100 clusters with NVLS on:
+// 430 GB/s on 2 nodes in nccl1221, we give the ring's ~330), CollNet/SHARP, PAT, per-channel counts that
+// vary with size, and the tree's own pipeline fill.
 //
 // Latency constants: NCCL's tuning model uses launch latencies of a few microseconds and per-hop
 // latencies of ~0.6-2 us on NVLink and a few us on InfiniBand; nccl-tests on real machines show the
 // smallest all-reduce on one 8-GPU node taking 15-40 us end to end (shared/validation/nccl.json: Azure
 // ND H100 v5 ~26 us, ND A100 v4 ~43 us at 1 KiB). The defaults sit at the low end (a bare-metal node); a
 // calibration profile fitted from the user's own nccl-tests logs replaces them.
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -66,6 +91,23 @@ const ProtocolSpec& protocol_spec(NcclProtocol p);
 // NVLS peaks at 275 GB/s algbw (480 busbw) out of 450 GB/s per direction (NVIDIA/nccl-tests#212, NCCL#1455).
 inline constexpr double kNvlsEfficiency = 0.61;
 
+// Pipeline chunks (bytes over all channels) whose fill time the ring and NVLS pay (see above). Fitted to
+// the nccl-tests sweeps in shared/validation/nccl.json at sizes >= 32 MiB: Azure ND A100 v4 (ring; busbw
+// 132.8 at 32 MiB, 166.6 at 64 MiB out of a 231.6 GB/s plateau) and Azure ND H100 v5 (NVLS; 295.5 at
+// 32 MiB, 423.4 at 256 MiB out of 478.9). NCCL's Simple protocol steps are 512 KiB per channel
+// (NCCL_BUFFSIZE 4 MiB / NCCL_STEPS 8), several channels at once: the fitted figures are of that order.
+inline constexpr double kRingPipelineChunkBytes = 3.5e6;
+inline constexpr double kNvlsPipelineChunkBytes = 16e6;
+
+// Bytes a rank of a ring sends in effect, fill included: f S + s min(S/n, kRingPipelineChunkBytes).
+double ring_pipeline_bytes(models::CollectiveKind kind, double S, int n);
+// Bytes an NVLS all-reduce writes into the switch per GPU in effect: S + min(S, kNvlsPipelineChunkBytes).
+double nvls_pipeline_bytes(double S);
+// NCCL's double binary tree over `nodes` nodes: the parent of `node` in tree 0 and tree 1 (-1: root).
+std::array<int, 2> double_binary_tree_parents(int nodes, int node);
+// The most tree-edge sends of any node over both trees (each edge carries data up and down).
+int tree_max_sends(int nodes);
+
 // Where a group sits, as the algorithms need it.
 struct GroupGeometry {
   int ranks = 1;
@@ -84,6 +126,7 @@ struct AlgorithmChoice {
   NcclProtocol protocol = NcclProtocol::simple;
   Time latency = 0;        // launch + hops
   Time duration = 0;       // latency + transfer, alone on the cluster
+  Time tuned = 0;          // what NCCL's tuner believes duration to be (the chooser ranks by it)
   double bytes_sent_per_rank = 0;
 };
 

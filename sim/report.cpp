@@ -37,16 +37,35 @@ std::string seconds(double s) {
   if (s >= 1e-3) return fmt("%.2f ms", s * 1e3);
   return fmt("%.1f us", s * 1e6);
 }
+
+// {0, 1, 2, 5, 8, 9} -> "0-2, 5, 8-9"
+std::string node_ranges(const std::vector<int>& nodes) {
+  std::string out;
+  for (std::size_t i = 0; i < nodes.size();) {
+    std::size_t j = i;
+    while (j + 1 < nodes.size() && nodes[j + 1] == nodes[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += std::to_string(nodes[i]);
+    if (j > i) out.append(1, '-').append(std::to_string(nodes[j]));
+    i = j + 1;
+  }
+  return out;
+}
+
+json links_json(const std::vector<LinkUtilization>& links) {
+  json out = json::array();
+  for (const auto& l : links)
+    out.push_back({{"name", l.name}, {"bytes_per_gpu", l.bytes_per_gpu}, {"bandwidth_Bps", l.bandwidth_Bps}, {"utilization", l.utilization}});
+  return out;
+}
 }  // namespace
 
 json to_json(const Report& r) {
-  json links = json::array();
-  for (const auto& l : r.links)
-    links.push_back({{"name", l.name}, {"bytes_per_gpu", l.bytes_per_gpu}, {"bandwidth_Bps", l.bandwidth_Bps}, {"utilization", l.utilization}});
+  const json links = links_json(r.links);
   json comm = json::object();
   for (int c = 0; c < kNumCategories; ++c) comm[to_string(static_cast<Category>(c))] = r.busy_s[static_cast<std::size_t>(c)];
   const auto& m = r.memory;
-  return {
+  json out = {
       {"scenario", r.name},
       {"cluster", {{"gpu", r.gpu}, {"num_gpus", r.num_gpus}, {"nodes", r.nodes}, {"gpus_per_node", r.gpus_per_node},
                    {"intra_node", r.intra_node}, {"inter_node_link", r.inter_link}, {"fabric", r.fabric}}},
@@ -81,6 +100,13 @@ json to_json(const Report& r) {
       {"utilization", {{"gpu_busy", r.gpu_busy}, {"links", links}}},
       {"simulator", {{"network", r.network}, {"simulated_ranks", r.simulated_ranks}, {"tasks", r.tasks}, {"events", r.events}}},
   };
+  if (!r.job.empty()) {
+    out["job"] = r.job;
+    out["job_nodes"] = r.job_nodes;
+    out["step_time_alone_s"] = r.step_time_alone_s;
+    out["slowdown"] = r.slowdown;
+  }
+  return out;
 }
 
 std::string to_text(const Report& r) {
@@ -92,7 +118,7 @@ std::string to_text(const Report& r) {
   };
   const double step = r.step_time_s;
   auto pct = [&](double part) { return fmt("%.1f%%", 100.0 * part / step); };
-  o += r.name + "\n";
+  o += r.name + (r.job.empty() ? std::string{} : ": job " + r.job + " on node" + (r.job_nodes.size() > 1 ? "s " : " ") + node_ranges(r.job_nodes)) + "\n";
   line("cluster", std::to_string(r.num_gpus) + " x " + r.gpu + " (" + std::to_string(r.nodes) + " node" + (r.nodes > 1 ? "s" : "") +
                       " x " + std::to_string(r.gpus_per_node) + ", " + r.intra_node +
                       (r.nodes > 1 ? ", " + r.fabric + " " + r.inter_link : std::string{}) + ")");
@@ -105,6 +131,9 @@ std::string to_text(const Report& r) {
                     std::to_string(r.seq_length) + ", " + r.precision + ", " + r.schedule);
   o += "\n";
   line("step time", seconds(step));
+  if (!r.job.empty())
+    line("slowdown", fmt("%.3fx", r.slowdown) + " the step alone (" + seconds(r.step_time_alone_s) +
+                         " on the same nodes with the rest of the cluster idle)");
   line("throughput", grouped(r.tokens_per_s) + " tokens/s (" + grouped(r.tokens_per_s / r.num_gpus) + " per GPU)");
   line("MFU", fmt("%.1f%%", 100 * r.mfu) + fmt("   (%.0f model TFLOP/s per GPU", r.model_tflops_per_gpu) +
                   fmt("; HFU %.1f%%)", 100 * r.hfu));
@@ -136,6 +165,27 @@ std::string to_text(const Report& r) {
   line("links", links + fmt("(GPU busy %.1f%%)", 100 * r.gpu_busy));
   if (!r.fits_in_memory)
     o += "\nwarning: this layout needs more memory than the GPU has; the timing above is what it would take if it fit.\n";
+  return o;
+}
+
+json to_json(const MultiJobReport& r) {
+  json jobs = json::array();
+  for (const Report& j : r.jobs) jobs.push_back(to_json(j));
+  return {{"scenario", r.name}, {"network", r.network}, {"makespan_s", r.makespan_s}, {"links", links_json(r.links)},
+          {"jobs", std::move(jobs)}};
+}
+
+std::string to_text(const MultiJobReport& r) {
+  std::string o;
+  for (const Report& j : r.jobs) o += to_text(j) + "\n";
+  o += r.name + ": " + std::to_string(r.jobs.size()) + " jobs sharing the fabric (" + r.network +
+       " network; one step of each, all starting together)\n";
+  for (const Report& j : r.jobs)
+    o += "  " + j.job + fmt(": %.3fx", j.slowdown) + " (" + seconds(j.step_time_s) + " with the others, " +
+         seconds(j.step_time_alone_s) + " alone)\n";
+  std::string links;
+  for (const auto& l : r.links) links += l.name + fmt(" %.1f%%  ", 100 * l.utilization);
+  o += "  shared links: " + (links.empty() ? std::string("none") : links + "(over " + seconds(r.makespan_s) + ")") + "\n";
   return o;
 }
 

@@ -11,6 +11,14 @@
 // MFU = model FLOPs per step (models::model_flops_per_step, recompute excluded) / (step time x GPUs x
 // dense bf16 peak); HFU counts the FLOPs the kernels really executed, recompute included. Both are
 // relative to the bf16 peak even for fp8 runs, as NeMo and Megatron report them.
+//
+// Several jobs on one cluster (Scenario::jobs): each job gets its own Report, over its own GPUs (cluster
+// = its nodes, cost = its GPUs), plus the job's name and nodes, its step time alone on the same nodes of
+// the same otherwise idle cluster, and slowdown = step time with the others / alone. Its links are its
+// own traffic (the bytes its collectives move, the same with or without the others) over its step with
+// the others. The MultiJobReport adds the shared fabric: every job's traffic over the whole run. --json
+// prints {"scenario", "network", "makespan_s", "links", "jobs": [report, ...]}, each report with every
+// key of the single-job contract plus "job", "job_nodes", "step_time_alone_s" and "slowdown".
 #include <array>
 #include <string>
 #include <vector>
@@ -66,9 +74,25 @@ struct Report {
   int simulated_ranks = 0;
   std::size_t tasks = 0;
   std::uint64_t events = 0;
+  // A job of a multi-job scenario; `job` empty: a single-job scenario, and none of these is printed.
+  std::string job;
+  std::vector<int> job_nodes;
+  double step_time_alone_s = 0;  // the job alone on the same nodes of the same cluster
+  double slowdown = 1;           // step_time_s / step_time_alone_s
+};
+
+// A multi-job scenario: one report per job, and the fabric they share.
+struct MultiJobReport {
+  std::string name;
+  std::string network = "analytical";
+  double makespan_s = 0;                // until the last job's step ends
+  std::vector<LinkUtilization> links;   // every job's traffic, utilization over makespan_s
+  std::vector<Report> jobs;
 };
 
 nlohmann::json to_json(const Report& r);
 std::string to_text(const Report& r);
+nlohmann::json to_json(const MultiJobReport& r);
+std::string to_text(const MultiJobReport& r);
 
 }  // namespace cs::sim

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/profile_json.hpp"
+#include "sim/check.hpp"
 #include "sim/input_error.hpp"
 
 namespace cs::sim {
@@ -66,7 +67,8 @@ std::string join(const std::vector<std::string>& v) {
 struct Errors {
   std::string file;
   std::vector<std::string> lines;
-  void add(const std::string& path, const std::string& what) { lines.push_back(file + ": " + path + ": " + what); }
+  std::string prefix;  // "jobs[1]." while reading a job of a multi-job scenario
+  void add(const std::string& path, const std::string& what) { lines.push_back(file + ": " + prefix + path + ": " + what); }
 };
 
 // Reads the members of one JSON object, remembering which keys were used, so that leftovers can be
@@ -386,8 +388,8 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   const models::ModelConfig& m = s.model;
   const int gpus = s.num_gpus();
   const std::int64_t model_par = static_cast<std::int64_t>(t.tp) * t.pp * t.cp;
-  const std::string gpus_str = std::to_string(gpus) + " GPUs (cluster.nodes " + std::to_string(s.cluster.nodes) +
-                               " x cluster.gpus_per_node " + std::to_string(s.cluster.gpus_per_node) + ")";
+  const std::string gpus_str = std::to_string(gpus) + " GPUs (" + (errors.prefix.empty() ? "cluster." : errors.prefix) + "nodes " +
+                               std::to_string(s.cluster.nodes) + " x cluster.gpus_per_node " + std::to_string(s.cluster.gpus_per_node) + ")";
   if (gpus % model_par != 0) {
     errors.add("training", "tensor (" + std::to_string(t.tp) + ") x pipeline (" + std::to_string(t.pp) + ") x context (" +
                                std::to_string(t.cp) + ") = " + std::to_string(model_par) + " does not divide the " + gpus_str);
@@ -483,7 +485,138 @@ void read_simulation(const json* v, Scenario& s, Errors& errors) {
   r.finish();
 }
 
+// "jobs": each job read like a single-job scenario on its own nodes (see the header).
+void read_jobs(const json& v, Scenario& s, Errors& errors) {
+  if (!v.is_array() || v.empty()) {
+    errors.add("jobs", "expected a non-empty array of jobs ({\"name\", \"nodes\", \"model\", \"training\"}), got " +
+                           (v.is_array() ? std::string("an empty array") : type_name(v)));
+    return;
+  }
+  const bool cluster_ok = errors.lines.empty();  // node checks and training checks need a sane cluster
+  const int gpn = s.cluster.gpus_per_node;
+  std::map<int, std::size_t> owner;  // node -> job
+  int next_node = 0;                 // where a job placed by count starts by default
+  for (std::size_t j = 0; j < v.size(); ++j) {
+    const std::string path = "jobs[" + std::to_string(j) + "]";
+    const json& item = v[j];
+    if (!item.is_object()) {
+      errors.add(path, "expected an object ({\"name\", \"nodes\", \"model\", \"training\"}), got " + type_name(item));
+      continue;
+    }
+    ObjectReader r(item, path, errors);
+    Job job;
+    job.name = r.string("name", false).value_or("job" + std::to_string(j));
+    for (std::size_t k = 0; k < s.jobs.size(); ++k)
+      if (s.jobs[k].name == job.name)
+        errors.add(path + ".name", "\"" + job.name + "\" is already the name of jobs[" + std::to_string(k) + "] (names must differ)");
+
+    // Placement: a node count (from first_node), a GPU count of whole nodes, or a list of nodes.
+    const std::size_t errors_before = errors.lines.size();
+    const json* nodes = r.raw("nodes");
+    const json* gpus = r.raw("gpus");
+    const auto first_node = r.integer("first_node", 0, false);
+    std::optional<std::int64_t> count;
+    bool placed = false;
+    if (nodes && gpus) {
+      errors.add(path, "give either nodes or gpus, not both");
+    } else if (nodes && !nodes->is_array() && !nodes->is_number()) {
+      errors.add(path + ".nodes", "expected a node count or a list of node indices, got " + type_name(*nodes) + " " + nodes->dump());
+    } else if (nodes && nodes->is_array()) {
+      if (first_node) errors.add(path + ".first_node", "only with a node count (nodes is a list here)");
+      if (nodes->empty()) errors.add(path + ".nodes", "expected at least one node index");
+      std::set<int> seen;
+      for (std::size_t k = 0; k < nodes->size(); ++k) {
+        const json& n = (*nodes)[k];
+        const std::string np = path + ".nodes[" + std::to_string(k) + "]";
+        if (!(n.is_number_integer() || n.is_number_unsigned()) || n.get<double>() < 0) {
+          errors.add(np, "expected a node index (an integer >= 0), got " + type_name(n) + " " + n.dump());
+          continue;
+        }
+        const double d = n.get<double>();
+        if (cluster_ok && d >= s.cluster.nodes) {
+          errors.add(np, "node " + n.dump() + " is outside the cluster (cluster.nodes " + std::to_string(s.cluster.nodes) + ": 0.." +
+                             std::to_string(s.cluster.nodes - 1) + ")");
+          continue;
+        }
+        const int node = static_cast<int>(d);
+        if (!seen.insert(node).second) errors.add(np, "node " + std::to_string(node) + " is listed twice");
+        job.nodes.push_back(node);
+      }
+      placed = true;
+    } else if (nodes || gpus) {
+      if (nodes) {
+        count = r.integer("nodes", 1, true);
+      } else if (auto g = r.integer("gpus", 1, true)) {
+        if (*g % gpn != 0)
+          errors.add(path + ".gpus", std::to_string(*g) + " is not a whole number of nodes (cluster.gpus_per_node " + std::to_string(gpn) +
+                                         "); jobs run on whole nodes");
+        else
+          count = *g / gpn;
+      }
+      const std::int64_t first = first_node.value_or(next_node);
+      if (count && cluster_ok) {
+        if (first + *count > s.cluster.nodes) {
+          errors.add(path + (nodes ? ".nodes" : ".gpus"),
+                     "nodes " + std::to_string(first) + ".." + std::to_string(first + *count - 1) + " reach outside the cluster (cluster.nodes " +
+                         std::to_string(s.cluster.nodes) + (first_node ? ")" : "; jobs placed by count follow each other: give first_node or fewer nodes)"));
+        } else {
+          for (std::int64_t n = first; n < first + *count; ++n) job.nodes.push_back(static_cast<int>(n));
+          placed = true;
+        }
+      }
+    } else {
+      errors.add(path, "missing nodes (a node count, or a list of node indices) or gpus (expected where the job runs)");
+    }
+    placed = placed && cluster_ok && errors.lines.size() == errors_before;
+    if (placed) {
+      for (int n : job.nodes) {
+        auto [it, fresh] = owner.emplace(n, j);
+        if (!fresh) {
+          errors.add(path + ".nodes", "node " + std::to_string(n) + " is already used by jobs[" + std::to_string(it->second) + "] (\"" +
+                                          s.jobs[it->second].name + "\"); jobs need disjoint nodes");
+          break;
+        }
+      }
+      if (!job.nodes.empty()) next_node = *std::max_element(job.nodes.begin(), job.nodes.end()) + 1;
+    }
+
+    // The job's model and training, validated as a scenario of the job's GPUs.
+    Errors job_errors{errors.file, {}, path + "."};
+    Scenario view = s;
+    view.cluster.nodes = std::max<int>(1, static_cast<int>(job.nodes.size()));
+    read_model(r.raw("model"), view, job_errors);
+    if (placed && errors.lines.size() == errors_before && job_errors.lines.empty())
+      read_training(r.raw("training"), view, job_errors);
+    else if (!r.raw("training"))
+      job_errors.add("training", "missing (expected seq_length, global_batch_size, ...)");
+    errors.lines.insert(errors.lines.end(), job_errors.lines.begin(), job_errors.lines.end());
+    r.finish();
+    job.model = view.model;
+    job.training = view.training;
+    s.jobs.push_back(std::move(job));
+  }
+}
+
 }  // namespace
+
+Scenario Scenario::job_scenario(std::size_t j) const {
+  CS_CHECK(j < jobs.size());
+  Scenario v = *this;
+  v.jobs.clear();
+  v.model = jobs[j].model;
+  v.training = jobs[j].training;
+  v.cluster.nodes = static_cast<int>(jobs[j].nodes.size());
+  return v;
+}
+
+std::vector<int> Scenario::job_gpus(std::size_t j) const {
+  CS_CHECK(j < jobs.size());
+  std::vector<int> gpus;
+  const int gpn = cluster.gpus_per_node;
+  for (int node : jobs[j].nodes)
+    for (int g = 0; g < gpn; ++g) gpus.push_back(node * gpn + g);
+  return gpus;
+}
 
 double Scenario::contention() const {
   if (simulation.comm_compute_contention >= 0) return simulation.comm_compute_contention;
@@ -518,28 +651,55 @@ void apply_override(json& doc, const std::string& assignment, const std::string&
   const std::string text = assignment.substr(eq + 1);
   json value = json::parse(text, nullptr, false);
   if (value.is_discarded()) value = text;  // a bare word is a string
-  json* node = &doc;
+  // Components: split at dots, and "key[3]" is "key" then "3".
+  std::vector<std::string> keys;
   std::size_t start = 0;
   while (true) {
     const auto dot = path.find('.', start);
-    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (key.empty()) throw InputError(file + ": --set " + assignment + ": empty component in path \"" + path + "\"");
-    if (!node->is_object()) {
-      // e.g. --set cluster.gpu.hbm_gib=80 on a named GPU: replace by an object only if the user meant it.
-      throw InputError(file + ": --set " + path + ": \"" + path.substr(0, start == 0 ? 0 : start - 1) + "\" is not an object");
+    std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    while (!key.empty() && key.back() == ']' && key.find('[') != std::string::npos && key.find('[') > 0) {
+      const auto open = key.rfind('[');
+      keys.push_back(key.substr(0, open));
+      key = key.substr(open + 1, key.size() - open - 2);
     }
-    if (dot == std::string::npos) {
-      (*node)[key] = value;
+    if (key.empty()) throw InputError(file + ": --set " + assignment + ": empty component in path \"" + path + "\"");
+    keys.push_back(key);
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  json* node = &doc;
+  std::string walked;  // the components so far, for messages
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const std::string& key = keys[i];
+    const bool last = i + 1 == keys.size();
+    if (node->is_array()) {
+      // An element of an array (jobs.1.training...): an existing index only.
+      const bool digits = key.find_first_not_of("0123456789") == std::string::npos && key.size() <= 9;
+      if (!digits || std::stoul(key) >= node->size())
+        throw InputError(file + ": --set " + path + ": \"" + walked + "\" is an array of " + std::to_string(node->size()) +
+                         " (expected an index 0.." + std::to_string(node->size() - 1) + ", got \"" + key + "\")");
+      node = &(*node)[std::stoul(key)];
+    } else if (node->is_object()) {
+      if (last) {
+        (*node)[key] = value;
+        return;
+      }
+      node = &(*node)[key];
+      if (node->is_null()) *node = json::object();
+    } else {
+      // e.g. --set cluster.gpu.hbm_gib=80 on a named GPU: replace by an object only if the user meant it.
+      throw InputError(file + ": --set " + path + ": \"" + walked + "\" is not an object");
+    }
+    if (last) {
+      *node = value;
       return;
     }
-    node = &(*node)[key];
-    if (node->is_null()) *node = json::object();
-    start = dot + 1;
+    walked += (walked.empty() ? "" : ".") + key;
   }
 }
 
 Scenario parse_scenario(const json& doc, const std::string& file) {
-  Errors errors{file, {}};
+  Errors errors{file, {}, {}};
   Scenario s;
   s.file = file;
   if (!doc.is_object()) throw InputError(file + ": (top level): expected an object, got " + type_name(doc));
@@ -547,9 +707,17 @@ Scenario parse_scenario(const json& doc, const std::string& file) {
   s.name = top.string("name", false).value_or(std::filesystem::path(file).stem().string());
   if (auto desc = top.raw("description"); desc && !desc->is_string()) errors.add("description", "expected a string");
   read_cluster(top.raw("cluster"), s, errors);
-  read_model(top.raw("model"), s, errors);
-  if (errors.lines.empty()) read_training(top.raw("training"), s, errors);
-  else top.raw("training");
+  if (doc.contains("jobs")) {
+    // Several jobs, each with its own model and training: no top-level ones.
+    for (const char* key : {"model", "training"})
+      if (top.has(key)) errors.add(key, "not allowed with jobs (each job has its own model and training)");
+    read_jobs(doc.at("jobs"), s, errors);
+    if (!s.jobs.empty()) s.model = s.jobs.front().model, s.training = s.jobs.front().training;
+  } else {
+    read_model(top.raw("model"), s, errors);
+    if (errors.lines.empty()) read_training(top.raw("training"), s, errors);
+    else top.raw("training");
+  }
   if (auto cal = top.string("calibration", false)) {
     std::filesystem::path p(*cal);
     if (p.is_relative()) p = std::filesystem::path(file).parent_path() / p;
@@ -563,6 +731,7 @@ Scenario parse_scenario(const json& doc, const std::string& file) {
     }
   }
   read_simulation(top.raw("simulation"), s, errors);
+  top.raw("jobs");  // read above; known here so that a misspelt top-level key may be told "jobs"
   top.finish();
   if (!errors.lines.empty()) throw InputError(std::move(errors.lines));
   return s;

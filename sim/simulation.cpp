@@ -154,9 +154,122 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
   return r;
 }
 
+std::unique_ptr<CommBackend> make_network(const Scenario& s, const TaskGraph& graph, const topo::Cluster& cluster) {
+  if (s.simulation.network == "flow") return std::make_unique<FlowNetwork>(graph, cluster, FlowNetworkOptions{s.simulation.nccl_algorithm});
+  return std::make_unique<AnalyticalNetwork>(graph, cluster, s.simulation.nccl_algorithm);
+}
+
+// When the last of tasks [first, first + count) ends: a job's step in a run that may hold other jobs.
+Time last_end(const ExecutionResult& ex, std::size_t first, std::size_t count) {
+  Time end = 0;
+  for (std::size_t i = first; i < first + count; ++i) end = std::max(end, ex.records[i].end);
+  return end;
+}
+
+// One graph holding every part: ranks of part k after those of parts 0..k-1, collectives and tasks
+// likewise; groups keep their GPUs (parts on disjoint GPUs never share a group). Tasks are added in
+// their order, and successors in theirs, so each stream, each collective's members and each task's
+// successor list keep the order they had in their own graph.
+StepPlan merge(const std::vector<StepPlan>& parts) {
+  int ranks = 0;
+  for (const StepPlan& p : parts) ranks += p.graph.num_ranks();
+  StepPlan out;
+  out.graph = TaskGraph(ranks);
+  TaskGraph& g = out.graph;
+  std::uint32_t rank_base = 0;
+  for (const StepPlan& p : parts) {
+    const TaskGraph& pg = p.graph;
+    std::vector<std::uint32_t> group(pg.num_groups());
+    for (std::uint32_t k = 0; k < pg.num_groups(); ++k) group[k] = g.add_group(pg.group(k));
+    for (std::uint32_t k = 0; k < pg.num_groups(); ++k) {
+      std::vector<std::uint32_t> mirrors;
+      for (std::uint32_t m : pg.mirrors(k)) mirrors.push_back(group[m]);
+      g.set_mirrors(group[k], std::move(mirrors));
+    }
+    const auto collective_base = static_cast<std::uint32_t>(g.collectives().size());
+    for (const Collective& c : pg.collectives()) {
+      Collective copy = c;
+      copy.group = group[c.group];
+      copy.members.clear();
+      g.add_collective(std::move(copy));
+    }
+    const auto task_base = static_cast<TaskId>(g.tasks().size());
+    std::vector<std::uint32_t> name(0);
+    for (const Task& t : pg.tasks()) {
+      Task copy = t;
+      copy.rank += rank_base;
+      if (t.name >= name.size()) name.resize(t.name + 1, kNone);
+      if (name[t.name] == kNone) name[t.name] = g.intern(pg.name(t.name));
+      copy.name = name[t.name];
+      if (t.collective != kNone) copy.collective = collective_base + t.collective;
+      const TaskId id = g.add_task(copy);
+      if (copy.collective != kNone) g.add_member(copy.collective, id);
+    }
+    for (TaskId t = 0; t < pg.tasks().size(); ++t)
+      for (const TaskId* s = pg.successors_begin(t); s != pg.successors_end(t); ++s) g.add_dependency(task_base + t, task_base + *s);
+    out.global_rank.insert(out.global_rank.end(), p.global_rank.begin(), p.global_rank.end());
+    out.flops.insert(out.flops.end(), p.flops.begin(), p.flops.end());
+    out.flops.resize(g.tasks().size(), 0.0);
+    rank_base += static_cast<std::uint32_t>(pg.num_ranks());
+  }
+  g.freeze();
+  return out;
+}
+
+SimulationResult simulate_jobs(const Scenario& s) {
+  topo::Cluster cluster(s.cluster);
+  const models::ComputeProfile& profile = s.compute_profile ? *s.compute_profile : models::default_compute_profile();
+  ExecutorOptions options;
+  options.comm_compute_contention = s.contention();
+  const std::size_t n = s.jobs.size();
+  std::vector<Scenario> views;
+  std::vector<StepPlan> plans;
+  std::vector<Time> alone;
+  std::vector<std::vector<LinkLoad>> own_loads;  // each job's own traffic (run alone: the same bytes)
+  for (std::size_t j = 0; j < n; ++j) {
+    views.push_back(s.job_scenario(j));
+    plans.push_back(build_step(views[j], profile, s.job_gpus(j)));
+    const auto network = make_network(s, plans[j].graph, cluster);
+    const ExecutionResult ex = execute(plans[j].graph, *network, options);
+    alone.push_back(last_end(ex, 0, ex.records.size()));
+    own_loads.push_back(network->link_loads());
+  }
+
+  SimulationResult result;
+  result.plan = merge(plans);
+  const auto network = make_network(s, result.plan.graph, cluster);
+  result.execution = execute(result.plan.graph, *network, options);
+  MultiJobReport& multi = result.multi_job;
+  multi.name = s.name;
+  multi.network = s.simulation.network;
+  multi.makespan_s = to_seconds(result.execution.makespan);
+  for (const LinkLoad& l : network->link_loads())
+    multi.links.push_back({l.name, l.bytes_per_gpu, l.bandwidth_Bps, l.bytes_per_gpu / (l.bandwidth_Bps * multi.makespan_s)});
+  std::size_t first = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    const std::size_t count = plans[j].graph.tasks().size();
+    ExecutionResult part;
+    part.records.assign(result.execution.records.begin() + static_cast<std::ptrdiff_t>(first),
+                        result.execution.records.begin() + static_cast<std::ptrdiff_t>(first + count));
+    part.makespan = last_end(result.execution, first, count);
+    part.events = result.execution.events;
+    Report r = make_report(views[j], plans[j], part, own_loads[j]);
+    r.network = s.simulation.network;
+    r.job = s.jobs[j].name;
+    r.job_nodes = s.jobs[j].nodes;
+    r.step_time_alone_s = to_seconds(alone[j]);
+    r.slowdown = r.step_time_s / r.step_time_alone_s;
+    multi.jobs.push_back(std::move(r));
+    first += count;
+  }
+  result.report = multi.jobs.front();
+  return result;
+}
+
 }  // namespace
 
 SimulationResult simulate(const Scenario& scenario) {
+  if (scenario.multi_job()) return simulate_jobs(scenario);
   topo::Cluster cluster(scenario.cluster);
   SimulationResult result;
   result.plan = build_step(scenario, scenario.compute_profile ? *scenario.compute_profile

@@ -1,6 +1,17 @@
 #pragma once
 // The library's front door: scenario in, simulated step and report out. The CLI, the GUI and the tests
 // all call this; it holds no global state, so several simulations may run on several threads at once.
+//
+// Several jobs (Scenario::jobs) share one cluster: each job's step is built on its own GPUs, the graphs
+// are merged into one (ranks, collectives and tasks renumbered; groups keep their real GPUs) and run by
+// one executor over one network back-end, so the jobs' flows share the fabric's links. One step of each
+// job, all starting at t = 0: a job that finishes first stops loading the fabric then, and the longer
+// job runs its remainder alone (the alternative, repeating the shorter job's step until the longest ends,
+// would be the steady state of two long runs; one step each is what we simulate, and for jobs of equal
+// step length the two agree). Each job is also run alone on the same GPUs of the same cluster; its
+// slowdown is its step with the others over its step alone. With the analytical network (no contention
+// by construction) every slowdown is exactly 1; with the flow network it is 1 when the jobs share no
+// link and above 1 when their flows meet on one (an oversubscribed leaf up-link, a spine down-link).
 #include "sim/executor.hpp"
 #include "sim/report.hpp"
 #include "sim/scenario.hpp"
@@ -9,9 +20,10 @@
 namespace cs::sim {
 
 struct SimulationResult {
-  StepPlan plan;
-  ExecutionResult execution;
-  Report report;
+  StepPlan plan;               // multi-job: every job's graph merged (global_rank = GPU; mirrors = 1)
+  ExecutionResult execution;   // multi-job: the run of all jobs together
+  Report report;               // multi-job: job 0's report (multi_job.jobs[0]), for callers of one job
+  MultiJobReport multi_job;    // multi-job scenarios only; jobs empty otherwise
 };
 
 SimulationResult simulate(const Scenario& scenario);

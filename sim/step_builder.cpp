@@ -46,14 +46,17 @@ struct Unit {
 
 class Builder {
  public:
-  Builder(const Scenario& s, const models::ComputeProfile& profile)
+  Builder(const Scenario& s, const models::ComputeProfile& profile, const std::vector<int>& gpus)
       : s_(s),
         profile_(profile),
+        gpus_(gpus),
         t_(s.training),
         layout_(t_.tp, t_.cp, t_.dp, t_.pp, t_.ep, t_.zero_stage >= 3 ? t_.fsdp_shard_size : 0),
         layer_(models::transformer_layer_ops(s.model, t_)),
         embedding_(models::embedding_ops(s.model, t_)),
-        head_(models::lm_head_ops(s.model, t_)) {}
+        head_(models::lm_head_ops(s.model, t_)) {
+    CS_CHECK(gpus_.empty() || static_cast<int>(gpus_.size()) == layout_.world_size());
+  }
 
   StepPlan build() {
     StepPlan plan;
@@ -70,6 +73,7 @@ class Builder {
 
     for (std::size_t i = 0; i < plan.global_rank.size(); ++i) build_rank(static_cast<std::uint32_t>(i), plan.global_rank[i]);
     plan.graph.freeze();
+    for (int& r : plan.global_rank) r = gpu_of(r);
     return plan;
   }
 
@@ -83,6 +87,16 @@ class Builder {
     std::map<std::tuple<int, std::uint32_t, int>, int> sequence;  // (category, group id, channel) -> next index
     double ring_step_bytes = 0;    // pending ring-attention KV exchange for the next attention op
   };
+
+  int gpu_of(int rank) const { return gpus_.empty() ? rank : gpus_[static_cast<std::size_t>(rank)]; }
+  // A process group of ranks, as the task graph records it: their GPUs.
+  std::uint32_t add_group(const std::vector<int>& ranks) {
+    if (gpus_.empty()) return g_->add_group(ranks);
+    std::vector<int> g;
+    g.reserve(ranks.size());
+    for (int r : ranks) g.push_back(gpu_of(r));
+    return g_->add_group(g);
+  }
 
   Time op_duration(const Op& op) const { return from_seconds(models::op_time_s(op, s_.gpu, profile_)); }
 
@@ -141,7 +155,7 @@ class Builder {
   // The task graph's id for a real group, with its mirrors under symmetry: the same group of every rank
   // the simulated one stands for (same pipeline stage, any TP / CP / DP index).
   std::uint32_t group_id(const std::vector<int>& members, int global, GroupKind kind) {
-    const std::uint32_t id = g_->add_group(members);
+    const std::uint32_t id = add_group(members);
     if (!s_.simulation.symmetry || !mirrored_.insert(id).second) return id;
     const RankCoord self = layout_.coord(global);
     std::vector<std::uint32_t> mirrors;
@@ -161,7 +175,7 @@ class Builder {
           } else {
             gpus = layout_.group(kind, r);
           }
-          const std::uint32_t mid = g_->add_group(gpus);
+          const std::uint32_t mid = add_group(gpus);
           if (seen.insert(mid).second) mirrors.push_back(mid);
         }
     g_->set_mirrors(id, std::move(mirrors));
@@ -434,6 +448,7 @@ class Builder {
 
   const Scenario& s_;
   const models::ComputeProfile& profile_;
+  const std::vector<int>& gpus_;  // GPU of each rank; empty: rank r on GPU r
   const models::TrainingConfig& t_;
   Layout layout_;
   models::LayerOps layer_, embedding_, head_;
@@ -446,7 +461,11 @@ class Builder {
 }  // namespace
 
 StepPlan build_step(const Scenario& s, const models::ComputeProfile& profile) {
-  return Builder(s, profile).build();
+  return build_step(s, profile, {});
+}
+
+StepPlan build_step(const Scenario& s, const models::ComputeProfile& profile, const std::vector<int>& gpus) {
+  return Builder(s, profile, gpus).build();
 }
 
 }  // namespace cs::sim

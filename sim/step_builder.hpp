@@ -45,6 +45,10 @@
 //
 // Symmetry: ranks differing only in TP, CP or DP index do identical work, so by default one rank per
 // pipeline stage is simulated and mirrored; its collectives still take the real group's size and span.
+//
+// Placement: rank r runs on GPU r, or, for a job of a multi-job scenario, on gpus[r] of the shared
+// cluster (Scenario::job_gpus); every process group (and mirror) is recorded with those GPUs, so the
+// network sees the job where it really is. Nothing else depends on where the ranks sit.
 #include <vector>
 
 #include "models/compute_model.hpp"
@@ -55,11 +59,13 @@ namespace cs::sim {
 
 struct StepPlan {
   TaskGraph graph{1};
-  std::vector<int> global_rank;  // global rank (= GPU) of each simulated rank
+  std::vector<int> global_rank;  // GPU of each simulated rank (its global rank, unless placed by `gpus`)
   int mirrors = 1;               // real ranks each simulated rank stands for
   std::vector<double> flops;     // executed FLOPs per task (compute tasks), for HFU
 };
 
 StepPlan build_step(const Scenario& s, const models::ComputeProfile& profile);
+// The same with rank r on GPU gpus[r] (gpus.size() == the scenario's GPU count; empty: GPU r).
+StepPlan build_step(const Scenario& s, const models::ComputeProfile& profile, const std::vector<int>& gpus);
 
 }  // namespace cs::sim

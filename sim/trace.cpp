@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -41,12 +42,18 @@ void write_trace(const Scenario& s, const SimulationResult& result, const std::s
   const int per_node = s.cluster.gpus_per_node;
   json events = json::array();
   // Metadata: process = node, thread = GPU stream; only the simulated ranks appear.
+  // Several jobs: each node's process also names its job.
+  std::map<int, std::string> job_of_node;
+  for (const Job& j : s.jobs)
+    for (int n : j.nodes) job_of_node[n] = j.name;
   std::set<int> nodes;
   for (std::size_t k = 0; k < result.plan.global_rank.size(); ++k) {
     const int gpu = result.plan.global_rank[k];
     const int node = gpu / per_node;
+    const auto job = job_of_node.find(node);
+    const std::string name = "node " + std::to_string(node) + (job == job_of_node.end() ? std::string{} : " (job " + job->second + ")");
     if (nodes.insert(node).second)
-      events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", node}, {"args", {{"name", "node " + std::to_string(node)}}}});
+      events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", node}, {"args", {{"name", name}}}});
     for (int st = 0; st < kStreamsPerRank; ++st) {
       const int tid = (gpu % per_node) * kStreamsPerRank + st;
       events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", node}, {"tid", tid},
@@ -77,7 +84,8 @@ void write_trace(const Scenario& s, const SimulationResult& result, const std::s
   }
   json doc = {{"traceEvents", std::move(events)},
               {"displayTimeUnit", "ms"},
-              {"otherData", {{"scenario", s.name}, {"step_time_s", result.report.step_time_s}}}};
+              {"otherData", {{"scenario", s.name},
+                             {"step_time_s", s.multi_job() ? result.multi_job.makespan_s : result.report.step_time_s}}}};
   write_file_atomically(path, doc.dump());
 }
 

@@ -73,6 +73,15 @@ TEST_CASE("compute fit: refitting the H200 reference gives the built-in default 
     CHECK(fitted->attention[i].fwd_efficiency == Approx(d.attention[i].fwd_efficiency).margin(1e-6));
     CHECK(fitted->attention[i].fwdbwd_efficiency == Approx(d.attention[i].fwdbwd_efficiency).margin(1e-6));
   }
+  // The attention model's (e_max, c): same search in both languages, printed to 6 and 3 decimals.
+  CHECK(fitted->attention_block_q == d.attention_block_q);
+  for (auto [f, def] : {std::pair{&fitted->attention_fwd, &d.attention_fwd},
+                        std::pair{&fitted->attention_bwd, &d.attention_bwd}}) {
+    CHECK(f->peak_efficiency == Approx(def->peak_efficiency).margin(1e-5));
+    CHECK(f->half_kv == Approx(def->half_kv).margin(1e-2));
+    CHECK(f->ctas_per_sm == def->ctas_per_sm);
+    CHECK(f->heavy_first == def->heavy_first);
+  }
   REQUIRE(fitted->memory_bound.size() == d.memory_bound.size());
   for (std::size_t i = 0; i < d.memory_bound.size(); ++i) {
     CHECK(fitted->memory_bound[i].kind == d.memory_bound[i].kind);
@@ -86,14 +95,13 @@ TEST_CASE("compute fit: measured points are reproduced by the simulator's comput
   REQUIRE(fitted);
   const auto rows = validate_compute(reference().compute, h200(), *fitted);
   const auto s = summarize(rows);
-  // Exact by construction except where the model averages points it cannot tell apart: GEMM shapes
-  // measured more than once, and the two attention shapes with the same sequence and batch x heads
-  // (b4 hq16 and b1 hq64 at s2048; compute_model.hpp interpolates over their product).
+  // GEMM: exact by construction except for shapes measured more than once. Attention is a fitted
+  // 2-parameter model per pass (compute_model.hpp), so its in-sample error is its residual: forward
+  // 3.3%, forward+backward 9.7% (the worst, b1 hq8 hkv1 s4096, is 23% slow; b4 hq16 and b1 hq64 at
+  // s2048 have the same b*hq and s but backward times 22% apart).
   CHECK(group_mape(s, "gemm bf16") < 0.02);
-  CHECK(group_mape(s, "attention fwd") < 0.01);
-  CHECK(group_mape(s, "attention fwd+bwd") < 0.03);
-  for (const auto& r : rows)
-    if (r.label == "attn fwd b1 hq32 hkv8 s8192 d128") CHECK(r.predicted_s == Approx(r.measured_s).epsilon(1e-9));
+  CHECK(group_mape(s, "attention fwd") < 0.04);
+  CHECK(group_mape(s, "attention fwd+bwd") < 0.11);
 }
 
 TEST_CASE("compute fit: leave-one-out on the H200 reference, GEMM under 8%", "[calibrate]") {
@@ -101,13 +109,15 @@ TEST_CASE("compute fit: leave-one-out on the H200 reference, GEMM under 8%", "[c
   const auto s = summarize(rows);
   INFO(validation_text(rows, s, 10));
   CHECK(group_mape(s, "gemm bf16") < 0.08);
-  // Attention: the issue's target is 10%. With the compute model's inverse-distance interpolation over
-  // 7 shapes in (sequence, batch x heads) leaving a shape out costs 15% (forward) and 28% (forward +
-  // backward): the extremes (s8192 hq32, hq8 hkv1) are extrapolations the interpolation pulls toward the
-  // mean. The bounds below hold today's numbers so they cannot get worse unnoticed; the 10% target needs
-  // a better attention interpolation in models/compute_model.cpp (see the calibration note).
-  CHECK(group_mape(s, "attention fwd") < 0.16);
-  CHECK(group_mape(s, "attention fwd+bwd") < 0.29);
+  // Attention: the issue's target is 10%. The dispatch-balance model (compute_model.hpp; 2 fitted
+  // parameters per pass) leaves a shape out at 4.3% forward -- target met -- and 12.7% forward +
+  // backward -- target NOT met (the inverse-distance table it replaced: 15.0% and 27.7%). The backward
+  // misses are shapes the model cannot tell apart or explain: b1 hq8 hkv1 s4096 is 27% slower than
+  // predicted, and b4 hq16 / b1 hq64 at s2048 (same b*hq and s) differ by 22% in measured backward
+  // time. The forward+backward bound holds today's number plus a margin so it cannot get worse
+  // unnoticed.
+  CHECK(group_mape(s, "attention fwd") < 0.08);
+  CHECK(group_mape(s, "attention fwd+bwd") < 0.14);
 }
 
 TEST_CASE("compute fit: harness JSON with GEMMs, kernels and NCCL points imports", "[calibrate]") {

@@ -21,6 +21,9 @@ TEST_CASE("profile json: a fitted profile round-trips exactly", "[calibrate]") {
   REQUIRE(back.compute);
   CHECK(back.compute->gemm.size() == fit.profile.compute->gemm.size());
   CHECK(back.compute->gemm[7].efficiency == fit.profile.compute->gemm[7].efficiency);
+  CHECK(back.compute->attention_fwd.half_kv == fit.profile.compute->attention_fwd.half_kv);
+  CHECK(back.compute->attention_bwd.heavy_first == fit.profile.compute->attention_bwd.heavy_first);
+  CHECK(back.compute->attention_fwd.peak_efficiency > 0);
   REQUIRE(back.comm.fits.size() == fit.profile.comm.fits.size());
   CHECK(back.comm.fits[0].beta_GBps == fit.profile.comm.fits[0].beta_GBps);
   const auto* ar = back.comm.find(models::CollectiveKind::all_reduce, 8, models::CommLevel::nvlink);
@@ -55,6 +58,19 @@ TEST_CASE("profile json: errors name the file and the JSON path", "[calibrate]")
     CHECK(has("p.json: compute.gemm[1].efficency: unknown key"));
     CHECK(has("p.json: compute.memory_bound[0].kind: unknown kind \"normm\""));
     CHECK(has("p.json: comm[0].beta_GBps: -3 is out of range"));
+  }
+  const std::string bad_attention = R"({"compute": {"sm_count": 132, "launch_overhead_us": 8,
+    "gemm": [{"m": 512, "n": 512, "k": 512, "efficiency": 0.5}],
+    "attention_model": {"block_q": 128,
+                        "fwd": {"peak_efficiency": 0.7, "half_kv": -1, "ctas_per_sm": 2, "heavy_first": "yes"}}}})";
+  try {
+    models::parse_profile(bad_attention, "a.json");
+    FAIL("no error");
+  } catch (const models::ProfileError& e) {
+    const std::string all = e.what();
+    CHECK_THAT(all, Catch::Contains("a.json: compute.attention_model.fwd.half_kv: -1 is out of range"));
+    CHECK_THAT(all, Catch::Contains("a.json: compute.attention_model.fwd.heavy_first: expected true or false"));
+    CHECK_THAT(all, Catch::Contains("a.json: compute.attention_model.bwd: missing"));
   }
   REQUIRE_THROWS_WITH(models::parse_profile("{\"gpu\": ", "q.json"), Catch::StartsWith("q.json:1: invalid JSON"));
   REQUIRE_THROWS_WITH(models::read_profile("/nonexistent/profile.json"),

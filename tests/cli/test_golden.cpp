@@ -50,11 +50,17 @@ TEST_CASE("golden numbers of every scenario", "[cli][golden]") {
     REQUIRE(run.result.exit_code == 0);
     REQUIRE(run.report.is_object());
 
+    // A multi-job scenario: the keys of each job's report, as "JOB.key", and its slowdown.
     json actual = json::object();
     actual["scenario"] = run.file.filename().string();
-    for (const auto& k : kKeys) {
-      REQUIRE(run.report.contains(json::json_pointer(k.pointer)));
-      actual[k.name] = run.report.at(json::json_pointer(k.pointer)).get<double>();
+    const bool multi = run.report.contains("jobs");
+    for (const json& report : multi ? run.report.at("jobs") : json::array({run.report})) {
+      const std::string prefix = multi ? report.at("job").get<std::string>() + "." : "";
+      for (const auto& k : kKeys) {
+        REQUIRE(report.contains(json::json_pointer(k.pointer)));
+        actual[prefix + k.name] = report.at(json::json_pointer(k.pointer)).get<double>();
+      }
+      if (multi) actual[prefix + "slowdown"] = report.at("slowdown").get<double>();
     }
 
     if (update) {
@@ -69,11 +75,13 @@ TEST_CASE("golden numbers of every scenario", "[cli][golden]") {
     INFO("to accept new numbers: CLUSTERSIM_UPDATE_GOLDEN=1 test_cli \"[golden]\", then review the diff");
     REQUIRE(fs::exists(golden_file));
     const json expected = load_json(golden_file);
-    for (const auto& k : kKeys) {
-      INFO(k.name);
-      REQUIRE(expected.contains(k.name));
-      const double want = expected.at(k.name).get<double>();
-      const double got = actual.at(k.name).get<double>();
+    CHECK(expected.size() == actual.size());
+    for (const auto& [key, value] : actual.items()) {
+      if (key == "scenario") continue;
+      INFO(key);
+      REQUIRE(expected.contains(key));
+      const double want = expected.at(key).get<double>();
+      const double got = value.get<double>();
       CHECK(got == Approx(want).epsilon(kRelTolerance).margin(0));
     }
   }

@@ -25,6 +25,7 @@ namespace {
 
 const char* const k8b = "llama3-8b-h100x8.json";
 const char* const k70b = "llama3-70b-h100x64-ndr400.json";
+const char* const kTwoJobs = "two-jobs-shared-spine.json";
 
 bool near_rel(double a, double b, double rel) { return std::fabs(a - b) <= rel * std::max(std::fabs(a), std::fabs(b)); }
 
@@ -45,8 +46,11 @@ TEST_CASE("every scenario runs and its --json report has every contract key", "[
     INFO(run.file.filename().string() << "\n" << run.result.describe());
     CHECK(run.result.exit_code == 0);
     CHECK(run.result.err.empty());
-    REQUIRE(run.report.is_object());
-    const json& r = run.report;
+  }
+  for (const auto& job : job_runs(runs)) {
+    INFO(job.label);
+    REQUIRE(job.report.is_object());
+    const json& r = job.report;
     for (const char* key : {"/step_time_s", "/tokens_per_s", "/model_tflops_per_gpu", "/mfu", "/breakdown_s/compute",
                             "/breakdown_s/exposed_comm", "/breakdown_s/pipeline_bubble", "/breakdown_s/other",
                             "/memory_gib/weights", "/memory_gib/grads", "/memory_gib/optimizer", "/memory_gib/activations",
@@ -64,11 +68,11 @@ TEST_CASE("every scenario runs and its --json report has every contract key", "[
 }
 
 TEST_CASE("every scenario's report is self-consistent", "[cli]") {
-  for (const auto& run : json_runs_of_all_scenarios()) {
-    INFO(run.file.filename().string());
-    REQUIRE(run.report.is_object());
-    const json& r = run.report;
-    const json scenario = load_json(run.file);
+  for (const auto& job : job_runs(json_runs_of_all_scenarios())) {
+    INFO(job.label);
+    REQUIRE(job.report.is_object());
+    const json& r = job.report;
+    const json& scenario = job.scenario;
     using P = json::json_pointer;
 
     const double step = number_at(r, P("/step_time_s"));
@@ -295,6 +299,37 @@ TEST_CASE("run --trace writes a Chrome trace: X events, named processes and thre
   SECTION("pipeline stages on several nodes") {
     CHECK(check_trace(k70b, {"training.global_batch_size=8"}) == 4);
   }
+  // One simulated rank per job (TP x DP mirrored, no PP): job llama2-13b's on node 0, llama2-7b's on node 2.
+  SECTION("two jobs") { CHECK(check_trace(kTwoJobs) == 2); }
+}
+
+TEST_CASE("run of a multi-job scenario: one report per job with its slowdown; --set reaches a job", "[cli]") {
+  const auto file = (scenarios_dir() / kTwoJobs).string();
+  const auto j = run_cli({"run", file, "--json"});
+  INFO(j.describe());
+  REQUIRE(j.exit_code == 0);
+  const json doc = json::parse(j.out);
+  REQUIRE(doc.at("jobs").size() == 2);
+  for (const json& r : doc.at("jobs")) {
+    CHECK(r.at("slowdown").get<double>() > 1.0);  // the jobs share every leaf's up-link (see the scenario)
+    CHECK(near_rel(r.at("slowdown").get<double>() * r.at("step_time_alone_s").get<double>(), r.at("step_time_s").get<double>(), 1e-12));
+  }
+  const auto text = run_cli({"run", file});
+  INFO(text.describe());
+  REQUIRE(text.exit_code == 0);
+  CHECK(contains(text.out, "job llama2-13b on nodes 0-1, 4-5,"));
+  CHECK(contains(text.out, "slowdown"));
+
+  // Side by side (nodes 0-15 and 16-31) they share no link: no slowdown.
+  const auto apart = run_cli({"run", file, "--json", "--set", "jobs[0].nodes=16", "--set", "jobs.1.nodes=16"});
+  INFO(apart.describe());
+  REQUIRE(apart.exit_code == 0);
+  for (const json& r : json::parse(apart.out).at("jobs")) CHECK(r.at("slowdown").get<double>() == Approx(1.0).epsilon(1e-9));
+
+  // Bad input in a job names its path.
+  const auto bad = run_cli({"run", file, "--set", "jobs[1].training.tensor_model_parallel_size=3"});
+  CHECK(bad.exit_code == 2);
+  CHECK(contains(bad.err, "jobs[1].training: tensor (3)"));
 }
 
 TEST_CASE("help: clustersim --help, run --help and no arguments", "[cli]") {

@@ -251,11 +251,61 @@ TEST_CASE("compute: memory-bound op time is L + bytes / (efficiency * HBM bandwi
         memory_bound_efficiency(MemOpKind::copy, 8589934592.0, p));
 }
 
-TEST_CASE("compute: measured attention reproduces forward and forward+backward times", "[models]") {
+TEST_CASE("compute: attention dispatch balance, worked by hand", "[models]") {
+  // 1 head, seq 512 in blocks of 128: 4 causal CTAs doing 1, 2, 3, 4 KV blocks; 1 SM with 2 slots.
+  const AttentionShape one_head{1, 1, 1, 512, 512, 128, true};
+  // Lightest first: A takes 1, B takes 2; A frees at 1 and takes 3 (ends 4); B frees at 2 and takes 4
+  // (ends 6). Makespan 6, work 10: balance 10 / (2 * 6).
+  CHECK(attention_dispatch_balance(one_head, 1, 2, 128, false) == Approx(10.0 / 12.0).epsilon(1e-12));
+  // Heaviest first: A 4, B 3; B frees at 3 and takes 2 (ends 5), A frees at 4 and takes 1 (ends 5).
+  CHECK(attention_dispatch_balance(one_head, 1, 2, 128, true) == Approx(1.0).epsilon(1e-12));
+  // Non-causal: 4 equal CTAs on 3 slots run in 2 waves: 4 / (3 * 2).
+  AttentionShape full = one_head;
+  full.causal = false;
+  CHECK(attention_dispatch_balance(full, 3, 1, 128, false) == Approx(4.0 / 6.0).epsilon(1e-12));
+  // One slot: nothing idles.
+  CHECK(attention_dispatch_balance(one_head, 1, 1, 128, false) == Approx(1.0).epsilon(1e-12));
+  // Many (batch, head) groups fill the slots evenly: past the exact-replay range (64 CTAs per slot,
+  // here 2 x 2048 groups x 64 blocks on 264 slots) the balance is near 1 and never above.
+  const double big = attention_dispatch_balance({2, 2048, 2048, 8192, 8192, 128, true}, 132, 2, 128, true);
+  CHECK(big > 0.99);
+  CHECK(big <= 1.0);
+  // Mean KV length: half the keys when causal.
+  CHECK(attention_mean_kv(one_head) == 256);
+  CHECK(attention_mean_kv(full) == 512);
+}
+
+TEST_CASE("compute: attention efficiency is e_max * balance * kv / (kv + c)", "[models]") {
+  const GpuSpec& h200 = gpu("H200");
+  const auto& p = default_compute_profile();
+  const AttentionShape a{1, 32, 8, 8192, 8192, 128, true};
+  for (bool bwd : {false, true}) {
+    const AttentionPassModel& m = bwd ? p.attention_bwd : p.attention_fwd;
+    const double bal = attention_dispatch_balance(a, h200.sm_count, m.ctas_per_sm, p.attention_block_q, m.heavy_first);
+    CHECK(attention_efficiency(a, bwd, h200, p) ==
+          Approx(m.peak_efficiency * bal * 4096.0 / (4096.0 + m.half_kv)).epsilon(1e-12));
+  }
+  // Fitted on the H200 sweep (scripts/derive_compute_defaults.py): a forward near 72% of peak at
+  // long KV, a backward with a larger fixed cost per CTA.
+  CHECK(p.attention_fwd.peak_efficiency == Approx(0.7212).margin(1e-3));
+  CHECK(p.attention_fwd.half_kv == Approx(462.7).margin(1.0));
+  CHECK(p.attention_bwd.peak_efficiency == Approx(0.8130).margin(1e-3));
+  CHECK(p.attention_bwd.half_kv == Approx(1832.8).margin(1.0));
+  // The SM count is the target GPU's: the same shape on a GPU with fewer SMs balances differently.
+  GpuSpec fewer = h200;
+  fewer.sm_count = 108;
+  CHECK(attention_efficiency(a, false, fewer, p) != attention_efficiency(a, false, h200, p));
+  // A context-parallel chunk (s_q = s/cp against all s_kv keys) and GQA work.
+  const AttentionShape cp_chunk{1, 32, 8, 2048, 8192, 128, true};
+  CHECK(attention_efficiency(cp_chunk, false, h200, p) > 0);
+  CHECK(attention_efficiency(cp_chunk, true, h200, p) > 0);
+}
+
+TEST_CASE("compute: measured attention is predicted within a few percent", "[models]") {
   // shared/calibration/h200-reference.json, attention b=1 hq=32 hkv=8 s=8192 d=128:
-  // fwd 0.9774239957332611 ms, fwd+bwd 3.6661438941955566 ms. With F = 2*b*hq*s^2*d:
-  // t_fwd = L + F/(e_f P); t_bwd = L + 2.5F/(e_b P) with e_b = 2.5/(3.5/e_fb - 1/e_f), so
-  // t_fwd + t_bwd = 2L + 3.5F/(e_fb P) = the measured fwd+bwd.
+  // fwd 0.9774239957332611 ms, fwd+bwd 3.6661438941955566 ms. The fitted model is not an interpolation,
+  // so a measured point is not reproduced exactly; at this shape the residuals are about +1% (forward)
+  // and 0% (backward).
   const GpuSpec& h200 = gpu("H200");
   const auto& p = default_compute_profile();
   Op fwd;
@@ -267,13 +317,13 @@ TEST_CASE("compute: measured attention reproduces forward and forward+backward t
   bwd.flops = 2.5 * fwd.flops;
   const double tf = op_time_s(fwd, h200, p);
   const double tb = op_time_s(bwd, h200, p);
-  CHECK(tf == Approx(0.9774239957332611e-3).epsilon(0.01));
-  CHECK(tf + tb == Approx(3.6661438941955566e-3).epsilon(0.01));
+  CHECK(tf == Approx(0.9774239957332611e-3).epsilon(0.03));
+  CHECK(tf + tb == Approx(3.6661438941955566e-3).epsilon(0.03));
   // Longer sequences are more efficient (measured 8192 vs 4096 at 32 heads).
   const double e8k = attention_efficiency({1, 32, 8, 8192, 8192, 128, true}, false, h200, p);
   const double e4k = attention_efficiency({1, 32, 8, 4096, 4096, 128, true}, false, h200, p);
   CHECK(e8k > e4k);
-  // Short sequences and few heads fall off, never to zero.
+  // Short sequences and few heads fall off, never to zero: one 128-row CTA on 264 slots.
   const double tiny = attention_efficiency({1, 1, 1, 128, 128, 128, true}, true, h200, p);
   CHECK(tiny > 0);
   CHECK(tiny < e4k / 10);
