@@ -50,7 +50,7 @@ SweepPoint fake(double tokens_per_s, double usd_per_step) {
 
 }  // namespace
 
-TEST_CASE("--vary axes: JSON values, strings, commas inside brackets and quotes", "[sim][sweep]") {
+TEST_CASE("sweep: --vary axes: JSON values, strings, commas inside brackets and quotes", "[sim][sweep]") {
   const SweepAxis a = parse_axis(R"(training.x=1,2.5,true,"a,b",[1,2],H100-SXM)");
   CHECK(a.path == "training.x");
   REQUIRE(a.values.size() == 6);
