@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "sim/check.hpp"
 
@@ -29,6 +30,7 @@ FlowNetwork::FlowNetwork(const TaskGraph& graph, const topo::Cluster& cluster, F
       geometry_(graph.num_groups()),
       have_geometry_(graph.num_groups(), false) {
   route_.reserve(static_cast<std::size_t>(cluster.max_route_edges()));
+  probe_.reserve(static_cast<std::size_t>(cluster.max_route_edges()));
   int nodes = 0;
   for (int g = 0; g < cluster.num_gpus(); ++g) nodes = std::max(nodes, cluster.node_of_gpu(g) + 1);
   node_slot_.assign(static_cast<std::size_t>(nodes), -1);
@@ -223,7 +225,7 @@ void FlowNetwork::launch_phase(std::uint32_t slot, Time now) {
         const int link = f.src < 0 ? route_.back() : route_.front();
         solver_->add_flow(std::span<const int>(&link, 1), f.bytes, slot, f.payload);
       } else {
-        cluster_.route(f.src, f.dst, flow_id, route_);
+        route_least_loaded(f.src, f.dst, flow_id);
         solver_->add_flow(route_, f.bytes, slot, f.payload);
       }
       ++a.outstanding;
@@ -231,6 +233,39 @@ void FlowNetwork::launch_phase(std::uint32_t slot, Time now) {
     }
   }
   (void)now;
+}
+
+bool FlowNetwork::crosses_spine(const std::vector<int>& path) const {
+  for (int l : path) {
+    const auto kind = cluster_.vertices()[static_cast<std::size_t>(cluster_.edges()[static_cast<std::size_t>(l)].dst)].kind;
+    if (kind == topo::VertexKind::spine || kind == topo::VertexKind::core) return true;
+  }
+  return false;
+}
+
+void FlowNetwork::route_least_loaded(int src, int dst, std::uint64_t flow_id) {
+  // Up to kRouteProbes candidate paths (the cluster's ECMP choice under different flow ids); keep the one
+  // whose busiest link would give the flow the largest fair share, capacity / (flows on it + 1); ties go
+  // to the earlier probe. A probe whose links carry nothing yet ends the search; a path that climbs to no
+  // spine or core switch (inside a node, under one leaf) has no alternative and is taken at once.
+  double best = -1;
+  for (std::uint64_t probe = 0; probe < kRouteProbes; ++probe) {
+    cluster_.route(src, dst, flow_id + (probe << 40), probe == 0 ? route_ : probe_);
+    const std::vector<int>& path = probe == 0 ? route_ : probe_;
+    if (probe == 0 && !crosses_spine(route_)) break;  // inside a node or under one leaf: one path
+    double share = std::numeric_limits<double>::infinity();
+    bool idle = true;
+    for (int l : path) {
+      const std::size_t n = solver_->flows_on(l);
+      idle = idle && n == 0;
+      share = std::min(share, solver_->capacity(l) / static_cast<double>(n + 1));
+    }
+    if (probe == 0 || share > best) {
+      if (probe > 0) route_.swap(probe_);
+      best = share;
+    }
+    if (idle) break;
+  }
 }
 
 Time FlowNetwork::next_completion() const {

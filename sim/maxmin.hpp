@@ -51,6 +51,8 @@ class MaxMinSolver {
   double link_bytes(int link) const { return link_bytes_[static_cast<std::size_t>(link)]; }
   std::size_t num_links() const { return capacity_.size(); }
   double capacity(int link) const { return capacity_[static_cast<std::size_t>(link)]; }
+  // Active flows (started, not finished) on a link, solved or not yet.
+  std::size_t flows_on(int link) const { return link_flows_[static_cast<std::size_t>(link)].size(); }
   std::uint64_t solves() const { return solves_; }
 
  private:

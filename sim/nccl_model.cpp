@@ -166,7 +166,7 @@ AlgorithmChoice estimate(CollectiveKind kind, double S, const GroupGeometry& g, 
     }
     case NcclAlgorithm::nvls: {
       if (kind != CollectiveKind::all_reduce || !g.nvls || p != NcclProtocol::simple) return c;
-      lat += 2 * hnv;
+      lat += kNvlsLaunchLatencyUs * 1e-6 + 2 * hnv;
       transfer = nvls_pipeline_bytes(S) / (g.scaleup_line_Bps * kNvlsEfficiency);
       break;
     }

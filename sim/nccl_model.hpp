@@ -36,7 +36,8 @@
 //       NCCL): each GPU writes S into the switch, which reduces and multicasts S back; the switch's
 //       reduction runs at a fraction e_nvls of line rate, and one chunk of c = min(S, C_nvls) fills the
 //       reduce/multicast pipeline (nvls_pipeline_bytes):
-//       t = L_p + 2 h_nv + (S + c) / (B_line e_nvls).
+//       t = L_p + L_nvls + 2 h_nv + (S + c) / (B_line e_nvls), L_nvls the extra set-up of the multicast
+//       objects and switch reduction (kNvlsLaunchLatencyUs), so that small messages stay on the LL ring.
 //   hierarchical (all-reduce): reduce-scatter inside nodes, k concurrent all-reduces of S/k across nodes,
 //       all-gather inside nodes, one after another. NCCL has no such algorithm (it is Horovod's and
 //       torch's hierarchical all-reduce): considered only when forced.
@@ -90,6 +91,10 @@ const ProtocolSpec& protocol_spec(NcclProtocol p);
 // In-switch reduction throughput as a fraction of NVLink line rate: nccl-tests all-reduce on 8 H100 with
 // NVLS peaks at 275 GB/s algbw (480 busbw) out of 450 GB/s per direction (NVIDIA/nccl-tests#212, NCCL#1455).
 inline constexpr double kNvlsEfficiency = 0.61;
+// Extra launch latency of NVLS over the Simple ring's: NCCL's tuning tables (src/graph/tuning.cc, baseLat)
+// give NVLS a base latency of the order of 25 us against a few us for Ring/Tree, which keeps NCCL on the
+// LL ring below ~1 MiB on one H100 node (Azure ND H100 v5's 1 KiB all-reduce takes ~26 us).
+inline constexpr double kNvlsLaunchLatencyUs = 15.0;
 
 // Pipeline chunks (bytes over all channels) whose fill time the ring and NVLS pay (see above). Fitted to
 // the nccl-tests sweeps in shared/validation/nccl.json at sizes >= 32 MiB: Azure ND A100 v4 (ring; busbw
