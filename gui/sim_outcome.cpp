@@ -1,46 +1,13 @@
 #include "gui/sim_outcome.hpp"
 
+#include "sim/intervals.hpp"
+
 #include <algorithm>
 
 namespace cs::gui {
 
 using sim::Time;
 
-namespace {
-
-struct Span {
-  Time begin, end;
-};
-
-std::vector<Span> merge(std::vector<Span> v) {
-  std::sort(v.begin(), v.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
-  std::vector<Span> out;
-  for (const Span& s : v) {
-    if (s.end <= s.begin) continue;
-    if (!out.empty() && s.begin <= out.back().end) out.back().end = std::max(out.back().end, s.end);
-    else out.push_back(s);
-  }
-  return out;
-}
-
-// Length of `a` not covered by `b` (both merged).
-Time uncovered(const std::vector<Span>& a, const std::vector<Span>& b) {
-  Time total = 0;
-  std::size_t j = 0;
-  for (const Span& x : a) {
-    Time cursor = x.begin;
-    while (j < b.size() && b[j].end <= cursor) ++j;
-    for (std::size_t k = j; k < b.size() && b[k].begin < x.end; ++k) {
-      if (b[k].begin > cursor) total += b[k].begin - cursor;
-      cursor = std::max(cursor, b[k].end);
-      if (cursor >= x.end) break;
-    }
-    if (cursor < x.end) total += x.end - cursor;
-  }
-  return total;
-}
-
-}  // namespace
 
 TimelineData make_timeline(const sim::SimulationResult& result) {
   const sim::TaskGraph& g = result.plan.graph;
@@ -83,8 +50,8 @@ TimelineData make_timeline(const sim::SimulationResult& result) {
 std::array<double, sim::kNumCategories> exposed_comm_by_kind(const sim::SimulationResult& result) {
   const sim::TaskGraph& g = result.plan.graph;
   const auto ranks = static_cast<std::size_t>(g.num_ranks());
-  std::vector<std::vector<Span>> compute(ranks);
-  std::vector<std::array<std::vector<Span>, sim::kNumCategories>> comm(ranks);
+  std::vector<std::vector<sim::Interval>> compute(ranks);
+  std::vector<std::array<std::vector<sim::Interval>, sim::kNumCategories>> comm(ranks);
   for (sim::TaskId id = 0; id < g.tasks().size(); ++id) {
     const sim::Task& t = g.tasks()[id];
     const sim::TaskRecord& rec = result.execution.records[id];
@@ -94,9 +61,9 @@ std::array<double, sim::kNumCategories> exposed_comm_by_kind(const sim::Simulati
   }
   std::array<double, sim::kNumCategories> out{};
   for (std::size_t r = 0; r < ranks; ++r) {
-    const auto c = merge(std::move(compute[r]));
+    const auto c = sim::merged(std::move(compute[r]));
     for (std::size_t k = 0; k < out.size(); ++k)
-      out[k] += sim::to_seconds(uncovered(merge(std::move(comm[r][k])), c));
+      out[k] += sim::to_seconds(sim::uncovered(sim::merged(std::move(comm[r][k])), c));
   }
   double sum = 0;
   for (double& v : out) sum += v /= static_cast<double>(std::max<std::size_t>(ranks, 1));

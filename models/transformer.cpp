@@ -472,6 +472,15 @@ void add_fp8_casts(std::vector<Op>& ops) {
   ops = std::move(out);
 }
 
+std::string_view to_string(Recompute r) {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "?";
+}
+
 LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t) {
   check_layout(m, t);
   const Dims x = dims(m, t);

@@ -32,6 +32,7 @@ namespace cs::models {
 
 enum class Activation { gelu, swiglu };
 enum class Recompute { none, selective, full };
+std::string_view to_string(Recompute r);  // "none", "selective", "full" (Megatron's names)
 
 struct ModelConfig {
   std::string name;

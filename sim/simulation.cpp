@@ -7,55 +7,11 @@
 #include "models/transformer.hpp"
 #include "sim/analytical_network.hpp"
 #include "sim/check.hpp"
+#include "sim/intervals.hpp"
 #include "sim/flow_network.hpp"
 
 namespace cs::sim {
 namespace {
-
-struct Interval {
-  Time begin, end;
-};
-
-// Total length of `a` (sorted, disjoint) not covered by `b` (sorted, disjoint).
-Time uncovered(const std::vector<Interval>& a, const std::vector<Interval>& b) {
-  Time total = 0;
-  std::size_t j = 0;
-  for (const Interval& x : a) {
-    Time cursor = x.begin;
-    while (j < b.size() && b[j].end <= cursor) ++j;
-    for (std::size_t k = j; k < b.size() && b[k].begin < x.end; ++k) {
-      if (b[k].begin > cursor) total += b[k].begin - cursor;
-      cursor = std::max(cursor, b[k].end);
-      if (cursor >= x.end) break;
-    }
-    if (cursor < x.end) total += x.end - cursor;
-  }
-  return total;
-}
-
-std::vector<Interval> merged(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
-  std::vector<Interval> out;
-  for (const Interval& x : v) {
-    if (x.end <= x.begin) continue;
-    if (!out.empty() && x.begin <= out.back().end)
-      out.back().end = std::max(out.back().end, x.end);
-    else
-      out.push_back(x);
-  }
-  return out;
-}
-
-const char* recompute_name(models::Recompute r) {
-  switch (r) {
-    case models::Recompute::none: return "none";
-    case models::Recompute::selective: return "selective";
-    case models::Recompute::full: return "full";
-  }
-  return "?";
-}
 
 Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResult& ex, const std::vector<LinkLoad>& loads) {
   const auto& t = s.training;
@@ -79,7 +35,7 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
   r.schedule = t.pipeline_schedule == PipelineSchedule::gpipe         ? "gpipe"
                : t.pipeline_schedule == PipelineSchedule::interleaved ? "interleaved"
                                                                        : "1f1b";
-  r.recompute = recompute_name(t.recompute);
+  r.recompute = std::string(models::to_string(t.recompute));
   r.zero_stage = t.zero_stage;
   r.sequence_parallel = t.sequence_parallel;
 

@@ -30,15 +30,6 @@ std::string join(const std::vector<std::string>& lines, const std::string& file)
   return out;
 }
 
-const char* recompute_name(models::Recompute r) {
-  switch (r) {
-    case models::Recompute::none: return "none";
-    case models::Recompute::selective: return "selective";
-    case models::Recompute::full: return "full";
-  }
-  return "?";
-}
-
 // The report fields a layout has before it is simulated: what it is and what memory it needs.
 Report unsimulated_report(const Scenario& s, const models::MemoryBreakdown& memory) {
   const auto& t = s.training;
@@ -55,7 +46,7 @@ Report unsimulated_report(const Scenario& s, const models::MemoryBreakdown& memo
   r.global_batch_size = t.global_batch_size;
   r.seq_length = t.seq_length;
   r.precision = std::string(models::to_string(t.precision));
-  r.recompute = recompute_name(t.recompute);
+  r.recompute = std::string(models::to_string(t.recompute));
   r.zero_stage = t.zero_stage;
   r.sequence_parallel = t.sequence_parallel;
   r.memory = memory;
