@@ -1,6 +1,7 @@
 #include "models/memory_model.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "models/check.hpp"
 
@@ -45,33 +46,45 @@ int expert_data_parallel_shards(const TrainingConfig& t) {
   return std::max(1, data_parallel_shards(t) / t.ep);
 }
 
-// Layer-micro-batches of activations stage `stage` holds at its peak (each layer of each micro-batch
-// whose forward ran and whose backward has not).
-//  - pp = 1: gradient accumulation runs one micro-batch at a time: every layer of 1 micro-batch.
+// Micro-batches of each model chunk of stage `stage` whose forward ran and whose backward has not, at
+// the stage's peak (right after its warm-up forwards):
+//  - pp = 1: gradient accumulation runs one micro-batch at a time: 1.
 //  - GPipe: all m micro-batches.
 //  - 1F1B: min(p - i, m) micro-batches (warm-up p - i - 1 plus the one in 1F1B steady state).
-//  - Interleaved (vp > 1): Megatron's warm-up is (p - i - 1) * 2 + (vp - 1) * p model chunks, so
-//    min(that + 1, m vp) chunks of L / (p vp) layers are in flight; for i = 0 and m large that is
+//  - Interleaved (vp > 1): Megatron's warm-up is (p - i - 1) * 2 + (vp - 1) * p virtual micro-batches,
+//    so the first min(that + 1, m vp) of them are in flight, virtual micro-batch k in chunk
+//    (k mod p vp) div p (pipeline_schedule.hpp); with an even split and i = 0, m large that is
 //    L (1 + (p - 1) / (p vp)) layers, Korthikanti's interleaved factor.
-double layer_microbatches_in_flight(const ModelConfig& m, const TrainingConfig& t, int stage) {
-  const double layers_per_stage = d(m.num_layers) / t.pp;
+std::vector<std::int64_t> chunk_microbatches_in_flight(const TrainingConfig& t, int stage) {
   const std::int64_t mb = t.num_micro_batches();
-  if (t.pp == 1) return layers_per_stage;
-  if (t.pipeline_schedule == PipelineSchedule::gpipe) return layers_per_stage * d(mb);
-  if (t.vp > 1 || t.pipeline_schedule == PipelineSchedule::interleaved) {
-    const std::int64_t vp = std::max(1, t.vp);
+  const std::int64_t vp = std::max(1, t.vp);
+  std::vector<std::int64_t> n(static_cast<std::size_t>(vp), 0);
+  if (t.pp == 1) {
+    n.assign(n.size(), 1);
+  } else if (t.pipeline_schedule == PipelineSchedule::gpipe) {
+    n.assign(n.size(), mb);
+  } else if (vp > 1 || t.pipeline_schedule == PipelineSchedule::interleaved) {
     const std::int64_t warmup = static_cast<std::int64_t>(t.pp - stage - 1) * 2 + (vp - 1) * t.pp;
-    const std::int64_t chunks = std::min<std::int64_t>(warmup + 1, mb * vp);
-    return d(chunks) * layers_per_stage / d(vp);
+    const std::int64_t in_flight = std::min<std::int64_t>(warmup + 1, mb * vp);
+    for (std::int64_t k = 0; k < in_flight; ++k) ++n[static_cast<std::size_t>((k % (t.pp * vp)) / t.pp)];
+  } else {
+    n.assign(n.size(), std::min<std::int64_t>(t.pp - stage, mb));
   }
-  return layers_per_stage * d(std::min<std::int64_t>(t.pp - stage, mb));
+  return n;
+}
+
+// Layer-micro-batches of activations stage `stage` holds at its peak: each chunk's micro-batches in
+// flight times its layers (the pipeline split may give chunks different layer counts).
+double layer_microbatches_in_flight(const ModelConfig& m, const TrainingConfig& t, int stage) {
+  const auto n = chunk_microbatches_in_flight(t, stage);
+  double layers = 0;
+  for (int c = 0; c < t.vp; ++c) layers += d(n[static_cast<std::size_t>(c)]) * d(layers_in_chunk(m, t, stage, c));
+  return layers;
 }
 
 // Micro-batches whose first-stage input (embedding output) is alive, and whose last-stage output
 // (logits) is alive.
-double first_stage_microbatches(const ModelConfig& m, const TrainingConfig& t) {
-  return layer_microbatches_in_flight(m, t, 0) / (d(m.num_layers) / t.pp);
-}
+double first_stage_microbatches(const TrainingConfig& t) { return d(chunk_microbatches_in_flight(t, 0).front()); }
 double last_stage_microbatches(const TrainingConfig& t) {
   return t.pp > 1 && t.pipeline_schedule == PipelineSchedule::gpipe ? d(t.num_micro_batches()) : 1.0;
 }
@@ -145,7 +158,7 @@ RankParameters parameters_on_rank(const ModelConfig& m, const TrainingConfig& t,
   CS_MODELS_CHECK(stage >= 0 && stage < t.pp);
   const double tp = t.tp;
   const double h = d(m.hidden_size), dh = d(m.head_dim());
-  const double layers = d(m.num_layers) / t.pp;
+  const double layers = d(layers_on_stage(m, t, stage));
   // TP splits the GEMM weights; norms (and the router) are replicated on every TP rank.
   const double attention = h * d(m.num_attention_heads + 2 * m.num_query_groups) * dh +
                            d(m.num_attention_heads) * dh * h;
@@ -194,7 +207,7 @@ MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, in
     no_recompute.recompute = Recompute::none;
     act += activation_bytes_per_layer(m, no_recompute);
   }
-  if (stage == 0 && m.dropout) act += first_stage_microbatches(m, t) * th;
+  if (stage == 0 && m.dropout) act += first_stage_microbatches(t) * th;
   if (stage == t.pp - 1) {
     const double vocab_per_rank = d(padded_vocab_size(m, t.tp) / t.tp);
     act += last_stage_microbatches(t) * (4.0 * th + 4.0 * T * vocab_per_rank);
@@ -211,7 +224,9 @@ MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, in
     buffers += kGradBytes * std::min(p.total(), std::max(kBucketParams, 1e6 * t.dp));
   }
   if (t.zero_stage >= 3 && nd > 1) {
-    buffers += 2.0 * kWeightBytes * p.total() / (d(m.num_layers) / t.pp);
+    // One layer's parameters (the stage's total over its layers, embedding and head included, as an
+    // upper bound of the largest unit).
+    buffers += 2.0 * kWeightBytes * p.total() / std::max(1.0, d(layers_on_stage(m, t, stage)));
   }
   b.buffers_bytes = buffers;
 

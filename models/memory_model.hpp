@@ -11,6 +11,9 @@
 // 10 s b h unsharded; selective recompute drops the 5 a s / h term; full recompute keeps only the layer
 // input 2 s b h (/ t with SP). Generalised to GQA and gated MLPs by counting the stored tensors.
 // In flight under 1F1B: stage i (0-based) holds min(p - i, m) micro-batches; the first stage is the peak.
+// Layers per stage and model chunk follow the pipeline split (models::layers_in_chunk): with an uneven
+// split (account_for_embedding / loss, decoder_first / last_pipeline_num_layers) each stage's weights
+// and activations count its own layers.
 //
 // Choices made in memory_model.cpp (each explained there): 16 B per parameter before sharding (bf16
 // grads, as the ZeRO paper counts; Megatron's fp32 main grads would make it 18); ZeRO shards over the

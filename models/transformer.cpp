@@ -147,48 +147,69 @@ Op wgrad(const Op& fwd) {
   return gemm(fwd.name + "_wgrad", fwd.gemm.k, fwd.gemm.n, fwd.gemm.m, fwd.dtype);
 }
 
-AttentionShape attention_shape(const ModelConfig& m, const TrainingConfig& t, const Dims& x) {
+// Keys a query of a sliding-window layer sees (window plus itself), at most the sequence.
+std::int64_t window_keys(const ModelConfig& m, const TrainingConfig& t) {
+  return std::min<std::int64_t>(m.window_size + 1, t.seq_length);
+}
+
+// The attention of one layer as the kernel runs it. Full attention: the rank's s / cp queries meet all
+// s keys (ring attention: every KV chunk over cp rounds), causal or not. Sliding window (cp = 1, checked
+// in layout_problems): every query meets about w' keys, uniform work, so the kernel's shape is a
+// non-causal attention over w' keys; its FLOPs and bytes are set by attention_fwd / _bwd below.
+AttentionShape attention_shape(const ModelConfig& m, const TrainingConfig& t, const Dims& x, bool window) {
   AttentionShape a;
   a.batch = t.micro_batch_size;
   a.heads_q = x.hq;
   a.heads_kv = x.hkv;
   a.seq_q = t.seq_length / t.cp;
-  a.seq_kv = t.seq_length;  // ring attention: each rank's queries meet every KV chunk over cp rounds
+  a.seq_kv = window ? window_keys(m, t) : t.seq_length;
   a.head_dim = x.dh;
-  a.causal = m.causal;
+  a.causal = window ? false : m.causal;
   return a;
 }
 
-double attention_fwd_flops(const AttentionShape& a) {
-  const double full = 4.0 * d(a.batch) * d(a.heads_q) * d(a.seq_q) * d(a.seq_kv) * d(a.head_dim);
+// Query-key pairs per (batch, head): s_q s_kv, half of it when causal; for a window of w' keys over
+// s = s_q queries (query i sees min(i, w') keys, counted continuously like the causal s^2 / 2),
+// integral_0^s min(x, w') dx = s w' - w'^2 / 2.
+double attention_pairs(const AttentionShape& a, bool window) {
+  if (window) return d(a.seq_q) * d(a.seq_kv) - d(a.seq_kv) * d(a.seq_kv) / 2.0;
+  const double full = d(a.seq_q) * d(a.seq_kv);
   return a.causal ? full / 2.0 : full;
 }
 
-Op attention_fwd(std::string name, const AttentionShape& a) {
+double attention_fwd_flops(const AttentionShape& a, bool window) {
+  return 4.0 * d(a.batch) * d(a.heads_q) * d(a.head_dim) * attention_pairs(a, window);
+}
+
+// K and V are read once: all s_kv keys, or for a window all s_q of the sequence's keys.
+double attention_kv_bytes(const AttentionShape& a, bool window) {
+  const double keys = window ? d(a.seq_q) : d(a.seq_kv);
+  return 2.0 * d(a.batch) * keys * d(a.heads_kv) * d(a.head_dim) * kActBytes;
+}
+
+Op attention_fwd(std::string name, const AttentionShape& a, bool window) {
   Op op;
   op.name = std::move(name);
   op.kind = OpKind::attention_fwd;
   op.dtype = Dtype::bf16;
   op.attention = a;
-  op.flops = attention_fwd_flops(a);
+  op.flops = attention_fwd_flops(a, window);
   // Reads Q, K, V; writes O and the fp32 log-sum-exp per query row.
   const double q = d(a.batch) * d(a.seq_q) * d(a.heads_q) * d(a.head_dim) * kActBytes;
-  const double kv = 2.0 * d(a.batch) * d(a.seq_kv) * d(a.heads_kv) * d(a.head_dim) * kActBytes;
-  op.bytes = 2.0 * q + kv + d(a.batch) * d(a.heads_q) * d(a.seq_q) * 4.0;
+  op.bytes = 2.0 * q + attention_kv_bytes(a, window) + d(a.batch) * d(a.heads_q) * d(a.seq_q) * 4.0;
   return op;
 }
 
-Op attention_bwd(std::string name, const AttentionShape& a) {
+Op attention_bwd(std::string name, const AttentionShape& a, bool window) {
   Op op;
   op.name = std::move(name);
   op.kind = OpKind::attention_bwd;
   op.dtype = Dtype::bf16;
   op.attention = a;
-  op.flops = 2.5 * attention_fwd_flops(a);
+  op.flops = 2.5 * attention_fwd_flops(a, window);
   // Reads Q, K, V, O, dO, LSE; writes dQ, dK, dV.
   const double q = d(a.batch) * d(a.seq_q) * d(a.heads_q) * d(a.head_dim) * kActBytes;
-  const double kv = 2.0 * d(a.batch) * d(a.seq_kv) * d(a.heads_kv) * d(a.head_dim) * kActBytes;
-  op.bytes = 4.0 * q + 2.0 * kv + d(a.batch) * d(a.heads_q) * d(a.seq_q) * 4.0;
+  op.bytes = 4.0 * q + 2.0 * attention_kv_bytes(a, window) + d(a.batch) * d(a.heads_q) * d(a.seq_q) * 4.0;
   return op;
 }
 
@@ -396,6 +417,110 @@ std::int64_t padded_vocab_size(const ModelConfig& m, int tp) {
 }
 
 std::vector<std::string> layout_problems(const ModelConfig& m, const TrainingConfig& t) {
+bool is_window_attention_layer(const ModelConfig& m, std::int64_t layer) {
+  if (m.window_size <= 0) return false;
+  if (!m.window_attn_pattern.empty()) {
+    CS_MODELS_CHECK(layer >= 0 && layer < static_cast<std::int64_t>(m.window_attn_pattern.size()));
+    return m.window_attn_pattern[static_cast<std::size_t>(layer)];
+  }
+  if (m.window_attn_skip_freq <= 0) return true;
+  return (layer + 1) % m.window_attn_skip_freq != 0;  // Megatron's 1-based layer_number
+}
+
+// Megatron-Core's get_num_layers_to_build, before the embedding / loss correction: the layers of a
+// whole pipeline stage.
+namespace {
+std::int64_t stage_share(const ModelConfig& m, const TrainingConfig& t, int stage) {
+  const std::int64_t first = t.decoder_first_pipeline_num_layers, last = t.decoder_last_pipeline_num_layers;
+  if (first >= 0 || last >= 0) {
+    std::int64_t rest = m.num_layers, stages = t.pp;
+    if (first >= 0) rest -= first, --stages;
+    if (last >= 0) rest -= last, --stages;
+    std::int64_t n = stages > 0 ? rest / stages : 0;
+    if (stage == 0 && first >= 0) n = first;
+    if (stage == t.pp - 1 && last >= 0) n = last;
+    return n;
+  }
+  const std::int64_t units = m.num_layers + (t.account_for_embedding_in_pipeline_split ? 1 : 0) +
+                             (t.account_for_loss_in_pipeline_split ? 1 : 0);
+  return units / t.pp;
+}
+}  // namespace
+
+std::vector<std::string> pipeline_split_problems(const ModelConfig& m, const TrainingConfig& t) {
+  std::vector<std::string> p;
+  if (t.pp < 1 || t.vp < 1 || m.num_layers < 1) return p;  // reported elsewhere
+  const std::int64_t first = t.decoder_first_pipeline_num_layers, last = t.decoder_last_pipeline_num_layers;
+  const bool uneven = first >= 0 || last >= 0;
+  const bool accounted = t.account_for_embedding_in_pipeline_split || t.account_for_loss_in_pipeline_split;
+  const std::int64_t pv = static_cast<std::int64_t>(t.pp) * t.vp;
+  if (uneven && accounted) {
+    p.push_back("decoder_first/last_pipeline_num_layers cannot be combined with account_for_embedding/loss_in_pipeline_split");
+    return p;
+  }
+  if (uneven) {
+    if (t.pp < 2) {
+      p.push_back("decoder_first/last_pipeline_num_layers need pipeline_model_parallel_size >= 2");
+      return p;
+    }
+    std::int64_t rest = m.num_layers, stages = t.pp;
+    if (first >= 0) rest -= first, --stages;
+    if (last >= 0) rest -= last, --stages;
+    if (rest < 0 || (stages == 0 && rest != 0) || (stages > 0 && rest % stages != 0)) {
+      p.push_back("num_layers minus decoder_first/last_pipeline_num_layers (" + std::to_string(rest) +
+                  ") must split evenly over the other " + std::to_string(stages) + " pipeline stages");
+      return p;
+    }
+    for (int s : {0, t.pp - 1})
+      if (stage_share(m, t, s) % t.vp != 0)
+        p.push_back("the layers of pipeline stage " + std::to_string(s) + " (" + std::to_string(stage_share(m, t, s)) +
+                    ") must be divisible by virtual_pipeline_model_parallel_size");
+    if (stages > 0 && stage_share(m, t, first >= 0 ? 1 : 0) % t.vp != 0)
+      p.push_back("the layers of each middle pipeline stage must be divisible by virtual_pipeline_model_parallel_size");
+    return p;
+  }
+  if (!accounted) {
+    if (m.num_layers % pv != 0)
+      p.push_back("num_layers must be divisible by pipeline_model_parallel_size * virtual_pipeline_model_parallel_size");
+    return p;
+  }
+  const std::int64_t units = m.num_layers + (t.account_for_embedding_in_pipeline_split ? 1 : 0) +
+                             (t.account_for_loss_in_pipeline_split ? 1 : 0);
+  if (units % pv != 0) {
+    p.push_back("num_layers + 1 for the embedding / the loss (" + std::to_string(units) +
+                ") must be divisible by pipeline_model_parallel_size * virtual_pipeline_model_parallel_size");
+    return p;
+  }
+  const std::int64_t per_chunk = units / pv;
+  const bool both_in_one = t.pp == 1 && t.vp == 1 && t.account_for_embedding_in_pipeline_split &&
+                           t.account_for_loss_in_pipeline_split;
+  if (per_chunk < (both_in_one ? 2 : 1))
+    p.push_back("the first / last model chunk has no layer left to give up for the embedding / the loss");
+  return p;
+}
+
+std::int64_t layers_in_chunk(const ModelConfig& m, const TrainingConfig& t, int stage, int chunk) {
+  CS_MODELS_CHECK(stage >= 0 && stage < t.pp && chunk >= 0 && chunk < t.vp);
+  std::int64_t n = stage_share(m, t, stage) / t.vp;
+  if (t.account_for_embedding_in_pipeline_split && stage == 0 && chunk == 0) --n;
+  if (t.account_for_loss_in_pipeline_split && stage == t.pp - 1 && chunk == t.vp - 1) --n;
+  CS_MODELS_CHECK(n >= 0);
+  return n;
+}
+
+std::int64_t layers_on_stage(const ModelConfig& m, const TrainingConfig& t, int stage) {
+  std::int64_t n = 0;
+  for (int c = 0; c < t.vp; ++c) n += layers_in_chunk(m, t, stage, c);
+  return n;
+}
+
+std::int64_t first_layer_of_chunk(const ModelConfig& m, const TrainingConfig& t, int stage, int chunk) {
+  std::int64_t n = 0;
+  for (int c = 0; c <= chunk; ++c)
+    for (int s = 0; s < t.pp && !(c == chunk && s == stage); ++s) n += layers_in_chunk(m, t, s, c);
+  return n;
+}
+
   std::vector<std::string> p;
   auto need = [&p](bool ok, std::string msg) {
     if (!ok) p.push_back(std::move(msg));
@@ -409,15 +534,21 @@ std::vector<std::string> layout_problems(const ModelConfig& m, const TrainingCon
   need(t.tp >= 1 && t.pp >= 1 && t.vp >= 1 && t.cp >= 1 && t.ep >= 1 && t.dp >= 1,
        "every parallel size must be at least 1");
   if (!p.empty()) return p;
-  need(m.hidden_size % m.num_attention_heads == 0, "hidden_size must be divisible by num_attention_heads");
+  need(m.kv_channels > 0 || m.hidden_size % m.num_attention_heads == 0,
+       "hidden_size must be divisible by num_attention_heads (or kv_channels given)");
   need(m.num_attention_heads % m.num_query_groups == 0,
        "num_attention_heads must be divisible by num_query_groups");
   need(m.num_attention_heads % t.tp == 0,
        "num_attention_heads must be divisible by tensor_model_parallel_size");
   need(m.num_query_groups % t.tp == 0, "num_query_groups must be divisible by tensor_model_parallel_size");
   need(m.ffn_hidden_size % t.tp == 0, "ffn_hidden_size must be divisible by tensor_model_parallel_size");
-  need(m.num_layers % (static_cast<std::int64_t>(t.pp) * t.vp) == 0,
-       "num_layers must be divisible by pipeline_model_parallel_size * virtual_pipeline_model_parallel_size");
+  for (auto& problem : pipeline_split_problems(m, t)) p.push_back(std::move(problem));
+  if (m.window_size > 0) {
+    need(m.causal, "window_size needs a causal model");
+    need(t.cp == 1, "window_size with context_parallel_size > 1 is not simulated (ring attention over a sliding window)");
+    need(m.window_attn_pattern.empty() || static_cast<std::int64_t>(m.window_attn_pattern.size()) == m.num_layers,
+         "window_attn_skip_freq as a list needs one entry per layer (num_layers)");
+  }
   need(t.seq_length % t.cp == 0, "seq_length must be divisible by context_parallel_size");
   need(!t.sequence_parallel || t.tp == 1 || (t.micro_batch_size * t.seq_length / t.cp) % t.tp == 0,
        "with sequence_parallel, micro_batch_size * seq_length / context_parallel_size must be divisible "
@@ -446,12 +577,18 @@ std::vector<std::string> layout_problems(const ModelConfig& m, const TrainingCon
 // P_gemm = h^2 (2 + 2 g / a) + h f (2 or 3) k; the router (2 h E per token) is added here, which Megatron
 // leaves out (< 0.1% for Mixtral).
 double model_flops_per_step(const ModelConfig& m, const TrainingConfig& t) {
+// With kv_channels a d is the query projection size, not h (Megatron's query_projection_size). A
+// sliding-window layer's queries see w' = min(w + 1, s) keys, not s: its attention term is 4 w' a d,
+// counted in full the same way.
   const double s = d(t.seq_length);
-  const double ad = d(m.num_attention_heads) * d(m.head_dim());
+  const double ad = d(m.query_projection_size());
   const double gemm_params = attention_gemm_params(m) + mlp_params_per_token(m);
-  const double per_layer_fwd = 2.0 * gemm_params + 4.0 * s * ad;
+  double attention_keys = 0;  // sum over layers of the keys one query sees
+  for (std::int64_t l = 0; l < m.num_layers; ++l)
+    attention_keys += is_window_attention_layer(m, l) ? d(window_keys(m, t)) : s;
+  const double layers_fwd = d(m.num_layers) * 2.0 * gemm_params + 4.0 * attention_keys * ad;
   const double head_fwd = 2.0 * d(m.hidden_size) * d(m.vocab_size);
-  return d(t.global_batch_size) * s * (3.0 * d(m.num_layers) * per_layer_fwd + 3.0 * head_fwd);
+  return d(t.global_batch_size) * s * (3.0 * layers_fwd + 3.0 * head_fwd);
 }
 
 // fp8 training (Transformer Engine): a GEMM in fp8 needs its operands in fp8. Activations are quantized
@@ -481,10 +618,11 @@ std::string_view to_string(Recompute r) {
   return "?";
 }
 
-LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t) {
+LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bool window_attention) {
   check_layout(m, t);
   const Dims x = dims(m, t);
-  const AttentionShape as = attention_shape(m, t, x);
+  const bool window = window_attention && m.window_size > 0;
+  const AttentionShape as = attention_shape(m, t, x, window);
   LayerOps ops;
   auto& f = ops.forward;
 
@@ -498,7 +636,7 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t) {
   if (t.cp > 1) {
     f.push_back(coll("cp_kv", CollectiveKind::send_recv, ProcessGroup::cp, d(t.cp - 1) * kv_chunk_bytes));
   }
-  f.push_back(attention_fwd("attn", as));
+  f.push_back(attention_fwd("attn", as, window));
   const Op proj = gemm("proj", x.T, x.h, x.hq * x.dh, x.gemm_dtype);
   f.push_back(proj);
   row_parallel_fwd_coll(x, "_attn", f);
@@ -561,13 +699,13 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t) {
     if (t.cp > 1) {
       b.push_back(coll("recompute_cp_kv", CollectiveKind::send_recv, ProcessGroup::cp, d(t.cp - 1) * kv_chunk_bytes));
     }
-    b.push_back(attention_fwd("recompute_attn", as));
+    b.push_back(attention_fwd("recompute_attn", as, window));
   }
   if (t.cp > 1) {
     // Backward passes K, V around the ring again and their gradients back: twice the forward traffic.
     b.push_back(coll("cp_kv_bwd", CollectiveKind::send_recv, ProcessGroup::cp, 2.0 * d(t.cp - 1) * kv_chunk_bytes));
   }
-  b.push_back(attention_bwd("attn_bwd", as));
+  b.push_back(attention_bwd("attn_bwd", as, window));
   column_parallel_bwd(qkv, x, "_attn", b);
   b.push_back(norm_bwd("ln1_bwd", x));
   add_fp8_casts(ops.forward);

@@ -3,7 +3,7 @@
 // head with its loss, and the optimizer step), forward and backward, for a given model and layout.
 //
 // Shapes follow Megatron-LM. Per layer with hidden h, heads a, query groups g (GQA; g = a for MHA),
-// head dim d = h/a, FFN width f, tokens T = micro_batch * seq / cp, TP degree t:
+// head dim d (Megatron's kv_channels; h/a when not given, and then a d = h), FFN width f, tokens T = micro_batch * seq / cp, TP degree t:
 //   forward:  norm -> QKV GEMM [T, h] x [h, (a + 2g) d / t] -> attention core (flash, causal)
 //             -> out-proj GEMM [T, a d / t] x [a d / t, h] -> TP all-reduce (or reduce-scatter with SP)
 //             -> residual add -> norm -> (SP: all-gather) -> FC1 [T, h] x [h, f' / t] (f' = 2f for SwiGLU)
@@ -18,6 +18,14 @@
 // recomputed attention is ring attention again, so its KV exchange (recompute_cp_kv) is replayed too.
 // MoE layers (num_moe_experts > 0) replace the MLP with a router GEMM and top-k experts: each token's FC1
 // and FC2 run k times (FLOPs x k), with all-to-all dispatch and combine on the EP group.
+// Sliding-window attention (Megatron's window_size (w, 0) and window_attn_skip_freq; gpt-oss windows
+// every other layer with w = 128): a query at position i sees keys i - w .. i, i.e. min(i + 1, w + 1)
+// of them. Counted continuously as the causal case is (s^2 / 2 pairs), a windowed layer has
+// s w' - w'^2 / 2 query-key pairs with w' = min(w + 1, s) instead of s^2 / 2, and its attention op is
+// shaped as what the kernel runs: every query block meets about w' keys, uniform work like a
+// non-causal attention over w' keys (AttentionShape{causal = false, seq_kv = w'}), with the exact
+// FLOPs above. Attention sinks (gpt-oss's learned per-head logit) add one column to the softmax and
+// are ignored.
 // What this ignores: dropout (off in modern LLM training), bias terms (absent in Llama, minor in GPT),
 // kernel fusions beyond flash attention and fused norms.
 #include <cstdint>
@@ -51,11 +59,25 @@ struct ModelConfig {
   // Added for the memory model and the parameter count (defaults: a modern Llama-style decoder).
   bool dropout = false;                      // GPT-3 / BERT train with dropout: 1-byte masks are stored
   std::int64_t max_position_embeddings = 0;  // learned absolute positions (GPT-3, BERT); 0: rotary
-  std::int64_t head_dim() const { return hidden_size / num_attention_heads; }
+  // Megatron's --kv-channels: the head dim when it is not hidden / heads (Qwen3: 128 at hidden 4096 with
+  // 64 heads; gpt-oss: 64 at hidden 2880). 0: hidden_size / num_attention_heads.
+  std::int64_t kv_channels = 0;
+  // Sliding-window attention: Megatron's window_size (w, 0), the keys before the query a windowed layer
+  // sees; 0: full attention everywhere. Which layers are windowed: Megatron's window_attn_skip_freq N
+  // (layer l, 1-based, is windowed unless l % N == 0; 0: every layer) or its list form, one entry per
+  // layer (true: windowed), which wins when non-empty.
+  std::int64_t window_size = 0;
+  std::int64_t window_attn_skip_freq = 0;
+  std::vector<bool> window_attn_pattern;
+  std::int64_t head_dim() const { return kv_channels > 0 ? kv_channels : hidden_size / num_attention_heads; }
+  std::int64_t query_projection_size() const { return num_attention_heads * head_dim(); }  // Megatron's a d
 };
 
 // Norm type follows the activation, as in every preset: GeLU models use LayerNorm (weight + bias, 2h
 // parameters), SwiGLU models RMSNorm (weight only, h parameters).
+// Whether transformer layer `layer` (0-based) uses the sliding window.
+bool is_window_attention_layer(const ModelConfig& m, std::int64_t layer);
+
 // Presets: gpt3-175b, llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, llama3-405b, bert-large,
 // mixtral-8x7b (architectures from the published configs; source beside each).
 std::optional<ModelConfig> find_preset(std::string_view name);
@@ -82,6 +104,16 @@ struct TrainingConfig {
   PipelineSchedule pipeline_schedule = PipelineSchedule::one_f_one_b;  // interleaved is implied by vp > 1
   std::int64_t num_micro_batches() const { return global_batch_size / (micro_batch_size * dp); }
   std::int64_t tokens_per_step() const { return global_batch_size * seq_length; }
+  // Uneven pipeline split (Megatron-Core's get_num_layers_to_build). With account_for_embedding /
+  // account_for_loss the embedding / the loss count as one layer each: (L + e + l) / (p v) layers per
+  // model chunk, and the first chunk of the first stage / the last chunk of the last stage builds one
+  // transformer layer fewer (Llama 3.1 405B: 126 + 2 = 128 = 8 x 8 x 2). decoder_first / last
+  // _pipeline_num_layers (>= 0; -1 unset) give the first / last stage that many layers (divided over
+  // its v chunks) and the other stages share the rest evenly. The two forms exclude each other.
+  bool account_for_embedding_in_pipeline_split = false;
+  bool account_for_loss_in_pipeline_split = false;
+  std::int64_t decoder_first_pipeline_num_layers = -1;
+  std::int64_t decoder_last_pipeline_num_layers = -1;
 };
 
 // Parameter counts (whole model, unsharded).
@@ -97,7 +129,16 @@ double final_norm_parameters(const ModelConfig& m);  // the norm before the LM h
 std::int64_t padded_vocab_size(const ModelConfig& m, int tp);
 
 // What makes a (model, layout) pair impossible for these functions (heads or groups not divisible by
-// tp, layers not divisible by pp * vp, ...), one message per problem naming Megatron's knob. Empty when
+// tp, a pipeline split Megatron would reject, ...), one message per problem naming Megatron's knob. Empty when
+// The pipeline split: transformer layers of model chunk `chunk` (0 .. vp - 1) of stage `stage`, of the
+// whole stage, and the index of the chunk's first layer in model order (chunk c of every stage, stage
+// by stage, before chunk c + 1). With an even split each chunk has L / (p v).
+std::int64_t layers_in_chunk(const ModelConfig& m, const TrainingConfig& t, int stage, int chunk);
+std::int64_t layers_on_stage(const ModelConfig& m, const TrainingConfig& t, int stage);
+std::int64_t first_layer_of_chunk(const ModelConfig& m, const TrainingConfig& t, int stage, int chunk);
+// Why the split is impossible (Megatron's assertions, naming its knobs), or empty.
+std::vector<std::string> pipeline_split_problems(const ModelConfig& m, const TrainingConfig& t);
+
 // fine. The scenario validator reports these with their JSON paths; the functions below CS_MODELS_CHECK
 // the same conditions.
 std::vector<std::string> layout_problems(const ModelConfig& m, const TrainingConfig& t);
@@ -114,7 +155,8 @@ struct LayerOps {
   std::vector<Op> backward;  // includes recompute ops when recompute != none
 };
 
-LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t);
+// `window_attention`: the layer's attention is the sliding window (model.window_size > 0).
+LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bool window_attention = false);
 LayerOps embedding_ops(const ModelConfig& m, const TrainingConfig& t);  // first stage
 LayerOps lm_head_ops(const ModelConfig& m, const TrainingConfig& t);    // last stage: logits + loss
 // The optimizer step over `params_on_rank` parameters (fused Adam, fp32 master weights and moments).

@@ -329,13 +329,43 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
   if (auto a = r.choice("activation", {"gelu", "swiglu"})) m.activation = *a == "swiglu" ? models::Activation::swiglu : models::Activation::gelu;
   if (auto c = r.boolean("causal")) m.causal = *c;
   if (auto u = r.boolean("untie_embeddings_and_output_weights")) m.untie_embeddings = *u;
+  set_int("kv_channels", m.kv_channels, 1, false);
+  // Megatron's window_size is a pair (left, right); a causal decoder's is (w, 0). An integer is w.
+  if (const json* w = r.raw("window_size")) {
+    const bool pair = w->is_array() && w->size() == 2 && (*w)[0].is_number_integer() && (*w)[1].is_number_integer();
+    if (w->is_number_integer() && w->get<std::int64_t>() >= 0) {
+      m.window_size = w->get<std::int64_t>();
+    } else if (pair && (*w)[0].get<std::int64_t>() >= 0 && (*w)[1].get<std::int64_t>() == 0) {
+      m.window_size = (*w)[0].get<std::int64_t>();
+    } else {
+      errors.add("model.window_size", "expected an integer >= 0 or Megatron's pair [w, 0] (a causal window), got " + w->dump());
+    }
+  }
+  if (const json* f = r.raw("window_attn_skip_freq")) {
+    if (f->is_number_integer() && f->get<std::int64_t>() >= 1) {
+      m.window_attn_skip_freq = f->get<std::int64_t>();
+    } else if (f->is_array() && !f->empty() &&
+               std::all_of(f->begin(), f->end(), [](const json& x) { return x.is_boolean() || (x.is_number_integer() && (x == 0 || x == 1)); })) {
+      for (const json& x : *f) m.window_attn_pattern.push_back(x.is_boolean() ? x.get<bool>() : x.get<int>() == 1);
+    } else {
+      errors.add("model.window_attn_skip_freq",
+                 "expected an integer >= 1 (every N-th layer full attention) or a list of 0/1, one per layer (1: windowed), got " + f->dump());
+    }
+    if (m.window_size == 0 && !r.raw("window_size"))
+      errors.add("model.window_attn_skip_freq", "needs model.window_size (the sliding window it applies to)");
+  }
   if (auto n = r.string("name", false)) m.name = *n;
   else if (!have_preset) m.name = "custom";
   r.finish();
 
-  if (m.hidden_size > 0 && m.num_attention_heads > 0 && m.hidden_size % m.num_attention_heads != 0)
+  if (m.kv_channels == 0 && m.hidden_size > 0 && m.num_attention_heads > 0 && m.hidden_size % m.num_attention_heads != 0)
     errors.add("model.hidden_size", std::to_string(m.hidden_size) + " is not a multiple of model.num_attention_heads (" +
-                                        std::to_string(m.num_attention_heads) + ")");
+                                        std::to_string(m.num_attention_heads) + "; give model.kv_channels for a head dim other than hidden / heads)");
+  if (!m.window_attn_pattern.empty() && m.num_layers > 0 && static_cast<std::int64_t>(m.window_attn_pattern.size()) != m.num_layers)
+    errors.add("model.window_attn_skip_freq", "the list has " + std::to_string(m.window_attn_pattern.size()) +
+                                                  " entries, expected one per layer (model.num_layers " + std::to_string(m.num_layers) + ")");
+  if (m.window_size > 0 && !m.causal)
+    errors.add("model.window_size", "a sliding window needs a causal model (model.causal true)");
   if (m.num_query_groups > 0 && m.num_attention_heads % m.num_query_groups != 0)
     errors.add("model.num_query_groups", std::to_string(m.num_query_groups) + " does not divide model.num_attention_heads (" +
                                              std::to_string(m.num_attention_heads) + ")");
@@ -387,6 +417,10 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   if (!errors.lines.empty()) return;  // the checks below need sane values
   const models::ModelConfig& m = s.model;
   const int gpus = s.num_gpus();
+  t.account_for_embedding_in_pipeline_split = r.boolean("account_for_embedding_in_pipeline_split").value_or(false);
+  t.account_for_loss_in_pipeline_split = r.boolean("account_for_loss_in_pipeline_split").value_or(false);
+  t.decoder_first_pipeline_num_layers = r.integer("decoder_first_pipeline_num_layers", 0, false).value_or(-1);
+  t.decoder_last_pipeline_num_layers = r.integer("decoder_last_pipeline_num_layers", 0, false).value_or(-1);
   const std::int64_t model_par = static_cast<std::int64_t>(t.tp) * t.pp * t.cp;
   const std::string gpus_str = std::to_string(gpus) + " GPUs (" + (errors.prefix.empty() ? "cluster." : errors.prefix) + "nodes " +
                                std::to_string(s.cluster.nodes) + " x cluster.gpus_per_node " + std::to_string(s.cluster.gpus_per_node) + ")";
@@ -408,10 +442,26 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   else if (m.num_query_groups % t.tp != 0)
     errors.add("training.tensor_model_parallel_size", std::to_string(t.tp) + " does not divide model.num_query_groups (" +
                                                           std::to_string(m.num_query_groups) + ")");
-  if (m.num_layers % (static_cast<std::int64_t>(t.pp) * t.vp) != 0)
-    errors.add("training.pipeline_model_parallel_size",
-               std::to_string(t.pp) + (t.vp > 1 ? " x virtual " + std::to_string(t.vp) : std::string{}) +
-                   " does not divide model.num_layers (" + std::to_string(m.num_layers) + ")");
+  // The pipeline split (models::pipeline_split_problems, Megatron's assertions), named by the knob that
+  // chose it.
+  if (const auto split = models::pipeline_split_problems(m, t); !split.empty()) {
+    const bool uneven = t.decoder_first_pipeline_num_layers >= 0 || t.decoder_last_pipeline_num_layers >= 0;
+    const bool accounted = t.account_for_embedding_in_pipeline_split || t.account_for_loss_in_pipeline_split;
+    const std::string layout = std::to_string(t.pp) + (t.vp > 1 ? " x virtual " + std::to_string(t.vp) : std::string{});
+    if (uneven)
+      errors.add(t.decoder_first_pipeline_num_layers >= 0 ? "training.decoder_first_pipeline_num_layers" : "training.decoder_last_pipeline_num_layers",
+                 split.front() + " (model.num_layers " + std::to_string(m.num_layers) + ", pipeline " + layout + ")");
+    else if (accounted)
+      errors.add(t.account_for_embedding_in_pipeline_split ? "training.account_for_embedding_in_pipeline_split" : "training.account_for_loss_in_pipeline_split",
+                 split.front() + " (model.num_layers " + std::to_string(m.num_layers) + ", pipeline " + layout + ")");
+    else
+      errors.add("training.pipeline_model_parallel_size",
+                 layout + " does not divide model.num_layers (" + std::to_string(m.num_layers) +
+                     "; Megatron's account_for_embedding/loss_in_pipeline_split or decoder_first/last_pipeline_num_layers split unevenly)");
+  }
+  if (m.window_size > 0 && t.cp > 1)
+    errors.add("training.context_parallel_size", std::to_string(t.cp) + " with a sliding window (model.window_size) is not simulated "
+                                                 "(Transformer Engine runs windowed attention with all-gather CP, not the ring)");
   if (t.vp > 1 && t.pipeline_schedule == PipelineSchedule::gpipe)
     errors.add("training.virtual_pipeline_model_parallel_size", "needs pipeline_schedule \"interleaved\"");
   if (t.pipeline_schedule == PipelineSchedule::interleaved && t.vp == 1)

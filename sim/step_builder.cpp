@@ -53,6 +53,7 @@ class Builder {
         t_(s.training),
         layout_(t_.tp, t_.cp, t_.dp, t_.pp, t_.ep, t_.zero_stage >= 3 ? t_.fsdp_shard_size : 0),
         layer_(models::transformer_layer_ops(s.model, t_)),
+        window_layer_(s.model.window_size > 0 ? models::transformer_layer_ops(s.model, t_, true) : models::LayerOps{}),
         embedding_(models::embedding_ops(s.model, t_)),
         head_(models::lm_head_ops(s.model, t_)) {
     CS_CHECK(gpus_.empty() || static_cast<int>(gpus_.size()) == layout_.world_size());
@@ -279,7 +280,6 @@ class Builder {
     const int stage = coord.pp;
     const int p = t_.pp, v = t_.vp;
     const bool first = stage == 0, last = stage == p - 1;
-    const int layers_per_chunk = static_cast<int>(s_.model.num_layers / (p * v));
     const int m = static_cast<int>(t_.num_micro_batches());
     const int zero = t_.zero_stage;
     // Pipeline tensor: [micro_batch, seq / cp, hidden] in bf16; with sequence parallelism each TP rank
@@ -296,16 +296,22 @@ class Builder {
     const double emb_params = first ? word + static_cast<double>(s_.model.max_position_embeddings) * h : 0;
     const double head_params =
         last ? models::final_norm_parameters(s_.model) + (s_.model.untie_embeddings || p > 1 ? word : 0) : 0;
-    const double layers_here = static_cast<double>(layers_per_chunk) * v;
+    // The pipeline split (models::layers_in_chunk): chunks may hold different numbers of layers.
+    const double layers_here = static_cast<double>(models::layers_on_stage(s_.model, t_, stage));
     // With a single expert-parallel rank the experts reduce with the dense parameters.
     const bool separate_experts = t_.ep > 1 && rp.expert > 0;
-    const double layer_dense = (rp.dense - emb_params - head_params + (separate_experts ? 0 : rp.expert)) / layers_here;
-    const double layer_expert = separate_experts ? rp.expert / layers_here : 0;
+    const double layer_dense =
+        layers_here > 0 ? (rp.dense - emb_params - head_params + (separate_experts ? 0 : rp.expert)) / layers_here : 0;
+    const double layer_expert = separate_experts && layers_here > 0 ? rp.expert / layers_here : 0;
     std::vector<std::vector<Unit>> chunk_units(static_cast<std::size_t>(v));
     for (int c = 0; c < v; ++c) {
       auto& units = chunk_units[static_cast<std::size_t>(c)];
       if (first && c == 0) units.push_back({&embedding_, emb_params, 0});
-      for (int l = 0; l < layers_per_chunk; ++l) units.push_back({&layer_, layer_dense, layer_expert});
+      const std::int64_t first_layer = models::first_layer_of_chunk(s_.model, t_, stage, c);
+      for (std::int64_t l = 0; l < models::layers_in_chunk(s_.model, t_, stage, c); ++l) {
+        const bool window = models::is_window_attention_layer(s_.model, first_layer + l);
+        units.push_back({window ? &window_layer_ : &layer_, layer_dense, layer_expert});
+      }
       if (last && c == v - 1) units.push_back({&head_, head_params, 0});
     }
 
@@ -451,7 +457,7 @@ class Builder {
   const std::vector<int>& gpus_;  // GPU of each rank; empty: rank r on GPU r
   const models::TrainingConfig& t_;
   Layout layout_;
-  models::LayerOps layer_, embedding_, head_;
+  models::LayerOps layer_, window_layer_, embedding_, head_;  // window_layer_: sliding-window attention
   TaskGraph* g_ = nullptr;
   std::vector<double>* flops_ = nullptr;
   std::map<std::tuple<int, std::uint32_t, int>, std::vector<std::uint32_t>> collectives_;

@@ -110,17 +110,40 @@ TrainingPoint convert_entry(const json& e, const std::string& file, std::size_t 
   const std::string arch = str(model, "arch");
   if (has(arch, "mamba")) return skip("hybrid Mamba-Transformer layers are not modelled");
   if (has(arch, "mla")) return skip("multi-head latent attention (MLA) and shared experts are not modelled");
-  if (has(p.model, "qwen3")) return skip("Qwen3 has head_dim 128 != hidden / heads; the workload model derives head_dim from hidden / heads");
-  if (has(p.model, "gpt-oss"))
-    return skip("gpt-oss has head_dim 64 != hidden / heads and alternating sliding-window attention; neither is modelled");
   const auto layers = num(model, "layers"), hidden = num(model, "hidden"), heads = num(model, "heads");
-  const auto ffn = num(model, "ffn_hidden");
+  auto ffn = num(model, "ffn_hidden");
+  const json& moe_dims = sub(model, "moe");
+  if (!ffn && moe_dims.is_object() && num(moe_dims, "moe_ffn_hidden")) {
+    // Every layer is MoE (Qwen3 MoE: decoder_sparse_step 1, no mlp_only_layers): the dense FFN width is
+    // never used; the scenario needs one, so it takes the expert width.
+    ffn = num(moe_dims, "moe_ffn_hidden");
+    p.assumptions.push_back("dense ffn_hidden not given: every layer is MoE, ffn_hidden_size = moe_ffn_hidden_size (unused)");
+  }
   if (!layers || !hidden || !heads || !ffn) return skip("model dimensions not given in the file");
+  // Head dim (Megatron's kv_channels) where it is not hidden / heads: from the entry, else the model
+  // family's published config (the file gives none for these).
+  double kv_channels = num(model, "head_dim").value_or(num(model, "kv_channels").value_or(0));
+  if (kv_channels <= 0 && has(p.model, "qwen3")) {
+    kv_channels = 128;
+    p.assumptions.push_back("head_dim not in the file: 128 (Qwen3 config.json head_dim), kv_channels 128");
+  } else if (kv_channels <= 0 && has(p.model, "gpt-oss")) {
+    kv_channels = 64;
+    p.assumptions.push_back("head_dim not in the file: 64 (gpt-oss config.json head_dim), kv_channels 64");
+  }
+  if (kv_channels > 0 && std::fmod(*hidden, *heads) == 0 && kv_channels == *hidden / *heads) kv_channels = 0;  // the default
+  // gpt-oss: sliding window of 128 tokens on every other layer, starting with the first (config.json
+  // layer_types; Megatron-Bridge's GPT-OSS provider: window_size (128, 0), window_attn_skip_freq 2).
+  const bool gpt_oss_window = has(p.model, "gpt-oss");
+  if (gpt_oss_window)
+    p.assumptions.push_back("sliding window 128 on every other layer (gpt-oss config; Megatron window_size [128, 0], "
+                            "window_attn_skip_freq 2); attention sinks ignored");
   const auto tp = num(par, "tp"), pp = num(par, "pp");
   if (!tp || !pp) return skip("layout (TP/PP) not published");
   const std::string gpu = catalog_gpu(p.gpu);
   if (gpu.empty()) return skip("GPU \"" + p.gpu + "\" has no catalog equivalent");
   const auto gbs = num(batch, "global"), seq = num(batch, "seq");
+  if (has(notes, "global batch") && has(notes, "derived"))
+    p.batch_note = "the global batch is not published as such; the entry's notes: " + notes;
   if (!gbs || !seq || p.gpus <= 0) return skip("batch or GPU count not given");
 
   // Layout.
@@ -170,7 +193,7 @@ TrainingPoint convert_entry(const json& e, const std::string& file, std::size_t 
     vocab = has(p.model, "nemotron") ? 256000 : 50257;
     p.assumptions.push_back("vocabulary not given: " + std::to_string(vocab) + (vocab == 256000 ? " (Nemotron tokenizer)" : " (GPT-2 BPE)"));
   }
-  const bool swiglu = has(p.model, "llama");
+  const bool swiglu = has(p.model, "llama") || has(p.model, "qwen3") || has(p.model, "gpt-oss");
   const double groups = num(model, "kv_heads").value_or(*heads);
   json m = {{"name", p.model},
             {"num_layers", *layers},
@@ -185,6 +208,11 @@ TrainingPoint convert_entry(const json& e, const std::string& file, std::size_t 
     m["num_moe_experts"] = num(moe, "experts").value_or(0);
     m["moe_router_topk"] = num(moe, "topk").value_or(0);
     if (auto f = num(moe, "moe_ffn_hidden")) m["moe_ffn_hidden_size"] = *f;
+  }
+  if (kv_channels > 0) m["kv_channels"] = kv_channels;
+  if (gpt_oss_window) {
+    m["window_size"] = json::array({128, 0});
+    m["window_attn_skip_freq"] = 2;
   }
 
   // Cluster.
@@ -217,6 +245,22 @@ TrainingPoint convert_entry(const json& e, const std::string& file, std::size_t 
   }
   if (const auto dp = num(par, "dp"); dp && std::llround(*dp * *tp * *pp * cp) != p.gpus)
     p.assumptions.push_back("published DP " + fmt("%g", *dp) + " does not match GPUs / (TP PP CP); DP derived from the GPU count");
+  // Layers that do not split evenly over the pipeline: the frameworks count the embedding and the loss
+  // as one layer each (Megatron-Bridge's account_for_embedding / loss_in_pipeline_split, set by its
+  // Llama 3.1 405B and Qwen3 recipes; Megatron-DeepSpeed's --pp-partition-method
+  // type:transformer|embedding, BLOOM's tr11 script, which counts the input and the tied output
+  // embedding), so the first and last stages hold one transformer layer fewer.
+  const auto layer_count = static_cast<std::int64_t>(*layers);
+  const auto chunks = static_cast<std::int64_t>(*pp * vp);
+  if (*pp > 1 && layer_count % chunks != 0 && (layer_count + 2) % chunks == 0) {
+    tr["account_for_embedding_in_pipeline_split"] = true;
+    tr["account_for_loss_in_pipeline_split"] = true;
+    p.assumptions.push_back(std::to_string(layer_count) + " layers over " + fmt("%g", *pp * vp) + " pipeline chunks: embedding and loss " +
+                            "each counted as a layer (" +
+                            (modern ? "Megatron-Bridge account_for_embedding/loss_in_pipeline_split, recipe default"
+                                    : "Megatron-DeepSpeed pp-partition-method type:transformer|embedding") +
+                            "), first and last chunk hold " + std::to_string((layer_count + 2) / chunks - 1) + " layers");
+  }
   p.scenario = {{"name", p.id}, {"cluster", cl}, {"model", m}, {"training", tr}};
 
   p.layout = "TP" + fmt("%g", *tp) + " PP" + fmt("%g", *pp) + " DP" + std::to_string(static_cast<long long>(p.gpus / (*tp * *pp * cp)));
@@ -230,7 +274,11 @@ TrainingPoint convert_entry(const json& e, const std::string& file, std::size_t 
   const double gpus = p.gpus;
   MegatronFlopsInput mf{*gbs, *seq, *layers, *hidden, *heads, groups, *ffn,
                         std::ceil(static_cast<double>(vocab) / (128.0 * *tp)) * 128.0 * *tp, swiglu, 1};
-  if (const json& moe = sub(model, "moe"); moe.is_object()) mf.experts_per_token = num(moe, "topk").value_or(1);
+  mf.kv_channels = kv_channels;
+  if (const json& moe = sub(model, "moe"); moe.is_object()) {
+    mf.experts_per_token = num(moe, "topk").value_or(1);
+    mf.moe_ffn_hidden = num(moe, "moe_ffn_hidden").value_or(0);
+  }
   auto from_flops = [&](double tflops, double flops_per_step) { return *gbs * *seq / (flops_per_step / (tflops * 1e12 * gpus) * gpus); };
   if (auto t = num(measured, "iteration_time_s")) {
     p.measured_from = "iteration_time_s " + fmt("%g", *t);
@@ -299,16 +347,19 @@ double sc21_flops_per_step(double B, double s, double l, double h, double V) {
 }
 
 double megatron_model_flops_per_step(const MegatronFlopsInput& in) {
-  const double q_ratio = 1.0;  // query projection = hidden (head_dim = hidden / heads)
+  // Megatron's query_projection_size / hidden_size: kv_channels x heads / hidden (1 when head_dim is
+  // hidden / heads).
+  const double q_ratio = in.kv_channels > 0 ? in.kv_channels * in.heads / in.hidden : 1.0;
   const double gated = in.swiglu ? 1.5 : 1.0;
   return 12.0 * in.batch * in.seq * in.layers * in.hidden * in.hidden *
          ((1.0 + in.query_groups / in.heads + in.seq / in.hidden) * q_ratio +
-          in.ffn_hidden / in.hidden * in.experts_per_token * gated + in.vocab / (2.0 * in.layers * in.hidden));
+          ffn / in.hidden * in.experts_per_token * gated + in.vocab / (2.0 * in.layers * in.hidden));
 }
 
 bool is_published_training(const json& doc) {
   if (!doc.is_array() || doc.empty()) return false;
   return std::all_of(doc.begin(), doc.end(), [](const json& e) { return e.is_object() && str(e, "kind") == "training"; });
+  const double ffn = in.moe_ffn_hidden > 0 ? in.moe_ffn_hidden : in.ffn_hidden;  // every layer MoE
 }
 
 std::vector<TrainingPoint> convert_published_training(const json& doc, const std::string& file) {
@@ -346,6 +397,7 @@ TrainingValidation validate_published_training(const json& doc, const std::strin
         p.predicted_mfu = r.mfu;
         p.memory_gib = r.memory.total_bytes() / 1073741824.0;
         p.fits_in_memory = r.fits_in_memory;
+          if (!p.batch_note.empty()) p.skip_reason += " (" + p.batch_note + ")";
         p.error = p.predicted_tokens_per_s_per_gpu / p.measured_tokens_per_s_per_gpu - 1.0;
       } catch (...) {
         const std::lock_guard<std::mutex> lock(mutex);

@@ -11,9 +11,10 @@
 //                                    F = 96 B s l h^2 (1 + s / 6h + V / 16 l h) per step
 //   model TFLOP/s of Megatron-Core / NeMo (tflops_per_gpu_with_cp, OPT's figure)
 //                                    Megatron's num_floating_point_operations: 12 B s l h^2 [ (1 + g/a
-//                                    + s/h) q/h + (f/h) k gated + V / (2 l h) ] (q = a d, gated = 3/2 for
-//                                    SwiGLU, k = experts per token), which is 72 B s l h^2 (1 + s / 6h
-//                                    + V / 12 l h) for GPT with a 4h MLP
+//                                    + s/h) q/h + (f/h) k gated + V / (2 l h) ] (q = a d with d the
+//                                    kv_channels, gated = 3/2 for SwiGLU, k = experts per token, f the
+//                                    expert width for MoE), which is 72 B s l h^2 (1 + s / 6h
+//                                    + V / 12 l h) for GPT with a 4h MLP; sliding windows are not in it
 //   step time = F / (TFLOP/s x 1e12 x GPUs). The preference order is the list above: a directly timed
 // quantity first, a FLOP-rate conversion only when nothing else is published.
 //
@@ -27,9 +28,16 @@
 // parallelism on with TP > 1 for Megatron-Core/NeMo (off for 2021-2022 Megatron-DeepSpeed runs), the
 // distributed optimizer (ZeRO-1) for Megatron-Core/NeMo, GPT-2's vocabulary for NeMo GPT-3.
 //
+// Architectures: head_dim from the model family's config where it is not hidden / heads (Qwen3 128,
+// gpt-oss 64: model.kv_channels), gpt-oss's sliding window (128 on every other layer), an all-MoE
+// model's dense FFN width taken as the expert width (unused). A layer count that does not split over
+// the pipeline chunks but does with the embedding and the loss counted as layers gets
+// account_for_embedding / loss_in_pipeline_split (Megatron-Bridge recipes; Megatron-DeepSpeed's
+// type:transformer|embedding partition for BLOOM). Each is written into the point's assumptions.
+//
 // An entry the simulator cannot express is skipped with the reason (Mamba layers, multi-head latent
-// attention, head_dim != hidden / heads, an unpublished layout, or whatever the scenario validator
-// rejects, e.g. a strategy not simulated yet); it is listed, never dropped. No per-point correction
+// attention, an unpublished layout, or whatever the scenario validator rejects, e.g. a strategy not
+// simulated yet); it is listed, never dropped. No per-point correction
 // exists anywhere: a prediction is what `clustersim run` would print for that scenario.
 #include <string>
 #include <vector>
@@ -48,6 +56,7 @@ struct TrainingPoint {
   nlohmann::json scenario;     // the scenario document (null when skipped before building one)
   bool skipped = false;
   std::string skip_reason;
+  std::string batch_note;      // what the entry's notes say of a derived batch, quoted if the layout is rejected
   // Prediction (when not skipped).
   double predicted_tokens_per_s_per_gpu = 0;
   double predicted_step_time_s = 0;
@@ -89,6 +98,8 @@ struct MegatronFlopsInput {
   double batch = 0, seq = 0, layers = 0, hidden = 0, heads = 0, query_groups = 0, ffn_hidden = 0, vocab = 0;
   bool swiglu = false;
   double experts_per_token = 1;
+  double kv_channels = 0;     // head dim when not hidden / heads (Megatron's --kv-channels); 0: hidden / heads
+  double moe_ffn_hidden = 0;  // per-expert FFN width of an all-MoE model; 0: ffn_hidden
 };
 double megatron_model_flops_per_step(const MegatronFlopsInput& in);
 

@@ -418,3 +418,144 @@ TEST_CASE("an unwritable --trace path is an input error and leaves no file behin
     CHECK((name == "not-a-folder" || name == "trace.json"));
   }
 }
+
+// Head dim, sliding window and uneven pipeline knobs (model.kv_channels, model.window_size,
+// model.window_attn_skip_freq, training.account_for_*_in_pipeline_split,
+// training.decoder_first/last_pipeline_num_layers): one case per bad-input path.
+TEST_CASE("kv_channels must be a positive integer, and hidden / heads needs it when not whole", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  SECTION("zero") {
+    json doc = scenario_json(k8b);
+    doc["model"]["kv_channels"] = 0;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "model.kv_channels", {"out of range", ">= 1"});
+  }
+  SECTION("hidden not a multiple of heads without kv_channels") {
+    json doc = scenario_json(k8b);
+    doc["model"]["hidden_size"] = 2880;
+    doc["model"]["num_attention_heads"] = 64;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "model.hidden_size", {"not a multiple of model.num_attention_heads", "model.kv_channels"});
+  }
+  SECTION("the same with kv_channels is accepted") {
+    json doc = scenario_json(k8b);
+    doc["model"]["hidden_size"] = 2880;
+    doc["model"]["num_attention_heads"] = 64;
+    doc["model"]["kv_channels"] = 64;
+    doc["training"]["global_batch_size"] = 4;
+    doc["training"]["seq_length"] = 1024;
+    const auto r = run_doc(dir, doc, file);
+    INFO(r.describe());
+    CHECK(r.exit_code == 0);
+  }
+}
+
+TEST_CASE("window_size must be an integer or a causal pair [w, 0]", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);
+  doc["model"]["window_size"] = json::array({128, 16});
+  const auto r = run_doc(dir, doc, file);
+  check_single_error(r, file, "model.window_size", {"[w, 0]", "[128,16]"});
+}
+
+TEST_CASE("window_attn_skip_freq: its type, its list length, and that it needs a window", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  SECTION("a string") {
+    json doc = scenario_json(k8b);
+    doc["model"]["window_size"] = 128;
+    doc["model"]["window_attn_skip_freq"] = "every other";
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "model.window_attn_skip_freq", {"expected an integer >= 1", "list of 0/1"});
+  }
+  SECTION("a list of the wrong length") {
+    json doc = scenario_json(k8b);  // 32 layers
+    doc["model"]["window_size"] = 128;
+    doc["model"]["window_attn_skip_freq"] = json::array({1, 0, 1});
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "model.window_attn_skip_freq", {"3 entries", "model.num_layers 32"});
+  }
+  SECTION("without a window") {
+    json doc = scenario_json(k8b);
+    doc["model"]["window_attn_skip_freq"] = 2;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "model.window_attn_skip_freq", {"needs model.window_size"});
+  }
+}
+
+TEST_CASE("a sliding window with context parallelism is refused", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);  // TP 2 on 8 GPUs
+  doc["model"]["window_size"] = 128;
+  doc["training"]["context_parallel_size"] = 2;
+  const auto r = run_doc(dir, doc, file);
+  check_single_error(r, file, "training.context_parallel_size", {"sliding window", "not simulated"});
+}
+
+TEST_CASE("account_for_embedding/loss_in_pipeline_split: type and the split they make", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  SECTION("not a boolean") {
+    json doc = scenario_json(k8b);
+    doc["training"]["account_for_loss_in_pipeline_split"] = "yes";
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.account_for_loss_in_pipeline_split", {"expected true or false"});
+  }
+  SECTION("32 layers + 2 do not split over PP 4") {
+    json doc = scenario_json(k8b);  // llama3-8b, 32 layers; TP 2 x PP 4 on 8 GPUs
+    doc["training"]["pipeline_model_parallel_size"] = 4;
+    doc["training"]["account_for_embedding_in_pipeline_split"] = true;
+    doc["training"]["account_for_loss_in_pipeline_split"] = true;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.account_for_embedding_in_pipeline_split", {"(34)", "model.num_layers 32", "pipeline 4"});
+  }
+  SECTION("30 + 2 split over PP 4 is accepted") {
+    json doc = scenario_json(k8b);
+    doc["model"]["num_layers"] = 30;
+    doc["training"]["pipeline_model_parallel_size"] = 4;
+    doc["training"]["account_for_embedding_in_pipeline_split"] = true;
+    doc["training"]["account_for_loss_in_pipeline_split"] = true;
+    doc["training"]["global_batch_size"] = 4;
+    doc["training"]["seq_length"] = 1024;
+    const auto r = run_doc(dir, doc, file);
+    INFO(r.describe());
+    CHECK(r.exit_code == 0);
+  }
+}
+
+TEST_CASE("decoder_first/last_pipeline_num_layers: range, split and exclusivity", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  SECTION("negative") {
+    json doc = scenario_json(k8b);
+    doc["training"]["decoder_first_pipeline_num_layers"] = -1;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.decoder_first_pipeline_num_layers", {"out of range", ">= 0"});
+  }
+  SECTION("the rest does not split over the middle stages") {
+    json doc = scenario_json(k8b);  // 32 layers, PP 4: 32 - 5 = 27 over 3 stages is 9, but - 5 - 6 = 21 over 2 is not
+    doc["training"]["pipeline_model_parallel_size"] = 4;
+    doc["training"]["decoder_first_pipeline_num_layers"] = 5;
+    doc["training"]["decoder_last_pipeline_num_layers"] = 6;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.decoder_first_pipeline_num_layers", {"(21)", "other 2 pipeline stages"});
+  }
+  SECTION("only the last given") {
+    json doc = scenario_json(k8b);
+    doc["training"]["pipeline_model_parallel_size"] = 4;
+    doc["training"]["decoder_last_pipeline_num_layers"] = 4;  // 28 over 3 stages
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.decoder_last_pipeline_num_layers", {"(28)", "other 3 pipeline stages"});
+  }
+  SECTION("with account_for_embedding_in_pipeline_split") {
+    json doc = scenario_json(k8b);
+    doc["training"]["pipeline_model_parallel_size"] = 4;
+    doc["training"]["decoder_first_pipeline_num_layers"] = 5;
+    doc["training"]["account_for_embedding_in_pipeline_split"] = true;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.decoder_first_pipeline_num_layers", {"cannot be combined"});
+  }
+}

@@ -185,3 +185,33 @@ TEST_CASE("memory: Llama 3 70B fits on 80 GB with TP 8 PP 4 and the distributed 
   CHECK(peak.total_bytes() / 1e9 > 30);
   CHECK(peak.total_bytes() / 1e9 < 80);
 }
+
+TEST_CASE("memory: an uneven pipeline split gives each stage its own layers", "[models]") {
+  // Llama 3.1 405B, TP 8, PP 8 x VP 8, embedding and loss counted in the split (126 + 2 = 128): stage 0
+  // holds 15 layers (chunk 0 has 1), stages 1..6 16, stage 7 15 (its last chunk has 1).
+  const ModelConfig m = preset("llama3-405b");
+  TrainingConfig t = layout(8192, 8, 8, 1, 64);  // m = 64 micro-batches
+  t.sequence_parallel = true;
+  t.vp = 8;
+  t.pipeline_schedule = PipelineSchedule::interleaved;
+  t.account_for_embedding_in_pipeline_split = true;
+  t.account_for_loss_in_pipeline_split = true;
+  const double per_layer = parameters_per_layer(m) - 2.0 * 16384;  // the GEMMs, split by TP 8
+  const double norms = 2.0 * 16384;                                // replicated
+  const double word = 129024.0 * 16384 / 8;  // vocab 128256 padded to a multiple of 128 x 8: 126 x 1024
+  SECTION("parameters") {
+    CHECK(parameters_on_rank(m, t, 0).dense == Approx(15 * (per_layer / 8 + norms) + word).epsilon(1e-12));
+    CHECK(parameters_on_rank(m, t, 3).dense == Approx(16 * (per_layer / 8 + norms)).epsilon(1e-12));
+    CHECK(parameters_on_rank(m, t, 7).dense == Approx(15 * (per_layer / 8 + norms) + 16384 + word).epsilon(1e-12));
+  }
+  SECTION("activations in flight follow the chunks' layer counts") {
+    // Stage 0's warm-up is (p - 1) 2 + (v - 1) p = 14 + 56 = 70 virtual micro-batches, so 71 are in
+    // flight: k = 0..63 visit each chunk 8 times ((k mod 64) div 8), k = 64..70 chunk 0 seven more.
+    // Chunk 0 (1 layer) x 15 + chunks 1..7 (2 layers) x 8 = 15 + 112 = 127 layer-micro-batches (an even
+    // 2 per chunk would be 142).
+    const double act = activation_bytes_per_layer(m, t);
+    CHECK(memory_per_gpu(m, t, 0).activations_bytes == Approx(127 * act).epsilon(1e-12));
+    // Stage 3: warm-up 8 + 56 = 64, 65 in flight: chunk 0 nine times, the others 8: 2 x (9 + 56) = 130.
+    CHECK(memory_per_gpu(m, t, 3).activations_bytes == Approx(130 * act).epsilon(1e-12));
+  }
+}

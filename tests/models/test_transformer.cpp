@@ -362,3 +362,211 @@ TEST_CASE("layout problems name the knob", "[models]") {
   t.pp = 4;
   CHECK(layout_problems(m, t).empty());
 }
+
+namespace {
+
+// Qwen3-30B-A3B (HF config.json): 48 layers, hidden 2048, 32 heads of head_dim 128 (a d = 4096, twice
+// the hidden size), 4 KV groups, 128 experts of width 768, top-8, vocabulary 151936, SwiGLU, untied.
+ModelConfig qwen3_30b() {
+  ModelConfig m;
+  m.name = "qwen3-30b-a3b";
+  m.num_layers = 48;
+  m.hidden_size = 2048;
+  m.num_attention_heads = 32;
+  m.num_query_groups = 4;
+  m.kv_channels = 128;
+  m.ffn_hidden_size = 768;
+  m.moe_ffn_hidden_size = 768;
+  m.num_moe_experts = 128;
+  m.moe_router_topk = 8;
+  m.vocab_size = 151936;
+  m.activation = Activation::swiglu;
+  return m;
+}
+
+// gpt-oss-120b (HF config.json): 36 layers, hidden 2880, 64 heads of head_dim 64, 8 KV groups, 128
+// experts of width 2880, top-4, vocabulary 201088, sliding window 128 on every other layer.
+ModelConfig gpt_oss_120b() {
+  ModelConfig m;
+  m.name = "gpt-oss-120b";
+  m.num_layers = 36;
+  m.hidden_size = 2880;
+  m.num_attention_heads = 64;
+  m.num_query_groups = 8;
+  m.kv_channels = 64;
+  m.ffn_hidden_size = 2880;
+  m.num_moe_experts = 128;
+  m.moe_router_topk = 4;
+  m.vocab_size = 201088;
+  m.activation = Activation::swiglu;
+  m.window_size = 128;
+  m.window_attn_skip_freq = 2;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("kv_channels: Qwen3-30B-A3B parameters by hand", "[models]") {
+  const ModelConfig m = qwen3_30b();
+  CHECK(m.head_dim() == 128);
+  CHECK(m.query_projection_size() == 4096);
+  // Per layer: QKV 2048 x (32 + 2 x 4) x 128 = 10,485,760; out-proj 4096 x 2048 = 8,388,608; experts
+  // 128 x 3 x 2048 x 768 = 603,979,776; router 2048 x 128 = 262,144; two RMSNorms 4,096.
+  CHECK(parameters_per_layer(m) == 10485760.0 + 8388608.0 + 603979776.0 + 262144.0 + 4096.0);
+  // Whole model: 48 layers + untied embedding and head 2 x 151936 x 2048 + final norm 2048
+  // = 29,909,778,432 + 622,329,856 + 2,048 = 30,532,110,336 (the published 30.5B; qk-layernorm's
+  // 2 x 128 per layer is left out).
+  CHECK(parameter_count(m) == 30532110336.0);
+}
+
+TEST_CASE("kv_channels: GEMM shapes, attention and TP bytes use a d, not h", "[models]") {
+  const ModelConfig m = qwen3_30b();
+  TrainingConfig t = training(4096, 1, 2, true);
+  t.ep = 1;
+  const LayerOps ops = transformer_layer_ops(m, t);
+  // QKV: [T, h] x [h, (16 + 2 x 2) x 128 / rank]; out-proj: [T, 16 x 128] x [.., h].
+  const Op& qkv = find_op(ops.forward, "qkv");
+  CHECK(qkv.gemm.m == 4096);
+  CHECK(qkv.gemm.n == (16 + 2 * 2) * 128);
+  CHECK(qkv.gemm.k == 2048);
+  const Op& proj = find_op(ops.forward, "proj");
+  CHECK(proj.gemm.n == 2048);
+  CHECK(proj.gemm.k == 16 * 128);
+  // Attention: 16 query heads of 128 per rank, causal: 2 b hq s^2 d.
+  const Op& attn = find_op(ops.forward, "attn");
+  CHECK(attn.attention.head_dim == 128);
+  CHECK(attn.flops == 2.0 * 16 * 4096.0 * 4096.0 * 128);
+  // The TP collectives move the hidden-size residual stream: T h 2 bytes (not T a d 2).
+  CHECK(find_op(ops.forward, "rs_attn").comm_bytes == 4096.0 * 2048 * 2);
+}
+
+TEST_CASE("kv_channels: model FLOPs of Qwen3-30B-A3B by hand", "[models]") {
+  const ModelConfig m = qwen3_30b();
+  TrainingConfig t = training(4096, 1);
+  t.global_batch_size = 1024;
+  // flops = B s [ 3 l (2 P + 4 s a d) + 6 h V ] with P the GEMM parameters a token passes:
+  // QKV + out 18,874,368 + top-8 experts 8 x 3 x 2048 x 768 = 37,748,736 + router 262,144
+  // = 56,885,248, and a d = 4096 (not h = 2048).
+  const double P = 56885248.0, s = 4096, ad = 4096, l = 48, h = 2048, V = 151936, B = 1024;
+  CHECK(model_flops_per_step(m, t) == Approx(B * s * (3 * l * (2 * P + 4 * s * ad) + 6 * h * V)).epsilon(1e-12));
+}
+
+TEST_CASE("sliding window: which layers, and the attention FLOPs s w' - w'^2 / 2 by hand", "[models]") {
+  const ModelConfig m = gpt_oss_120b();
+  // window_attn_skip_freq 2: Megatron's 1-based layer l is full when l % 2 == 0, so 0-based layers
+  // 0, 2, 4, ... are windowed (gpt-oss's layer_types start with sliding_attention).
+  CHECK(is_window_attention_layer(m, 0));
+  CHECK_FALSE(is_window_attention_layer(m, 1));
+  CHECK(is_window_attention_layer(m, 34));
+  CHECK_FALSE(is_window_attention_layer(m, 35));
+  ModelConfig listed = m;
+  listed.window_attn_pattern.assign(36, false);
+  listed.window_attn_pattern[5] = true;
+  CHECK(is_window_attention_layer(listed, 5));
+  CHECK_FALSE(is_window_attention_layer(listed, 0));
+
+  const TrainingConfig t = training(4096, 1);
+  const LayerOps full = transformer_layer_ops(m, t, false);
+  const LayerOps window = transformer_layer_ops(m, t, true);
+  // Full causal: 4 b hq d s^2 / 2 = 4 x 64 x 64 x 4096^2 / 2.
+  CHECK(find_op(full.forward, "attn").flops == 4.0 * 64 * 64 * 4096.0 * 4096.0 / 2);
+  // Window (128, 0): each query sees w' = 129 keys (fewer at the start): pairs = s w' - w'^2 / 2
+  // = 528,384 - 8,320.5 = 520,063.5; forward 4 x 64 x 64 x 520,063.5 = 8,520,720,384.
+  const Op& wf = find_op(window.forward, "attn");
+  CHECK(wf.flops == 8520720384.0);
+  CHECK(find_op(window.backward, "attn_bwd").flops == 2.5 * 8520720384.0);
+  // The kernel's shape: uniform work over w' keys.
+  CHECK(wf.attention.seq_kv == 129);
+  CHECK_FALSE(wf.attention.causal);
+  // Everything but the attention core is the same.
+  CHECK(find_op(window.forward, "qkv").flops == find_op(full.forward, "qkv").flops);
+  CHECK(find_op(window.forward, "qkv").gemm.n == (64 + 2 * 8) * 64);
+}
+
+TEST_CASE("sliding window: model FLOPs count w' keys on windowed layers", "[models]") {
+  const ModelConfig m = gpt_oss_120b();
+  TrainingConfig t = training(4096, 1);
+  t.global_batch_size = 1280;
+  // 18 windowed layers see 129 keys per query, 18 full ones 4096: the attention term is
+  // 4 a d (18 x 129 + 18 x 4096) per token forward; a d = 64 x 64 = 4096.
+  const double h = 2880, ad = 4096, f = 2880, E = 128, k = 4, V = 201088, s = 4096, B = 1280;
+  const double P = h * (64 + 16) * 64 + ad * h + k * 3 * h * f + h * E;
+  const double layers_fwd = 36 * 2 * P + 4 * ad * (18 * 129 + 18 * s);
+  CHECK(model_flops_per_step(m, t) == Approx(B * s * (3 * layers_fwd + 6 * h * V)).epsilon(1e-12));
+}
+
+TEST_CASE("pipeline split: Llama 3.1 405B on PP 8 x VP 8 with the embedding and the loss counted", "[models]") {
+  const ModelConfig m = preset("llama3-405b");
+  TrainingConfig t = training(8192, 1, 8, true);
+  t.pp = 8;
+  t.vp = 8;
+  t.pipeline_schedule = PipelineSchedule::interleaved;
+  t.global_batch_size = 64;
+  CHECK_FALSE(layout_problems(m, t).empty());  // 126 does not divide over 64 chunks
+  t.account_for_embedding_in_pipeline_split = true;
+  t.account_for_loss_in_pipeline_split = true;
+  CHECK(layout_problems(m, t).empty());
+  // 126 + 2 = 128 units over 64 chunks: 2 each; the embedding takes one of stage 0's chunk 0, the loss
+  // one of stage 7's chunk 7.
+  CHECK(layers_in_chunk(m, t, 0, 0) == 1);
+  CHECK(layers_in_chunk(m, t, 0, 1) == 2);
+  CHECK(layers_in_chunk(m, t, 7, 7) == 1);
+  CHECK(layers_in_chunk(m, t, 7, 6) == 2);
+  CHECK(layers_in_chunk(m, t, 3, 0) == 2);
+  CHECK(layers_on_stage(m, t, 0) == 15);
+  CHECK(layers_on_stage(m, t, 3) == 16);
+  CHECK(layers_on_stage(m, t, 7) == 15);
+  std::int64_t total = 0;
+  for (int s = 0; s < 8; ++s) total += layers_on_stage(m, t, s);
+  CHECK(total == 126);
+  // Model order: chunk 0 of stages 0..7 (1 + 7 x 2 = 15 layers), then chunk 1 of stage 0.
+  CHECK(first_layer_of_chunk(m, t, 0, 0) == 0);
+  CHECK(first_layer_of_chunk(m, t, 1, 0) == 1);
+  CHECK(first_layer_of_chunk(m, t, 0, 1) == 15);
+  CHECK(first_layer_of_chunk(m, t, 7, 7) == 125);
+}
+
+TEST_CASE("pipeline split: BLOOM's 70 layers over 12 stages, embeddings counted as layers", "[models]") {
+  ModelConfig m = preset("gpt3-175b");
+  m.num_layers = 70;
+  TrainingConfig t = training(2048, 1);
+  t.pp = 12;
+  t.global_batch_size = 12;
+  t.account_for_embedding_in_pipeline_split = true;
+  t.account_for_loss_in_pipeline_split = true;
+  REQUIRE(layout_problems(m, t).empty());
+  // 72 / 12 = 6: the first and last stages 5 transformer layers, the others 6.
+  CHECK(layers_on_stage(m, t, 0) == 5);
+  CHECK(layers_on_stage(m, t, 11) == 5);
+  for (int s = 1; s < 11; ++s) CHECK(layers_on_stage(m, t, s) == 6);
+}
+
+TEST_CASE("pipeline split: decoder_first/last_pipeline_num_layers", "[models]") {
+  ModelConfig m = preset("llama3-8b");
+  m.num_layers = 30;
+  TrainingConfig t = training(2048, 1);
+  t.pp = 4;
+  t.vp = 3;
+  t.global_batch_size = 8;
+  t.decoder_first_pipeline_num_layers = 6;
+  t.decoder_last_pipeline_num_layers = 6;
+  REQUIRE(layout_problems(m, t).empty());
+  // First and last 6 (2 per chunk), the middle two stages (30 - 12) / 2 = 9 (3 per chunk).
+  CHECK(layers_in_chunk(m, t, 0, 2) == 2);
+  CHECK(layers_in_chunk(m, t, 1, 0) == 3);
+  CHECK(layers_in_chunk(m, t, 3, 1) == 2);
+  CHECK(layers_on_stage(m, t, 2) == 9);
+  CHECK(first_layer_of_chunk(m, t, 0, 1) == 2 + 3 + 3 + 2);
+  // Without interleaving, only the first given: the other 3 stages share 30 - 3 = 27 (9 each).
+  t.vp = 1;
+  t.decoder_last_pipeline_num_layers = -1;
+  t.decoder_first_pipeline_num_layers = 3;
+  REQUIRE(layout_problems(m, t).empty());
+  CHECK(layers_on_stage(m, t, 0) == 3);
+  CHECK(layers_on_stage(m, t, 3) == 9);
+  // 4 leaves 26 over 3 stages: rejected, naming the knob.
+  t.decoder_first_pipeline_num_layers = 4;
+  const auto p = layout_problems(m, t);
+  REQUIRE(p.size() == 1);
+  CHECK(p[0].find("decoder_first/last_pipeline_num_layers") != std::string::npos);
+}

@@ -15,6 +15,7 @@
 #include "sim/pipeline_schedule.hpp"
 #include "sim/scenario.hpp"
 #include "sim/simulation.hpp"
+#include "sim/step_builder.hpp"
 
 using namespace cs::sim;
 using cs::sim::testing::FixedNetwork;
@@ -236,4 +237,65 @@ TEST_CASE("pipeline schedules: every combination of strategies completes (proper
     ++ran;
   }
   CHECK(ran == 40);
+}
+
+namespace {
+
+// Attention-forward tasks ("attn") of each simulated rank: one per transformer layer and micro-batch.
+std::vector<int> attention_tasks_per_rank(const json& doc) {
+  const Scenario s = parse_scenario(doc, "t.json");
+  const StepPlan plan = build_step(s, cs::models::default_compute_profile());
+  std::vector<int> n(plan.global_rank.size(), 0);
+  for (const Task& t : plan.graph.tasks())
+    if (t.stream == StreamKind::compute && plan.graph.name(t.name) == "attn") ++n[t.rank];
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("pipeline split: the step builder gives each stage and chunk its own layers", "[sim]") {
+  json doc = tiny_doc();  // 24 layers, 8 micro-batches
+  doc["model"]["num_layers"] = 22;
+  doc["cluster"]["gpus_per_node"] = 4;
+  doc["training"]["pipeline_model_parallel_size"] = 4;
+  SECTION("account_for_embedding / loss: (22 + 2) / 4 = 6, first and last stage 5") {
+    doc["training"]["account_for_embedding_in_pipeline_split"] = true;
+    doc["training"]["account_for_loss_in_pipeline_split"] = true;
+    CHECK(attention_tasks_per_rank(doc) == std::vector<int>{5 * 8, 6 * 8, 6 * 8, 5 * 8});
+  }
+  SECTION("interleaved, VP 2: (22 + 2) / 8 = 3 per chunk, chunk 0 of stage 0 and chunk 1 of stage 3 hold 2") {
+    doc["training"]["virtual_pipeline_model_parallel_size"] = 2;
+    doc["training"]["account_for_embedding_in_pipeline_split"] = true;
+    doc["training"]["account_for_loss_in_pipeline_split"] = true;
+    CHECK(attention_tasks_per_rank(doc) == std::vector<int>{5 * 8, 6 * 8, 6 * 8, 5 * 8});
+  }
+  SECTION("decoder_first/last_pipeline_num_layers 4 and 6: the middle stages (22 - 10) / 2 = 6") {
+    doc["training"]["decoder_first_pipeline_num_layers"] = 4;
+    doc["training"]["decoder_last_pipeline_num_layers"] = 6;
+    CHECK(attention_tasks_per_rank(doc) == std::vector<int>{4 * 8, 6 * 8, 6 * 8, 6 * 8});
+  }
+}
+
+TEST_CASE("pipeline split: the slowest stage sets the 1F1B step, worked by hand", "[sim]") {
+  // 12 equal layers on p = 2, m = 8, a 128-token vocabulary (embedding and LM head negligible), no
+  // contention. With per-stage times t_0, t_1 (forward 1/3, backward 2/3 of them) and stage 1 the
+  // slower, stage 1 runs its m forward-backward pairs back to back after stage 0's first forward, and
+  // stage 0's last backward follows: step = t_0 / 3 + m t_1 + 2 t_0 / 3. In units of one layer's
+  // forward + backward u: even 6 / 6 gives 2 + 48 + 4 = 54 u (= (m + p - 1) 6 u); 4 / 8 gives 4/3 + 64 +
+  // 8/3 = 68 u. The bubble grows with the slowest stage, and it comes out of the schedule.
+  json doc = json::parse(R"({
+    "name": "uneven",
+    "cluster": {"gpu": "H100-SXM", "nodes": 1, "gpus_per_node": 2, "intra_node": "nvswitch"},
+    "model": {"num_layers": 12, "hidden_size": 4096, "num_attention_heads": 32, "vocab_size": 128,
+              "ffn_hidden_size": 16384, "activation": "gelu"},
+    "training": {"seq_length": 2048, "global_batch_size": 8, "micro_batch_size": 1,
+                 "pipeline_model_parallel_size": 2},
+    "simulation": {"comm_compute_contention": 0}
+  })");
+  const Report even = simulate(parse_scenario(doc, "t.json")).report;
+  doc["training"]["decoder_first_pipeline_num_layers"] = 4;
+  const Report uneven = simulate(parse_scenario(doc, "t.json")).report;
+  CHECK(uneven.step_time_s / even.step_time_s == Approx(68.0 / 54.0).epsilon(0.03));
+  // The same work in total: the uneven step's extra time is idle time of the lighter stage.
+  CHECK(uneven.breakdown.pipeline_bubble_s > even.breakdown.pipeline_bubble_s);
 }
