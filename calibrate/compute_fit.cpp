@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <sstream>
@@ -19,6 +20,10 @@ constexpr double kMaxEfficiency = 0.95;
 constexpr double kHalfKvMax = 16384;
 constexpr double kHalfKvStep = 16;
 constexpr int kGoldenIterations = 100;
+// The backward's joint fit with the harness's host floor (fit_backward_with_host_floor).
+constexpr double kHostFloorMaxS = 1e-3;
+constexpr double kHostFloorStepS = 10e-6;
+constexpr double kHalfKvCoarseStep = 64;
 
 struct PassPoint {
   double kv;      // mean KV length, tokens
@@ -68,6 +73,85 @@ std::pair<double, double> fit_attention_pass(const std::vector<PassPoint>& pts) 
   return {pass_cost(pts, c).peak_efficiency, c};
 }
 
+template <class F>
+double golden_min(F&& f, double lo, double hi) {
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  for (int i = 0; i < kGoldenIterations; ++i) {
+    const double a = hi - g * (hi - lo), b = lo + g * (hi - lo);
+    if (f(a) < f(b)) hi = b;
+    else lo = a;
+  }
+  return 0.5 * (lo + hi);
+}
+
+struct BackwardPoint {
+  double kv;       // mean KV length, tokens
+  double ideal_s;  // work / (peak * balance)
+  double fwd_s;    // measured forward, launch overhead included
+  double fb_s;     // measured forward+backward
+};
+
+struct BackwardFit {
+  double peak_efficiency = 0, half_kv = 0, host_floor_s = 0;
+};
+
+// (e_max, c, T) minimising sum (ln o_model - ln o)^2 over the observed backward times o = fb - fwd - L,
+// modelled as W / (e_max kv / (kv + c)) + max(0, T - fwd): the backward op starts when both the forward
+// has ended and the host has issued it (T after the start; compute_model.hpp). For fixed (c, T), ln e_max
+// by Gauss-Newton from the gap-free closed form; (c, T) on a grid (smallest T on ties), then golden
+// section on c and on T within a step. scripts/derive_compute_defaults.py does exactly the same.
+BackwardFit fit_backward_with_host_floor(const std::vector<BackwardPoint>& pts, double L) {
+  const std::size_t n = pts.size();
+  std::vector<double> a(n), o(n), gap(n);
+  auto solve = [&](double c, double t_host, double* e_out) {
+    double u = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& p = pts[i];
+      a[i] = p.ideal_s * (p.kv + c) / p.kv;
+      o[i] = p.fb_s - p.fwd_s - L;
+      gap[i] = std::max(0.0, t_host - p.fwd_s);
+      if (o[i] - gap[i] <= 0) return std::numeric_limits<double>::infinity();
+      u += std::log(a[i] / (o[i] - gap[i]));
+    }
+    u /= double(n);
+    for (int it = 0; it < 4; ++it) {
+      double num = 0, den = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const double k = a[i] * std::exp(-u), q = k / (k + gap[i]);
+        num += (std::log(k + gap[i]) - std::log(o[i])) * q;
+        den += q * q;
+      }
+      u += num / den;
+    }
+    double cost = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double r = std::log(a[i] * std::exp(-u) + gap[i]) - std::log(o[i]);
+      cost += r * r;
+    }
+    if (e_out) *e_out = std::exp(u);
+    return cost;
+  };
+  double best = std::numeric_limits<double>::infinity(), c = 0, t_host = 0;
+  const int n_t = static_cast<int>(std::lround(kHostFloorMaxS / kHostFloorStepS));
+  const int n_c = static_cast<int>(kHalfKvMax / kHalfKvCoarseStep);
+  for (int i = 0; i <= n_t; ++i)
+    for (int j = 0; j <= n_c; ++j) {
+      const double cost = solve(j * kHalfKvCoarseStep, i * kHostFloorStepS, nullptr);
+      if (cost < best) best = cost, c = j * kHalfKvCoarseStep, t_host = i * kHostFloorStepS;
+    }
+  const double c_ref = golden_min([&](double x) { return solve(x, t_host, nullptr); },
+                                  std::max(0.0, c - kHalfKvCoarseStep), std::min(kHalfKvMax, c + kHalfKvCoarseStep));
+  if (solve(c_ref, t_host, nullptr) < solve(c, t_host, nullptr)) c = c_ref;
+  const double t_ref = golden_min([&](double x) { return solve(c, x, nullptr); },
+                                  std::max(0.0, t_host - kHostFloorStepS), std::min(kHostFloorMaxS, t_host + kHostFloorStepS));
+  if (solve(c, t_ref, nullptr) < solve(c, t_host, nullptr)) t_host = t_ref;
+  BackwardFit out;
+  solve(c, t_host, &out.peak_efficiency);
+  out.half_kv = c;
+  out.host_floor_s = t_host;
+  return out;
+}
+
 bool valid_efficiency(double e) { return e > 0 && e <= kMaxEfficiency && std::isfinite(e); }
 
 std::string describe(double e) {
@@ -78,7 +162,8 @@ std::string describe(double e) {
 
 // The attention kernel model (models/compute_model.hpp): block, CTAs per SM and launch orders are
 // kernel facts taken from the default profile; (e_max, c) per pass are fitted over the shapes measured
-// both ways (forward on t_fwd - L, backward on t_fwdbwd - t_fwd - L). Without two such shapes the
+// both ways (forward on t_fwd - L; backward jointly with the harness's host floor, on t_fwdbwd - t_fwd - L).
+// Without two such shapes the
 // profile keeps no attention model and the default's stands in.
 template <class Key>
 void fit_attention_model(models::ComputeProfile& p, const std::vector<Key>& shapes,
@@ -86,7 +171,8 @@ void fit_attention_model(models::ComputeProfile& p, const std::vector<Key>& shap
                          std::vector<std::string>& notes) {
   const models::ComputeProfile& d = models::default_compute_profile();
   p.attention_block_q = d.attention_block_q;
-  std::vector<PassPoint> fwd, bwd;
+  std::vector<PassPoint> fwd;
+  std::vector<BackwardPoint> bwd;
   for (const auto& key : shapes) {
     const auto [b, hq, hkv, s, hd] = key;
     const auto it = times.find(key);
@@ -105,7 +191,7 @@ void fit_attention_model(models::ComputeProfile& p, const std::vector<Key>& shap
                                                 pass.heavy_first);
     };
     fwd.push_back({kv, flops / (peak * balance(d.attention_fwd)), t_f});
-    bwd.push_back({kv, 2.5 * flops / (peak * balance(d.attention_bwd)), t_b});
+    bwd.push_back({kv, 2.5 * flops / (peak * balance(d.attention_bwd)), it->second.first, it->second.second});
   }
   if (fwd.size() < 2) {
     if (!shapes.empty())
@@ -113,10 +199,11 @@ void fit_attention_model(models::ComputeProfile& p, const std::vector<Key>& shap
                       "profile's attention model is used");
     return;
   }
-  for (auto [pass, pts, def, name] :
-       {std::tuple{&p.attention_fwd, &fwd, &d.attention_fwd, "forward"},
-        std::tuple{&p.attention_bwd, &bwd, &d.attention_bwd, "backward"}}) {
-    const auto [e, c] = fit_attention_pass(*pts);
+  const auto [e_f, c_f] = fit_attention_pass(fwd);
+  const BackwardFit b = fit_backward_with_host_floor(bwd, L);
+  for (auto [pass, e, c, def, name] :
+       {std::tuple{&p.attention_fwd, e_f, c_f, &d.attention_fwd, "forward"},
+        std::tuple{&p.attention_bwd, b.peak_efficiency, b.half_kv, &d.attention_bwd, "backward"}}) {
     *pass = *def;
     pass->half_kv = c;
     pass->peak_efficiency = std::min(e, 1.0);
@@ -124,6 +211,7 @@ void fit_attention_model(models::ComputeProfile& p, const std::vector<Key>& shap
       notes.push_back(std::string("attention ") + name + ": fitted peak efficiency " + describe(e) +
                       " above 1; capped at 1");
   }
+  p.attention_host_floor_us = b.host_floor_s * 1e6;
 }
 
 }  // namespace

@@ -132,7 +132,12 @@ double predict_compute_s(const ComputeMeasurement& m, const models::GpuSpec& gpu
   if (m.kind == ComputeKind::attention_fwdbwd) {
     op.kind = models::OpKind::attention_bwd;
     op.flops *= 2.5;
-    t += models::op_time_s(op, gpu, profile);
+    // The harness's backward starts once the forward has ended and the host has issued it
+    // (compute_model.hpp: the host floor of a forward+backward microbenchmark).
+    // A profile without its own attention model runs on the default's, host floor included.
+    const bool own = profile.attention_fwd.peak_efficiency > 0 && profile.attention_bwd.peak_efficiency > 0;
+    const double floor_s = (own ? profile : models::default_compute_profile()).attention_host_floor_us * 1e-6;
+    t = std::max(t, floor_s) + models::op_time_s(op, gpu, profile);
   }
   return t;
 }

@@ -175,6 +175,8 @@ ComputeProfile read_compute(const json& v, const std::string& path, Problems& pr
     if (expect_object(*m, at, problems)) {
       Fields g(*m, at, problems);
       p.attention_block_q = g.integer("block_q", true, 1).value_or(128);
+      p.attention_host_floor_us =
+          g.number("host_floor_us", false, 0, 1e9, false, "a number of microseconds >= 0").value_or(0);
       for (auto [name, pass] : {std::pair{"fwd", &p.attention_fwd}, std::pair{"bwd", &p.attention_bwd}}) {
         const json* obj = g.raw(name, true);
         if (!obj || !expect_object(*obj, g.at(name), problems)) continue;
@@ -334,7 +336,7 @@ std::string profile_to_json(const CalibrationProfile& p) {
                             {"ctas_per_sm", m.ctas_per_sm}, {"heavy_first", m.heavy_first}};
       };
       cj["attention_model"] = {{"block_q", c.attention_block_q}, {"fwd", pass(c.attention_fwd)},
-                               {"bwd", pass(c.attention_bwd)}};
+                               {"bwd", pass(c.attention_bwd)}, {"host_floor_us", c.attention_host_floor_us}};
     }
     cj["memory_bound"] = ordered_json::array();
     for (const auto& m : c.memory_bound)
