@@ -457,7 +457,7 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
     else
       errors.add("training.pipeline_model_parallel_size",
                  layout + " does not divide model.num_layers (" + std::to_string(m.num_layers) +
-                     "; Megatron's account_for_embedding/loss_in_pipeline_split or decoder_first/last_pipeline_num_layers split unevenly)");
+                     ") (account_for_embedding/loss_in_pipeline_split or decoder_first/last_pipeline_num_layers split unevenly)");
   }
   if (m.window_size > 0 && t.cp > 1)
     errors.add("training.context_parallel_size", std::to_string(t.cp) + " with a sliding window (model.window_size) is not simulated "

@@ -433,16 +433,14 @@ TEST_CASE("kv_channels must be a positive integer, and hidden / heads needs it w
   }
   SECTION("hidden not a multiple of heads without kv_channels") {
     json doc = scenario_json(k8b);
-    doc["model"]["hidden_size"] = 2880;
-    doc["model"]["num_attention_heads"] = 64;
+    doc["model"]["hidden_size"] = 4100;  // 32 heads: 128.125 each
     const auto r = run_doc(dir, doc, file);
     check_single_error(r, file, "model.hidden_size", {"not a multiple of model.num_attention_heads", "model.kv_channels"});
   }
   SECTION("the same with kv_channels is accepted") {
     json doc = scenario_json(k8b);
-    doc["model"]["hidden_size"] = 2880;
-    doc["model"]["num_attention_heads"] = 64;
-    doc["model"]["kv_channels"] = 64;
+    doc["model"]["hidden_size"] = 4100;
+    doc["model"]["kv_channels"] = 128;
     doc["training"]["global_batch_size"] = 4;
     doc["training"]["seq_length"] = 1024;
     const auto r = run_doc(dir, doc, file);
