@@ -416,7 +416,6 @@ std::int64_t padded_vocab_size(const ModelConfig& m, int tp) {
   return (m.vocab_size + multiple - 1) / multiple * multiple;
 }
 
-std::vector<std::string> layout_problems(const ModelConfig& m, const TrainingConfig& t) {
 bool is_window_attention_layer(const ModelConfig& m, std::int64_t layer) {
   if (m.window_size <= 0) return false;
   if (!m.window_attn_pattern.empty()) {
@@ -521,6 +520,7 @@ std::int64_t first_layer_of_chunk(const ModelConfig& m, const TrainingConfig& t,
   return n;
 }
 
+std::vector<std::string> layout_problems(const ModelConfig& m, const TrainingConfig& t) {
   std::vector<std::string> p;
   auto need = [&p](bool ok, std::string msg) {
     if (!ok) p.push_back(std::move(msg));
@@ -576,10 +576,10 @@ std::int64_t first_layer_of_chunk(const ModelConfig& m, const TrainingConfig& t,
 // Megatron's generalised form (training.py, num_floating_point_operations) is the same with
 // P_gemm = h^2 (2 + 2 g / a) + h f (2 or 3) k; the router (2 h E per token) is added here, which Megatron
 // leaves out (< 0.1% for Mixtral).
-double model_flops_per_step(const ModelConfig& m, const TrainingConfig& t) {
 // With kv_channels a d is the query projection size, not h (Megatron's query_projection_size). A
 // sliding-window layer's queries see w' = min(w + 1, s) keys, not s: its attention term is 4 w' a d,
 // counted in full the same way.
+double model_flops_per_step(const ModelConfig& m, const TrainingConfig& t) {
   const double s = d(t.seq_length);
   const double ad = d(m.query_projection_size());
   const double gemm_params = attention_gemm_params(m) + mlp_params_per_token(m);
@@ -620,8 +620,8 @@ std::string_view to_string(Recompute r) {
 
 LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bool window_attention) {
   check_layout(m, t);
-  const Dims x = dims(m, t);
   const bool window = window_attention && m.window_size > 0;
+  const Dims x = dims(m, t);
   const AttentionShape as = attention_shape(m, t, x, window);
   LayerOps ops;
   auto& f = ops.forward;

@@ -73,11 +73,11 @@ struct ModelConfig {
   std::int64_t query_projection_size() const { return num_attention_heads * head_dim(); }  // Megatron's a d
 };
 
-// Norm type follows the activation, as in every preset: GeLU models use LayerNorm (weight + bias, 2h
-// parameters), SwiGLU models RMSNorm (weight only, h parameters).
 // Whether transformer layer `layer` (0-based) uses the sliding window.
 bool is_window_attention_layer(const ModelConfig& m, std::int64_t layer);
 
+// Norm type follows the activation, as in every preset: GeLU models use LayerNorm (weight + bias, 2h
+// parameters), SwiGLU models RMSNorm (weight only, h parameters).
 // Presets: gpt3-175b, llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, llama3-405b, bert-large,
 // mixtral-8x7b (architectures from the published configs; source beside each).
 std::optional<ModelConfig> find_preset(std::string_view name);
@@ -102,8 +102,6 @@ struct TrainingConfig {
   bool overlap_param_gather = true;
   double tokens_to_train = 0;  // 0: not asked
   PipelineSchedule pipeline_schedule = PipelineSchedule::one_f_one_b;  // interleaved is implied by vp > 1
-  std::int64_t num_micro_batches() const { return global_batch_size / (micro_batch_size * dp); }
-  std::int64_t tokens_per_step() const { return global_batch_size * seq_length; }
   // Uneven pipeline split (Megatron-Core's get_num_layers_to_build). With account_for_embedding /
   // account_for_loss the embedding / the loss count as one layer each: (L + e + l) / (p v) layers per
   // model chunk, and the first chunk of the first stage / the last chunk of the last stage builds one
@@ -114,6 +112,8 @@ struct TrainingConfig {
   bool account_for_loss_in_pipeline_split = false;
   std::int64_t decoder_first_pipeline_num_layers = -1;
   std::int64_t decoder_last_pipeline_num_layers = -1;
+  std::int64_t num_micro_batches() const { return global_batch_size / (micro_batch_size * dp); }
+  std::int64_t tokens_per_step() const { return global_batch_size * seq_length; }
 };
 
 // Parameter counts (whole model, unsharded).
@@ -128,8 +128,6 @@ double final_norm_parameters(const ModelConfig& m);  // the norm before the LM h
 // size (that work and memory really exist); parameter_count and model_flops_per_step use the real one.
 std::int64_t padded_vocab_size(const ModelConfig& m, int tp);
 
-// What makes a (model, layout) pair impossible for these functions (heads or groups not divisible by
-// tp, a pipeline split Megatron would reject, ...), one message per problem naming Megatron's knob. Empty when
 // The pipeline split: transformer layers of model chunk `chunk` (0 .. vp - 1) of stage `stage`, of the
 // whole stage, and the index of the chunk's first layer in model order (chunk c of every stage, stage
 // by stage, before chunk c + 1). With an even split each chunk has L / (p v).
@@ -139,6 +137,8 @@ std::int64_t first_layer_of_chunk(const ModelConfig& m, const TrainingConfig& t,
 // Why the split is impossible (Megatron's assertions, naming its knobs), or empty.
 std::vector<std::string> pipeline_split_problems(const ModelConfig& m, const TrainingConfig& t);
 
+// What makes a (model, layout) pair impossible for these functions (heads or groups not divisible by
+// tp, a pipeline split Megatron would reject, ...), one message per problem naming Megatron's knob. Empty when
 // fine. The scenario validator reports these with their JSON paths; the functions below CS_MODELS_CHECK
 // the same conditions.
 std::vector<std::string> layout_problems(const ModelConfig& m, const TrainingConfig& t);

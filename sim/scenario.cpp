@@ -326,9 +326,6 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
   set_int("num_moe_experts", m.num_moe_experts, 0, false);
   set_int("moe_router_topk", m.moe_router_topk, 0, false);
   set_int("moe_ffn_hidden_size", m.moe_ffn_hidden_size, 0, false);
-  if (auto a = r.choice("activation", {"gelu", "swiglu"})) m.activation = *a == "swiglu" ? models::Activation::swiglu : models::Activation::gelu;
-  if (auto c = r.boolean("causal")) m.causal = *c;
-  if (auto u = r.boolean("untie_embeddings_and_output_weights")) m.untie_embeddings = *u;
   set_int("kv_channels", m.kv_channels, 1, false);
   // Megatron's window_size is a pair (left, right); a causal decoder's is (w, 0). An integer is w.
   if (const json* w = r.raw("window_size")) {
@@ -354,6 +351,9 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
     if (m.window_size == 0 && !r.raw("window_size"))
       errors.add("model.window_attn_skip_freq", "needs model.window_size (the sliding window it applies to)");
   }
+  if (auto a = r.choice("activation", {"gelu", "swiglu"})) m.activation = *a == "swiglu" ? models::Activation::swiglu : models::Activation::gelu;
+  if (auto c = r.boolean("causal")) m.causal = *c;
+  if (auto u = r.boolean("untie_embeddings_and_output_weights")) m.untie_embeddings = *u;
   if (auto n = r.string("name", false)) m.name = *n;
   else if (!have_preset) m.name = "custom";
   r.finish();
@@ -412,15 +412,15 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   t.overlap_grad_reduce = r.boolean("overlap_grad_reduce").value_or(true);
   t.overlap_param_gather = r.boolean("overlap_param_gather").value_or(true);
   t.tokens_to_train = r.number("tokens_to_train", 0, false, false).value_or(0);
+  t.account_for_embedding_in_pipeline_split = r.boolean("account_for_embedding_in_pipeline_split").value_or(false);
+  t.account_for_loss_in_pipeline_split = r.boolean("account_for_loss_in_pipeline_split").value_or(false);
+  t.decoder_first_pipeline_num_layers = r.integer("decoder_first_pipeline_num_layers", 0, false).value_or(-1);
+  t.decoder_last_pipeline_num_layers = r.integer("decoder_last_pipeline_num_layers", 0, false).value_or(-1);
   r.finish();
 
   if (!errors.lines.empty()) return;  // the checks below need sane values
   const models::ModelConfig& m = s.model;
   const int gpus = s.num_gpus();
-  t.account_for_embedding_in_pipeline_split = r.boolean("account_for_embedding_in_pipeline_split").value_or(false);
-  t.account_for_loss_in_pipeline_split = r.boolean("account_for_loss_in_pipeline_split").value_or(false);
-  t.decoder_first_pipeline_num_layers = r.integer("decoder_first_pipeline_num_layers", 0, false).value_or(-1);
-  t.decoder_last_pipeline_num_layers = r.integer("decoder_last_pipeline_num_layers", 0, false).value_or(-1);
   const std::int64_t model_par = static_cast<std::int64_t>(t.tp) * t.pp * t.cp;
   const std::string gpus_str = std::to_string(gpus) + " GPUs (" + (errors.prefix.empty() ? "cluster." : errors.prefix) + "nodes " +
                                std::to_string(s.cluster.nodes) + " x cluster.gpus_per_node " + std::to_string(s.cluster.gpus_per_node) + ")";

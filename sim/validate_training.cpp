@@ -237,14 +237,6 @@ TrainingPoint convert_entry(const json& e, const std::string& file, std::size_t 
     tr["virtual_pipeline_model_parallel_size"] = vp;
     tr["pipeline_schedule"] = "interleaved";
   }
-  if (!fsdp.empty()) tr["fsdp_sharding_strategy"] = fsdp;
-  else tr["zero_stage"] = zero;
-  if (old_megatron || has(notes, "no overlap of grad")) {
-    tr["overlap_grad_reduce"] = false;
-    p.assumptions.push_back("gradient all-reduce after the backward pass (Megatron-LM before Megatron-Core)");
-  }
-  if (const auto dp = num(par, "dp"); dp && std::llround(*dp * *tp * *pp * cp) != p.gpus)
-    p.assumptions.push_back("published DP " + fmt("%g", *dp) + " does not match GPUs / (TP PP CP); DP derived from the GPU count");
   // Layers that do not split evenly over the pipeline: the frameworks count the embedding and the loss
   // as one layer each (Megatron-Bridge's account_for_embedding / loss_in_pipeline_split, set by its
   // Llama 3.1 405B and Qwen3 recipes; Megatron-DeepSpeed's --pp-partition-method
@@ -261,6 +253,20 @@ TrainingPoint convert_entry(const json& e, const std::string& file, std::size_t 
                                     : "Megatron-DeepSpeed pp-partition-method type:transformer|embedding") +
                             "), first and last chunk hold " + std::to_string((layer_count + 2) / chunks - 1) + " layers");
   }
+  if (!fsdp.empty()) tr["fsdp_sharding_strategy"] = fsdp;
+  else tr["zero_stage"] = zero;
+  if (old_megatron || has(notes, "no overlap of grad")) {
+    tr["overlap_grad_reduce"] = false;
+    p.assumptions.push_back("gradient all-reduce after the backward pass (Megatron-LM before Megatron-Core)");
+  }
+  // NeMo's and Megatron-Bridge's performance recipes turn on Transformer Engine's userbuffers TP overlap
+  // (tp_comm_overlap) whenever TP > 1 with sequence parallelism; Megatron-LM's default is off.
+  if (modern && sp && *tp > 1) {
+    tr["tp_comm_overlap"] = true;
+    p.assumptions.push_back("tp_comm_overlap on (NeMo / Megatron-Bridge performance recipes with TP > 1 and SP)");
+  }
+  if (const auto dp = num(par, "dp"); dp && std::llround(*dp * *tp * *pp * cp) != p.gpus)
+    p.assumptions.push_back("published DP " + fmt("%g", *dp) + " does not match GPUs / (TP PP CP); DP derived from the GPU count");
   p.scenario = {{"name", p.id}, {"cluster", cl}, {"model", m}, {"training", tr}};
 
   p.layout = "TP" + fmt("%g", *tp) + " PP" + fmt("%g", *pp) + " DP" + std::to_string(static_cast<long long>(p.gpus / (*tp * *pp * cp)));
@@ -351,6 +357,7 @@ double megatron_model_flops_per_step(const MegatronFlopsInput& in) {
   // hidden / heads).
   const double q_ratio = in.kv_channels > 0 ? in.kv_channels * in.heads / in.hidden : 1.0;
   const double gated = in.swiglu ? 1.5 : 1.0;
+  const double ffn = in.moe_ffn_hidden > 0 ? in.moe_ffn_hidden : in.ffn_hidden;  // every layer MoE
   return 12.0 * in.batch * in.seq * in.layers * in.hidden * in.hidden *
          ((1.0 + in.query_groups / in.heads + in.seq / in.hidden) * q_ratio +
           ffn / in.hidden * in.experts_per_token * gated + in.vocab / (2.0 * in.layers * in.hidden));
@@ -359,7 +366,6 @@ double megatron_model_flops_per_step(const MegatronFlopsInput& in) {
 bool is_published_training(const json& doc) {
   if (!doc.is_array() || doc.empty()) return false;
   return std::all_of(doc.begin(), doc.end(), [](const json& e) { return e.is_object() && str(e, "kind") == "training"; });
-  const double ffn = in.moe_ffn_hidden > 0 ? in.moe_ffn_hidden : in.ffn_hidden;  // every layer MoE
 }
 
 std::vector<TrainingPoint> convert_published_training(const json& doc, const std::string& file) {
@@ -389,6 +395,7 @@ TrainingValidation validate_published_training(const json& doc, const std::strin
         } catch (const InputError& e) {
           p.skipped = true;
           p.skip_reason = "not expressible yet: " + join_messages(e.messages(), where + ": ");
+          if (!p.batch_note.empty()) p.skip_reason += " (" + p.batch_note + ")";
           continue;
         }
         const Report r = simulate(s).report;
@@ -397,7 +404,6 @@ TrainingValidation validate_published_training(const json& doc, const std::strin
         p.predicted_mfu = r.mfu;
         p.memory_gib = r.memory.total_bytes() / 1073741824.0;
         p.fits_in_memory = r.fits_in_memory;
-          if (!p.batch_note.empty()) p.skip_reason += " (" + p.batch_note + ")";
         p.error = p.predicted_tokens_per_s_per_gpu / p.measured_tokens_per_s_per_gpu - 1.0;
       } catch (...) {
         const std::lock_guard<std::mutex> lock(mutex);
