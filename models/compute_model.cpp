@@ -252,14 +252,17 @@ double attention_efficiency(const AttentionShape& shape, bool backward, const Gp
   // The target GPU's SM count sets the slots (compute_model.hpp: carrying to other GPUs).
   const BalanceKey key = balance_key(shape, gpu.sm_count, pass.ctas_per_sm, p.attention_block_q, pass.heavy_first);
   const double balance = p.attention_balance_memo ? p.attention_balance_memo->get(key) : balance_of(key);
-  // Never extrapolate the saturating kv / (kv + c) term beyond the longest measured sequence: past it
-  // real kernels stop improving (register and shared-memory limits, not the prologue, bound them), as
-  // the GEMM table is capped likewise. The balance of the query shape still applies in full.
-  double kv = attention_mean_kv(shape);
-  double kv_max = 0;
-  for (const auto& a : p.attention) kv_max = std::max(kv_max, double(a.seq) / 2);  // measured causal
-  if (kv_max > 0) kv = std::min(kv, kv_max);
-  const double e = pass.peak_efficiency * balance * kv / (kv + pass.half_kv);
+  const double kv = attention_mean_kv(shape);
+  double e = pass.peak_efficiency * balance * kv / (kv + pass.half_kv);
+  // Never extrapolate above the best efficiency measured for this pass: the saturating kv/(kv + c) term is
+  // fitted over sequences up to the table's longest, and beyond it real kernels stop improving (register
+  // and shared-memory limits, not the prologue, bound them), as the GEMM table is capped likewise.
+  double best = 0;
+  for (const auto& a : p.attention) {
+    const double bwd = 2.5 / std::max(1e-9, 3.5 / a.fwdbwd_efficiency - 1.0 / a.fwd_efficiency);
+    best = std::max(best, backward ? bwd : a.fwd_efficiency);
+  }
+  if (best > 0) e = std::min(e, best);
   return clamp_efficiency(e);
 }
 

@@ -110,11 +110,12 @@ TEST_CASE("compute fit: leave-one-out on the H200 reference, GEMM under 8%", "[c
   const auto s = summarize(rows);
   INFO(validation_text(rows, s, 10));
   CHECK(group_mape(s, "gemm bf16") < 0.08);
-  // Attention: the issue's target is 10%. Forward ~4%; forward+backward ~7%, the worst being the
+  // Attention: the issue's target is 10%. Forward 6.3% (4.3% but for the s8192 shape, which, left
+  // out, meets the cap at the best remaining efficiency); forward+backward 7.3%, the worst being the
   // b4 hq16 / b1 hq64 pair at s2048 (same b*hq and s, backward 25% apart). Without the harness's host
   // floor in the backward fit (compute_model.hpp) forward+backward was 12.7%: b1 hq8 hkv1 s4096, whose
   // forward ends 0.17 ms before the host issues the backward, came out 27% fast.
-  CHECK(group_mape(s, "attention fwd") < 0.06);
+  CHECK(group_mape(s, "attention fwd") < 0.08);
   CHECK(group_mape(s, "attention fwd+bwd") < 0.10);
 }
 
@@ -127,6 +128,7 @@ TEST_CASE("compute fit: the backward fit recovers a known host floor", "[calibra
   truth.attention_bwd.peak_efficiency = 0.7;
   truth.attention_bwd.half_kv = 800;
   truth.attention_host_floor_us = 250;
+  truth.attention.clear();  // no measured points: no cap at the best measured efficiency, the bare model
   const double L = truth.launch_overhead_us * 1e-6;
   std::vector<ComputeMeasurement> pts;
   for (double bytes : {1e8, 1e9}) {  // a copy sweep whose zero-size intercept is L

@@ -282,16 +282,15 @@ TEST_CASE("compute: attention efficiency is e_max * balance * kv / (kv + c)", "[
   for (bool bwd : {false, true}) {
     const AttentionPassModel& m = bwd ? p.attention_bwd : p.attention_fwd;
     const double bal = attention_dispatch_balance(a, h200.sm_count, m.ctas_per_sm, p.attention_block_q, m.heavy_first);
-    // This shape is the table's longest (mean KV 4096), so the formula applies as written.
+    // The formula, capped at the best efficiency the table measured for the pass (never extrapolated
+    // above a measurement): this shape is the table's longest, where the cap and the formula meet within
+    // 4% (the backward's cap, its own measurement, binds: the fit leaves it 3.4% below the formula).
+    double best = 0;
+    for (const auto& pt : p.attention)
+      best = std::max(best, bwd ? 2.5 / (3.5 / pt.fwdbwd_efficiency - 1.0 / pt.fwd_efficiency) : pt.fwd_efficiency);
     const double formula = m.peak_efficiency * bal * 4096.0 / (4096.0 + m.half_kv);
-    CHECK(attention_efficiency(a, bwd, h200, p) == Approx(formula).epsilon(1e-12));
-    // Beyond the longest measured sequence the saturating term stays at its value there (never
-    // extrapolated); only the balance changes with the shape.
-    const AttentionShape longer{1, 32, 8, 32768, 32768, 128, true};
-    const double bal_long =
-        attention_dispatch_balance(longer, h200.sm_count, m.ctas_per_sm, p.attention_block_q, m.heavy_first);
-    CHECK(attention_efficiency(longer, bwd, h200, p) ==
-          Approx(m.peak_efficiency * bal_long * 4096.0 / (4096.0 + m.half_kv)).epsilon(1e-12));
+    CHECK(attention_efficiency(a, bwd, h200, p) == Approx(std::min(formula, best)).epsilon(1e-12));
+    CHECK(attention_efficiency(a, bwd, h200, p) == Approx(formula).epsilon(0.04));
   }
   // Fitted on the H200 sweep (scripts/derive_compute_defaults.py): a forward near 72% of peak at
   // long KV; the backward fitted jointly with the harness's host floor (~0.31 ms).
