@@ -34,11 +34,11 @@ const char* to_string(NcclProtocol p) {
 
 const ProtocolSpec& protocol_spec(NcclProtocol p) {
   // bandwidth efficiency: LL carries 4 data bytes per 8-byte flagged line, LL128 120 of 128 bytes; Simple
-  // all. Latencies (us): launch, per NVLink hop, per network hop; the shape of NCCL's own tuning tables
-  // (LL fastest to start, Simple slowest, network hops several times NVLink's).
-  static const ProtocolSpec ll{0.5, 6.0, 0.6, 2.5};
-  static const ProtocolSpec ll128{120.0 / 128.0, 8.0, 1.0, 3.5};
-  static const ProtocolSpec simple{1.0, 10.0, 2.0, 5.0};
+  // all. Latencies (us): launch, per scale-up hop, per network hop. Derivation in nccl_model.hpp
+  // ("Latency"): LL anchored on two measurements, LL128 and Simple in the ratios of NCCL's tuning tables.
+  static const ProtocolSpec ll{0.5, 7.0, 1.4, 2.7};
+  static const ProtocolSpec ll128{120.0 / 128.0, 8.0, 2.5, 4.0};
+  static const ProtocolSpec simple{1.0, 9.0, 3.5, 6.0};
   switch (p) {
     case NcclProtocol::ll: return ll;
     case NcclProtocol::ll128: return ll128;
@@ -121,12 +121,16 @@ int tree_max_sends(int nodes) {
   return *std::max_element(sends.begin(), sends.end());
 }
 
-double ring_pipeline_bytes(CollectiveKind kind, double S, int n) {
-  const double steps = kind == CollectiveKind::all_reduce ? 2.0 * (n - 1) : n - 1.0;
-  return busbw_factor(kind, n) * S + steps * std::min(S / n, kRingPipelineChunkBytes);
+double ring_channels(double S) {
+  return std::clamp(S / kRingChannelMinBytes, 1.0, static_cast<double>(kRingChannels));
 }
 
-double nvls_pipeline_bytes(double S) { return S + std::min(S, kNvlsPipelineChunkBytes); }
+double ring_pipeline_bytes(CollectiveKind kind, double S, int n) {
+  const double steps = kind == CollectiveKind::all_reduce ? 2.0 * (n - 1) : n - 1.0;
+  return busbw_factor(kind, n) * S + steps * std::min(S / n, kRingPipelineChunkBytes) * kRingChannels / ring_channels(S);
+}
+
+double nvls_pipeline_bytes(double S) { return S + std::min(S / 2, kNvlsPipelineChunkBytes); }
 
 AlgorithmChoice estimate(CollectiveKind kind, double S, const GroupGeometry& g, NcclAlgorithm a, NcclProtocol p, bool* ok) {
   *ok = false;

@@ -15,6 +15,7 @@
 //   ring (C = k channels across nodes, each leaving a node through a different GPU and its NIC). NCCL
 //       pipelines a ring in chunks: the last chunk still has to travel all s steps after the first has
 //       arrived, so a rank sends in effect X = f S + s c bytes, c = min(S/n, C_ring) the chunk of one step
+//       (times 16 / channels for a small message that opens fewer than 16 channels, see "Latency")
 //       over all channels (ring_pipeline_bytes):
 //       t = L_p + s (N/n h_net + (1 - N/n) h_nv) + max( X (k-1)/k / B_up , X / k / B_net ) / e_p
 //       (s = 2(n-1) steps for all-reduce, n-1 otherwise); within one node t = L_p + s h_nv + X / B_up / e_p.
@@ -34,7 +35,7 @@
 //       chooser ranks by that tuner time (`tuned`); the simulated time is the structure's.
 //   NVLS (all-reduce inside an NVSwitch node with in-switch reduction; Simple protocol only, as in
 //       NCCL): each GPU writes S into the switch, which reduces and multicasts S back; the switch's
-//       reduction runs at a fraction e_nvls of line rate, and one chunk of c = min(S, C_nvls) fills the
+//       reduction runs at a fraction e_nvls of line rate, and one chunk of c = min(S/2, C_nvls) fills the
 //       reduce/multicast pipeline (nvls_pipeline_bytes):
 //       t = L_p + L_nvls + 2 h_nv + (S + c) / (B_line e_nvls), L_nvls the extra set-up of the multicast
 //       objects and switch reduction (kNvlsLaunchLatencyUs), so that small messages stay on the LL ring.
@@ -51,14 +52,37 @@
 // one.
 //
 // Deliberately ignored: NVLS across nodes (NVLS_Tree; NCCL >= 2.18 on H100 clusters with NVLS on:
-// 430 GB/s on 2 nodes in nccl1221, we give the ring's ~330), CollNet/SHARP, PAT, per-channel counts that
-// vary with size, and the tree's own pipeline fill.
+// 430 GB/s on 2 nodes in nccl1221, we give the ring's ~330; clustersim has no multi-node NVLink-SHARP
+// topology to put it on), CollNet/SHARP, PAT, and the tree's own pipeline fill.
 //
-// Latency constants: NCCL's tuning model uses launch latencies of a few microseconds and per-hop
-// latencies of ~0.6-2 us on NVLink and a few us on InfiniBand; nccl-tests on real machines show the
-// smallest all-reduce on one 8-GPU node taking 15-40 us end to end (shared/validation/nccl.json: Azure
-// ND H100 v5 ~26 us, ND A100 v4 ~43 us at 1 KiB). The defaults sit at the low end (a bare-metal node); a
-// calibration profile fitted from the user's own nccl-tests logs replaces them.
+// Latency (the small-message regime). A collective of a few KiB moves almost nothing; its time is
+//   t = L_p + (steps) h_p + (fill of one chunk per step on the channels the message opens).
+// L_p is what every NCCL kernel pays once: the launch, NCCL's enqueue of the work element, the first
+// flag exchange and the completion the stream waits for. h_p is one ring (or tree) step: the sender's
+// store of data and flag crossing one hop (GPU -> NVSwitch -> GPU, a PCIe switch, or NIC -> fabric ->
+// NIC), the receiver's poll seeing the flag, its reduction and its own store. LL stores 8-byte
+// data+flag words, so a step costs one store latency; LL128 waits for a whole 128-byte line of a warp;
+// Simple synchronises a step through a separate flag after the data (a fence between them), which is
+// why NCCL's own tuning tables (src/graph/tuning.cc: a base latency per algorithm and protocol plus a
+// per-hop latency per link kind, NVLink < PCIe < network) order them LL < LL128 < Simple.
+// Numbers: LL is anchored on two measurements that differ only in step count, both rings over NVLink:
+// 2 A100s, 8 B all-reduce, 9.85 us (NVIDIA/nccl-tests#331; 2 steps) and 8 H100s, 1-8 KiB, 25.6-27 us
+// (nccl.json azure_h100_8gpu_allreduce_sweep; 14 steps): L_LL = 7 us, h_LL(NVLink) = 1.4 us. LL128 and
+// Simple follow NCCL's tuning-table ratios over LL (per NVLink hop about 2x and 2.5x, launch a little
+// more): L = 8 / 9 us, h = 2.5 / 3.5 us; network hops 2.7 / 4.0 / 6.0 us as NCCL's Ring/NET row. NVLS
+// adds the multicast set-up and in-switch reduction start (kNvlsLaunchLatencyUs = 22 us, of the order of
+// NCCL's NVLS base latency): 9 + 22 + 2 x 3.5 = 38 us, the flat ~42 us of the H100 sweep from 64 KiB to
+// 2 MiB (time minus the transfer).
+// Channel ramp: NCCL gives a small message few channels (it shrinks the channel count until every
+// thread has work), so the per-step chunk of a small ring crosses its hop on one channel, at 1/16 of the
+// node's rate: the fill term is multiplied by kRingChannels / ring_channels(S). This is what makes the H100
+// LL ring's time climb from 27 us at 8 KiB to 33.5 us at 32 KiB and NCCL switch to NVLS at 64 KiB; from
+// 1 MiB on all 16 channels run and the ring is as before.
+// Not modeled: host-side issue time of the benchmark loop. nccl-tests' time per iteration is the larger
+// of the GPU time and the time the host needs to issue one iteration; on Azure ND A100 v4 the 1 KiB ..
+// 512 KiB all-reduce stays flat at 42-48 us (nccl.json azure_a100_8gpu_allreduce_sweep) where the same
+// ring on H100 takes 26 us, a property of that VM's host, not of the network; training launches
+// collectives asynchronously ahead of the GPU, so it does not pay it either.
 #include <array>
 #include <cstdint>
 #include <span>
@@ -94,7 +118,7 @@ inline constexpr double kNvlsEfficiency = 0.61;
 // Extra launch latency of NVLS over the Simple ring's: NCCL's tuning tables (src/graph/tuning.cc, baseLat)
 // give NVLS a base latency of the order of 25 us against a few us for Ring/Tree, which keeps NCCL on the
 // LL ring below ~1 MiB on one H100 node (Azure ND H100 v5's 1 KiB all-reduce takes ~26 us).
-inline constexpr double kNvlsLaunchLatencyUs = 15.0;
+inline constexpr double kNvlsLaunchLatencyUs = 22.0;
 
 // Pipeline chunks (bytes over all channels) whose fill time the ring and NVLS pay (see above). Fitted to
 // the nccl-tests sweeps in shared/validation/nccl.json at sizes >= 32 MiB: Azure ND A100 v4 (ring; busbw
@@ -103,10 +127,18 @@ inline constexpr double kNvlsLaunchLatencyUs = 15.0;
 // (NCCL_BUFFSIZE 4 MiB / NCCL_STEPS 8), several channels at once: the fitted figures are of that order.
 inline constexpr double kRingPipelineChunkBytes = 3.5e6;
 inline constexpr double kNvlsPipelineChunkBytes = 16e6;
+// Channels of a ring at full size, and the bytes of message each channel needs before NCCL opens it
+// (NCCL shrinks the channel count, then the thread count, for small messages so that every thread has
+// work; see "Latency" above). Below kRingChannels x kRingChannelMinBytes a ring runs on fewer channels.
+inline constexpr int kRingChannels = 16;
+inline constexpr double kRingChannelMinBytes = 65536;
 
-// Bytes a rank of a ring sends in effect, fill included: f S + s min(S/n, kRingPipelineChunkBytes).
+// Channels a ring runs on for a message of S bytes: clamp(S / kRingChannelMinBytes, 1, kRingChannels).
+double ring_channels(double S);
+// Bytes a rank of a ring sends in effect, fill included (the fill step runs on ring_channels(S) of
+// kRingChannels channels): f S + s min(S/n, kRingPipelineChunkBytes) kRingChannels / ring_channels(S).
 double ring_pipeline_bytes(models::CollectiveKind kind, double S, int n);
-// Bytes an NVLS all-reduce writes into the switch per GPU in effect: S + min(S, kNvlsPipelineChunkBytes).
+// Bytes an NVLS all-reduce writes into the switch per GPU in effect: S + min(S/2, kNvlsPipelineChunkBytes).
 double nvls_pipeline_bytes(double S);
 // NCCL's double binary tree over `nodes` nodes: the parent of `node` in tree 0 and tree 1 (-1: root).
 std::array<int, 2> double_binary_tree_parents(int nodes, int node);

@@ -27,28 +27,28 @@ AlgorithmChoice eval(CollectiveKind k, double S, const GroupGeometry& g, NcclAlg
 }  // namespace
 
 TEST_CASE("collectives: ring all-reduce time for a given size and bandwidth", "[sim]") {
-  // 1 GiB all-reduce over 8 GPUs of one node, 100 GB/s per GPU, Simple protocol (launch 10 us, 2 us per
+  // 1 GiB all-reduce over 8 GPUs of one node, 100 GB/s per GPU, Simple protocol (launch 9 us, 3.5 us per
   // NVLink hop, full bandwidth):
   //   each rank sends 2 (n-1)/n S = 2 * 7/8 * 2^30 = 1,879,048,192 bytes, plus the pipeline fill: each of
   //   the 2 (n-1) = 14 steps moves one chunk of min(S/n, kRingPipelineChunkBytes) before the ring streams;
-  //   latency = 10 us + 2 (n-1) * 2 us = 38 us.
+  //   latency = 9 us + 2 (n-1) * 3.5 us = 58 us (all 16 channels open at 1 GiB: no channel ramp).
   const double S = 1073741824.0;
   const auto c = eval(CollectiveKind::all_reduce, S, one_node(8, 100e9), NcclAlgorithm::ring, NcclProtocol::simple);
   REQUIRE(c.bytes_sent_per_rank == Approx(1879048192.0));
   const double fill = 14 * std::min(S / 8, kRingPipelineChunkBytes);
-  REQUIRE(to_seconds(c.duration) == Approx(38e-6 + (1879048192.0 + fill) / 100e9).epsilon(1e-9));
+  REQUIRE(to_seconds(c.duration) == Approx(58e-6 + (1879048192.0 + fill) / 100e9).epsilon(1e-9));
   // nccl-tests would report busbw = S/t * 2(n-1)/n -> the link's 100 GB/s for large messages (less the
   // fill, 2.6% at 1 GiB).
   REQUIRE(S / to_seconds(c.duration) * busbw_factor(CollectiveKind::all_reduce, 8) == Approx(100e9).epsilon(0.03));
 }
 
 TEST_CASE("collectives: LL wins for small messages, Simple for large ones", "[sim]") {
-  // 8 KiB: LL's latency 6 + 14 * 0.6 = 14.4 us beats Simple's 38 us although it halves the bandwidth;
+  // 8 KiB: LL's latency 7 + 14 * 1.4 = 26.6 us beats Simple's 58 us although it halves the bandwidth;
   // 1 GiB: halving the bandwidth costs ~19 ms, so Simple.
   const auto g = one_node(8, 100e9);
   const auto small = choose_algorithm(CollectiveKind::all_reduce, 8192, g);
   REQUIRE(small.protocol == NcclProtocol::ll);
-  REQUIRE(to_seconds(small.latency) == Approx(14.4e-6));
+  REQUIRE(to_seconds(small.latency) == Approx(26.6e-6));
   const auto large = choose_algorithm(CollectiveKind::all_reduce, 1073741824.0, g);
   REQUIRE(large.protocol == NcclProtocol::simple);
 }
