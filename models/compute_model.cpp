@@ -263,6 +263,8 @@ double attention_efficiency(const AttentionShape& shape, bool backward, const Gp
     best = std::max(best, backward ? bwd : a.fwd_efficiency);
   }
   if (best > 0) e = std::min(e, best);
+  // FlashAttention-2 on a GPU whose full tensor rate needs more than mma.sync (op.hpp: AttentionImpl).
+  if (shape.kernel == AttentionImpl::flash2) e *= gpu.mma_sync_fraction;
   return clamp_efficiency(e);
 }
 

@@ -25,6 +25,10 @@ struct GpuSpec {
   double nvlink_gbps = 0;        // scale-up bandwidth per GPU, GB/s (1e9 B/s), both directions together
   int sm_count = 0;              // streaming multiprocessors (compute units on AMD)
   double price_per_gpu_hour_usd = 0;  // typical on-demand cloud price, overridable per scenario
+  // Fraction of the dense tensor peak reachable with the warp-level mma.sync instruction (what
+  // FlashAttention-2 and other pre-Hopper kernels use): 1 where it is the native instruction (Ampere,
+  // Ada, and AMD where the distinction does not apply), 2/3 on Hopper (FlashAttention-3 paper, sec. 2).
+  double mma_sync_fraction = 1.0;
 
   // Peak for a math format; fp8 falls back to bf16 on GPUs without fp8 tensor cores.
   double peak_tflops(Dtype d) const;

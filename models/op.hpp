@@ -32,9 +32,19 @@ struct GemmShape {
   std::int64_t m = 0, n = 0, k = 0;
 };
 
+// Which flash-attention implementation runs the attention core (Megatron's attention_backend).
+//  native: the kernel the calibration profile measured, taken to reach the same fraction of peak on
+//          every GPU (TE's cuDNN "fused" attention and FlashAttention-3 on Hopper: warpgroup MMA);
+//  flash2: FlashAttention-2, built on the warp-level mma.sync instruction. On Ampere and Ada that is the
+//          native tensor-core instruction; on Hopper mma.sync reaches only about 2/3 of the tensor-core
+//          peak (Shah et al., "FlashAttention-3", 2024, sec. 2: full rate needs wgmma), so FA2 runs at
+//          GpuSpec::mma_sync_fraction of the native kernel's efficiency there.
+enum class AttentionImpl { native, flash2 };
+
 struct AttentionShape {
   std::int64_t batch = 0, heads_q = 0, heads_kv = 0, seq_q = 0, seq_kv = 0, head_dim = 0;
   bool causal = true;
+  AttentionImpl kernel = AttentionImpl::native;
 };
 
 struct Op {

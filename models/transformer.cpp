@@ -165,6 +165,7 @@ AttentionShape attention_shape(const ModelConfig& m, const TrainingConfig& t, co
   a.seq_kv = window ? window_keys(m, t) : t.seq_length;
   a.head_dim = x.dh;
   a.causal = window ? false : m.causal;
+  a.kernel = m.attention_impl;
   return a;
 }
 

@@ -62,6 +62,8 @@ struct ModelConfig {
   // Megatron's --kv-channels: the head dim when it is not hidden / heads (Qwen3: 128 at hidden 4096 with
   // 64 heads; gpt-oss: 64 at hidden 2880). 0: hidden_size / num_attention_heads.
   std::int64_t kv_channels = 0;
+  // Megatron's attention_backend: auto / fused / flash3 -> native, flash -> FlashAttention-2 (op.hpp).
+  AttentionImpl attention_impl = AttentionImpl::native;
   // Sliding-window attention: Megatron's window_size (w, 0), the keys before the query a windowed layer
   // sees; 0: full attention everywhere. Which layers are windowed: Megatron's window_attn_skip_freq N
   // (layer l, 1-based, is windowed unless l % N == 0; 0: every layer) or its list form, one entry per
@@ -100,6 +102,10 @@ struct TrainingConfig {
   Recompute recompute = Recompute::none;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
+  // Megatron/NeMo tp_comm_overlap (Transformer Engine userbuffers): with sequence parallelism, the TP
+  // all-gather before a GEMM and the reduce-scatter after one are split into tp chunks pipelined with
+  // the GEMM's own chunks (sim/step_builder.hpp).
+  bool tp_comm_overlap = false;
   double tokens_to_train = 0;  // 0: not asked
   PipelineSchedule pipeline_schedule = PipelineSchedule::one_f_one_b;  // interleaved is implied by vp > 1
   // Uneven pipeline split (Megatron-Core's get_num_layers_to_build). With account_for_embedding /

@@ -203,6 +203,9 @@ models::GpuSpec read_custom_gpu(const json& v, Errors& errors) {
   g.nvlink_gbps = r.number("nvlink_gbps", 0, false, false).value_or(0);
   g.sm_count = static_cast<int>(r.integer("sm_count", 1, false).value_or(132));
   g.price_per_gpu_hour_usd = r.number("price_per_gpu_hour", 0, false, false).value_or(0);
+  g.mma_sync_fraction = r.number("mma_sync_fraction", 0, true, false).value_or(1);
+  if (g.mma_sync_fraction > 1)
+    errors.add("cluster.gpu.mma_sync_fraction", "must be in (0, 1] (a share of the tensor peak), got " + std::to_string(g.mma_sync_fraction));
   r.finish();
   return g;
 }
@@ -353,6 +356,8 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
   }
   if (auto a = r.choice("activation", {"gelu", "swiglu"})) m.activation = *a == "swiglu" ? models::Activation::swiglu : models::Activation::gelu;
   if (auto c = r.boolean("causal")) m.causal = *c;
+  if (auto b = r.choice("attention_backend", {"auto", "fused", "flash", "flash3"}))
+    m.attention_impl = *b == "flash" ? models::AttentionImpl::flash2 : models::AttentionImpl::native;
   if (auto u = r.boolean("untie_embeddings_and_output_weights")) m.untie_embeddings = *u;
   if (auto n = r.string("name", false)) m.name = *n;
   else if (!have_preset) m.name = "custom";
@@ -411,6 +416,7 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
     t.pipeline_schedule = PipelineSchedule::interleaved;
   t.overlap_grad_reduce = r.boolean("overlap_grad_reduce").value_or(true);
   t.overlap_param_gather = r.boolean("overlap_param_gather").value_or(true);
+  t.tp_comm_overlap = r.boolean("tp_comm_overlap").value_or(false);
   t.tokens_to_train = r.number("tokens_to_train", 0, false, false).value_or(0);
   t.account_for_embedding_in_pipeline_split = r.boolean("account_for_embedding_in_pipeline_split").value_or(false);
   t.account_for_loss_in_pipeline_split = r.boolean("account_for_loss_in_pipeline_split").value_or(false);

@@ -217,9 +217,49 @@ class Builder {
     e.ring_step_bytes = 0;
   }
 
+  // tp_comm_overlap applies to this TP all-gather / reduce-scatter (step_builder.hpp).
+  bool overlappable_tp(const Op& op, CollectiveKind kind) const {
+    return t_.tp_comm_overlap && t_.sequence_parallel && t_.tp > 1 && op.kind == OpKind::collective &&
+           op.group == ProcessGroup::tp && op.collective == kind;
+  }
+
   // Runs an op list: kernels on the compute stream, collectives on the TP stream between them.
   void run_ops(Emitter& e, const std::vector<Op>& ops, int mb, bool backward) {
-    for (const Op& op : ops) {
+    TaskId overlapped = kNone;  // the overlapped part of a TP collective the op after the next GEMM waits for
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
+      const Op* next = i + 1 < ops.size() ? &ops[i + 1] : nullptr;
+      if (overlappable_tp(op, CollectiveKind::all_gather) && next && next->kind == OpKind::gemm) {
+        const std::vector<int> members = layout_.group(op.group, e.global);
+        const double chunk = op.comm_bytes / t_.tp;
+        const TaskId first = emit_collective(e, StreamKind::comm_tp, category_of(op.group), op.collective, chunk,
+                                             group_kind(op.group), members, 0, op.name, mb);
+        after_producers(e, first);
+        overlapped = emit_collective(e, StreamKind::comm_tp, category_of(op.group), op.collective, op.comm_bytes - chunk,
+                                     group_kind(op.group), members, 0, op.name, mb);
+        after_producers(e, overlapped);
+        e.wait_for.clear();
+        e.wait_for.push_back(first);
+        continue;
+      }
+      if (op.kind == OpKind::gemm && next && overlappable_tp(*next, CollectiveKind::reduce_scatter)) {
+        const std::vector<int> members = layout_.group(next->group, e.global);
+        const double chunk = next->comm_bytes / t_.tp;
+        // Starts with the GEMM (after what the GEMM waits for), beside it on the comm_tp stream.
+        const TaskId rest = emit_collective(e, StreamKind::comm_tp, category_of(next->group), next->collective,
+                                            next->comm_bytes - chunk, group_kind(next->group), members, 0, next->name, mb);
+        after_producers(e, rest);
+        emit_compute(e, op, compute_category(op, backward), mb);
+        const TaskId last = emit_collective(e, StreamKind::comm_tp, category_of(next->group), next->collective, chunk,
+                                            group_kind(next->group), members, 0, next->name, mb);
+        after_producers(e, last);
+        e.wait_for.clear();
+        e.wait_for.push_back(rest);
+        e.wait_for.push_back(last);
+        if (overlapped != kNone) e.wait_for.push_back(overlapped), overlapped = kNone;
+        ++i;  // the reduce-scatter is emitted
+        continue;
+      }
       if (op.kind == OpKind::collective) {
         const std::vector<int> members = layout_.group(op.group, e.global);
         if (members.size() < 2) continue;
@@ -241,7 +281,9 @@ class Builder {
         continue;
       }
       emit_compute(e, op, compute_category(op, backward), mb);
+      if (overlapped != kNone && op.kind == OpKind::gemm) e.wait_for.push_back(overlapped), overlapped = kNone;
     }
+    if (overlapped != kNone) e.wait_for.push_back(overlapped);
     CS_CHECK(e.ring_step_bytes == 0);
   }
 

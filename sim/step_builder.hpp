@@ -12,6 +12,14 @@
 //
 // Tensor / context / expert parallelism (on the comm_tp stream, on the critical path as in Megatron):
 //  - TP and SP collectives and MoE all-to-all dispatch / combine sit where transformer_layer_ops puts them.
+//  - tp_comm_overlap (with sequence parallelism; Transformer Engine's userbuffers): an all-gather that
+//    feeds a GEMM and a reduce-scatter that drains one are split into tp chunks pipelined with the GEMM.
+//    The model keeps one chunk exposed and overlaps the rest with the whole GEMM: the all-gather's first
+//    1/tp is waited for, its remaining (tp-1)/tp runs on the comm_tp stream beside the GEMM and the op
+//    after the GEMM waits for it; the reduce-scatter's first (tp-1)/tp starts with the GEMM and its last
+//    1/tp follows it. Exposed time = one chunk + max(0, rest of the collective - GEMM), and the two
+//    compete for the GPU as any overlapped communication does (contention). All-reduces (TP without
+//    SP) are not overlapped, as in Megatron.
 //  - Context parallelism runs ring attention as Transformer Engine does: the attention op of a layer is
 //    split into cp equal steps (load-balanced causal chunks: each step does 1/cp of the FLOPs, with
 //    query and key blocks of seq / cp); step i's KV transfer to the ring neighbour (one chunk of K and V,

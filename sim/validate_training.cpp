@@ -210,6 +210,14 @@ TrainingPoint convert_entry(const json& e, const std::string& file, std::size_t 
     if (auto f = num(moe, "moe_ffn_hidden")) m["moe_ffn_hidden_size"] = *f;
   }
   if (kv_channels > 0) m["kv_channels"] = kv_channels;
+  // Transformer Engine 1.x (NeMo 24.03 and earlier containers) ran attention, and its context-parallel
+  // ring, through flash-attn 2's kernels (TE's CP path calls flash-attn's _flash_attn_forward /
+  // _backward, NVIDIA/TransformerEngine PR #572, Jan 2024); later containers take cuDNN's Hopper-native
+  // fused attention, which is what the calibration profile measured.
+  if (has(framework, "nemo 24.03") || has(framework, "nemo 24.01") || has(framework, "nemo 23.")) {
+    m["attention_backend"] = "flash";
+    p.assumptions.push_back("attention through flash-attn 2 (Transformer Engine 1.x of the " + framework + " container)");
+  }
   if (gpt_oss_window) {
     m["window_size"] = json::array({128, 0});
     m["window_attn_skip_freq"] = 2;
@@ -476,6 +484,7 @@ json to_json(const TrainingValidation& v) {
     if (p.skipped) {
       j["skip_reason"] = p.skip_reason;
     } else {
+      j["scenario"] = p.scenario;  // `clustersim run` on this document reproduces the prediction
       j["predicted_tokens_per_s_per_gpu"] = p.predicted_tokens_per_s_per_gpu;
       j["predicted_step_time_s"] = p.predicted_step_time_s;
       j["predicted_mfu"] = p.predicted_mfu;
