@@ -458,6 +458,23 @@ TEST_CASE("window_size must be an integer or a causal pair [w, 0]", "[cli]") {
   check_single_error(r, file, "model.window_size", {"[w, 0]", "[128,16]"});
 }
 
+TEST_CASE("position_embedding_type must be one of Megatron's names", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  SECTION("a misspelt value suggests the near one") {
+    json doc = scenario_json(k8b);
+    doc["model"]["position_embedding_type"] = "rotary";
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "model.position_embedding_type", {"unknown value \"rotary\"", "rope", "learned_absolute"});
+  }
+  SECTION("not a string") {
+    json doc = scenario_json(k8b);
+    doc["model"]["position_embedding_type"] = 1;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "model.position_embedding_type", {"string"});
+  }
+}
+
 TEST_CASE("window_attn_skip_freq: its type, its list length, and that it needs a window", "[cli]") {
   TempDir dir;
   fs::path file;
@@ -556,4 +573,33 @@ TEST_CASE("decoder_first/last_pipeline_num_layers: range, split and exclusivity"
     const auto r = run_doc(dir, doc, file);
     check_single_error(r, file, "training.decoder_first_pipeline_num_layers", {"cannot be combined"});
   }
+}
+
+// The attention implementation, the TP-communication overlap and a custom GPU's mma.sync share.
+TEST_CASE("attention_backend must be one of Megatron's names", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);
+  doc["model"]["attention_backend"] = "flash2";
+  const auto r = run_doc(dir, doc, file);
+  check_single_error(r, file, "model.attention_backend", {"unknown value \"flash2\"", "flash", "fused"});
+}
+
+TEST_CASE("tp_comm_overlap must be a boolean", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);
+  doc["training"]["tp_comm_overlap"] = "yes";
+  const auto r = run_doc(dir, doc, file);
+  check_single_error(r, file, "training.tp_comm_overlap", {"true or false", "\"yes\""});
+}
+
+TEST_CASE("a custom GPU's mma_sync_fraction is a share of the peak in (0, 1]", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);
+  doc["cluster"]["gpu"] = {{"name", "custom"}, {"peak_tflops_bf16", 989}, {"hbm_gib", 80}, {"hbm_tbps", 3.35},
+                           {"nvlink_gbps", 900}, {"mma_sync_fraction", 1.5}};
+  const auto r = run_doc(dir, doc, file);
+  check_single_error(r, file, "cluster.gpu.mma_sync_fraction", {"(0, 1]", "1.5"});
 }
