@@ -6,6 +6,9 @@
 // on the cluster (predict_collective_s below). Then per group and overall: points, MAPE, median error,
 // worst point. The cluster for collectives is --scenario's; without one, a single NVSwitch node of the
 // log's rank count with the GPU its device lines name (multi-node logs then need --scenario).
+// Published nccl-tests figures (shared/validation/nccl.json) are run instead on the cluster each was
+// measured on (sim/nccl_validation.hpp, the mapping tests/sim/test_nccl_validation.cpp holds), through the
+// flow network as `clustersim collective`; points that cannot be expressed are listed as skipped notes.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -24,6 +27,7 @@
 #include "sim/cli.hpp"
 #include "sim/input_error.hpp"
 #include "sim/nccl_model.hpp"
+#include "sim/nccl_validation.hpp"
 #include "sim/scenario.hpp"
 #include "topologies/link_catalog.hpp"
 
@@ -69,6 +73,18 @@ bool is_published_training(const std::string& path) {
   return doc.is_array() && !doc.empty() && doc[0].is_object() && doc[0].value("kind", std::string()) == "training";
 }
 
+// shared/validation/nccl.json (an array of {"kind": "nccl", ...}): run through the published-setup clusters
+// of sim/nccl_validation.hpp, not the importer's single-node guess.
+bool is_published_nccl_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char c = 0;
+  while (in.get(c) && std::isspace(static_cast<unsigned char>(c))) {
+  }
+  if (c != '[') return false;
+  in.seekg(0);
+  return is_published_nccl(nlohmann::json::parse(in, nullptr, false));
+}
+
 std::string comm_group(const calibrate::CommMeasurement& m) {
   std::string g = std::string(models::to_string(m.collective)) + " ";
   if (m.algorithm != "default") g += m.algorithm + " ";
@@ -82,6 +98,57 @@ std::string size_label(double bytes) {
   else if (bytes >= 1024) std::snprintf(buf, sizeof buf, "%g KiB", bytes / 1024);
   else std::snprintf(buf, sizeof buf, "%g B", bytes);
   return buf;
+}
+
+// The setup's fabric in a group name: "nvswitch 450 GB/s NVLS", "pcie-nvlink-bridge", "2x8, 8 ib-hdr200".
+std::string setup_label(const topo::ClusterSpec& c) {
+  char bw[32];
+  std::snprintf(bw, sizeof bw, " %g GB/s", c.intra.gpu_bandwidth_GBps);
+  std::string s = c.intra.name + (c.intra.name == "nvswitch" ? bw : "") + (c.intra.nvls ? " NVLS" : "");
+  if (c.nodes > 1) s += ", " + std::to_string(c.nodes) + " nodes x " + std::to_string(c.nics_per_node) + " " + c.nic.name;
+  return s;
+}
+
+// Published nccl.json points: rows for the held ones, notes (with the numbers) for the skipped ones.
+// `within` counts held points whose busbw is within their tolerance, as tests/sim/test_nccl_validation.cpp.
+void validate_published_nccl(const std::string& path, std::vector<calibrate::ValidationRow>& rows,
+                             std::vector<std::string>& notes, int& held, int& within) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<NcclValidationPoint> points;
+  try {
+    points = nccl_validation_points(nlohmann::json::parse(in));
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path + ": " + e.what());
+  }
+  for (const auto& p : points) {
+    const CollectiveRunResult r = run_nccl_point(p);
+    const double simulated = simulated_GBps(p, r);
+    char numbers[160];
+    std::snprintf(numbers, sizeof numbers, "simulated %.2f GB/s, published %.2f GB/s (%+.1f%%)", simulated,
+                  p.published_GBps, 100 * (simulated / p.published_GBps - 1));
+    const std::string label = std::string(models::to_string(p.kind)) + " " + size_label(p.bytes) +
+                              (p.algbw ? " algbw" : "") + (p.per_nics > 1 ? " per NIC" : "");
+    if (!p.skip.empty()) {
+      notes.push_back(path + ": " + p.id + " " + p.what + " (" + label + ") skipped: " + p.skip + "; " + numbers);
+      continue;
+    }
+    calibrate::ValidationRow row;
+    row.group = std::string(models::to_string(p.kind)) + " " + (p.algorithm.empty() ? "" : p.algorithm + " ") +
+                std::to_string(p.ranks) + " ranks " + (p.cluster.nodes > 1 ? "network" : "nvlink") + " (" +
+                setup_label(p.cluster) + ")";
+    row.label = label;
+    row.where = path + ": " + p.id + " " + p.what;
+    // The published figure as a time: busbw = algbw x factor, per NIC x NICs, algbw = size / time.
+    const double published_algbw =
+        p.published_GBps * p.per_nics / (p.algbw ? 1.0 : busbw_factor(p.kind, p.ranks));
+    row.measured_s = p.bytes / (published_algbw * 1e9);
+    row.predicted_s = to_seconds(r.time);
+    rows.push_back(std::move(row));
+    ++held;
+    if (std::abs(simulated / p.published_GBps - 1) <= p.tolerance) ++within;
+    else notes.push_back(path + ": " + p.id + " " + p.what + " (" + label + ") outside its " +
+                         std::to_string(static_cast<int>(100 * p.tolerance + 0.5)) + "%: " + numbers);
+  }
 }
 
 }  // namespace
@@ -127,11 +194,17 @@ int validate(const std::vector<std::string>& args) {
   if (const auto& in = vm["inputs"].as<std::vector<std::string>>(); std::all_of(in.begin(), in.end(), is_published_training_file))
     return validate_training(in, vm.count("json") > 0);  // published training runs: whole steps
 
+  // nccl.json runs apart (its own clusters); everything else through the importer.
+  std::vector<std::string> nccl_files, measured_files;
+  for (const auto& f : vm["inputs"].as<std::vector<std::string>>())
+    (is_published_nccl_file(f) ? nccl_files : measured_files).push_back(f);
   calibrate::MeasurementSet set;
-  try {
-    set = calibrate::import_files(vm["inputs"].as<std::vector<std::string>>());
-  } catch (const calibrate::CalibrationError& e) {
-    throw InputError(e.messages());
+  if (!measured_files.empty()) {
+    try {
+      set = calibrate::import_files(measured_files);
+    } catch (const calibrate::CalibrationError& e) {
+      throw InputError(e.messages());
+    }
   }
   std::optional<Scenario> scenario;
   if (vm.count("scenario")) scenario = load_scenario(vm["scenario"].as<std::string>());
@@ -151,6 +224,8 @@ int validate(const std::vector<std::string>& args) {
 
   std::vector<calibrate::ValidationRow> rows;
   std::vector<std::string> notes = set.notes;
+  int nccl_held = 0, nccl_within = 0;
+  for (const auto& f : nccl_files) validate_published_nccl(f, rows, notes, nccl_held, nccl_within);
 
   if (!set.compute.empty()) {
     const models::GpuSpec* gpu = nullptr;
@@ -236,12 +311,16 @@ int validate(const std::vector<std::string>& args) {
     for (const auto& g : summary.groups) doc["groups"].push_back(group_json(g));
     doc["overall"] = group_json(summary.overall);
     doc["notes"] = notes;
+    if (!nccl_files.empty()) doc["nccl_within_tolerance"] = {{"held", nccl_held}, {"within", nccl_within}};
     std::cout << doc.dump(2) << "\n";
   } else {
     for (const auto& n : notes) std::cerr << "note: " << n << "\n";
     const std::size_t worst = vm.count("worst") ? static_cast<std::size_t>(std::max(1, vm["worst"].as<int>())) : 0;
     if (vm.count("leave-one-out")) std::cout << "leave-one-out: each compute point predicted from a refit without it\n\n";
     std::cout << calibrate::validation_text(rows, summary, worst);
+    if (!nccl_files.empty())
+      std::cout << "\nnccl.json: " << nccl_within << " of " << nccl_held
+                << " held points within tolerance (busbw within 15%, nccl-tests#149 within 20%)\n";
   }
   return kExitOk;
 }
