@@ -229,6 +229,18 @@ Op residual(std::string name, const Dims& x) {
 
 double hidden_bytes(const Dims& x) { return d(x.T) * d(x.h) * kActBytes; }
 
+// Rotary position embedding (Transformer Engine's fused RoPE, applied to Q and to K after the QKV GEMM,
+// before attention and before the ring-attention KV exchange): each of the rank's hq query and hkv key
+// heads of every token is read and written once in bf16, so
+//   bytes = 2 (read + write) * T * (hq + hkv) * dh * 2 B,
+// e.g. Llama 3 8B at tp 1: 2 * (32 + 8) * 128 * 2 = 20480 B per token per layer. Backward rotates the
+// gradients dQ, dK back by the same angles: the same bytes. The cos / sin table (s x dh fp32, shared by
+// every head, L2-resident) is not counted. 3 FLOPs per element (two multiplies, one add), immaterial.
+Op rope(std::string name, const Dims& x) {
+  const double elems = d(x.T) * d(x.hq + x.hkv) * d(x.dh);
+  return mem(std::move(name), MemOpKind::elementwise, 2.0 * elems * kActBytes, 3.0 * elems);
+}
+
 // MLP forward of one layer (dense or MoE), appended to `fwd`; `bwd` receives its backward in backward
 // order, ending with the first GEMM's (FC1's or the router's) dgrad and wgrad.
 void mlp_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, std::vector<Op>& fwd,
@@ -283,11 +295,14 @@ void mlp_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, std::
   // Unpermute and weight by the router probabilities: reads T k h copies, writes T h.
   fwd.push_back(mem("unpermute", MemOpKind::copy, routed_bytes + hidden_bytes(x)));
 
-  bwd.push_back(mem("unpermute_bwd", MemOpKind::copy, routed_bytes + hidden_bytes(x)));
+  // Backward of unpermute y_t = sum_j p_tj e_tj: reads dy (T h) and the saved expert outputs (T k h) for
+  // the probability gradients, writes the k gradient copies p_tj dy_t (T k h).
+  bwd.push_back(mem("unpermute_bwd", MemOpKind::copy, 2.0 * routed_bytes + hidden_bytes(x)));
   if (t.ep > 1) bwd.push_back(coll("a2a_combine_bwd", CollectiveKind::all_to_all, ProcessGroup::ep, routed_bytes));
   for (auto& op : expert_bwd) bwd.push_back(std::move(op));
   if (t.ep > 1) bwd.push_back(coll("a2a_dispatch_bwd", CollectiveKind::all_to_all, ProcessGroup::ep, routed_bytes));
-  bwd.push_back(mem("permute_bwd", MemOpKind::copy, 2.0 * routed_bytes));
+  // Backward of permute: the k gradient copies of each token (T k h) summed back into its row (T h).
+  bwd.push_back(mem("permute_bwd", MemOpKind::copy, routed_bytes + hidden_bytes(x)));
   bwd.push_back(mem("router_softmax_topk_bwd", MemOpKind::softmax, d(x.T) * d(E) * 4.0 * 3.0));
   bwd.push_back(dgrad(router));
   bwd.push_back(wgrad(router));
@@ -619,6 +634,21 @@ std::string_view to_string(Recompute r) {
   return "?";
 }
 
+PositionEmbedding position_embedding(const ModelConfig& m) {
+  if (m.position_embedding_type) return *m.position_embedding_type;
+  if (m.max_position_embeddings > 0) return PositionEmbedding::learned_absolute;
+  return m.activation == Activation::swiglu ? PositionEmbedding::rope : PositionEmbedding::learned_absolute;
+}
+
+std::string_view to_string(PositionEmbedding p) {
+  switch (p) {
+    case PositionEmbedding::rope: return "rope";
+    case PositionEmbedding::learned_absolute: return "learned_absolute";
+    case PositionEmbedding::none: return "none";
+  }
+  return "?";
+}
+
 LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bool window_attention) {
   check_layout(m, t);
   const bool window = window_attention && m.window_size > 0;
@@ -632,6 +662,8 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
   if (x.sp) f.push_back(coll("ag_attn", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
   const Op qkv = gemm("qkv", x.T, (x.hq + 2 * x.hkv) * x.dh, x.h, x.gemm_dtype);
   f.push_back(qkv);
+  const bool rotary = position_embedding(m) == PositionEmbedding::rope;
+  if (rotary) f.push_back(rope("rope", x));
   // Ring attention (cp > 1): each rank passes its K and V chunk around the ring, cp - 1 hops.
   const double kv_chunk_bytes = 2.0 * d(x.T) * d(x.hkv) * d(x.dh) * kActBytes;
   if (t.cp > 1) {
@@ -707,6 +739,7 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
     b.push_back(coll("cp_kv_bwd", CollectiveKind::send_recv, ProcessGroup::cp, 2.0 * d(t.cp - 1) * kv_chunk_bytes));
   }
   b.push_back(attention_bwd("attn_bwd", as, window));
+  if (rotary) b.push_back(rope("rope_bwd", x));
   column_parallel_bwd(qkv, x, "_attn", b);
   b.push_back(norm_bwd("ln1_bwd", x));
   add_fp8_casts(ops.forward);
@@ -721,7 +754,7 @@ LayerOps embedding_ops(const ModelConfig& m, const TrainingConfig& t) {
   check_layout(m, t);
   const Dims x = dims(m, t);
   LayerOps ops;
-  const double positions = m.max_position_embeddings > 0 ? 1.0 : 0.0;
+  const double positions = position_embedding(m) == PositionEmbedding::learned_absolute ? 1.0 : 0.0;
   // Reads T rows (bf16) and the token ids (int64), writes T x h; learned positions read and add another.
   const double lookup_bytes = (2.0 + 2.0 * positions) * hidden_bytes(x) + d(x.T) * 8.0;
   ops.forward.push_back(mem("embed", MemOpKind::embedding, lookup_bytes));
@@ -779,5 +812,18 @@ Op optimizer_op(double params_on_rank) {
   op.flops = 12.0 * params_on_rank;
   return op;
 }
+
+// Gradient norm for clip_grad (Megatron's get_grad_norm_fp32: multi_tensor_l2norm over the fp32 main
+// gradients this rank owns): reads 4 B per gradient, 2 FLOPs each (square, accumulate); the per-tensor
+// partial norms it writes are a few bytes.
+Op grad_norm_op(double grads_on_rank) {
+  CS_MODELS_CHECK(grads_on_rank >= 0);
+  Op op = mem("grad_norm", MemOpKind::elementwise, 4.0 * grads_on_rank, 2.0 * grads_on_rank);
+  op.dtype = Dtype::fp32;
+  return op;
+}
+
+// The sum of squares, one fp32, all-reduced (Megatron: torch.distributed.all_reduce(total_norm)).
+Op grad_norm_all_reduce_op() { return coll("ar_grad_norm", CollectiveKind::all_reduce, ProcessGroup::dp, 4.0); }
 
 }  // namespace cs::models

@@ -26,8 +26,15 @@
 // non-causal attention over w' keys (AttentionShape{causal = false, seq_kv = w'}), with the exact
 // FLOPs above. Attention sinks (gpt-oss's learned per-head logit) add one column to the softmax and
 // are ignored.
+// Rotary position embedding (RoPE; Megatron's position_embedding_type "rope", Llama / Mistral / Mixtral /
+// Qwen / gpt-oss) is its own memory-bound kernel on Q and K after the QKV GEMM (Transformer Engine's
+// fused RoPE), and on their gradients in backward; learned absolute positions (GPT-3, BERT) are an
+// embedding lookup instead (embedding_ops).
+// The optimizer step is Megatron's: the gradient norm for clip_grad (a pass over
+// the rank's fp32 gradients and a scalar all-reduce), then fused AdamW with the clip scale folded in.
 // What this ignores: dropout (off in modern LLM training), bias terms (absent in Llama, minor in GPT),
-// kernel fusions beyond flash attention and fused norms.
+// kernel fusions beyond flash attention and fused norms, the MoE load-balancing loss (a few scalars per
+// token and expert).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -40,6 +47,9 @@ namespace cs::models {
 
 enum class Activation { gelu, swiglu };
 enum class Recompute { none, selective, full };
+// Megatron's position_embedding_type. none: no position signal in the kernels (ALiBi folds its bias into
+// the attention kernel, NoPE has none).
+enum class PositionEmbedding { rope, learned_absolute, none };
 std::string_view to_string(Recompute r);  // "none", "selective", "full" (Megatron's names)
 
 struct ModelConfig {
@@ -58,7 +68,7 @@ struct ModelConfig {
   bool untie_embeddings = true;       // separate LM-head weights (Llama); GPT-3 ties them
   // Added for the memory model and the parameter count (defaults: a modern Llama-style decoder).
   bool dropout = false;                      // GPT-3 / BERT train with dropout: 1-byte masks are stored
-  std::int64_t max_position_embeddings = 0;  // learned absolute positions (GPT-3, BERT); 0: rotary
+  std::int64_t max_position_embeddings = 0;  // rows of the learned position table (GPT-3, BERT); 0: none
   // Megatron's --kv-channels: the head dim when it is not hidden / heads (Qwen3: 128 at hidden 4096 with
   // 64 heads; gpt-oss: 64 at hidden 2880). 0: hidden_size / num_attention_heads.
   std::int64_t kv_channels = 0;
@@ -71,9 +81,16 @@ struct ModelConfig {
   std::int64_t window_size = 0;
   std::int64_t window_attn_skip_freq = 0;
   std::vector<bool> window_attn_pattern;
+  // Unset: learned_absolute with a position table (max_position_embeddings > 0), else rope for SwiGLU
+  // models (every Llama-style preset) and learned_absolute for the others (GPT-style).
+  std::optional<PositionEmbedding> position_embedding_type;
   std::int64_t head_dim() const { return kv_channels > 0 ? kv_channels : hidden_size / num_attention_heads; }
   std::int64_t query_projection_size() const { return num_attention_heads * head_dim(); }  // Megatron's a d
 };
+
+// The position embedding the model uses: position_embedding_type, else the default above.
+PositionEmbedding position_embedding(const ModelConfig& m);
+std::string_view to_string(PositionEmbedding p);  // "rope", "learned_absolute", "none" (Megatron's names)
 
 // Whether transformer layer `layer` (0-based) uses the sliding window.
 bool is_window_attention_layer(const ModelConfig& m, std::int64_t layer);
@@ -167,5 +184,17 @@ LayerOps embedding_ops(const ModelConfig& m, const TrainingConfig& t);  // first
 LayerOps lm_head_ops(const ModelConfig& m, const TrainingConfig& t);    // last stage: logits + loss
 // The optimizer step over `params_on_rank` parameters (fused Adam, fp32 master weights and moments).
 Op optimizer_op(double params_on_rank);
+// Gradient clipping (Megatron's clip_grad, 1.0 by default, on in every recipe): the L2 norm of the
+// rank's gradients — with the distributed optimizer (ZeRO >= 1) the fp32 main-gradient shard this rank
+// owns after the reduce-scatter, otherwise all its local fp32 main gradients — a memory-bound pass
+// reading 4 B per gradient (grad_norm_op); the partial sums of squares are then summed over every rank
+// that holds a different part of the model (TP x PP x CP x EP, and DP under the distributed optimizer)
+// by an all-reduce of one fp32 scalar (grad_norm_all_reduce_op: 4 B, latency only). The clip scale
+// max_norm / norm is applied inside the fused Adam step (no extra pass over the gradients; Megatron's
+// separate multi_tensor_scale runs only on the steps where the norm exceeds clip_grad).
+Op grad_norm_op(double grads_on_rank);
+// The norm's all-reduce: 4 B (one fp32), nominally on the DP group; the step builder spans it over the
+// ranks above. Issue order: grad_norm_op, this, optimizer_op.
+Op grad_norm_all_reduce_op();
 
 }  // namespace cs::models

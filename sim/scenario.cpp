@@ -359,6 +359,11 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
   if (auto b = r.choice("attention_backend", {"auto", "fused", "flash", "flash3"}))
     m.attention_impl = *b == "flash" ? models::AttentionImpl::flash2 : models::AttentionImpl::native;
   if (auto u = r.boolean("untie_embeddings_and_output_weights")) m.untie_embeddings = *u;
+  // Megatron's position_embedding_type; unset: rope for SwiGLU models, learned_absolute otherwise.
+  if (auto pe = r.choice("position_embedding_type", {"rope", "learned_absolute", "none"}))
+    m.position_embedding_type = *pe == "rope"               ? models::PositionEmbedding::rope
+                                : *pe == "learned_absolute" ? models::PositionEmbedding::learned_absolute
+                                                            : models::PositionEmbedding::none;
   if (auto n = r.string("name", false)) m.name = *n;
   else if (!have_preset) m.name = "custom";
   r.finish();

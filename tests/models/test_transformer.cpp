@@ -570,3 +570,127 @@ TEST_CASE("pipeline split: decoder_first/last_pipeline_num_layers", "[models]") 
   REQUIRE(p.size() == 1);
   CHECK(p[0].find("decoder_first/last_pipeline_num_layers") != std::string::npos);
 }
+
+namespace {
+std::size_t index_of(const std::vector<Op>& ops, const std::string& name) {
+  auto it = std::find_if(ops.begin(), ops.end(), [&](const Op& o) { return o.name == name; });
+  REQUIRE(it != ops.end());
+  return static_cast<std::size_t>(it - ops.begin());
+}
+}  // namespace
+
+TEST_CASE("RoPE: Llama 3 8B rotates Q and K, 20480 B per token per layer at tp 1", "[models]") {
+  // Q has hq = 32 heads, K hkv = 8, dh = 128: (32 + 8) * 128 = 5120 bf16 elements per token, read and
+  // written once: 5120 * 2 B * 2 = 20480 B per token; backward rotates dQ, dK: the same.
+  const ModelConfig m = preset("llama3-8b");
+  CHECK(position_embedding(m) == PositionEmbedding::rope);
+  const std::int64_t T = 2 * 4096;
+  const LayerOps ops = transformer_layer_ops(m, training(4096, 2));
+  const Op& fwd = find_op(ops.forward, "rope");
+  CHECK(fwd.kind == OpKind::memory_bound);
+  CHECK(fwd.mem_kind == MemOpKind::elementwise);
+  CHECK(fwd.bytes == 20480.0 * T);
+  CHECK(find_op(ops.backward, "rope_bwd").bytes == 20480.0 * T);
+  // Between the QKV GEMM and attention; in backward between attention's backward and QKV's dgrad.
+  CHECK(index_of(ops.forward, "rope") == index_of(ops.forward, "qkv") + 1);
+  CHECK(index_of(ops.forward, "attn") == index_of(ops.forward, "rope") + 1);
+  CHECK(index_of(ops.backward, "rope_bwd") == index_of(ops.backward, "attn_bwd") + 1);
+  CHECK(index_of(ops.backward, "qkv_dgrad") == index_of(ops.backward, "rope_bwd") + 1);
+  // TP 8: 4 query heads and 1 KV head per rank, (4 + 1) * 128 * 2 * 2 = 2560 B per token (T tokens
+  // also with SP: the heads are split, the sequence is whole after the all-gather).
+  CHECK(find_op(transformer_layer_ops(m, training(4096, 2, 8, true)).forward, "rope").bytes == 2560.0 * T);
+  // Full recompute replays it, selective (the attention core only) does not.
+  TrainingConfig t = training(4096, 2);
+  t.recompute = Recompute::selective;
+  CHECK_FALSE(has_op(transformer_layer_ops(m, t).backward, "recompute_rope"));
+  t.recompute = Recompute::full;
+  CHECK(has_op(transformer_layer_ops(m, t).backward, "recompute_rope"));
+  // Context parallelism: rotated before the K chunk travels the ring.
+  TrainingConfig cp = training(8192, 1);
+  cp.cp = 2;
+  const LayerOps ring = transformer_layer_ops(m, cp);
+  CHECK(index_of(ring.forward, "rope") < index_of(ring.forward, "cp_kv"));
+  CHECK(find_op(ring.forward, "rope").bytes == 20480.0 * 4096);  // 8192 / cp tokens
+}
+
+TEST_CASE("RoPE: learned absolute positions have none; position_embedding_type overrides", "[models]") {
+  for (const char* name : {"gpt3-175b", "bert-large"}) {
+    const ModelConfig m = preset(name);
+    CHECK(position_embedding(m) == PositionEmbedding::learned_absolute);
+    const LayerOps ops = transformer_layer_ops(m, training(512, 1));
+    CHECK_FALSE(has_op(ops.forward, "rope"));
+    CHECK_FALSE(has_op(ops.backward, "rope_bwd"));
+  }
+  for (const char* name : {"llama2-70b", "llama3-405b", "mixtral-8x7b"})
+    CHECK(position_embedding(preset(name)) == PositionEmbedding::rope);
+  // A GeLU model without a position table (GPT-style custom model) defaults to learned absolute.
+  ModelConfig gelu = preset("llama3-8b");
+  gelu.activation = Activation::gelu;
+  CHECK(position_embedding(gelu) == PositionEmbedding::learned_absolute);
+  // GPT-NeoX style: GeLU with rotary. 96 heads, MHA, dh 128: 2 * 192 * 128 * 2 = 98304 B per token.
+  ModelConfig neox = preset("gpt3-175b");
+  neox.position_embedding_type = PositionEmbedding::rope;
+  CHECK(find_op(transformer_layer_ops(neox, training(2048, 1)).forward, "rope").bytes == 98304.0 * 2048);
+  // Llama with learned positions: no rotary kernel, and the embedding reads and adds the position rows:
+  // (2 + 2) T h * 2 B + 8 B of token id per token, instead of 2 T h * 2 B + 8 T.
+  ModelConfig learned = preset("llama3-8b");
+  learned.position_embedding_type = PositionEmbedding::learned_absolute;
+  CHECK_FALSE(has_op(transformer_layer_ops(learned, training(4096, 1)).forward, "rope"));
+  const double T = 4096, h = 4096;
+  CHECK(find_op(embedding_ops(learned, training(4096, 1)).forward, "embed").bytes == 4.0 * T * h * 2 + 8 * T);
+  CHECK(find_op(embedding_ops(preset("llama3-8b"), training(4096, 1)).forward, "embed").bytes == 2.0 * T * h * 2 + 8 * T);
+  ModelConfig nope = preset("llama3-8b");
+  nope.position_embedding_type = PositionEmbedding::none;
+  CHECK_FALSE(has_op(transformer_layer_ops(nope, training(4096, 1)).forward, "rope"));
+  CHECK(to_string(PositionEmbedding::learned_absolute) == "learned_absolute");
+}
+
+TEST_CASE("gradient clipping: one fp32 read of the rank's gradients and a scalar all-reduce", "[models]") {
+  // Llama 3 8B on one GPU without the distributed optimizer: every one of its 8.03e9 fp32 main
+  // gradients is read once, 4 B each: 32.1 GB; the all-reduce carries the one fp32 sum of squares.
+  const double params = parameter_count(preset("llama3-8b"));
+  const Op norm = grad_norm_op(params);
+  CHECK(norm.kind == OpKind::memory_bound);
+  CHECK(norm.dtype == Dtype::fp32);
+  CHECK(norm.bytes == 4.0 * params);
+  CHECK(norm.flops == 2.0 * params);
+  const Op ar = grad_norm_all_reduce_op();
+  CHECK(ar.kind == OpKind::collective);
+  CHECK(ar.collective == CollectiveKind::all_reduce);
+  CHECK(ar.comm_bytes == 4.0);
+  // The clip scale rides in the fused Adam step: its traffic is unchanged.
+  CHECK(optimizer_op(params).bytes == 28.0 * params);
+}
+
+TEST_CASE("MoE: router, permutation and un-permutation bytes by hand (Mixtral 8x7B)", "[models]") {
+  // T = 4096 tokens, k = 2, h = 4096, E = 8. Routed copies T k h bf16 = 4096 * 2 * 4096 * 2 B = 64 MiB;
+  // the hidden state T h bf16 = 32 MiB.
+  const ModelConfig m = preset("mixtral-8x7b");
+  const LayerOps ops = transformer_layer_ops(m, training(4096, 1));
+  const double routed = 4096.0 * 2 * 4096 * 2, hidden = 4096.0 * 4096 * 2;
+  const Op& router = find_op(ops.forward, "router");
+  CHECK((router.gemm.m == 4096 && router.gemm.n == 8 && router.gemm.k == 4096));
+  CHECK(find_op(ops.forward, "router_softmax_topk").bytes == 4096.0 * 8 * 4 * 2);  // fp32 logits in, probs out
+  CHECK(has_op(ops.backward, "router_wgrad"));
+  CHECK(has_op(ops.backward, "router_softmax_topk_bwd"));
+  // Permute gathers k copies of every token (read T k h, write T k h); un-permute reads the expert
+  // outputs and writes their probability-weighted sum (T k h + T h).
+  CHECK(find_op(ops.forward, "permute").bytes == 2.0 * routed);
+  CHECK(find_op(ops.forward, "unpermute").bytes == routed + hidden);
+  // Backward: un-permute reads dy (T h) and the saved expert outputs (T k h) and writes the k gradient
+  // copies (T k h); permute's backward sums the copies back into each token (T k h + T h).
+  CHECK(find_op(ops.backward, "unpermute_bwd").bytes == 2.0 * routed + hidden);
+  CHECK(find_op(ops.backward, "permute_bwd").bytes == routed + hidden);
+  // The experts' GEMMs: one per local expert, forward and both backward GEMMs.
+  for (int e = 0; e < 8; ++e) {
+    const std::string tag = ".e" + std::to_string(e);
+    CHECK(has_op(ops.forward, "fc1" + tag));
+    CHECK(has_op(ops.forward, "fc2" + tag));
+    CHECK(has_op(ops.backward, "fc1" + tag + "_wgrad"));
+    CHECK(has_op(ops.backward, "fc2" + tag + "_dgrad"));
+  }
+  // Issue order: router, softmax / top-k, permute, experts, un-permute.
+  CHECK(index_of(ops.forward, "router") < index_of(ops.forward, "permute"));
+  CHECK(index_of(ops.forward, "permute") < index_of(ops.forward, "fc1.e0"));
+  CHECK(index_of(ops.forward, "fc2.e7") < index_of(ops.forward, "unpermute"));
+}
