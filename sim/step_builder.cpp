@@ -481,6 +481,13 @@ class Builder {
     const double shard = zero >= 1 ? (rp.dense + (separate_experts ? 0 : rp.expert)) / dense_shards +
                                          (separate_experts ? rp.expert / expert_shards : 0)
                                    : rp.total();
+    // clip_grad: the norm over the rank's fp32 gradients (its shard under the distributed optimizer), one
+    // fp32 sum of squares all-reduced (Megatron spans TP x PP x DP; DP x CP is the group built here, and a
+    // 4 B all-reduce costs its latency only), then Adam with the clip scale folded in.
+    emit_compute(e, models::grad_norm_op(shard), Category::optimizer, -1);
+    const TaskId norm_ar = emit_dp(e, CollectiveKind::all_reduce, models::grad_norm_all_reduce_op().comm_bytes, GroupKind::dp_cp, 2,
+                                   "grad-norm-all-reduce", -1, {e.last_compute});
+    if (norm_ar != kNone) e.wait_for.push_back(norm_ar);
     emit_compute(e, models::optimizer_op(shard), Category::optimizer, -1);
     if (zero == 1 || zero == 2) {
       const std::vector<TaskId> deps = {e.last_compute};

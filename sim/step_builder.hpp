@@ -31,6 +31,9 @@
 // Data parallelism (on the comm_dp stream: one NCCL stream per process group, so the group's
 // collectives run in issue order). Dense parameters are data-parallel over DP x CP ranks (Megatron
 // reduces over both), expert parameters over the expert-data-parallel group DP x CP / EP (layout.hpp):
+//  - Before the optimizer, gradient clipping (Megatron's clip_grad): the norm of the rank's fp32 gradients
+//    (its shard under ZeRO) and one 4-byte all-reduce of the sum of squares on the DP x CP group, which
+//    also makes the optimizer wait for every DP rank's gradient reduction.
 //  - DDP (zero_stage 0) and ZeRO-1 (Megatron's distributed optimizer): the gradients of the last
 //    micro-batch's backward are reduced in buckets (all-reduce; ZeRO-1: reduce-scatter) as it produces
 //    them (overlap_grad_reduce; otherwise the same buckets after the backward), dense and expert buckets

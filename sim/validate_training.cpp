@@ -214,6 +214,10 @@ TrainingPoint convert_entry(const json& e, const std::string& file, std::size_t 
   // ring, through flash-attn 2's kernels (TE's CP path calls flash-attn's _flash_attn_forward /
   // _backward, NVIDIA/TransformerEngine PR #572, Jan 2024); later containers take cuDNN's Hopper-native
   // fused attention, which is what the calibration profile measured.
+  // Position encoding where the MLP kind does not imply it: MPT uses ALiBi (a bias inside the attention
+  // kernel, no kernel of its own), Nemotron rotary embeddings with its non-gated MLP.
+  if (has(str(model, "note"), "alibi")) m["position_embedding_type"] = "none";
+  else if (has(p.model, "nemotron")) m["position_embedding_type"] = "rope";
   if (has(framework, "nemo 24.03") || has(framework, "nemo 24.01") || has(framework, "nemo 23.")) {
     m["attention_backend"] = "flash";
     p.assumptions.push_back("attention through flash-attn 2 (Transformer Engine 1.x of the " + framework + " container)");
