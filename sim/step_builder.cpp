@@ -1,6 +1,7 @@
 #include "sim/step_builder.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 #include <tuple>
@@ -99,7 +100,20 @@ class Builder {
     return g_->add_group(g);
   }
 
-  Time op_duration(const Op& op) const { return from_seconds(models::op_time_s(op, s_.gpu, profile_)); }
+  // The compute model is a pure function of the op's shape; a step repeats each shape for every layer and
+  // micro-batch, so durations are memoized per build (the GEMM interpolation dominated a search's time).
+  Time op_duration(const Op& op) {
+    const auto& a = op.attention;
+    const auto key = std::make_tuple(static_cast<int>(op.kind), static_cast<int>(op.dtype), static_cast<int>(op.mem_kind), op.flops,
+                                     op.bytes, op.gemm.m, op.gemm.n, op.gemm.k,
+                                     std::array<std::int64_t, 6>{a.batch, a.heads_q, a.heads_kv, a.seq_q, a.seq_kv, a.head_dim},
+                                     a.causal, static_cast<int>(a.kernel));
+    const auto it = durations_.find(key);
+    if (it != durations_.end()) return it->second;
+    const Time t = from_seconds(models::op_time_s(op, s_.gpu, profile_));
+    durations_.emplace(key, t);
+    return t;
+  }
 
   TaskId emit_compute(Emitter& e, const Op& op, Category cat, int mb) {
     Task t;
@@ -511,6 +525,8 @@ class Builder {
   std::vector<double>* flops_ = nullptr;
   std::map<std::tuple<int, std::uint32_t, int>, std::vector<std::uint32_t>> collectives_;
   std::set<std::uint32_t> mirrored_;
+  std::map<std::tuple<int, int, int, double, double, std::int64_t, std::int64_t, std::int64_t, std::array<std::int64_t, 6>, bool, int>, Time>
+      durations_;
 };
 
 }  // namespace

@@ -106,20 +106,31 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   };
 
   // High-confidence points. The target of issue 4 is every point within 15% and a mean absolute error
-  // below 10%; it is NOT met. Today (model of commit 5f312eb + working tree): 129 compared, mean |error|
-  // 16.6%, 89 within 15%, worst +84% (long-sequence Llama-2 7B with CP). These assertions hold today's
-  // honest bound so that a regression fails; tighten them as the model improves. Where the misses are,
-  // and why: long-sequence attention predicted up to 1.8x too fast (NeMo long-sequence rows +13..+84%,
-  // MosaicML s >= 16k +20..+81%: attention-kernel efficiency above what FlashAttention-2 / cuDNN reached
-  // on that software), short-sequence large-micro-batch MosaicML rows 9-19% slow, TP > 1 without sequence
-  // parallelism 17-28% slow (SC'21 7.5B-39B: TP all-reduce fully exposed, no overlap modelled).
+  // below 10%; it is NOT met. Today: 147 compared, mean |error| 12.9%, 107 within 15%. These assertions
+  // hold today's honest bound so that a regression fails; tighten them as the model improves. Where the
+  // misses are, and why:
+  //  - MosaicML MPT at s >= 8k, 18-57% fast: llm-foundry's 2023 attention (ALiBi through its Triton /
+  //    FlashAttention-1 path) was far slower than the calibrated kernel; no measurement of it exists here.
+  //  - SC'21 7.5B-39B (TP4/TP8 without SP, A100), 17-29% slow: the GEMMs of TP-sliced shapes run nearer
+  //    the large-GEMM efficiency on an A100 than the H200's fractions say (a per-SM-rate transfer fixed
+  //    these but broke MPT and MT-NLG, so it is not in the model).
+  //  - NeMo 24.07 FP8 small models, 15-23% fast; gpt-oss 27-30% fast (MoE with 128 experts).
+  //  - Qwen3-30B on PP2 x EP8: the file holds the same layout at 9058 and 5113 tokens/s (26.02.01 / 26.02)
+  //    and 10494 / 5275 (25.09 tokendrop / 25.11); no model matches both, hence the max bound.
   const auto high = summary("high");
   INFO("high: " << high.compared << " compared, mean |error| " << high.mean_abs_error << ", within 15% " << high.within_15pct
                 << ", worst " << high.worst_id << " " << high.max_abs_error);
-  CHECK(high.compared >= 129);
-  CHECK(high.mean_abs_error < 0.18);
-  CHECK(static_cast<double>(high.within_15pct) >= 0.68 * static_cast<double>(high.compared));
-  CHECK(high.max_abs_error < 0.90);
+  CHECK(high.compared >= 147);
+  CHECK(high.mean_abs_error < 0.14);
+  CHECK(static_cast<double>(high.within_15pct) >= 0.70 * static_cast<double>(high.compared));
+  CHECK(high.max_abs_error < 1.5);
+
+  // NeMo 24.03 long-sequence runs (4k..1M tokens, CP up to 32) meet the target: attention through
+  // flash-attn 2 (mma.sync, 2/3 of Hopper's tensor peak) and TP-communication overlap.
+  const auto longseq = summary("nemo_long_sequence_CP_H100_FP8");
+  CHECK(longseq.compared == 9);
+  CHECK(longseq.within_15pct == longseq.compared);
+  CHECK(longseq.mean_abs_error < 0.10);
 
   // Groups near or at the issue's target today, held to their current bound.
   const auto korthikanti = summary("megatron_korthikanti_recompute_A100");
@@ -132,11 +143,12 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   CHECK(sc21.max_abs_error < 0.30);
   const auto mpt = summary("mosaicml_llmfoundry_MPT_FSDP");
   CHECK(mpt.compared == 81);
-  CHECK(mpt.mean_abs_error < 0.16);  // target 0.10 not met: long sequences (attention) predicted fast
-  // Llama-3 70B on 64 H100 in FP8 (Megatron-Bridge, interleaved 1F1B): within 12% each (today -7..-10%).
+  CHECK(mpt.mean_abs_error < 0.13);  // target 0.10 not met: long sequences (attention) predicted fast
+  // Llama-3 70B on 64 H100 in FP8 (Megatron-Bridge, interleaved 1F1B, TP-communication overlap): within 8%
+  // each (today -3..-6%).
   for (const auto& p : v.points)
     if (!p.skipped && p.id.find("LLAMA3_70B") != std::string::npos) {
       INFO(p.id);
-      CHECK(std::abs(p.error) < 0.12);
+      CHECK(std::abs(p.error) < 0.08);
     }
 }
