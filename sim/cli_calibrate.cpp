@@ -15,6 +15,7 @@
 #include "calibrate/profile_fit.hpp"
 #include "models/profile_json.hpp"
 #include "sim/cli.hpp"
+#include "sim/cli_options.hpp"
 #include "sim/input_error.hpp"
 
 namespace po = boost::program_options;
@@ -47,19 +48,8 @@ int fit(const std::vector<std::string>& args) {
        "catalog GPU the compute measurements ran on (default: from the file's device name)")
       ("comm-gpu", po::value<std::vector<std::string>>()->composing()->value_name("NAME"),
        "fit only the collective measurements made on this catalog GPU (repeatable; default: all)");
-  po::options_description hidden;
-  hidden.add_options()("inputs", po::value<std::vector<std::string>>());
-  po::options_description all;
-  all.add(opts).add(hidden);
-  po::positional_options_description pos;
-  pos.add("inputs", -1);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return kExitOk;
-  }
+  if (!parse_options(args, opts, "inputs", -1, vm)) return kExitOk;
   if (!vm.count("inputs")) throw InputError("clustersim calibrate fit: no measurement files (see --help)");
   if (!vm.count("output")) throw InputError("clustersim calibrate fit: missing -o profile.json (see --help)");
   const models::GpuSpec* gpu = nullptr;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli.hpp"
+#include "sim/cli_options.hpp"
 #include "sim/input_error.hpp"
 #include "sim/scenario.hpp"
 #include "sim/simulation.hpp"
@@ -25,19 +26,8 @@ int run(const std::vector<std::string>& args) {
       ("trace", po::value<std::string>()->value_name("FILE"), "write a Chrome/Perfetto trace of the step to FILE")
       ("set", po::value<std::vector<std::string>>()->composing()->value_name("PATH=VALUE"),
        "override a scenario value, e.g. --set training.tensor_model_parallel_size=4 (repeatable)");
-  po::options_description hidden;
-  hidden.add_options()("scenario", po::value<std::string>());
-  po::options_description all;
-  all.add(opts).add(hidden);
-  po::positional_options_description pos;
-  pos.add("scenario", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return kExitOk;
-  }
+  if (!parse_options(args, opts, "scenario", 1, vm)) return kExitOk;
   if (!vm.count("scenario")) throw InputError("clustersim run: missing SCENARIO.json (see clustersim run --help)");
   const std::string path = vm["scenario"].as<std::string>();
   const auto overrides = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};

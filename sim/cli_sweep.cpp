@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli.hpp"
+#include "sim/cli_options.hpp"
 #include "sim/input_error.hpp"
 #include "sim/scenario.hpp"
 #include "sim/sweep.hpp"
@@ -433,19 +434,8 @@ int sweep(const std::vector<std::string>& args) {
       ("csv", po::value<std::string>()->value_name("FILE"), "write every point to FILE as CSV")
       ("json", "print the results as JSON")
       ("threads", po::value<int>()->value_name("N"), "worker threads (default: all cores)");
-  po::options_description hidden;
-  hidden.add_options()("scenario", po::value<std::string>());
-  po::options_description all;
-  all.add(opts).add(hidden);
-  po::positional_options_description pos;
-  pos.add("scenario", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return kExitOk;
-  }
+  if (!parse_options(args, opts, "scenario", 1, vm)) return kExitOk;
   if (!vm.count("scenario")) throw InputError("clustersim sweep: missing SCENARIO.json (see clustersim sweep --help)");
   const std::string file = vm["scenario"].as<std::string>();
   json doc = read_json_file(file);

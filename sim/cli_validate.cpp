@@ -25,6 +25,7 @@
 #include "calibrate/validate.hpp"
 #include "models/profile_json.hpp"
 #include "sim/cli.hpp"
+#include "sim/cli_options.hpp"
 #include "sim/input_error.hpp"
 #include "sim/nccl_model.hpp"
 #include "sim/nccl_validation.hpp"
@@ -168,19 +169,8 @@ int validate(const std::vector<std::string>& args) {
       ("json", "print one JSON object instead of the table")
       ("leave-one-out", "compute points: predict each from a profile fitted without it")
       ("worst", po::value<int>()->value_name("N"), "list only the N worst points (the summary covers all)");
-  po::options_description hidden;
-  hidden.add_options()("inputs", po::value<std::vector<std::string>>());
-  po::options_description all;
-  all.add(opts).add(hidden);
-  po::positional_options_description pos;
-  pos.add("inputs", -1);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return kExitOk;
-  }
+  if (!parse_options(args, opts, "inputs", -1, vm)) return kExitOk;
   if (!vm.count("inputs")) throw InputError("clustersim validate: no measurement files (see --help)");
   {
     // Published training runs (shared/validation/published-train.json) are the other kind of validation.

@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <thread>
 
 #include "models/memory_model.hpp"
@@ -156,20 +157,30 @@ std::vector<Assignment> cartesian(const std::vector<SweepAxis>& axes) {
   return out;
 }
 
-SweepPoint evaluate_point(const json& base, const std::string& file, const Assignment& assignment, bool skip_unfitting) {
-  SweepPoint p;
+namespace {
+// The point's scenario: the base with the assignment applied, parsed. An invalid combination marks the
+// point invalid with the validator's messages and gives nullopt.
+std::optional<Scenario> point_scenario(const json& base, const std::string& file, const Assignment& assignment, SweepPoint& p) {
   p.assignment = assignment;
-  Scenario s;
   try {
     json doc = base;
     for (const auto& [path, value] : assignment) set_path(doc, path, value, file);
-    s = parse_scenario(doc, file);
+    std::optional<Scenario> s = parse_scenario(doc, file);
+    p.valid = true;
+    return s;
   } catch (const InputError& e) {
     p.status = PointStatus::invalid;
     p.error = join(e.messages(), file);
-    return p;
+    return std::nullopt;
   }
-  p.valid = true;
+}
+}  // namespace
+
+SweepPoint evaluate_point(const json& base, const std::string& file, const Assignment& assignment, bool skip_unfitting) {
+  SweepPoint p;
+  const std::optional<Scenario> parsed = point_scenario(base, file, assignment, p);
+  if (!parsed) return p;
+  const Scenario& s = *parsed;
   if (skip_unfitting) {
     const models::MemoryBreakdown memory = models::peak_memory_per_gpu(s.model, s.training);
     if (memory.total_bytes() > s.gpu.hbm_gib * kGiB) {
@@ -190,18 +201,9 @@ SweepPoint evaluate_point(const json& base, const std::string& file, const Assig
 namespace {
 SweepPoint screen_point(const json& base, const std::string& file, const Assignment& assignment) {
   SweepPoint p;
-  p.assignment = assignment;
-  Scenario s;
-  try {
-    json doc = base;
-    for (const auto& [path, value] : assignment) set_path(doc, path, value, file);
-    s = parse_scenario(doc, file);
-  } catch (const InputError& e) {
-    p.status = PointStatus::invalid;
-    p.error = join(e.messages(), file);
-    return p;
-  }
-  p.valid = true;
+  const std::optional<Scenario> parsed = point_scenario(base, file, assignment, p);
+  if (!parsed) return p;
+  const Scenario& s = *parsed;
   p.report = unsimulated_report(s, models::peak_memory_per_gpu(s.model, s.training));
   p.status = p.report.fits_in_memory ? PointStatus::pending : PointStatus::not_fitting;
   if (!p.report.fits_in_memory) {
