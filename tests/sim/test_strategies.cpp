@@ -55,7 +55,8 @@ Volume volume(const StepPlan& plan, Category cat, Keep keep) {
   Volume v;
   for (const Collective& c : g.collectives()) {
     const Task& t = g.tasks()[c.members.front()];
-    if (t.category != cat || !keep(g.name(t.name))) continue;
+    // The 4-byte all-reduce of clip_grad's norm is not a strategy's traffic (held by its own test below).
+    if (t.category != cat || !keep(g.name(t.name)) || g.name(t.name) == "grad-norm-all-reduce") continue;
     const auto n = g.group(c.group).size();
     v.bus_bytes += busbw_factor(c.kind, static_cast<int>(n)) * c.bytes;
     v.size += c.bytes;
@@ -253,7 +254,8 @@ TEST_CASE("strategies: expert parallelism all-to-alls on EP, expert grads on exp
   REQUIRE(rp.expert > 0);
   double dense = 0, expert = 0;
   for (const Collective& c : plan.graph.collectives()) {
-    if (plan.graph.tasks()[c.members.front()].category != Category::dp_comm) continue;
+    const Task& t = plan.graph.tasks()[c.members.front()];
+    if (t.category != Category::dp_comm || plan.graph.name(t.name) == "grad-norm-all-reduce") continue;
     CHECK(c.kind == CollectiveKind::all_reduce);
     (plan.graph.group(c.group).size() == 4 ? dense : expert) += c.bytes;
   }
@@ -403,4 +405,23 @@ TEST_CASE("strategies: tp_comm_overlap hides the SP all-gathers and reduce-scatt
   doc["training"]["tp_comm_overlap"] = false;
   const Report no_sp = simulate(scenario(doc)).report;
   CHECK(no_sp_overlap.step_time_s == no_sp.step_time_s);
+}
+
+TEST_CASE("strategies: gradient clipping adds one 4-byte all-reduce on DP x CP before the optimizer", "[sim]") {
+  // Megatron's clip_grad: the norm of the rank's gradients, one fp32 sum of squares all-reduced, then the
+  // optimizer. DP 8 x TP 1: exactly one such collective per step on the 8 DP ranks, and the optimizer
+  // kernel depends on it.
+  json doc = doc_for(8);
+  const StepPlan plan = plan_of(doc);
+  const TaskGraph& g = plan.graph;
+  int count = 0;
+  for (const Collective& c : g.collectives()) {
+    const Task& t = g.tasks()[c.members.front()];
+    if (g.name(t.name) != "grad-norm-all-reduce") continue;
+    ++count;
+    CHECK(c.kind == CollectiveKind::all_reduce);
+    CHECK(c.bytes == 4.0);
+    CHECK(g.group(c.group).size() == 8);
+  }
+  CHECK(count == 1);
 }
