@@ -174,6 +174,14 @@ std::optional<Scenario> point_scenario(const json& base, const std::string& file
     return std::nullopt;
   }
 }
+
+// Why a point was dropped before simulating: its peak memory against the GPU's.
+std::string not_fitting_message(const models::MemoryBreakdown& memory, const models::GpuSpec& gpu) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "needs %.1f GiB per GPU on pipeline stage %d, the %s has %.1f GiB", memory.total_bytes() / kGiB,
+                memory.stage, gpu.name.c_str(), gpu.hbm_gib);
+  return buf;
+}
 }  // namespace
 
 SweepPoint evaluate_point(const json& base, const std::string& file, const Assignment& assignment, bool skip_unfitting) {
@@ -186,10 +194,7 @@ SweepPoint evaluate_point(const json& base, const std::string& file, const Assig
     if (memory.total_bytes() > s.gpu.hbm_gib * kGiB) {
       p.status = PointStatus::not_fitting;
       p.report = unsimulated_report(s, memory);
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "needs %.1f GiB per GPU on pipeline stage %d, the %s has %.1f GiB",
-                    memory.total_bytes() / kGiB, memory.stage, s.gpu.name.c_str(), s.gpu.hbm_gib);
-      p.error = buf;
+      p.error = not_fitting_message(memory, s.gpu);
       return p;
     }
   }
@@ -206,12 +211,7 @@ SweepPoint screen_point(const json& base, const std::string& file, const Assignm
   const Scenario& s = *parsed;
   p.report = unsimulated_report(s, models::peak_memory_per_gpu(s.model, s.training));
   p.status = p.report.fits_in_memory ? PointStatus::pending : PointStatus::not_fitting;
-  if (!p.report.fits_in_memory) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "needs %.1f GiB per GPU on pipeline stage %d, the %s has %.1f GiB",
-                  p.report.memory.total_bytes() / kGiB, p.report.memory.stage, s.gpu.name.c_str(), s.gpu.hbm_gib);
-    p.error = buf;
-  }
+  if (!p.report.fits_in_memory) p.error = not_fitting_message(p.report.memory, s.gpu);
   return p;
 }
 }  // namespace
