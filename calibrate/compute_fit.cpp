@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <tuple>
 
@@ -100,7 +101,9 @@ struct BackwardFit {
 // has ended and the host has issued it (T after the start; compute_model.hpp). For fixed (c, T), ln e_max
 // by Gauss-Newton from the gap-free closed form; (c, T) on a grid (smallest T on ties), then golden
 // section on c and on T within a step. scripts/derive_compute_defaults.py does exactly the same.
-BackwardFit fit_backward_with_host_floor(const std::vector<BackwardPoint>& pts, double L) {
+// `fixed_floor_s` holds T instead of fitting it (the FA2 rows: compute_fit.hpp).
+BackwardFit fit_backward_with_host_floor(const std::vector<BackwardPoint>& pts, double L,
+                                         std::optional<double> fixed_floor_s) {
   const std::size_t n = pts.size();
   std::vector<double> a(n), o(n), gap(n);
   auto solve = [&](double c, double t_host, double* e_out) {
@@ -131,20 +134,23 @@ BackwardFit fit_backward_with_host_floor(const std::vector<BackwardPoint>& pts, 
     if (e_out) *e_out = std::exp(u);
     return cost;
   };
-  double best = std::numeric_limits<double>::infinity(), c = 0, t_host = 0;
-  const int n_t = static_cast<int>(std::lround(kHostFloorMaxS / kHostFloorStepS));
+  double best = std::numeric_limits<double>::infinity(), c = 0, t_host = fixed_floor_s.value_or(0);
+  const int n_t = fixed_floor_s ? 0 : static_cast<int>(std::lround(kHostFloorMaxS / kHostFloorStepS));
   const int n_c = static_cast<int>(kHalfKvMax / kHalfKvCoarseStep);
   for (int i = 0; i <= n_t; ++i)
     for (int j = 0; j <= n_c; ++j) {
-      const double cost = solve(j * kHalfKvCoarseStep, i * kHostFloorStepS, nullptr);
-      if (cost < best) best = cost, c = j * kHalfKvCoarseStep, t_host = i * kHostFloorStepS;
+      const double t = fixed_floor_s ? *fixed_floor_s : i * kHostFloorStepS;
+      const double cost = solve(j * kHalfKvCoarseStep, t, nullptr);
+      if (cost < best) best = cost, c = j * kHalfKvCoarseStep, t_host = t;
     }
   const double c_ref = golden_min([&](double x) { return solve(x, t_host, nullptr); },
                                   std::max(0.0, c - kHalfKvCoarseStep), std::min(kHalfKvMax, c + kHalfKvCoarseStep));
   if (solve(c_ref, t_host, nullptr) < solve(c, t_host, nullptr)) c = c_ref;
-  const double t_ref = golden_min([&](double x) { return solve(c, x, nullptr); },
-                                  std::max(0.0, t_host - kHostFloorStepS), std::min(kHostFloorMaxS, t_host + kHostFloorStepS));
-  if (solve(c, t_ref, nullptr) < solve(c, t_host, nullptr)) t_host = t_ref;
+  if (!fixed_floor_s) {
+    const double t_ref = golden_min([&](double x) { return solve(c, x, nullptr); }, std::max(0.0, t_host - kHostFloorStepS),
+                                    std::min(kHostFloorMaxS, t_host + kHostFloorStepS));
+    if (solve(c, t_ref, nullptr) < solve(c, t_host, nullptr)) t_host = t_ref;
+  }
   BackwardFit out;
   solve(c, t_host, &out.peak_efficiency);
   out.half_kv = c;
@@ -160,58 +166,102 @@ std::string describe(double e) {
   return s.str();
 }
 
-// The attention kernel model (models/compute_model.hpp): block, CTAs per SM and launch orders are
-// kernel facts taken from the default profile; (e_max, c) per pass are fitted over the shapes measured
-// both ways (forward on t_fwd - L; backward jointly with the harness's host floor, on t_fwdbwd - t_fwd - L).
-// Without two such shapes the
-// profile keeps no attention model and the default's stands in.
-template <class Key>
-void fit_attention_model(models::ComputeProfile& p, const std::vector<Key>& shapes,
-                         const std::map<Key, std::pair<double, double>>& times, double L, double peak,
-                         std::vector<std::string>& notes) {
+std::string rejected(const ComputeMeasurement& m, double e) {
+  return m.where + ": " + m.label + ": efficiency " + describe(e) +
+         " outside (0, 0.95] after removing the launch overhead; left out of the fit";
+}
+
+// One attention kernel's rows (the native kernel's, or FlashAttention-2's): the measured table and the
+// model of compute_model.hpp. Block, CTAs per SM and launch orders are kernel facts taken from the default
+// profile; (e_max, c) per pass are fitted over the shapes measured both ways (forward on t_fwd - L;
+// backward on t_fwdbwd - t_fwd - L, jointly with the harness's host floor unless `fixed_floor_s` holds
+// it). Only rows at the kernel's most measured head_dim enter (the model has no head_dim term); the others
+// are noted. Without two usable shapes no model is fitted (peak_efficiency 0).
+struct AttentionKernelFit {
+  std::vector<models::AttentionPoint> points;
+  models::AttentionPassModel fwd, bwd;
+  double host_floor_s = 0;
+};
+
+AttentionKernelFit fit_attention_kernel(const std::vector<const ComputeMeasurement*>& rows, double L, double peak,
+                                        int sm_count, std::optional<double> fixed_floor_s, const std::string& kernel,
+                                        std::vector<std::string>& notes) {
   const models::ComputeProfile& d = models::default_compute_profile();
-  p.attention_block_q = d.attention_block_q;
+  const std::string name = "attention " + (kernel.empty() ? "" : kernel + " ");
+  // Forward and forward+backward of one shape (and backend) make one table row.
+  using Key = std::tuple<std::string, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
+  std::vector<Key> order;
+  std::map<Key, std::pair<double, double>> eff;    // fwd, fwdbwd (0 = not measured)
+  std::map<Key, std::pair<double, double>> times;  // seconds, fwd, fwdbwd
+  std::map<std::int64_t, int> shapes_at_d;
+  for (const ComputeMeasurement* m : rows) {
+    const auto& a = m->attention;
+    const Key key{m->attention_backend, a.batch, a.heads_q, a.heads_kv, a.seq_q, a.head_dim};
+    const bool fwd = m->kind == ComputeKind::attention_fwd;
+    const double e = work_of(*m) / ((m->time_s - (fwd ? 1 : 2) * L) * peak);
+    if (!valid_efficiency(e)) {
+      notes.push_back(rejected(*m, e));
+      continue;
+    }
+    if (!eff.count(key)) order.push_back(key), ++shapes_at_d[a.head_dim];
+    (fwd ? eff[key].first : eff[key].second) = e;
+    (fwd ? times[key].first : times[key].second) = m->time_s;
+  }
+  AttentionKernelFit out;
+  std::int64_t fit_d = 0;
+  for (const auto& [hd, n] : shapes_at_d)
+    if (fit_d == 0 || n >= shapes_at_d[fit_d]) fit_d = hd;
   std::vector<PassPoint> fwd;
   std::vector<BackwardPoint> bwd;
-  for (const auto& key : shapes) {
-    const auto [b, hq, hkv, s, hd] = key;
-    const auto it = times.find(key);
-    if (it == times.end() || it->second.first <= 0 || it->second.second <= 0) continue;
-    const double t_f = it->second.first - L, t_b = it->second.second - it->second.first - L;
-    if (t_f <= 0 || t_b <= 0) {
-      notes.push_back("attention b" + std::to_string(b) + " hq" + std::to_string(hq) + " s" + std::to_string(s) +
-                      ": forward or backward time not above the launch overhead; left out of the attention model");
+  for (const auto& key : order) {
+    auto [ef, efb] = eff[key];
+    const auto& [backend, b, hq, hkv, s, hd] = key;
+    const std::string shape_name = name + "b" + std::to_string(b) + " hq" + std::to_string(hq) + " s" + std::to_string(s);
+    if (hd != fit_d) {
+      notes.push_back(shape_name + " d" + std::to_string(hd) + ": the attention model has no head_dim term and is fitted at d = " +
+                      std::to_string(fit_d) + "; validated, left out of the fit");
+      continue;
+    }
+    if (ef == 0 || efb == 0) {
+      notes.push_back(shape_name + ": measured " + (ef == 0 ? "forward+backward" : "forward") +
+                      " only; the other takes the same efficiency");
+      if (ef == 0) ef = efb;
+      if (efb == 0) efb = ef;
+    }
+    out.points.push_back({b, hq, hkv, s, hd, ef, efb});
+    const auto [t_fwd, t_fb] = times[key];
+    if (t_fwd <= 0 || t_fb <= 0) continue;
+    if (t_fwd - L <= 0 || t_fb - t_fwd - L <= 0) {
+      notes.push_back(shape_name + ": forward or backward time not above the launch overhead; left out of the attention model");
       continue;
     }
     const models::AttentionShape shape{b, hq, hkv, s, s, hd, true};
     const double flops = 2.0 * double(b) * double(hq) * double(s) * double(s) * double(hd);
     const double kv = models::attention_mean_kv(shape);
     const auto balance = [&](const models::AttentionPassModel& pass) {
-      return models::attention_dispatch_balance(shape, p.sm_count, pass.ctas_per_sm, p.attention_block_q,
-                                                pass.heavy_first);
+      return models::attention_dispatch_balance(shape, sm_count, pass.ctas_per_sm, d.attention_block_q, pass.heavy_first);
     };
-    fwd.push_back({kv, flops / (peak * balance(d.attention_fwd)), t_f});
-    bwd.push_back({kv, 2.5 * flops / (peak * balance(d.attention_bwd)), it->second.first, it->second.second});
+    fwd.push_back({kv, flops / (peak * balance(d.attention_fwd)), t_fwd - L});
+    bwd.push_back({kv, 2.5 * flops / (peak * balance(d.attention_bwd)), t_fwd, t_fb});
   }
   if (fwd.size() < 2) {
-    if (!shapes.empty())
-      notes.push_back("attention: fewer than two shapes measured forward and forward+backward; the default "
-                      "profile's attention model is used");
-    return;
+    if (!order.empty())
+      notes.push_back(name + "model: fewer than two shapes measured forward and forward+backward; " +
+                      (kernel.empty() ? "the default profile's attention model is used"
+                                      : "FlashAttention-2 is predicted as the native kernel times mma_sync_fraction"));
+    return out;
   }
   const auto [e_f, c_f] = fit_attention_pass(fwd);
-  const BackwardFit b = fit_backward_with_host_floor(bwd, L);
-  for (auto [pass, e, c, def, name] :
-       {std::tuple{&p.attention_fwd, e_f, c_f, &d.attention_fwd, "forward"},
-        std::tuple{&p.attention_bwd, b.peak_efficiency, b.half_kv, &d.attention_bwd, "backward"}}) {
+  const BackwardFit b = fit_backward_with_host_floor(bwd, L, fixed_floor_s);
+  for (auto [pass, e, c, def, dir] : {std::tuple{&out.fwd, e_f, c_f, &d.attention_fwd, "forward"},
+                                      std::tuple{&out.bwd, b.peak_efficiency, b.half_kv, &d.attention_bwd, "backward"}}) {
     *pass = *def;
     pass->half_kv = c;
     pass->peak_efficiency = std::min(e, 1.0);
-    if (e > 1)
-      notes.push_back(std::string("attention ") + name + ": fitted peak efficiency " + describe(e) +
-                      " above 1; capped at 1");
+    if (e > 1) notes.push_back(name + dir + ": fitted peak efficiency " + describe(e) + " above 1; capped at 1");
   }
-  p.attention_host_floor_us = b.host_floor_s * 1e6;
+  out.host_floor_s = b.host_floor_s;
+  return out;
 }
 
 }  // namespace
@@ -259,10 +309,7 @@ std::optional<models::ComputeProfile> fit_compute_profile(const std::vector<Comp
   const double peak_bf16 = gpu.peak_tflops_bf16 * 1e12;
   const double hbm = gpu.hbm_tbps * 1e12;
 
-  auto reject = [&](const ComputeMeasurement& m, double e) {
-    notes.push_back(m.where + ": " + m.label + ": efficiency " + describe(e) +
-                    " outside (0, 0.95] after removing the launch overhead; left out of the fit");
-  };
+  auto reject = [&](const ComputeMeasurement& m, double e) { notes.push_back(rejected(m, e)); };
 
   // GEMM table: bf16 rows, in file order.
   for (const auto& m : points) {
@@ -275,38 +322,34 @@ std::optional<models::ComputeProfile> fit_compute_profile(const std::vector<Comp
     p.gemm.push_back({m.gemm.m, m.gemm.n, m.gemm.k, e});
   }
 
-  // Attention: forward and forward+backward of one shape make one table row.
-  using ShapeKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
-  std::vector<ShapeKey> order;
-  std::map<ShapeKey, std::pair<double, double>> att;  // efficiencies fwd, fwdbwd (0 = not measured)
-  std::map<ShapeKey, std::pair<double, double>> att_s;  // kernel times fwd, fwdbwd, seconds
+  // Attention: the native kernel's rows (PyTorch's default SDPA), and FlashAttention-2's with a model of
+  // their own under the native fit's host floor. Forced-cuDNN rows are validated, not fitted (compute_fit.hpp).
+  std::vector<const ComputeMeasurement*> native, flash2;
+  std::map<std::string, int> cudnn_points;  // per file
   for (const auto& m : points) {
     if (m.kind != ComputeKind::attention_fwd && m.kind != ComputeKind::attention_fwdbwd) continue;
-    const auto& a = m.attention;
-    const ShapeKey key{a.batch, a.heads_q, a.heads_kv, a.seq_q, a.head_dim};
-    const bool fwd = m.kind == ComputeKind::attention_fwd;
-    const double e = work_of(m) / ((m.time_s - (fwd ? 1 : 2) * L) * peak_bf16);
-    if (!valid_efficiency(e)) {
-      reject(m, e);
-      continue;
-    }
-    if (!att.count(key)) order.push_back(key);
-    (fwd ? att[key].first : att[key].second) = e;
-    (fwd ? att_s[key].first : att_s[key].second) = m.time_s;
+    if (m.attention.kernel == models::AttentionImpl::flash2) flash2.push_back(&m);
+    else if (m.attention_backend == "cudnn") ++cudnn_points[m.where.substr(0, m.where.find(": "))];
+    else native.push_back(&m);
   }
-  for (const auto& key : order) {
-    auto [ef, efb] = att[key];
-    const auto [b, hq, hkv, s, d] = key;
-    if (ef == 0 || efb == 0) {
-      notes.push_back("attention b" + std::to_string(b) + " hq" + std::to_string(hq) + " s" + std::to_string(s) +
-                      ": measured " + (ef == 0 ? "forward+backward" : "forward") +
-                      " only; the other takes the same efficiency");
-      if (ef == 0) ef = efb;
-      if (efb == 0) efb = ef;
-    }
-    p.attention.push_back({b, hq, hkv, s, d, ef, efb});
+  for (const auto& [file, n] : cudnn_points)
+    notes.push_back(file + ": " + std::to_string(n) + " forced-cuDNN attention points: validated against the native "
+                    "model, not fitted into it (calibrate/compute_fit.hpp)");
+  const models::ComputeProfile& d = models::default_compute_profile();
+  p.attention_block_q = d.attention_block_q;
+  const AttentionKernelFit fused = fit_attention_kernel(native, L, peak_bf16, p.sm_count, std::nullopt, "", notes);
+  p.attention = fused.points;
+  if (fused.fwd.peak_efficiency > 0) {
+    p.attention_fwd = fused.fwd;
+    p.attention_bwd = fused.bwd;
+    p.attention_host_floor_us = fused.host_floor_s * 1e6;
   }
-  fit_attention_model(p, order, att_s, L, peak_bf16, notes);
+  if (!flash2.empty()) {
+    const double floor_us = fused.fwd.peak_efficiency > 0 ? p.attention_host_floor_us : d.attention_host_floor_us;
+    const AttentionKernelFit fa2 = fit_attention_kernel(flash2, L, peak_bf16, p.sm_count, floor_us * 1e-6, "flash2", notes);
+    if (fa2.fwd.peak_efficiency > 0)
+      p.attention_flash2 = models::Flash2AttentionModel{gpu.mma_sync_fraction, fa2.fwd, fa2.bwd, fa2.points};
+  }
 
   // Memory-bound table.
   for (const auto& m : points) {
@@ -353,7 +396,7 @@ std::optional<models::ComputeProfile> fit_compute_profile(const std::vector<Comp
   p.fp8_gemm_speedup_efficiency =
       ratios.empty() ? models::default_compute_profile().fp8_gemm_speedup_efficiency
                      : std::accumulate(ratios.begin(), ratios.end(), 0.0) / double(ratios.size());
-  if (p.gemm.empty() && p.attention.empty() && p.memory_bound.empty()) return std::nullopt;
+  if (p.gemm.empty() && p.attention.empty() && !p.attention_flash2 && p.memory_bound.empty()) return std::nullopt;
   return p;
 }
 

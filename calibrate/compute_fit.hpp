@@ -28,7 +28,21 @@
 //    orders of the default profile. For fixed c the optimal ln e_max is the mean residual, so the fit
 //    is a search over c in [0, 16384] (grid step 16, then 100 golden-section steps within a step),
 //    step for step what scripts/derive_compute_defaults.py does. Fewer than two such shapes: the
-//    default profile's attention model is used (noted).
+//    default profile's attention model is used (noted). The model has no head_dim term: a kernel's fit
+//    takes the rows at its most measured head_dim and notes the others (validated, not fitted).
+//  - FlashAttention-2 (rows with AttentionImpl::flash2: SDPA's FLASH_ATTENTION backend, scripts/
+//    attention_backends.py) gets the same table and the same (e_max, c) fit per pass, apart from the
+//    native rows, into ComputeProfile::attention_flash2 with the measured GPU's mma_sync_fraction. Why a
+//    curve of its own: FA2 issues mma.sync, and Hopper's full tensor rate needs wgmma (compute_model.hpp);
+//    the H200 measured FA2 at 0.52-0.58 of cuDNN's rate at d = 128, not the 2/3 of the mma.sync limit.
+//    Its backward is fitted under the native fit's host floor T (the default's without a native fit),
+//    not a T of its own: T is the PyTorch harness's dispatch, whatever kernel it launches, and the FA2
+//    rows (forward >= 0.59 ms on the H200) all start their backward after it, so they cannot measure it.
+//  - Forced-cuDNN rows (attention_backend "cudnn") are validated against the native model but not fitted
+//    into it. They are the same kernel family as the default SDPA of the reference file, but on the H200
+//    the model fitted on the reference predicted them (2026-11-30, 4 shapes at d = 128, MHA) +8..+17%
+//    slow forward and -4..+7% forward+backward, and -29% / -25% at d = 64 (no head_dim term): past the
+//    15% agreement asked before merging two sources into one fit, so they stay a check.
 //  - Memory-bound: e = bytes / ((t - L) * HBM peak) per kind, sorted by (kind, bytes).
 //  - fp8: the mean over fp8 GEMMs of (achieved fp8 / fp8 peak) / (achieved bf16 / bf16 peak) at the
 //    same shape (the bf16 time measured beside it, else a bf16 row of the same shape).

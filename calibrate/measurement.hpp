@@ -33,7 +33,7 @@ class CalibrationError : public std::runtime_error {
 
 enum class ComputeKind {
   gemm,              // C[m,n] = A[m,k] B[k,n] in `dtype`; work = 2mnk FLOPs
-  attention_fwd,     // causal flash attention forward; work = 2 b hq s^2 d FLOPs
+  attention_fwd,     // causal flash attention forward; work = 2 b hq s^2 d FLOPs (attention.kernel: which)
   attention_fwdbwd,  // forward + backward (two kernels); work = 3.5x the forward's
   memory_bound,      // bytes read + written by one kernel of `mem_kind`
 };
@@ -47,6 +47,9 @@ struct ComputeMeasurement {
   double bytes = 0;              // memory_bound: HBM bytes moved
   double time_s = 0;             // median measured time
   double bf16_reference_s = 0;   // fp8 GEMMs measured beside the same shape in bf16: that time; else 0
+  // Attention timed with one SDPA backend forced ("cudnn", "flash2"; scripts/attention_backends.py);
+  // empty for PyTorch's own choice (the reference file). Names the validation group.
+  std::string attention_backend;
   std::string label;             // "gemm bf16 8192x8192x8192", "rms_norm 64 MiB", ...
   std::string where;             // "file: gemm[12]"
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -51,6 +52,27 @@ class Reader {
       return std::nullopt;
     }
     return it->get<std::int64_t>();
+  }
+  std::optional<bool> boolean(const json& obj, const std::string& path, const char* key) {
+    auto it = obj.find(key);
+    if (it == obj.end()) {
+      fail(path + "." + key, "missing");
+      return std::nullopt;
+    }
+    if (!it->is_boolean()) {
+      fail(path + "." + key, "expected true or false, got " + it->dump());
+      return std::nullopt;
+    }
+    return it->get<bool>();
+  }
+  std::optional<std::string> text(const json& obj, const std::string& path, const char* key, const char* expected) {
+    auto it = obj.find(key);
+    if (it == obj.end() || !it->is_string()) {
+      fail(path + "." + key, it == obj.end() ? std::string("missing (expected ") + expected + ")"
+                                             : std::string("expected ") + expected + ", got " + it->dump());
+      return std::nullopt;
+    }
+    return it->get<std::string>();
   }
   const json* array(const json& doc, const char* key) {
     auto it = doc.find(key);
@@ -106,6 +128,29 @@ std::string fmt_bytes(double b) {
 
 std::string shape_label(std::int64_t m, std::int64_t n, std::int64_t k) {
   return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+}
+
+// Causal attention of one (b, hq, hkv, seq, d) row; nullopt (errors recorded) when a field is bad.
+std::optional<models::AttentionShape> attention_shape(const json& g, const std::string& at, Reader& r) {
+  auto b = r.count(g, at, "b"), hq = r.count(g, at, "hq"), hkv = r.count(g, at, "hkv");
+  auto s = r.count(g, at, "seq"), d = r.count(g, at, "d");
+  if (!b || !hq || !hkv || !s || !d) return std::nullopt;
+  return models::AttentionShape{*b, *hq, *hkv, *s, *s, *d, true};
+}
+
+// One attention point: `key` is "fwd_ms" or "fwdbwd_ms"; `backend` the forced SDPA backend ("" = default).
+ComputeMeasurement attention_measurement(const models::AttentionShape& a, const std::string& backend, const char* key,
+                                         double ms, const std::string& at, const Reader& r) {
+  ComputeMeasurement c;
+  c.kind = std::string(key) == "fwd_ms" ? ComputeKind::attention_fwd : ComputeKind::attention_fwdbwd;
+  c.attention = a;
+  c.attention_backend = backend;
+  c.time_s = ms * 1e-3;
+  c.label = std::string(c.kind == ComputeKind::attention_fwd ? "attn fwd " : "attn fwd+bwd ") +
+            (backend.empty() ? "" : backend + " ") + "b" + std::to_string(a.batch) + " hq" + std::to_string(a.heads_q) +
+            " hkv" + std::to_string(a.heads_kv) + " s" + std::to_string(a.seq_q) + " d" + std::to_string(a.head_dim);
+  c.where = r.file() + ": " + at + "." + key;
+  return c;
 }
 
 // Format 1: the compute reference / harness file.
@@ -175,23 +220,11 @@ MeasurementSet read_compute_file(const json& doc, Reader& r) {
         r.fail(at, "expected an object");
         continue;
       }
-      auto b = r.count(g, at, "b"), hq = r.count(g, at, "hq"), hkv = r.count(g, at, "hkv");
-      auto s = r.count(g, at, "seq"), d = r.count(g, at, "d");
-      if (!b || !hq || !hkv || !s || !d) continue;
-      models::AttentionShape shape{*b, *hq, *hkv, *s, *s, *d, true};
-      const std::string dims = "b" + std::to_string(*b) + " hq" + std::to_string(*hq) + " hkv" + std::to_string(*hkv) +
-                               " s" + std::to_string(*s) + " d" + std::to_string(*d);
+      auto shape = attention_shape(g, at, r);
+      if (!shape) continue;
       for (const char* key : {"fwd_ms", "fwdbwd_ms"}) {
         if (!g.contains(key)) continue;
-        auto ms = r.positive(g, at, key);
-        if (!ms) continue;
-        ComputeMeasurement c;
-        c.kind = std::string(key) == "fwd_ms" ? ComputeKind::attention_fwd : ComputeKind::attention_fwdbwd;
-        c.attention = shape;
-        c.time_s = *ms * 1e-3;
-        c.label = std::string(c.kind == ComputeKind::attention_fwd ? "attn fwd " : "attn fwd+bwd ") + dims;
-        c.where = r.file() + ": " + at + "." + key;
-        set.compute.push_back(std::move(c));
+        if (auto ms = r.positive(g, at, key)) set.compute.push_back(attention_measurement(*shape, "", key, *ms, at, r));
       }
     }
   }
@@ -411,6 +444,68 @@ MeasurementSet read_nccl_tests_json(const json& doc, Reader& r) {
   return set;
 }
 
+
+// Format 4: scripts/attention_backends.py, PyTorch SDPA with one backend forced per row. The compute
+// model has two attention kernels (op.hpp, AttentionImpl): the native fused one, which cuDNN's Hopper
+// kernel is, and FlashAttention-2, which SDPA's FLASH_ATTENTION backend is. The memory-efficient and math
+// kernels, and any row that reads an additive bias (ALiBi), have none: they are listed in one note per
+// reason and not predicted by a stand-in.
+MeasurementSet read_attention_backends(const json& doc, Reader& r) {
+  MeasurementSet set;
+  if (auto v = doc.find("version"); v == doc.end() || !v->is_number_integer() || v->get<std::int64_t>() != 1) {
+    r.fail("version", "expected 1 (the version scripts/attention_backends.py writes), got " +
+                          (v == doc.end() ? std::string("nothing") : v->dump()));
+    return set;
+  }
+  if (auto it = doc.find("device"); it != doc.end() && it->is_string()) set.gpu = it->get<std::string>();
+  const json* rows = r.array(doc, "rows");
+  if (!rows) {
+    if (!doc.contains("rows")) r.fail("rows", "missing (expected the array of timed kernels)");
+    return set;
+  }
+  struct Kernel {
+    models::AttentionImpl impl;
+    const char* name;
+  };
+  const std::map<std::string, Kernel> kernels = {{"CUDNN_ATTENTION", {models::AttentionImpl::native, "cudnn"}},
+                                                 {"FLASH_ATTENTION", {models::AttentionImpl::flash2, "flash2"}}};
+  std::map<std::string, std::vector<std::string>> skipped;  // reason -> rows
+  for (std::size_t i = 0; i < rows->size(); ++i) {
+    const json& g = (*rows)[i];
+    const std::string at = "rows[" + std::to_string(i) + "]";
+    if (!g.is_object()) {
+      r.fail(at, "expected an object");
+      continue;
+    }
+    auto backend = r.text(g, at, "backend", "an SDPBackend name such as CUDNN_ATTENTION or FLASH_ATTENTION");
+    auto bias = r.boolean(g, at, "alibi_bias");
+    auto shape = attention_shape(g, at, r);
+    auto fwd = r.positive(g, at, "fwd_ms"), fwdbwd = r.positive(g, at, "fwdbwd_ms");
+    if (!backend || !bias || !shape || !fwd || !fwdbwd) continue;
+    const auto k = kernels.find(*backend);
+    if (*bias) {
+      skipped["additive-bias (ALiBi) attention: the compute model has no kernel that reads a bias; skipped"].push_back(at);
+      continue;
+    }
+    if (k == kernels.end()) {
+      skipped[*backend + ": the compute model has no kernel for this backend (it models cuDNN's fused kernel and "
+                         "FlashAttention-2); skipped"].push_back(at);
+      continue;
+    }
+    shape->kernel = k->second.impl;
+    set.compute.push_back(attention_measurement(*shape, k->second.name, "fwd_ms", *fwd, at, r));
+    set.compute.push_back(attention_measurement(*shape, k->second.name, "fwdbwd_ms", *fwdbwd, at, r));
+  }
+  for (const auto& [reason, where] : skipped) {
+    std::string list;
+    for (const auto& w : where) list += (list.empty() ? "" : ", ") + w;
+    r.note(list, reason);
+  }
+  if (auto e = doc.find("errors"); e != doc.end() && e->is_array())
+    for (std::size_t i = 0; i < e->size(); ++i)
+      r.note("errors[" + std::to_string(i) + "]", "not measured: " + (*e)[i].dump());
+  return set;
+}
 }  // namespace
 
 MeasurementSet measurements_from_json_text(const std::string& text, const std::string& file) {
@@ -426,6 +521,8 @@ MeasurementSet measurements_from_json_text(const std::string& text, const std::s
   MeasurementSet set;
   if (doc.is_array()) {
     set = read_published_nccl(doc, r);
+  } else if (doc.is_object() && doc.value("format", json()) == "clustersim-attention-backends") {
+    set = read_attention_backends(doc, r);
   } else if (doc.is_object() && doc.contains("results") && doc["results"].is_array()) {
     set = read_nccl_tests_json(doc, r);
   } else if (doc.is_object() && (doc.contains("gemm") || doc.contains("memory_bound") || doc.contains("attention") ||
@@ -433,8 +530,8 @@ MeasurementSet measurements_from_json_text(const std::string& text, const std::s
     set = read_compute_file(doc, r);
   } else {
     throw CalibrationError(file + ": (top level): not a measurement file (expected the harness / reference format "
-                                  "with gemm, attention, memory_bound, d2d_copy or nccl arrays; nccl-tests -J output; "
-                                  "or a published nccl.json array)");
+                                  "with gemm, attention, memory_bound, d2d_copy or nccl arrays; the SDPA backends file of "
+                                  "scripts/attention_backends.py; nccl-tests -J output; or a published nccl.json array)");
   }
   if (!r.errors().empty()) throw CalibrationError(r.errors());
   set.sources.push_back(file);

@@ -17,6 +17,12 @@
 //    noted, not used.
 // 3. nccl-tests' own JSON (-J file.json): "config", "devices", "results": [{size, out_of_place{time},
 //    in_place{time}}].
+// 4. The SDPA backends file of scripts/attention_backends.py ("format": "clustersim-attention-backends",
+//    "version": 1): "device", "rows": [ {"backend", "b","hq","hkv","seq","d", "alibi_bias", "fwd_ms",
+//    "fwdbwd_ms"} ] (causal), "errors": [...]. CUDNN_ATTENTION rows are the native fused kernel
+//    (attention_backend "cudnn"), FLASH_ATTENTION rows FlashAttention-2 (AttentionImpl::flash2, "flash2").
+//    EFFICIENT_ATTENTION, MATH and every alibi_bias row have no kernel in the compute model: one note per
+//    reason lists them; so does each entry of "errors" (a shape the backend refused).
 //
 // Every problem names the file and the JSON path. Memory-bound op names map to the compute model's
 // kinds: rms_norm/layer_norm -> norm, swiglu/gelu/silu -> activation, add/mul/scale -> elementwise,

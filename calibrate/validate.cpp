@@ -145,8 +145,10 @@ double predict_compute_s(const ComputeMeasurement& m, const models::GpuSpec& gpu
 std::string compute_group(const ComputeMeasurement& m) {
   switch (m.kind) {
     case ComputeKind::gemm: return "gemm " + std::string(models::to_string(m.dtype));
-    case ComputeKind::attention_fwd: return "attention fwd";
-    case ComputeKind::attention_fwdbwd: return "attention fwd+bwd";
+    case ComputeKind::attention_fwd:
+    case ComputeKind::attention_fwdbwd:
+      return std::string(m.kind == ComputeKind::attention_fwd ? "attention fwd" : "attention fwd+bwd") +
+             (m.attention_backend.empty() ? "" : " " + m.attention_backend);
     case ComputeKind::memory_bound: return "memory-bound " + std::string(models::to_string(m.mem_kind));
   }
   return "compute";
@@ -168,7 +170,8 @@ std::vector<ValidationRow> validate_compute_leave_one_out(const std::vector<Comp
     const bool att_b = b.kind == ComputeKind::attention_fwd || b.kind == ComputeKind::attention_fwdbwd;
     return att_a && att_b && a.attention.batch == b.attention.batch && a.attention.heads_q == b.attention.heads_q &&
            a.attention.heads_kv == b.attention.heads_kv && a.attention.seq_q == b.attention.seq_q &&
-           a.attention.head_dim == b.attention.head_dim;
+           a.attention.head_dim == b.attention.head_dim && a.attention.kernel == b.attention.kernel &&
+           a.attention_backend == b.attention_backend;
   };
   for (std::size_t i = 0; i < points.size(); ++i) {
     std::vector<ComputeMeasurement> rest;

@@ -7,9 +7,13 @@
 // the FLOPs; memory-bound: its bytes and kind). Nothing is re-implemented here, so a validation error
 // is the simulator's error.
 //
+// Attention timed with one SDPA backend forced (scripts/attention_backends.py) groups apart: "attention
+// fwd cudnn" against the native kernel, "attention fwd+bwd flash2" against FlashAttention-2
+// (AttentionImpl::flash2: its own fitted curve where the profile has one, else native x mma_sync_fraction).
+//
 // Leave-one-out: each point is predicted from a profile re-fitted (calibrate/compute_fit.hpp) from all
 // the other measurements. The unit left out is one measurement, except for attention, where the forward
-// and the forward+backward of one shape are left out together (they make one table row, and the
+// and the forward+backward of one shape (of one kernel and backend) are left out together (they make one table row, and the
 // attention model's (e_max, c) are refitted without them). This measures how well the interpolation
 // (GEMM, memory-bound) or the fitted model (attention) carries to a shape that was never measured,
 // which is what a transformer layer's kernels mostly are.

@@ -244,11 +244,11 @@ double gemm_efficiency(const GemmShape& shape, const GpuSpec& gpu, const Compute
   return std::clamp(e, kMinEfficiency, std::min(kMaxEfficiency, max_eff));
 }
 
-double attention_efficiency(const AttentionShape& shape, bool backward, const GpuSpec& gpu,
-                            const ComputeProfile& profile) {
-  CS_MODELS_CHECK(gpu.sm_count > 0);
-  const ComputeProfile& p = attention_source(profile);
-  const AttentionPassModel& pass = backward ? p.attention_bwd : p.attention_fwd;
+namespace {
+
+// e_max * balance * kv / (kv + c) of one pass, never above the best efficiency `measured` holds for it.
+double pass_efficiency(const AttentionShape& shape, bool backward, const AttentionPassModel& pass,
+                       const std::vector<AttentionPoint>& measured, const GpuSpec& gpu, const ComputeProfile& p) {
   // The target GPU's SM count sets the slots (compute_model.hpp: carrying to other GPUs).
   const BalanceKey key = balance_key(shape, gpu.sm_count, pass.ctas_per_sm, p.attention_block_q, pass.heavy_first);
   const double balance = p.attention_balance_memo ? p.attention_balance_memo->get(key) : balance_of(key);
@@ -258,12 +258,35 @@ double attention_efficiency(const AttentionShape& shape, bool backward, const Gp
   // fitted over sequences up to the table's longest, and beyond it real kernels stop improving (register
   // and shared-memory limits, not the prologue, bound them), as the GEMM table is capped likewise.
   double best = 0;
-  for (const auto& a : p.attention) {
+  for (const auto& a : measured) {
     const double bwd = 2.5 / std::max(1e-9, 3.5 / a.fwdbwd_efficiency - 1.0 / a.fwd_efficiency);
     best = std::max(best, backward ? bwd : a.fwd_efficiency);
   }
-  if (best > 0) e = std::min(e, best);
-  // FlashAttention-2 on a GPU whose full tensor rate needs more than mma.sync (op.hpp: AttentionImpl).
+  return best > 0 ? std::min(e, best) : e;
+}
+
+// The FA2 curve that holds on `gpu`: the profile's own, else the one of the profile its native model
+// comes from; only on a GPU with the measured GPU's mma.sync limit (compute_model.hpp). nullptr: none.
+const Flash2AttentionModel* flash2_model(const ComputeProfile& profile, const GpuSpec& gpu) {
+  const auto& own = profile.attention_flash2 ? profile.attention_flash2 : attention_source(profile).attention_flash2;
+  constexpr double kSameFraction = 1e-9;
+  return own && std::abs(own->mma_sync_fraction - gpu.mma_sync_fraction) < kSameFraction ? &*own : nullptr;
+}
+
+}  // namespace
+
+double attention_efficiency(const AttentionShape& shape, bool backward, const GpuSpec& gpu,
+                            const ComputeProfile& profile) {
+  CS_MODELS_CHECK(gpu.sm_count > 0);
+  if (shape.kernel == AttentionImpl::flash2) {
+    if (const Flash2AttentionModel* fa2 = flash2_model(profile, gpu)) {
+      const ComputeProfile& p = profile.attention_flash2 ? profile : attention_source(profile);
+      return clamp_efficiency(pass_efficiency(shape, backward, backward ? fa2->bwd : fa2->fwd, fa2->points, gpu, p));
+    }
+  }
+  const ComputeProfile& p = attention_source(profile);
+  double e = pass_efficiency(shape, backward, backward ? p.attention_bwd : p.attention_fwd, p.attention, gpu, p);
+  // FlashAttention-2 without a measured curve of its own (op.hpp: AttentionImpl).
   if (shape.kernel == AttentionImpl::flash2) e *= gpu.mma_sync_fraction;
   return clamp_efficiency(e);
 }

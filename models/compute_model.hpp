@@ -104,6 +104,21 @@
 //  the high-confidence runs 14.3% against 13.2%), so the cap stays.
 //  Carrying to another GPU: balance is recomputed with the *target* GPU's sm_count (an H100 PCIe's 114
 //  SMs, an A100's 108 quantize differently from the H200's 132); e_max and c carry as fractions.
+//  FlashAttention-2 (AttentionImpl::flash2). FA2 issues the warp-level mma.sync instruction; Hopper's
+//  full tensor rate needs the warpgroup wgmma (fed by TMA, with warp-specialised pipelining, none of which
+//  FA2 uses), and mma.sync alone tops out near 2/3 of the peak (Shah et al., "FlashAttention-3", 2024,
+//  sec. 2). Measured on the H200 with SDPA's backends forced (calibrate/measurements/
+//  h200-attention-backends-2026-11-30.json, scripts/attention_backends.py): FLASH_ATTENTION over
+//  CUDNN_ATTENTION is 0.52-0.58 at d = 128, forward and forward+backward alike, below that 2/3; 0.66 at
+//  d = 64. So where a profile measured FA2 (ComputeProfile::attention_flash2, fitted by calibrate/
+//  compute_fit.hpp from FLASH_ATTENTION rows) it has a curve of its own, the same form
+//  e = e_max * balance * kv / (kv + c) with its own (e_max, c) per pass and the native kernel's block,
+//  CTAs per SM and launch orders (kernel facts these few shapes cannot pin down), capped at its own best
+//  measured point. That curve holds on GPUs whose mma_sync_fraction is the measured GPU's (the same
+//  instruction limit: H100 and H200; B200 by the catalog's assumption). Where mma.sync is the full-rate
+//  instruction (fraction 1: Ampere, Ada) FA2 is that GPU's native kernel and takes the native efficiency,
+//  and a profile without an FA2 fit gives the native efficiency times GpuSpec::mma_sync_fraction (the
+//  paper's 2/3 on Hopper).
 //  - Memory-bound ops: achieved fraction of HBM bandwidth per kind of kernel (norms, elementwise,
 //    fused Adam), measured on the H200 and rising with size toward the large-copy bandwidth;
 //    interpolated linearly in ln(bytes) within a kind, flat beyond its smallest and largest point
@@ -116,6 +131,7 @@
 // kernel quality (a first-order assumption; calibrating on the target GPU replaces it).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -149,6 +165,14 @@ struct AttentionPassModel {
   bool heavy_first = false;    // within a (batch, head), the heaviest causal CTA is launched first
 };
 
+// FlashAttention-2 as measured on the profiled GPU (see the essay: FlashAttention-2).
+struct Flash2AttentionModel {
+  double mma_sync_fraction = 0;  // of the GPU it was measured on: the curve holds on GPUs with the same
+  AttentionPassModel fwd;        // peak_efficiency, half_kv fitted; CTAs per SM, launch order the native's
+  AttentionPassModel bwd;
+  std::vector<AttentionPoint> points;  // measured FA2 points: the cap, validation and refits
+};
+
 // Memo of dispatch balances; a cache of a pure function, guarded by a mutex (compute_model.cpp).
 class AttentionBalanceMemo;
 std::shared_ptr<AttentionBalanceMemo> make_attention_balance_memo();
@@ -162,6 +186,8 @@ struct ComputeProfile {
   std::int64_t attention_block_q = 128;   // query rows per CTA
   AttentionPassModel attention_fwd;       // peak_efficiency 0: take the default profile's model
   AttentionPassModel attention_bwd;
+  // FlashAttention-2's own curve; absent: the native model times GpuSpec::mma_sync_fraction.
+  std::optional<Flash2AttentionModel> attention_flash2;
   std::vector<MemBoundPoint> memory_bound;
   double fp8_gemm_speedup_efficiency = 0;  // achieved fp8 / peak fp8 relative to achieved bf16 / peak bf16
   double launch_overhead_us = 0;           // per kernel, host launch + scheduling
@@ -182,7 +208,7 @@ double op_time_s(const Op& op, const GpuSpec& gpu, const ComputeProfile& profile
 // and tests).
 double gemm_efficiency(const GemmShape& shape, const GpuSpec& gpu, const ComputeProfile& profile);
 // Attention: forward efficiency, or the backward's when backward is true (fraction of bf16 peak,
-// before any fp8 factor).
+// before any fp8 factor), of the kernel shape.kernel names.
 double attention_efficiency(const AttentionShape& shape, bool backward, const GpuSpec& gpu,
                             const ComputeProfile& profile);
 // The dispatch balance of the essay: sum(work) / (slots * makespan) of the shape's CTAs replayed

@@ -37,8 +37,9 @@ struct GemmShape {
 //          every GPU (TE's cuDNN "fused" attention and FlashAttention-3 on Hopper: warpgroup MMA);
 //  flash2: FlashAttention-2, built on the warp-level mma.sync instruction. On Ampere and Ada that is the
 //          native tensor-core instruction; on Hopper mma.sync reaches only about 2/3 of the tensor-core
-//          peak (Shah et al., "FlashAttention-3", 2024, sec. 2: full rate needs wgmma), so FA2 runs at
-//          GpuSpec::mma_sync_fraction of the native kernel's efficiency there.
+//          peak (Shah et al., "FlashAttention-3", 2024, sec. 2: full rate needs wgmma). A profile that
+//          measured FA2 gives it its own fitted curve there; without one it runs at
+//          GpuSpec::mma_sync_fraction of the native kernel's efficiency (compute_model.hpp).
 enum class AttentionImpl { native, flash2 };
 
 struct AttentionShape {

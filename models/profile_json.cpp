@@ -131,6 +131,46 @@ bool expect_object(const json& v, const std::string& path, Problems& problems) {
 
 constexpr double kEffMax = 1.0;  // an efficiency is a fraction of peak: (0, 1]
 
+// "attention"-style measured points at f[key] (absent: none).
+std::vector<AttentionPoint> read_attention_points(Fields& f, const std::string& key, Problems& problems) {
+  std::vector<AttentionPoint> out;
+  const json* a = array_at(f, key, false, problems);
+  if (!a) return out;
+  for (std::size_t i = 0; i < a->size(); ++i) {
+    const std::string at = f.at(key) + "[" + std::to_string(i) + "]";
+    if (!expect_object((*a)[i], at, problems)) continue;
+    Fields g((*a)[i], at, problems);
+    AttentionPoint pt{};
+    pt.batch = g.integer("batch", true, 1).value_or(1);
+    pt.heads_q = g.integer("heads_q", true, 1).value_or(1);
+    pt.heads_kv = g.integer("heads_kv", true, 1).value_or(1);
+    pt.seq = g.integer("seq", true, 1).value_or(1);
+    pt.head_dim = g.integer("head_dim", true, 1).value_or(1);
+    pt.fwd_efficiency = g.number("fwd_efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
+    pt.fwdbwd_efficiency = g.number("fwdbwd_efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
+    g.finish();
+    out.push_back(pt);
+  }
+  return out;
+}
+
+// The "fwd" and "bwd" pass models of an attention model object.
+void read_passes(Fields& g, AttentionPassModel& fwd, AttentionPassModel& bwd, Problems& problems) {
+  for (auto [name, pass] : {std::pair{"fwd", &fwd}, std::pair{"bwd", &bwd}}) {
+    const json* obj = g.raw(name, true);
+    if (!obj || !expect_object(*obj, g.at(name), problems)) continue;
+    Fields h(*obj, g.at(name), problems);
+    pass->peak_efficiency = h.number("peak_efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
+    pass->half_kv = h.number("half_kv", true, 0, 1e9, false, "a number of tokens >= 0").value_or(0);
+    pass->ctas_per_sm = static_cast<int>(h.integer("ctas_per_sm", true, 1).value_or(1));
+    if (const json* hf = h.raw("heavy_first", true)) {
+      if (hf->is_boolean()) pass->heavy_first = hf->get<bool>();
+      else problems.add(h.at("heavy_first"), "expected true or false, got " + type_name(*hf));
+    }
+    h.finish();
+  }
+}
+
 ComputeProfile read_compute(const json& v, const std::string& path, Problems& problems) {
   ComputeProfile p;
   Fields f(v, path, problems);
@@ -153,23 +193,7 @@ ComputeProfile read_compute(const json& v, const std::string& path, Problems& pr
       p.gemm.push_back(pt);
     }
   }
-  if (const json* a = array_at(f, "attention", false, problems)) {
-    for (std::size_t i = 0; i < a->size(); ++i) {
-      const std::string at = f.at("attention") + "[" + std::to_string(i) + "]";
-      if (!expect_object((*a)[i], at, problems)) continue;
-      Fields g((*a)[i], at, problems);
-      AttentionPoint pt{};
-      pt.batch = g.integer("batch", true, 1).value_or(1);
-      pt.heads_q = g.integer("heads_q", true, 1).value_or(1);
-      pt.heads_kv = g.integer("heads_kv", true, 1).value_or(1);
-      pt.seq = g.integer("seq", true, 1).value_or(1);
-      pt.head_dim = g.integer("head_dim", true, 1).value_or(1);
-      pt.fwd_efficiency = g.number("fwd_efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
-      pt.fwdbwd_efficiency = g.number("fwdbwd_efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
-      g.finish();
-      p.attention.push_back(pt);
-    }
-  }
+  p.attention = read_attention_points(f, "attention", problems);
   if (const json* m = f.raw("attention_model", false)) {
     const std::string at = f.at("attention_model");
     if (expect_object(*m, at, problems)) {
@@ -177,21 +201,24 @@ ComputeProfile read_compute(const json& v, const std::string& path, Problems& pr
       p.attention_block_q = g.integer("block_q", true, 1).value_or(128);
       p.attention_host_floor_us =
           g.number("host_floor_us", false, 0, 1e9, false, "a number of microseconds >= 0").value_or(0);
-      for (auto [name, pass] : {std::pair{"fwd", &p.attention_fwd}, std::pair{"bwd", &p.attention_bwd}}) {
-        const json* obj = g.raw(name, true);
-        if (!obj || !expect_object(*obj, g.at(name), problems)) continue;
-        Fields h(*obj, g.at(name), problems);
-        pass->peak_efficiency = h.number("peak_efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
-        pass->half_kv = h.number("half_kv", true, 0, 1e9, false, "a number of tokens >= 0").value_or(0);
-        pass->ctas_per_sm = static_cast<int>(h.integer("ctas_per_sm", true, 1).value_or(1));
-        if (const json* hf = h.raw("heavy_first", true)) {
-          if (hf->is_boolean()) pass->heavy_first = hf->get<bool>();
-          else problems.add(h.at("heavy_first"), "expected true or false, got " + type_name(*hf));
-        }
-        h.finish();
-      }
+      read_passes(g, p.attention_fwd, p.attention_bwd, problems);
       g.finish();
     }
+  }
+  if (const json* m = f.raw("attention_flash2_model", false)) {
+    const std::string at = f.at("attention_flash2_model");
+    if (expect_object(*m, at, problems)) {
+      Fields g(*m, at, problems);
+      Flash2AttentionModel fa2;
+      fa2.mma_sync_fraction =
+          g.number("mma_sync_fraction", true, 0, 1, true, "a share of the tensor peak in (0, 1]").value_or(1);
+      read_passes(g, fa2.fwd, fa2.bwd, problems);
+      g.finish();
+      fa2.points = read_attention_points(f, "attention_flash2", problems);
+      p.attention_flash2 = std::move(fa2);
+    }
+  } else if (f.raw("attention_flash2", false)) {
+    problems.add(f.at("attention_flash2"), "measured FlashAttention-2 points without attention_flash2_model");
   }
   if (const json* a = array_at(f, "memory_bound", false, problems)) {
     for (std::size_t i = 0; i < a->size(); ++i) {
@@ -295,7 +322,8 @@ CalibrationProfile parse_profile(const std::string& json_text, const std::string
   }
   if (auto src = top.string("comm_source", false)) p.comm.source = *src;
   top.finish();
-  if (p.compute && p.compute->gemm.empty() && p.compute->attention.empty() && p.compute->memory_bound.empty())
+  if (p.compute && p.compute->gemm.empty() && p.compute->attention.empty() && !p.compute->attention_flash2 &&
+      p.compute->memory_bound.empty())
     problems.add("compute", "has no gemm, attention or memory_bound points (leave \"compute\" out to use the defaults)");
   if (!problems.lines.empty()) throw ProfileError(problems.lines);
   p.comm.source = p.comm.source.empty() ? file : p.comm.source;
@@ -311,6 +339,19 @@ CalibrationProfile read_profile(const std::string& path) {
   return parse_profile(buf.str(), path);
 }
 
+namespace {
+
+ordered_json attention_points_json(const std::vector<AttentionPoint>& points) {
+  ordered_json out = ordered_json::array();
+  for (const auto& a : points)
+    out.push_back({{"batch", a.batch}, {"heads_q", a.heads_q}, {"heads_kv", a.heads_kv}, {"seq", a.seq},
+                   {"head_dim", a.head_dim}, {"fwd_efficiency", a.fwd_efficiency},
+                   {"fwdbwd_efficiency", a.fwdbwd_efficiency}});
+  return out;
+}
+
+}  // namespace
+
 std::string profile_to_json(const CalibrationProfile& p) {
   ordered_json doc;
   doc["format"] = kFormat;
@@ -325,18 +366,20 @@ std::string profile_to_json(const CalibrationProfile& p) {
     cj["fp8_gemm_speedup_efficiency"] = c.fp8_gemm_speedup_efficiency;
     cj["gemm"] = ordered_json::array();
     for (const auto& g : c.gemm) cj["gemm"].push_back({{"m", g.m}, {"n", g.n}, {"k", g.k}, {"efficiency", g.efficiency}});
-    cj["attention"] = ordered_json::array();
-    for (const auto& a : c.attention)
-      cj["attention"].push_back({{"batch", a.batch}, {"heads_q", a.heads_q}, {"heads_kv", a.heads_kv}, {"seq", a.seq},
-                                 {"head_dim", a.head_dim}, {"fwd_efficiency", a.fwd_efficiency},
-                                 {"fwdbwd_efficiency", a.fwdbwd_efficiency}});
+    cj["attention"] = attention_points_json(c.attention);
+    auto pass = [](const AttentionPassModel& m) {
+      return ordered_json{{"peak_efficiency", m.peak_efficiency}, {"half_kv", m.half_kv},
+                          {"ctas_per_sm", m.ctas_per_sm}, {"heavy_first", m.heavy_first}};
+    };
     if (c.attention_fwd.peak_efficiency > 0 && c.attention_bwd.peak_efficiency > 0) {
-      auto pass = [](const AttentionPassModel& m) {
-        return ordered_json{{"peak_efficiency", m.peak_efficiency}, {"half_kv", m.half_kv},
-                            {"ctas_per_sm", m.ctas_per_sm}, {"heavy_first", m.heavy_first}};
-      };
       cj["attention_model"] = {{"block_q", c.attention_block_q}, {"fwd", pass(c.attention_fwd)},
                                {"bwd", pass(c.attention_bwd)}, {"host_floor_us", c.attention_host_floor_us}};
+    }
+    if (c.attention_flash2) {
+      const Flash2AttentionModel& fa2 = *c.attention_flash2;
+      cj["attention_flash2_model"] = {{"mma_sync_fraction", fa2.mma_sync_fraction}, {"fwd", pass(fa2.fwd)},
+                                      {"bwd", pass(fa2.bwd)}};
+      cj["attention_flash2"] = attention_points_json(fa2.points);
     }
     cj["memory_bound"] = ordered_json::array();
     for (const auto& m : c.memory_bound)

@@ -11,6 +11,9 @@
 //                  "attention_model": { "block_q",                                  (optional: absent,
 //                      "fwd": {"peak_efficiency", "half_kv", "ctas_per_sm", "heavy_first"},  the default
 //                      "bwd": { same } },                                            profile's model)
+//                  "attention_flash2_model": { "mma_sync_fraction",     (optional: FlashAttention-2's own
+//                      "fwd": { as above }, "bwd": { as above } },       curve; mma_sync_fraction of the
+//                  "attention_flash2": [ as "attention" ],               GPU it was measured on)
 //                  "memory_bound": [ {"kind", "bytes", "efficiency"} ] },      (optional)
 //     "comm": [ {"collective", "algorithm", "ranks", "level", "alpha_us", "beta_GBps", "r2", "points", "gpu"} ],
 //     "fit_quality": [ {"group", "points", "mape", "worst", "worst_error"} ]   (informational) }

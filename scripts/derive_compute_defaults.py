@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """Derive models/compute_defaults.cpp from shared/calibration/h200-reference.json (stdlib only).
 
-usage: scripts/derive_compute_defaults.py [REFERENCE_JSON] [OUTPUT_CPP]
-defaults: ../shared/calibration/h200-reference.json and models/compute_defaults.cpp, relative to the repo.
+usage: scripts/derive_compute_defaults.py [REFERENCE_JSON] [OUTPUT_CPP] [ATTENTION_BACKENDS_JSON]
+defaults: ../shared/calibration/h200-reference.json, models/compute_defaults.cpp and
+calibrate/measurements/h200-attention-backends-2026-11-30.json, relative to the repo.
+
+FlashAttention-2's own curve comes from the FLASH_ATTENTION rows of the attention-backends file
+(scripts/attention_backends.py; calibrate/compute_fit.hpp says why and how, this does the same).
 
 Every measured time t is turned into an achieved fraction of the H200 datasheet peak after removing the
 per-kernel launch overhead L that the compute model adds back (models/compute_model.hpp):
@@ -135,7 +139,7 @@ def golden_min(f, lo, hi):
     return 0.5 * (lo + hi)
 
 
-def fit_backward_with_host_floor(points, launch_s):
+def fit_backward_with_host_floor(points, launch_s, fixed_floor_s=None):
     """(e_max, c, T) minimising sum (ln o_model - ln o)^2 over the observed backward times.
 
     points: (kv, W, fwd_s, fb_s): W as in fit_attention_pass, fwd_s and fb_s the measured forward and
@@ -144,6 +148,7 @@ def fit_backward_with_host_floor(points, launch_s):
     ln e_max comes from Gauss-Newton started at the gap-free closed form; (c, T) from a grid (c step
     HALF_KV_COARSE_STEP, T step HOST_FLOOR_STEP_S, smallest T on ties), then golden section on c
     within a step and on T within a step. calibrate/compute_fit.cpp does exactly the same.
+    fixed_floor_s holds T instead of fitting it (the FlashAttention-2 rows).
     """
     def solve(c, t_host):
         a, o, gap = [], [], []
@@ -167,10 +172,10 @@ def fit_backward_with_host_floor(points, launch_s):
         return cost, math.exp(u)
 
     best = (float("inf"), 0.0, 0.0)
-    n_t = int(round(HOST_FLOOR_MAX_S / HOST_FLOOR_STEP_S))
+    n_t = 0 if fixed_floor_s is not None else int(round(HOST_FLOOR_MAX_S / HOST_FLOOR_STEP_S))
     n_c = int(HALF_KV_MAX / HALF_KV_COARSE_STEP)
     for i in range(n_t + 1):
-        t_host = i * HOST_FLOOR_STEP_S
+        t_host = fixed_floor_s if fixed_floor_s is not None else i * HOST_FLOOR_STEP_S
         for j in range(n_c + 1):
             c = j * HALF_KV_COARSE_STEP
             cost = solve(c, t_host)[0]
@@ -181,10 +186,11 @@ def fit_backward_with_host_floor(points, launch_s):
                        min(HALF_KV_MAX, c + HALF_KV_COARSE_STEP))
     if solve(c_ref, t_host)[0] < solve(c, t_host)[0]:
         c = c_ref
-    t_ref = golden_min(lambda x: solve(c, x)[0], max(0.0, t_host - HOST_FLOOR_STEP_S),
-                       min(HOST_FLOOR_MAX_S, t_host + HOST_FLOOR_STEP_S))
-    if solve(c, t_ref)[0] < solve(c, t_host)[0]:
-        t_host = t_ref
+    if fixed_floor_s is None:
+        t_ref = golden_min(lambda x: solve(c, x)[0], max(0.0, t_host - HOST_FLOOR_STEP_S),
+                           min(HOST_FLOOR_MAX_S, t_host + HOST_FLOOR_STEP_S))
+        if solve(c, t_ref)[0] < solve(c, t_host)[0]:
+            t_host = t_ref
     return solve(c, t_host)[1], c, t_host
 
 
@@ -193,6 +199,33 @@ def efficiency(work, t, launch_s, peak):
     if not 0 < e <= MAX_EFFICIENCY:
         sys.exit(f"derived efficiency {e:.3f} out of (0, {MAX_EFFICIENCY}]")
     return e
+
+
+def attention_kernel(rows, launch_s, peak, sms, fixed_floor_s):
+    """One attention kernel's table and model: the rows at its most measured head_dim (the model has no
+    head_dim term), efficiencies per row, (e_max, c) per pass and the backward's host floor T (held at
+    fixed_floor_s when given). calibrate/compute_fit.cpp does the same.
+    """
+    per_d = {}
+    for r in rows:
+        per_d[r["d"]] = per_d.get(r["d"], 0) + 1
+    fit_d = max(per_d, key=lambda d: (per_d[d], d))
+    rows = [r for r in rows if r["d"] == fit_d]
+    table, fwd_pts, bwd_pts = [], [], []
+    for r in rows:
+        F = 2.0 * r["b"] * r["hq"] * r["seq"] ** 2 * r["d"]  # causal half of 4*b*hq*s^2*d
+        groups = r["b"] * r["hq"]
+        bal_f = dispatch_balance(groups, r["seq"], sms, **ATTENTION_FWD)
+        bal_b = dispatch_balance(groups, r["seq"], sms, **ATTENTION_BWD)
+        fwd_pts.append((r["seq"] / 2, F / (peak * bal_f), r["fwd_ms"] * 1e-3 - launch_s))
+        bwd_pts.append((r["seq"] / 2, 2.5 * F / (peak * bal_b), r["fwd_ms"] * 1e-3, r["fwdbwd_ms"] * 1e-3))
+        e_fwd = efficiency(F, r["fwd_ms"] * 1e-3, launch_s, peak)
+        # forward + backward: 3.5x the forward FLOPs, two kernels (two launch overheads)
+        e_fb = efficiency(3.5 * F, r["fwdbwd_ms"] * 1e-3 - launch_s, launch_s, peak)
+        table.append((r["b"], r["hq"], r["hkv"], r["seq"], r["d"], e_fwd, e_fb))
+    att_fwd = fit_attention_pass(fwd_pts)
+    e_b, c_b, host_floor = fit_backward_with_host_floor(bwd_pts, launch_s, fixed_floor_s)
+    return table, att_fwd, (e_b, c_b), host_floor
 
 
 def main():
@@ -215,26 +248,13 @@ def main():
         m, n, k = r["m"], r["n"], r["k"]
         gemm.append((m, n, k, efficiency(2.0 * m * n * k, r["ms"] * 1e-3, L, peak)))
 
-    attention = []
-    fwd_pts, bwd_pts = [], []
     sms = int(ref["sm_count"])
-    for r in ref["attention"]:
-        F = 2.0 * r["b"] * r["hq"] * r["seq"] ** 2 * r["d"]
-        groups = r["b"] * r["hq"]
-        bal_f = dispatch_balance(groups, r["seq"], sms, **ATTENTION_FWD)
-        bal_b = dispatch_balance(groups, r["seq"], sms, **ATTENTION_BWD)
-        t_f = r["fwd_ms"] * 1e-3 - L
-        fwd_pts.append((r["seq"] / 2, F / (peak * bal_f), t_f))
-        bwd_pts.append((r["seq"] / 2, 2.5 * F / (peak * bal_b), r["fwd_ms"] * 1e-3, r["fwdbwd_ms"] * 1e-3))
-    att_fwd = fit_attention_pass(fwd_pts)
-    e_b, c_b, host_floor = fit_backward_with_host_floor(bwd_pts, L)
-    att_bwd = (e_b, c_b)
-    for r in ref["attention"]:
-        fwd_flops = 2.0 * r["b"] * r["hq"] * r["seq"] ** 2 * r["d"]  # causal half of 4*b*hq*s^2*d
-        e_fwd = efficiency(fwd_flops, r["fwd_ms"] * 1e-3, L, peak)
-        # forward + backward: 3.5x the forward FLOPs, two kernels (two launch overheads)
-        e_fb = efficiency(3.5 * fwd_flops, r["fwdbwd_ms"] * 1e-3 - L, L, peak)
-        attention.append((r["b"], r["hq"], r["hkv"], r["seq"], r["d"], e_fwd, e_fb))
+    attention, att_fwd, att_bwd, host_floor = attention_kernel(ref["attention"], L, peak, sms, None)
+    backends = sys.argv[3] if len(sys.argv) > 3 else os.path.join(
+        repo, "calibrate", "measurements", "h200-attention-backends-2026-11-30.json")
+    with open(backends) as f:
+        flash_rows = [r for r in json.load(f)["rows"] if r["backend"] == "FLASH_ATTENTION" and not r["alibi_bias"]]
+    flash2, fa2_fwd, fa2_bwd, _ = attention_kernel(flash_rows, L, peak, sms, host_floor)
 
     mem = []
     for r in ref["memory_bound"]:
@@ -255,7 +275,8 @@ def main():
 
     out = []
     w = out.append
-    w("// generated by scripts/derive_compute_defaults.py from shared/calibration/h200-reference.json;")
+    w("// generated by scripts/derive_compute_defaults.py from shared/calibration/h200-reference.json and")
+    w(f"// calibrate/measurements/{os.path.basename(backends)} (FlashAttention-2);")
     w("// do not edit. Regenerate: python3 scripts/derive_compute_defaults.py")
     w("//")
     w(f"// Source: {ref['device']}, {ref['sm_count']} SMs, torch {ref['torch']}, CUDA {ref['cuda']}, "
@@ -303,6 +324,18 @@ def main():
     for b, hq, hkv, s, d, ef, efb in attention:
         w(f"      {{{b}, {hq}, {hkv}, {s}, {d}, {ef:.6f}, {efb:.6f}}},")
     w("  };")
+    w(f"  // FlashAttention-2 (SDPA FLASH_ATTENTION, {os.path.basename(backends)}): its own curve,")
+    w("  // backward under the host floor above; for GPUs with the H200's mma_sync_fraction (2/3).")
+    w("  Flash2AttentionModel fa2;")
+    w("  fa2.mma_sync_fraction = 2.0 / 3.0;")
+    for name, cfg, (e, c) in (("fwd", ATTENTION_FWD, fa2_fwd), ("bwd", ATTENTION_BWD, fa2_bwd)):
+        w(f"  fa2.{name} = {{{e:.6f}, {c:.3f}, {cfg['ctas_per_sm']}, "
+          f"{'true' if cfg['heavy_first'] else 'false'}}};  // e_max, half_kv, ctas_per_sm, heavy_first")
+    w("  fa2.points = {")
+    for b, hq, hkv, s, d, ef, efb in flash2:
+        w(f"      {{{b}, {hq}, {hkv}, {s}, {d}, {ef:.6f}, {efb:.6f}}},")
+    w("  };")
+    w("  p.attention_flash2 = fa2;")
     w("  // {kind, bytes read + written, efficiency vs HBM peak}")
     w("  p.memory_bound = {")
     for kind, b, e in mem:
@@ -326,7 +359,8 @@ def main():
     os.replace(tmp, dst)
     print(f"wrote {dst}: {len(gemm)} gemm, {len(attention)} attention, {len(mem)} memory-bound points, "
           f"launch {L * 1e6:.2f} us, fp8 ratio {fp8_ratio:.3f}, attention fwd e_max {att_fwd[0]:.4f} "
-          f"c {att_fwd[1]:.1f}, bwd e_max {att_bwd[0]:.4f} c {att_bwd[1]:.1f} host floor {host_floor * 1e6:.1f} us")
+          f"c {att_fwd[1]:.1f}, bwd e_max {att_bwd[0]:.4f} c {att_bwd[1]:.1f} host floor {host_floor * 1e6:.1f} us; "
+          f"flash2 fwd e_max {fa2_fwd[0]:.4f} c {fa2_fwd[1]:.1f}, bwd e_max {fa2_bwd[0]:.4f} c {fa2_bwd[1]:.1f}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates calibrate/profiles/h200.json from the shared measurements (reproducible: same inputs, same
-# bytes). Compute: the H200 reference sweep. Collectives: the H100-SXM sweeps and logs (same NVLink 4 /
+# bytes). Compute: the H200 reference sweep, and the SDPA backends measured on an H200
+# (calibrate/measurements: FlashAttention-2's own curve; the forced-cuDNN rows are validated, not fitted,
+# calibrate/compute_fit.hpp). Collectives: the H100-SXM sweeps and logs (same NVLink 4 /
 # NVSwitch 3 fabric as the H200; one H200 cannot measure multi-GPU NCCL).
 # usage: scripts/fit_h200_profile.sh [BUILD_DIR]   (default build; run from anywhere)
 set -euo pipefail
@@ -10,6 +12,7 @@ cd "$here"
 shared=../shared
 "$build/clustersim" calibrate fit \
   "$shared/calibration/h200-reference.json" \
+  calibrate/measurements/h200-attention-backends-2026-11-30.json \
   "$shared/validation/nccl.json" \
   "$shared"/calibration/nccl-tests-logs/*.log \
   --gpu H200 --comm-gpu H100-SXM --comm-gpu H200 \

@@ -93,6 +93,11 @@ int fit(const std::vector<std::string>& args) {
     std::cout << "compute: " << c.gemm.size() << " GEMM, " << c.attention.size() << " attention, "
               << c.memory_bound.size() << " memory-bound points; launch overhead " << fixed(c.launch_overhead_us, 2)
               << " us; fp8/bf16 efficiency ratio " << fixed(c.fp8_gemm_speedup_efficiency, 3) << "\n";
+    if (c.attention_flash2)
+      std::cout << "FlashAttention-2: " << c.attention_flash2->points.size() << " attention points; e_max forward "
+                << fixed(c.attention_flash2->fwd.peak_efficiency, 3) << ", backward "
+                << fixed(c.attention_flash2->bwd.peak_efficiency, 3) << " (native kernel: "
+                << fixed(c.attention_fwd.peak_efficiency, 3) << ", " << fixed(c.attention_bwd.peak_efficiency, 3) << ")\n";
   }
   if (!p.comm.fits.empty()) {
     std::cout << "\n" << pad("gpu", 10) << pad("collective", 16) << pad("algorithm", 10) << pad("ranks", 6) << pad("level", 8)

@@ -8,6 +8,7 @@
 #include "calibrate/profile_fit.hpp"
 #include "calibrate/validate.hpp"
 #include "models/compute_model.hpp"
+#include "synthetic_harness.hpp"
 
 using namespace cs::calibrate;
 namespace models = cs::models;
@@ -53,10 +54,14 @@ TEST_CASE("compute fit: the H200 reference imports completely", "[calibrate]") {
 }
 
 TEST_CASE("compute fit: refitting the H200 reference gives the built-in default profile", "[calibrate]") {
-  // scripts/derive_compute_defaults.py made models/compute_defaults.cpp from the same file with the same
-  // equations (compute_fit.hpp); the C++ fit must agree with it to the printed precision.
+  // scripts/derive_compute_defaults.py made models/compute_defaults.cpp from the same files (the reference,
+  // and the SDPA backends file for FlashAttention-2) with the same equations (compute_fit.hpp); the C++
+  // fit must agree with it to the printed precision.
   std::vector<std::string> notes;
-  const auto fitted = fit_compute_profile(reference().compute, h200(), reference().sm_count, "test", notes);
+  MeasurementSet set = reference();
+  set.append(import_file(std::string(CLUSTERSIM_SOURCE_DIR) +
+                         "/calibrate/measurements/h200-attention-backends-2026-11-30.json"));
+  const auto fitted = fit_compute_profile(set.compute, h200(), set.sm_count, "test", notes);
   REQUIRE(fitted);
   const models::ComputeProfile& d = models::default_compute_profile();
   CHECK(fitted->sm_count == d.sm_count);
@@ -83,6 +88,20 @@ TEST_CASE("compute fit: refitting the H200 reference gives the built-in default 
     CHECK(f->heavy_first == def->heavy_first);
   }
   CHECK(fitted->attention_host_floor_us == Approx(d.attention_host_floor_us).margin(1e-2));
+  REQUIRE(fitted->attention_flash2);
+  REQUIRE(d.attention_flash2);
+  CHECK(fitted->attention_flash2->mma_sync_fraction == d.attention_flash2->mma_sync_fraction);
+  for (auto [f, def] : {std::pair{&fitted->attention_flash2->fwd, &d.attention_flash2->fwd},
+                        std::pair{&fitted->attention_flash2->bwd, &d.attention_flash2->bwd}}) {
+    CHECK(f->peak_efficiency == Approx(def->peak_efficiency).margin(1e-5));
+    CHECK(f->half_kv == Approx(def->half_kv).margin(1e-2));
+    CHECK(f->ctas_per_sm == def->ctas_per_sm);
+    CHECK(f->heavy_first == def->heavy_first);
+  }
+  REQUIRE(fitted->attention_flash2->points.size() == d.attention_flash2->points.size());
+  for (std::size_t i = 0; i < d.attention_flash2->points.size(); ++i)
+    CHECK(fitted->attention_flash2->points[i].fwd_efficiency ==
+          Approx(d.attention_flash2->points[i].fwd_efficiency).margin(1e-6));
   REQUIRE(fitted->memory_bound.size() == d.memory_bound.size());
   for (std::size_t i = 0; i < d.memory_bound.size(); ++i) {
     CHECK(fitted->memory_bound[i].kind == d.memory_bound[i].kind);
@@ -129,31 +148,9 @@ TEST_CASE("compute fit: the backward fit recovers a known host floor", "[calibra
   truth.attention_bwd.half_kv = 800;
   truth.attention_host_floor_us = 250;
   truth.attention.clear();  // no measured points: no cap at the best measured efficiency, the bare model
-  const double L = truth.launch_overhead_us * 1e-6;
-  std::vector<ComputeMeasurement> pts;
-  for (double bytes : {1e8, 1e9}) {  // a copy sweep whose zero-size intercept is L
-    ComputeMeasurement m;
-    m.kind = ComputeKind::memory_bound;
-    m.mem_kind = models::MemOpKind::copy;
-    m.bytes = bytes;
-    m.time_s = L + bytes / 3e12;
-    m.label = "copy";
-    pts.push_back(m);
-  }
-  const std::int64_t shapes[][3] = {{1, 8, 2048}, {1, 8, 4096}, {1, 32, 4096},
-                                    {2, 32, 4096}, {1, 32, 8192}, {4, 16, 2048}};
-  for (const auto& sh : shapes) {
-    ComputeMeasurement f;
-    f.kind = ComputeKind::attention_fwd;
-    f.attention = {sh[0], sh[1], sh[1], sh[2], sh[2], 128, true};
-    f.label = "attn";
-    f.time_s = predict_compute_s(f, gpu, truth);
-    ComputeMeasurement fb = f;
-    fb.kind = ComputeKind::attention_fwdbwd;
-    fb.time_s = predict_compute_s(fb, gpu, truth);
-    pts.push_back(f);
-    pts.push_back(fb);
-  }
+  const auto pts = testing::synthetic_harness(
+      truth, gpu, {{1, 8, 2048}, {1, 8, 4096}, {1, 32, 4096}, {2, 32, 4096}, {1, 32, 8192}, {4, 16, 2048}},
+      models::AttentionImpl::native, "");
   std::vector<std::string> notes;
   const auto fitted = fit_compute_profile(pts, gpu, gpu.sm_count, "synthetic", notes);
   REQUIRE(fitted);

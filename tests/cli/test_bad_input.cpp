@@ -603,3 +603,14 @@ TEST_CASE("a custom GPU's mma_sync_fraction is a share of the peak in (0, 1]", "
   const auto r = run_doc(dir, doc, file);
   check_single_error(r, file, "cluster.gpu.mma_sync_fraction", {"(0, 1]", "1.5"});
 }
+
+TEST_CASE("validate: an SDPA backends row of the wrong type names the file and the row", "[cli]") {
+  // tests/calibrate/data/attention_backends_synthetic.json (scripts/attention_backends.py's format) with
+  // one time that is not a number.
+  TempDir dir;
+  json doc = load_json(source_dir() / "tests" / "calibrate" / "data" / "attention_backends_synthetic.json");
+  doc["rows"][1]["fwd_ms"] = "fast";
+  const fs::path file = dir.write_json("backends.json", doc);
+  check_single_error(run_cli({"validate", file.string()}), file, "rows[1].fwd_ms",
+                     {"expected a positive number", "\"fast\""});
+}

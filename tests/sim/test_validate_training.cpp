@@ -106,7 +106,7 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   };
 
   // High-confidence points. The target of issue 4 is every point within 15% and a mean absolute error
-  // below 10%; it is NOT met. Today: 147 compared, mean |error| 12.9%, 107 within 15%. These assertions
+  // below 10%; it is NOT met. Today: 147 compared, mean |error| 12.8%, 107 within 15%. These assertions
   // hold today's honest bound so that a regression fails; tighten them as the model improves. Where the
   // misses are, and why:
   //  - MosaicML MPT at s >= 8k, 18-57% fast: llm-foundry's 2023 attention (ALiBi through its Triton /
@@ -126,7 +126,8 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   CHECK(high.max_abs_error < 1.5);
 
   // NeMo 24.03 long-sequence runs (4k..1M tokens, CP up to 32) meet the target: attention through
-  // flash-attn 2 (mma.sync, 2/3 of Hopper's tensor peak) and TP-communication overlap.
+  // flash-attn 2 (its curve measured on the H200, 0.52-0.58 of cuDNN's rate) and TP-communication overlap.
+  // Mean |error| 4.0% (6.5% with FA2 at the paper's 2/3); the longest, 512k and 1M, now 9-11% slow.
   const auto longseq = summary("nemo_long_sequence_CP_H100_FP8");
   CHECK(longseq.compared == 9);
   CHECK(longseq.within_15pct == longseq.compared);
