@@ -22,6 +22,9 @@ build: configure
 configure: deps
 	@if [ ! -f $(BUILD)/CMakeCache.txt ]; then \
 	  cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release; \
+	elif ! grep -q '^CMAKE_BUILD_TYPE:STRING=Release$$' $(BUILD)/CMakeCache.txt; then \
+	  echo "$(BUILD) was configured as another build type; reconfiguring it as Release"; \
+	  cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release; \
 	fi
 
 deps:

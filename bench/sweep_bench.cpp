@@ -2,7 +2,7 @@
 //
 // Sweep speed: the layout search of scenarios/llama3-70b-h100x256.json scaled to --gpus GPUs (default
 // 1,024: 128 nodes), on --threads workers (default 2), with the network model chosen by --network (the
-// scenario's "simulation.network"; "flow" is measured once the scenario validator accepts it). Prints
+// scenario's "simulation.network"). Prints
 // the search counts, wall time, layouts simulated per second and candidates screened per second.
 // --limit N simulates only N evenly spaced layouts of those left to simulate (for a quick figure);
 // enumeration, the memory screen and the dominance pass always cover the whole space.

@@ -237,7 +237,7 @@ std::string invalid_reasons(const std::vector<SweepPoint>& points, std::size_t n
 std::string counts_text(const SearchCounts& c) {
   return std::to_string(c.enumerated) + " layouts enumerated: " + std::to_string(c.invalid) + " invalid, " +
          std::to_string(c.not_fitting) + " do not fit in memory, " + std::to_string(c.dominated) +
-         " dominated (a lighter recompute fits), " + std::to_string(c.simulated) + " simulated" +
+         " dominated (a lighter recompute or ZeRO stage fits), " + std::to_string(c.simulated) + " simulated" +
          (c.cancelled ? ", " + std::to_string(c.cancelled) + " cancelled" : std::string{});
 }
 
@@ -430,7 +430,7 @@ int sweep(const std::vector<std::string>& args) {
       ("objective", po::value<std::string>()->default_value("tokens_per_s"), "ranking: tokens_per_s or usd_per_token")
       ("top", po::value<std::size_t>()->default_value(20), "show the best N layouts (0: all)")
       ("allow-tp-across-nodes", "let tensor parallelism span nodes in the search")
-      ("exhaustive", "also simulate layouts dominated by the same layout with a lighter recompute that fits")
+      ("exhaustive", "also simulate layouts dominated by the same layout with a lighter recompute or ZeRO stage that fits")
       ("csv", po::value<std::string>()->value_name("FILE"), "write every point to FILE as CSV")
       ("json", "print the results as JSON")
       ("threads", po::value<int>()->value_name("N"), "worker threads (default: all cores)");

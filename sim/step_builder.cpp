@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "models/memory_model.hpp"
 #include "models/transformer.hpp"
@@ -36,6 +38,23 @@ Category category_of(ProcessGroup g) {
   }
   return Category::tp_comm;
 }
+
+// Everything an op's modelled duration depends on (models::op_time_s reads no other field).
+struct DurationKey {
+  std::array<std::int64_t, 14> ints;
+  double flops, bytes;
+  bool operator==(const DurationKey&) const = default;
+};
+struct DurationKeyHash {
+  std::size_t operator()(const DurationKey& k) const {
+    std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the fields' bits
+    auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
+    for (std::int64_t v : k.ints) mix(static_cast<std::uint64_t>(v));
+    mix(std::bit_cast<std::uint64_t>(k.flops));
+    mix(std::bit_cast<std::uint64_t>(k.bytes));
+    return static_cast<std::size_t>(h);
+  }
+};
 
 // An FSDP unit (and, for every sharding, the granularity at which gradients become ready): the
 // embedding, one transformer layer, or the LM head, with the parameters it holds on this rank.
@@ -104,10 +123,10 @@ class Builder {
   // micro-batch, so durations are memoized per build (the GEMM interpolation dominated a search's time).
   Time op_duration(const Op& op) {
     const auto& a = op.attention;
-    const auto key = std::make_tuple(static_cast<int>(op.kind), static_cast<int>(op.dtype), static_cast<int>(op.mem_kind), op.flops,
-                                     op.bytes, op.gemm.m, op.gemm.n, op.gemm.k,
-                                     std::array<std::int64_t, 6>{a.batch, a.heads_q, a.heads_kv, a.seq_q, a.seq_kv, a.head_dim},
-                                     a.causal, static_cast<int>(a.kernel));
+    const DurationKey key{{static_cast<std::int64_t>(op.kind), static_cast<std::int64_t>(op.dtype), static_cast<std::int64_t>(op.mem_kind),
+                           op.gemm.m, op.gemm.n, op.gemm.k, a.batch, a.heads_q, a.heads_kv, a.seq_q, a.seq_kv, a.head_dim,
+                           static_cast<std::int64_t>(a.causal), static_cast<std::int64_t>(a.kernel)},
+                          op.flops, op.bytes};
     const auto it = durations_.find(key);
     if (it != durations_.end()) return it->second;
     const Time t = from_seconds(models::op_time_s(op, s_.gpu, profile_));
@@ -169,7 +188,28 @@ class Builder {
 
   // The task graph's id for a real group, with its mirrors under symmetry: the same group of every rank
   // the simulated one stands for (same pipeline stage, any TP / CP / DP index).
+  // The members of rank `global`'s group of `kind`, memoized: every layer and micro-batch asks again.
+  const std::vector<int>& group_of(GroupKind kind, int global) {
+    const std::uint64_t key = (static_cast<std::uint64_t>(kind) << 32) | static_cast<std::uint32_t>(global);
+    auto it = members_.find(key);
+    if (it == members_.end()) it = members_.emplace(key, layout_.group(kind, global)).first;
+    return it->second;  // unordered_map keeps references to elements valid across rehashing
+  }
+
   std::uint32_t group_id(const std::vector<int>& members, int global, GroupKind kind) {
+    // Memoized by what determines the group: its kind and the asking rank, or a pipeline pair's two ranks.
+    const std::uint64_t key = kind == GroupKind::pp
+                                  ? (static_cast<std::uint64_t>(kind) << 56) | (static_cast<std::uint64_t>(members.front()) << 28) |
+                                        static_cast<std::uint64_t>(members.back())
+                                  : (static_cast<std::uint64_t>(kind) << 56) | static_cast<std::uint32_t>(global);
+    CS_CHECK(kind != GroupKind::pp || members.size() == 2);
+    if (const auto it = group_ids_.find(key); it != group_ids_.end()) return it->second;
+    const std::uint32_t id = group_id_uncached(members, global, kind);
+    group_ids_.emplace(key, id);
+    return id;
+  }
+
+  std::uint32_t group_id_uncached(const std::vector<int>& members, int global, GroupKind kind) {
     const std::uint32_t id = add_group(members);
     if (!s_.simulation.symmetry || !mirrored_.insert(id).second) return id;
     const RankCoord self = layout_.coord(global);
@@ -217,7 +257,7 @@ class Builder {
     step.bytes = op.bytes / cp;
     step.attention.seq_kv = op.attention.seq_kv / cp;
     const Category cat = compute_category(op, backward);
-    const std::vector<int> ring = layout_.group(GroupKind::cp, e.global);
+    const std::vector<int>& ring = group_of(GroupKind::cp, e.global);
     for (int i = 0; i < cp; ++i) {
       TaskId transfer = kNone;
       if (i + 1 < cp) {
@@ -244,7 +284,7 @@ class Builder {
       const Op& op = ops[i];
       const Op* next = i + 1 < ops.size() ? &ops[i + 1] : nullptr;
       if (overlappable_tp(op, CollectiveKind::all_gather) && next && next->kind == OpKind::gemm) {
-        const std::vector<int> members = layout_.group(op.group, e.global);
+        const std::vector<int>& members = group_of(group_kind(op.group), e.global);
         const double chunk = op.comm_bytes / t_.tp;
         const TaskId first = emit_collective(e, StreamKind::comm_tp, category_of(op.group), op.collective, chunk,
                                              group_kind(op.group), members, 0, op.name, mb);
@@ -257,7 +297,7 @@ class Builder {
         continue;
       }
       if (op.kind == OpKind::gemm && next && overlappable_tp(*next, CollectiveKind::reduce_scatter)) {
-        const std::vector<int> members = layout_.group(next->group, e.global);
+        const std::vector<int>& members = group_of(group_kind(next->group), e.global);
         const double chunk = next->comm_bytes / t_.tp;
         // Starts with the GEMM (after what the GEMM waits for), beside it on the comm_tp stream.
         const TaskId rest = emit_collective(e, StreamKind::comm_tp, category_of(next->group), next->collective,
@@ -275,7 +315,7 @@ class Builder {
         continue;
       }
       if (op.kind == OpKind::collective) {
-        const std::vector<int> members = layout_.group(op.group, e.global);
+        const std::vector<int>& members = group_of(group_kind(op.group), e.global);
         if (members.size() < 2) continue;
         if (op.group == ProcessGroup::cp) {
           // The KV exchange of ring attention: issued step by step with the attention op that follows.
@@ -322,7 +362,7 @@ class Builder {
   // A data-parallel collective on the comm_dp stream after `deps` (nothing when the group is one rank).
   TaskId emit_dp(Emitter& e, CollectiveKind kind, double bytes, GroupKind gk, int channel, const char* name, int mb,
                  const std::vector<TaskId>& deps) {
-    const std::vector<int> members = layout_.group(gk, e.global);
+    const std::vector<int>& members = group_of(gk, e.global);
     if (members.size() < 2 || bytes <= 0) return kNone;
     const TaskId c = emit_collective(e, StreamKind::comm_dp, Category::dp_comm, kind, bytes, gk, members, channel, name, mb);
     for (TaskId d : deps)
@@ -525,8 +565,9 @@ class Builder {
   std::vector<double>* flops_ = nullptr;
   std::map<std::tuple<int, std::uint32_t, int>, std::vector<std::uint32_t>> collectives_;
   std::set<std::uint32_t> mirrored_;
-  std::map<std::tuple<int, int, int, double, double, std::int64_t, std::int64_t, std::int64_t, std::array<std::int64_t, 6>, bool, int>, Time>
-      durations_;
+  std::unordered_map<DurationKey, Time, DurationKeyHash> durations_;
+  std::unordered_map<std::uint64_t, std::vector<int>> members_;    // group_of
+  std::unordered_map<std::uint64_t, std::uint32_t> group_ids_;     // group_id
 };
 
 }  // namespace

@@ -368,28 +368,39 @@ std::vector<Assignment> enumerate_layouts(const json& base, const std::string& f
 }
 
 void mark_dominated(std::vector<SweepPoint>& points) {
-  // Group the pending points by everything but the recompute granularity.
+  // Group the pending points by everything but the recompute granularity and the ZeRO stage.
   auto rank_of_recompute = [](const json& v) { return v == "none" ? 0 : v == "selective" ? 1 : 2; };
   struct Member {
     std::size_t index;
     int recompute;
+    int zero;  // -1: the point does not set it
+    bool single_replica;  // DP x CP = 1: nothing to shard, every ZeRO stage is ZeRO-0
   };
   std::map<std::string, std::vector<Member>> groups;
   for (std::size_t i = 0; i < points.size(); ++i) {
     if (points[i].status != PointStatus::pending) continue;
     std::string key;
-    int recompute = -1;
+    int recompute = -1, zero = -1;
     for (const auto& [path, v] : points[i].assignment) {
       if (path == "training.recompute_granularity") recompute = rank_of_recompute(v);
+      else if (path == "training.zero_stage" && v.is_number_integer()) zero = v.get<int>();
       else key += path + "=" + v.dump() + ";";
     }
     if (recompute < 0) continue;  // not a search point
-    groups[key].push_back({i, recompute});
+    if (zero < 0) key += "zero=unset;";
+    groups[key].push_back({i, recompute, zero, points[i].report.dp * points[i].report.cp == 1});
   }
+  // `a`'s ZeRO stage is never slower than `b`'s: the same, ZeRO-1 against ZeRO-2 (ZeRO-2 reduce-scatters
+  // every micro-batch what ZeRO-1 reduces once and gathers the same parameters after the optimizer), or
+  // any lower stage when there is a single replica (sharding over one rank changes nothing).
+  auto zero_no_slower = [](const Member& a, const Member& b) {
+    return a.zero == b.zero || (a.zero == 1 && b.zero == 2) || (a.single_replica && a.zero >= 0 && a.zero < b.zero);
+  };
   for (const auto& [key, members] : groups)
     for (const Member& m : members)
       for (const Member& o : members)
-        if (o.recompute < m.recompute) {
+        if (o.index != m.index && o.recompute <= m.recompute && zero_no_slower(o, m) &&
+            (o.recompute != m.recompute || o.zero != m.zero)) {
           points[m.index].status = PointStatus::dominated;
           break;
         }

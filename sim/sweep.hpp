@@ -82,7 +82,7 @@ struct SweepOptions {
 };
 
 // pending: valid and fitting, not simulated yet; dominated: not simulated because the same layout with
-// a lighter recompute fits, and that one is never slower (see mark_dominated).
+// a lighter recompute or ZeRO stage fits, and that one is never slower (see mark_dominated).
 enum class PointStatus { cancelled, invalid, not_fitting, pending, dominated, simulated };
 const char* to_string(PointStatus s);
 
@@ -137,13 +137,16 @@ struct SearchCounts {
   std::size_t enumerated = 0, invalid = 0, not_fitting = 0, dominated = 0, simulated = 0, cancelled = 0;
 };
 
-// Dominance between fitting layouts of the search. Recompute only adds kernels to the step (none <
-// selective < full) and buys memory, never time. So among the `pending` points that differ only in
-// training.recompute_granularity, every point but the one with the lightest recompute is marked
-// `dominated`. ZeRO stages are not pruned this way: a higher stage adds communication, but where it
-// moves it (ZeRO-3 gathers parameters ahead of each layer, overlapped; ZeRO-1 gathers them after the
-// optimizer step) decides the step time, so each stage is simulated. The search's test checks the rule
-// against an exhaustive search.
+// Dominance between fitting layouts of the search: a `pending` point is marked `dominated` when another
+// fitting point differs from it only in ways that never make a step faster, so it cannot win:
+//  - recompute: none < selective < full only adds kernels to the step and buys memory, never time;
+//  - ZeRO-2 against ZeRO-1: the same parameter gather after the optimizer step, and a gradient
+//    reduce-scatter every micro-batch instead of once per step (DeepSpeed's stage 2 under accumulation);
+//  - any ZeRO stage against a lower one when DP x CP = 1: there is nothing to shard over.
+// ZeRO-3 is not pruned against ZeRO-1 (it gathers parameters ahead of each layer, overlapped, where
+// ZeRO-1 gathers them after the optimizer step: which is faster is what the simulation decides), nor
+// ZeRO-1 against DDP (a sharded optimizer step against an overlapped all-reduce). The search's test
+// checks every rule against an exhaustive search.
 void mark_dominated(std::vector<SweepPoint>& points);
 
 // Screens every assignment (validation and memory), marks dominated layouts unless `exhaustive`, and

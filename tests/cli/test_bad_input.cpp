@@ -449,7 +449,7 @@ TEST_CASE("kv_channels must be a positive integer, and hidden / heads needs it w
   }
 }
 
-TEST_CASE("window_size must be an integer or a causal pair [w, 0]", "[cli]") {
+TEST_CASE("window_size must be an integer or a causal pair (w, 0)", "[cli]") {
   TempDir dir;
   fs::path file;
   json doc = scenario_json(k8b);
@@ -594,7 +594,7 @@ TEST_CASE("tp_comm_overlap must be a boolean", "[cli]") {
   check_single_error(r, file, "training.tp_comm_overlap", {"true or false", "\"yes\""});
 }
 
-TEST_CASE("a custom GPU's mma_sync_fraction is a share of the peak in (0, 1]", "[cli]") {
+TEST_CASE("a custom GPU's mma_sync_fraction is a share of the peak, above 0 and at most 1", "[cli]") {
   TempDir dir;
   fs::path file;
   json doc = scenario_json(k8b);

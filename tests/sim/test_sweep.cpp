@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -142,6 +143,7 @@ TEST_CASE("dominance: the same layout with a lighter recompute that fits is neve
   auto point = [](int tp, int zero, const char* rc, PointStatus s) {
     SweepPoint p;
     p.status = s;
+    p.report.dp = 4;  // several replicas: ZeRO stages are distinct layouts
     p.assignment = {{"training.tensor_model_parallel_size", tp}, {"training.zero_stage", zero}, {"training.recompute_granularity", rc}};
     return p;
   };
@@ -155,6 +157,27 @@ TEST_CASE("dominance: the same layout with a lighter recompute that fits is neve
   CHECK(p[3].status == PointStatus::pending);    // another ZeRO stage is another layout
   CHECK(p[4].status == PointStatus::pending);    // nothing lighter fits for TP 4
   CHECK(p[5].status == PointStatus::invalid);
+}
+
+TEST_CASE("dominance: ZeRO-2 against a fitting ZeRO-1, and every stage against ZeRO-0 with one replica", "[sim][sweep]") {
+  auto point = [](int tp, int zero, const char* rc, int dp) {
+    SweepPoint p;
+    p.status = PointStatus::pending;
+    p.report.dp = dp;
+    p.assignment = {{"training.tensor_model_parallel_size", tp}, {"training.zero_stage", zero}, {"training.recompute_granularity", rc}};
+    return p;
+  };
+  std::vector<SweepPoint> p = {point(2, 0, "full", 4), point(2, 1, "full", 4), point(2, 2, "none", 4), point(2, 2, "full", 4),
+                               point(2, 3, "none", 4), point(8, 0, "full", 1), point(8, 1, "full", 1), point(8, 3, "none", 1)};
+  mark_dominated(p);
+  CHECK(p[0].status == PointStatus::pending);    // DDP against ZeRO-1: not ordered
+  CHECK(p[1].status == PointStatus::pending);
+  CHECK(p[2].status == PointStatus::pending);    // ZeRO-1 fits only with full recompute: not lighter
+  CHECK(p[3].status == PointStatus::dominated);  // ZeRO-1 with the same recompute fits
+  CHECK(p[4].status == PointStatus::pending);    // ZeRO-3 is simulated: its gathers overlap
+  CHECK(p[5].status == PointStatus::pending);
+  CHECK(p[6].status == PointStatus::dominated);  // one replica: ZeRO-1 is ZeRO-0
+  CHECK(p[7].status == PointStatus::pending);    // ZeRO-0 fits only with full recompute
 }
 
 TEST_CASE("layout search: counts add up, ranking is by the objective, pruning does not change the winner",
@@ -182,6 +205,26 @@ TEST_CASE("layout search: counts add up, ranking is by the objective, pruning do
   REQUIRE_FALSE(all.ranked.empty());
   CHECK(all.points[all.ranked[0]].report.tokens_per_s == Approx(r.points[r.ranked[0]].report.tokens_per_s).epsilon(1e-12));
   CHECK(all.points[all.ranked[0]].assignment == r.points[r.ranked[0]].assignment);
+  // Each rule on its own: a dominated layout, simulated, is never faster than the fastest layout of the
+  // pruned search that differs from it only in recompute and ZeRO stage.
+  auto family = [](const Assignment& a) {
+    std::string key;
+    for (const auto& [path, v] : a)
+      if (path != "training.recompute_granularity" && path != "training.zero_stage") key += path + "=" + v.dump() + ";";
+    return key;
+  };
+  std::map<std::string, double> best_kept;
+  for (std::size_t i : r.ranked) best_kept.emplace(family(r.points[i].assignment), r.points[i].report.tokens_per_s);
+  int checked = 0;
+  for (std::size_t i = 0; i < r.points.size(); ++i) {
+    if (r.points[i].status != PointStatus::dominated) continue;
+    REQUIRE(all.points[i].status == PointStatus::simulated);
+    const auto kept = best_kept.find(family(r.points[i].assignment));
+    REQUIRE(kept != best_kept.end());
+    CHECK(all.points[i].report.tokens_per_s <= kept->second * (1 + 1e-9));
+    ++checked;
+  }
+  CHECK(checked == static_cast<int>(c.dominated));
 
   // Same result on one thread.
   opts.exhaustive = false;
