@@ -1,8 +1,8 @@
 #pragma once
 // Shared pieces of clustersim-bench: return-code checks, CUDA-event timing, a tiny JSON writer.
 //
-// Timing discipline (every measurement in the harness): inputs filled with random non-zero values on the
-// device; `warmup` untimed runs; then `repeats` timed samples, each a pair of CUDA events around
+// Timing discipline (every measurement in the harness): inputs filled with random values on the
+// device (normal, randn-like); `warmup` untimed runs; then `repeats` timed samples, each a pair of CUDA events around
 // `iters` back-to-back launches on one stream, divided by `iters`; the reported time is the median sample
 // (min and max are kept too). Every CUDA, cuBLAS and NCCL call's status is checked; a failure aborts the
 // run with the call, file, line and the library's error string (a harness that carries on after an error
@@ -122,7 +122,7 @@ class Json {
   bool after_key_ = false;
 };
 
-// Random non-zero fill, uniform in +-[0.5, 1) x scale, on the device (kernels.cu).
+// Random fill, normal with standard deviation `scale` (randn-like bit statistics), on the device (kernels.cu).
 enum class ElemType { f32, f16, bf16, fp8e4m3 };
 std::size_t elem_size(ElemType t);
 void fill_random(void* ptr, std::size_t count, ElemType type, unsigned seed, float scale, cudaStream_t stream);

@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
   json.key("timing");
   json.begin_object();
   json.field("method", "CUDA events around each call on one stream (NCCL: around `iters` calls on every rank's stream, "
-                       "slowest rank); median of repeats after warm-up; inputs random non-zero");
+                       "slowest rank); median of repeats after warm-up; inputs random normal (randn-like)");
   json.field("warmup", cfg.timing.warmup);
   json.field("repeats", cfg.timing.repeats);
   json.field("quick", cfg.quick);
