@@ -278,6 +278,11 @@ const Flash2AttentionModel* flash2_model(const ComputeProfile& profile, const Gp
 double attention_efficiency(const AttentionShape& shape, bool backward, const GpuSpec& gpu,
                             const ComputeProfile& profile) {
   CS_MODELS_CHECK(gpu.sm_count > 0);
+  if (shape.kernel == AttentionImpl::flash1) {  // FA1: half of FA2 on the same GPU (compute_model.hpp)
+    AttentionShape fa2 = shape;
+    fa2.kernel = AttentionImpl::flash2;
+    return clamp_efficiency(kFlash1OverFlash2 * attention_efficiency(fa2, backward, gpu, profile));
+  }
   if (shape.kernel == AttentionImpl::flash2) {
     if (const Flash2AttentionModel* fa2 = flash2_model(profile, gpu)) {
       const ComputeProfile& p = profile.attention_flash2 ? profile : attention_source(profile);

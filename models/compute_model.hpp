@@ -119,6 +119,14 @@
 //  instruction (fraction 1: Ampere, Ada) FA2 is that GPU's native kernel and takes the native efficiency,
 //  and a profile without an FA2 fit gives the native efficiency times GpuSpec::mma_sync_fraction (the
 //  paper's 2/3 on Hopper).
+//  FlashAttention v1 (AttentionImpl::flash1, what 2022-23 stacks such as llm-foundry's pinned
+//  flash-attn 1.0.3 ran): FA2's efficiency on the same GPU times kFlash1OverFlash2 = 0.5. Dao
+//  ("FlashAttention-2", 2023, abstract and sec. 4.1) measures FA2 at about 2x FA1 on A100, forward and
+//  backward: FA1 reaches 25-40% of the peak where FA2 reaches 50-73%, because FA1 splits K across the
+//  warps of a block (each warp's partial softmax and output go through shared memory to be combined),
+//  parallelises over batch x heads only (few blocks at long sequence and small batch) and spends more
+//  non-matmul FLOPs on rescaling. No FA1 kernel is measured here (flash-attn 1 does not build for the
+//  H200's CUDA 13 stack); the factor is the paper's, one number for every shape.
 //  - Memory-bound ops: achieved fraction of HBM bandwidth per kind of kernel (norms, elementwise,
 //    fused Adam), measured on the H200 and rising with size toward the large-copy bandwidth;
 //    interpolated linearly in ln(bytes) within a kind, flat beyond its smallest and largest point
@@ -207,6 +215,8 @@ double op_time_s(const Op& op, const GpuSpec& gpu, const ComputeProfile& profile
 // The achieved fraction of peak the model uses for a GEMM / attention / memory-bound op (for reports
 // and tests).
 double gemm_efficiency(const GemmShape& shape, const GpuSpec& gpu, const ComputeProfile& profile);
+// FlashAttention v1 over FlashAttention-2 on the same GPU (header essay: Dao 2023, "about 2x").
+inline constexpr double kFlash1OverFlash2 = 0.5;
 // Attention: forward efficiency, or the backward's when backward is true (fraction of bf16 peak,
 // before any fp8 factor), of the kernel shape.kernel names.
 double attention_efficiency(const AttentionShape& shape, bool backward, const GpuSpec& gpu,

@@ -40,7 +40,10 @@ struct GemmShape {
 //          peak (Shah et al., "FlashAttention-3", 2024, sec. 2: full rate needs wgmma). A profile that
 //          measured FA2 gives it its own fitted curve there; without one it runs at
 //          GpuSpec::mma_sync_fraction of the native kernel's efficiency (compute_model.hpp).
-enum class AttentionImpl { native, flash2 };
+//  flash1: FlashAttention (v1, flash-attn 1.0.x, 2022-23): the same tiling as FA2 with split-K warps
+//          (partial results exchanged through shared memory), parallelism over batch x heads only and
+//          more non-matmul FLOPs; about half FA2's speed (compute_model.hpp: kFlash1OverFlash2).
+enum class AttentionImpl { native, flash2, flash1 };
 
 struct AttentionShape {
   std::int64_t batch = 0, heads_q = 0, heads_kv = 0, seq_q = 0, seq_kv = 0, head_dim = 0;

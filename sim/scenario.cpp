@@ -356,8 +356,10 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
   }
   if (auto a = r.choice("activation", {"gelu", "swiglu"})) m.activation = *a == "swiglu" ? models::Activation::swiglu : models::Activation::gelu;
   if (auto c = r.boolean("causal")) m.causal = *c;
-  if (auto b = r.choice("attention_backend", {"auto", "fused", "flash", "flash3"}))
-    m.attention_impl = *b == "flash" ? models::AttentionImpl::flash2 : models::AttentionImpl::native;
+  if (auto b = r.choice("attention_backend", {"auto", "fused", "flash", "flash3", "flash1"}))
+    m.attention_impl = *b == "flash"    ? models::AttentionImpl::flash2
+                       : *b == "flash1" ? models::AttentionImpl::flash1
+                                        : models::AttentionImpl::native;
   if (auto u = r.boolean("untie_embeddings_and_output_weights")) m.untie_embeddings = *u;
   // Megatron's position_embedding_type; unset: rope for SwiGLU models, learned_absolute otherwise.
   if (auto pe = r.choice("position_embedding_type", {"rope", "learned_absolute", "none"}))

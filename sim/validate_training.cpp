@@ -222,6 +222,12 @@ TrainingPoint convert_entry(const json& e, const std::string& file, std::size_t 
     m["attention_backend"] = "flash";
     p.assumptions.push_back("attention through flash-attn 2 (Transformer Engine 1.x of the " + framework + " container)");
   }
+  // llm-foundry's 2023 benchmarks (MPT, Composer, torch 1.13 / 2.0) pinned flash-attn==1.0.3.post0: its
+  // attn_impl "flash" is FlashAttention v1 (flash-attn 2 came with llm-foundry 0.3, Aug 2023).
+  if (has(framework, "llm-foundry") && has(str(model, "note"), "attn_impl flash")) {
+    m["attention_backend"] = "flash1";
+    p.assumptions.push_back("attention through flash-attn 1.0.3 (llm-foundry's 2023 pin)");
+  }
   if (gpt_oss_window) {
     m["window_size"] = json::array({128, 0});
     m["window_attn_skip_freq"] = 2;

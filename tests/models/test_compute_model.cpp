@@ -372,6 +372,24 @@ TEST_CASE("compute: without an FA2 fit, FlashAttention-2 reaches the mma.sync sh
   }
 }
 
+TEST_CASE("compute: FlashAttention v1 runs at half of FlashAttention-2 on the same GPU", "[models]") {
+  // compute_model.hpp: Dao (FlashAttention-2, 2023) measures FA2 at about 2x FA1 on A100, forward and
+  // backward, from FA1's split-K warps, batch x heads parallelism and extra non-matmul FLOPs. So
+  // e(flash1) = 0.5 e(flash2) on every GPU and pass; on an A100 that is half the native kernel.
+  const auto& p = default_compute_profile();
+  AttentionShape fa1{2, 32, 32, 8192, 8192, 128, true, AttentionImpl::flash1};
+  AttentionShape fa2 = fa1, native = fa1;
+  fa2.kernel = AttentionImpl::flash2;
+  native.kernel = AttentionImpl::native;
+  for (bool bwd : {false, true})
+    for (const char* name : {"A100-80GB", "H100-SXM"}) {
+      const GpuSpec& g = gpu(name);
+      CHECK(attention_efficiency(fa1, bwd, g, p) == Approx(0.5 * attention_efficiency(fa2, bwd, g, p)).epsilon(1e-12));
+    }
+  CHECK(attention_efficiency(fa1, false, gpu("A100-80GB"), p) ==
+        Approx(0.5 * attention_efficiency(native, false, gpu("A100-80GB"), p)).epsilon(1e-12));
+}
+
 TEST_CASE("compute: a measured FA2 curve holds on GPUs with the measured GPU's mma.sync limit", "[models]") {
   // The default profile carries FlashAttention-2 as measured on the H200 (SDPA FLASH_ATTENTION,
   // compute_model.hpp): e = e_max * balance * kv / (kv + c) with its own (e_max, c), capped at its best

@@ -66,6 +66,19 @@ TEST_CASE("an entry becomes a scenario: GPU name, network, layout defaults, meas
   const double step = sc21_flops_per_step(512, 2048, 24, 2304, 51200) / (137e12 * 32);
   CHECK(p.measured_tokens_per_s_per_gpu == Approx(512.0 * 2048 / step / 32).epsilon(1e-12));
   CHECK_NOTHROW(parse_scenario(p.scenario, "p.json"));
+  CHECK_FALSE(p.scenario["model"].contains("attention_backend"));  // Megatron-LM: the profile's own kernel
+
+  // llm-foundry's 2023 runs ("attn_impl flash") ran flash-attn 1.0.3: FlashAttention v1, said so.
+  json mpt = entry();
+  mpt["framework"] = "MosaicML Composer + llm-foundry (PyTorch FSDP)";
+  mpt["model"]["note"] = "MPT: ALiBi, FlashAttention (attn_impl flash), no GQA";
+  const auto mp = convert_published_training(json::array({mpt}), "p.json");
+  REQUIRE(mp.size() == 1);
+  CHECK(mp[0].scenario["model"]["attention_backend"] == "flash1");
+  CHECK(mp[0].scenario["model"]["position_embedding_type"] == "none");  // ALiBi has no kernel of its own
+  bool said = false;
+  for (const auto& a : mp[0].assumptions) said = said || a.find("flash-attn 1.0.3") != std::string::npos;
+  CHECK(said);
 
   // An architecture the workload model cannot express is skipped with the reason, not dropped.
   json mamba = entry();
@@ -121,8 +134,8 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   INFO("high: " << high.compared << " compared, mean |error| " << high.mean_abs_error << ", within 15% " << high.within_15pct
                 << ", worst " << high.worst_id << " " << high.max_abs_error);
   CHECK(high.compared >= 147);
-  CHECK(high.mean_abs_error < 0.14);
-  CHECK(static_cast<double>(high.within_15pct) >= 0.70 * static_cast<double>(high.compared));
+  CHECK(high.mean_abs_error < 0.13);  // today 12.0%
+  CHECK(high.within_15pct >= 115);    // of 147
   CHECK(high.max_abs_error < 1.5);
 
   // NeMo 24.03 long-sequence runs (4k..1M tokens, CP up to 32) meet the target: attention through
@@ -144,7 +157,11 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   CHECK(sc21.max_abs_error < 0.30);
   const auto mpt = summary("mosaicml_llmfoundry_MPT_FSDP");
   CHECK(mpt.compared == 81);
-  CHECK(mpt.mean_abs_error < 0.13);  // target 0.10 not met: long sequences (attention) predicted fast
+  // llm-foundry's 2023 runs through FlashAttention v1 (flash-attn 1.0.3, half FA2's rate): mean |error| 10.5%
+  // (11.9% with the profile's own kernel, which put 8k-64k tokens 16-45% fast), 66 of 81 within 15%; the
+  // misses are 80 GB "amp_bf16" runs 15-19% slow at every length, and two 40/80 GB 30B/70B outliers.
+  CHECK(mpt.mean_abs_error < 0.115);
+  CHECK(mpt.within_15pct >= 66);
   // Llama-3 70B on 64 H100 in FP8 (Megatron-Bridge, interleaved 1F1B, TP-communication overlap): within 8%
   // each (today -3..-6%).
   for (const auto& p : v.points)
