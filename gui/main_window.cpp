@@ -38,7 +38,7 @@
 #include "gui/sweep_runner.hpp"
 #include "gui/timeline_view.hpp"
 #include "sim/input_error.hpp"
-#include "sim/trace.hpp"
+#include "sim/output_file.hpp"
 
 namespace cs::gui {
 

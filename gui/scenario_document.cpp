@@ -1,6 +1,6 @@
 #include "gui/scenario_document.hpp"
 
-#include "sim/trace.hpp"
+#include "sim/output_file.hpp"
 
 namespace cs::gui {
 

@@ -32,6 +32,7 @@ int run(const std::vector<std::string>& args) {
   const std::string path = vm["scenario"].as<std::string>();
   const auto overrides = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
   const Scenario scenario = load_scenario(path, overrides);
+  if (vm.count("trace")) check_writable(vm["trace"].as<std::string>());  // before simulating, not after
   const SimulationResult result = simulate(scenario);
   if (vm.count("trace")) write_trace(scenario, result, vm["trace"].as<std::string>());
   if (scenario.multi_job()) {

@@ -8,8 +8,6 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -21,6 +19,7 @@
 #include "sim/cli.hpp"
 #include "sim/cli_options.hpp"
 #include "sim/input_error.hpp"
+#include "sim/output_file.hpp"
 #include "sim/scenario.hpp"
 #include "sim/sweep.hpp"
 
@@ -117,28 +116,6 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
-void write_atomically(const std::string& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path tmp = target.string() + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path + ": cannot write (" + tmp.string() + ")");
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw InputError(path + ": write failed");
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw InputError(path + ": cannot rename the temporary file into place");
-  }
-}
 
 // Layout and results of one point as CSV cells (header in kPointColumns).
 const char* const kPointColumns =
@@ -293,7 +270,7 @@ int vary_mode(const json& doc, const std::string& file, const std::vector<SweepA
       for (const auto& [path, v] : p.assignment) csv += csv_field(value_text(v)) + ",";
       csv += point_csv(p) + "\n";
     }
-    write_atomically(vm["csv"].as<std::string>(), csv);
+    write_file_atomically(vm["csv"].as<std::string>(), csv);
   }
   return kExitOk;
 }
@@ -336,7 +313,7 @@ int search_mode(const json& doc, const std::string& file, const SearchOptions& o
     for (std::size_t k = 0; k < r.ranked.size(); ++k) csv += std::to_string(k + 1) + "," + point_csv(r.points[r.ranked[k]]) + "\n";
     for (std::size_t i = 0; i < r.points.size(); ++i)
       if (rank_of[i] == 0) csv += "," + point_csv(r.points[i]) + "\n";
-    write_atomically(vm["csv"].as<std::string>(), csv);
+    write_file_atomically(vm["csv"].as<std::string>(), csv);
   }
   return kExitOk;
 }
@@ -401,7 +378,7 @@ int capacity_mode(const json& doc, const std::string& file, const CapacityOption
     for (std::size_t i : r.ranked)
       csv += std::string(on_front[i] ? "true" : "false") + "," + (meets(r.points[i]) ? "true" : "false") + "," +
              point_csv(r.points[i]) + "\n";
-    write_atomically(vm["csv"].as<std::string>(), csv);
+    write_file_atomically(vm["csv"].as<std::string>(), csv);
   }
   return kExitOk;
 }
@@ -453,6 +430,7 @@ int sweep(const std::vector<std::string>& args) {
     throw InputError("clustersim sweep: --objective " + vm["objective"].as<std::string>() + ": expected tokens_per_s or usd_per_token");
   const std::size_t top = vm["top"].as<std::size_t>();
   const bool search = vm.count("search") > 0, capacity = vm.count("gpus") > 0, vary = vm.count("vary") > 0;
+  if (vm.count("csv")) check_writable(vm["csv"].as<std::string>());  // before a long sweep, not after
   if (vary && (search || capacity))
     throw InputError("clustersim sweep: --vary cannot be combined with --search or --gpus (fix values with --set instead)");
   if (!capacity && (vm.count("gpu") || vm.count("deadline-days") || vm.count("budget-usd")))

@@ -14,29 +14,6 @@ namespace cs::sim {
 
 using nlohmann::json;
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::filesystem::path target(path);
-  std::filesystem::path tmp = target;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path + ": cannot write (is the folder there and writable?)");
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw InputError(path + ": write failed (disk full?)");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, target, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw InputError(path + ": cannot rename the temporary file into place");
-  }
-}
-
 void write_trace(const Scenario& s, const SimulationResult& result, const std::string& path) {
   const TaskGraph& g = result.plan.graph;
   const int per_node = s.cluster.gpus_per_node;

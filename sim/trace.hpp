@@ -5,15 +5,12 @@
 // Written to a temporary file and renamed, so a reader never sees half a trace.
 #include <string>
 
+#include "sim/output_file.hpp"  // write_file_atomically, which the trace and other outputs share
 #include "sim/scenario.hpp"
 #include "sim/simulation.hpp"
 
 namespace cs::sim {
 
 void write_trace(const Scenario& scenario, const SimulationResult& result, const std::string& path);
-
-// Writes `text` to `path` through a temporary file in the same folder and a rename. Throws InputError
-// naming the path when it cannot be written.
-void write_file_atomically(const std::string& path, const std::string& text);
 
 }  // namespace cs::sim

@@ -419,6 +419,20 @@ TEST_CASE("an unwritable --trace path is an input error and leaves no file behin
   }
 }
 
+TEST_CASE("an unwritable --csv path is refused before the sweep runs", "[cli]") {
+  TempDir dir;
+  const auto blocker = dir.write("not-a-folder", "x");
+  const auto csv = blocker / "points.csv";
+  const auto r = run_cli({"sweep", (scenarios_dir() / k8b).string(), "--vary", "training.micro_batch_size=1,2", "--csv", csv.string()});
+  INFO(r.describe());
+  CHECK(r.exit_code == 2);
+  const auto lines = r.err_lines();
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].rfind(csv.string() + ": ", 0) == 0);
+  CHECK(contains(lines[0], "cannot write"));
+  CHECK(r.out.empty());  // checked first: no table of a sweep whose CSV could not be kept
+}
+
 // Head dim, sliding window and uneven pipeline knobs (model.kv_channels, model.window_size,
 // model.window_attn_skip_freq, training.account_for_*_in_pipeline_split,
 // training.decoder_first/last_pipeline_num_layers): one case per bad-input path.
