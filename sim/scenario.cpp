@@ -803,7 +803,23 @@ Scenario parse_scenario(const json& doc, const std::string& file) {
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
   json doc = read_json_file(path);
   for (const auto& o : overrides) apply_override(doc, o, path);
-  return parse_scenario(doc, path);
+  try {
+    return parse_scenario(doc, path);
+  } catch (const InputError& e) {
+    // An error at a path a --set wrote says so: the value is not in the file the line names.
+    std::vector<std::string> lines;
+    for (std::string line : e.messages()) {
+      for (const auto& o : overrides) {
+        const std::string set_path = o.substr(0, o.find('='));
+        if (line.rfind(path + ": " + set_path + ":", 0) == 0) {
+          line += " (the value given by --set " + o + ")";
+          break;
+        }
+      }
+      lines.push_back(std::move(line));
+    }
+    throw InputError(std::move(lines));
+  }
 }
 
 }  // namespace cs::sim

@@ -328,7 +328,8 @@ TEST_CASE("run --set to an unknown key suggests the near key", "[cli]") {
 TEST_CASE("run --set a value of the wrong type", "[cli]") {
   const auto file = scenarios_dir() / k8b;
   const auto r = run_cli({"run", file.string(), "--set", "training.global_batch_size=lots"});
-  check_single_error(r, file, "training.global_batch_size", {"expected an integer", "\"lots\""});
+  check_single_error(r, file, "training.global_batch_size", {"expected an integer", "\"lots\"",
+                                                             "(the value given by --set training.global_batch_size=lots)"});
 }
 
 TEST_CASE("run --set through a value that is not an object", "[cli]") {
