@@ -241,7 +241,12 @@ double gemm_efficiency(const GemmShape& shape, const GpuSpec& gpu, const Compute
   double e = nearest.mean();
   if (k < min_k) e *= (k / (k + kHalfK)) / (min_k / (min_k + kHalfK));
   e *= wave_quantization(shape.m, shape.n, gpu.sm_count);
-  return std::clamp(e, kMinEfficiency, std::min(kMaxEfficiency, max_eff));
+  // Another GPU generation: the ratio of the matmul ceilings (header: carrying to other GPUs).
+  const double ceiling = gpu.matmul_ceiling_fraction > 0 && p.matmul_ceiling_fraction > 0
+                             ? gpu.matmul_ceiling_fraction / p.matmul_ceiling_fraction
+                             : 1.0;
+  e *= ceiling;
+  return std::clamp(e, kMinEfficiency, std::min(kMaxEfficiency, max_eff * ceiling));
 }
 
 namespace {

@@ -132,11 +132,15 @@
 //    interpolated linearly in ln(bytes) within a kind, flat beyond its smallest and largest point
 //    (small ops become launch bound through the launch overhead). softmax and cross_entropy take the
 //    norm curve, embedding the elementwise one. Their time is bytes only (FLOPs ignored).
-// Carrying the H200 curves to another GPU keeps the *fractions* of peak: an A100 GEMM of a given shape
-// is assumed to reach the same fraction of the A100's peak as the H200 reached of its own, with the
-// wave-quantization term (GEMM) and the CTA dispatch balance (attention) recomputed for the other GPU's
-// SM count. This ignores generation-specific
-// kernel quality (a first-order assumption; calibrating on the target GPU replaces it).
+// Carrying the H200 curves to another GPU keeps the *fractions* of peak, with the wave-quantization term
+// (GEMM) and the CTA dispatch balance (attention) recomputed for the other GPU's SM count, and GEMMs
+// scaled by the ratio of the two GPUs' matmul ceilings (GpuSpec::matmul_ceiling_fraction: the maximum
+// achievable matmul FLOPS over the peak). The ceiling is where a GPU generation's clocks under load,
+// power limit and instruction mix show: an A100 (400 W) holds 86% of its peak on a large bf16 GEMM, an
+// H100 or H200 (700 W, a peak 3.2x higher) 80%, an MI300X 60% (ml-engineering's MAMF tables; the
+// H200's 80.3% matches our own 796 TFLOP/s at 8192^3). So an A100 GEMM reaches 0.859 / 0.803 = 1.07x
+// the H200's fraction at the same shape. Where either ceiling is unknown the fraction carries as is.
+// Calibrating on the target GPU replaces all of this.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -198,6 +202,9 @@ struct ComputeProfile {
   std::optional<Flash2AttentionModel> attention_flash2;
   std::vector<MemBoundPoint> memory_bound;
   double fp8_gemm_speedup_efficiency = 0;  // achieved fp8 / peak fp8 relative to achieved bf16 / peak bf16
+  // GpuSpec::matmul_ceiling_fraction of the GPU the GEMM table was measured on; 0: unknown (the table
+  // carries to other GPUs as fractions of peak, unscaled).
+  double matmul_ceiling_fraction = 0;
   double launch_overhead_us = 0;           // per kernel, host launch + scheduling
   // Forward+backward attention microbenchmark: the backward starts no earlier than this after the
   // start (host dispatch; see the essay). Validation of that harness only, never training steps.

@@ -29,6 +29,10 @@ struct GpuSpec {
   // FlashAttention-2 and other pre-Hopper kernels use): 1 where it is the native instruction (Ampere,
   // Ada, and AMD where the distinction does not apply), 2/3 on Hopper (FlashAttention-3 paper, sec. 2).
   double mma_sync_fraction = 1.0;
+  // Maximum achievable bf16 matmul FLOPS over the dense bf16 peak (the best large GEMM a tuned BLAS
+  // reaches: clocks under load, power and the instruction mix limit it, not the datasheet). 0: unknown.
+  // Carries a GEMM table measured on one GPU to another (compute_model.hpp).
+  double matmul_ceiling_fraction = 0.0;
 
   // Peak for a math format; fp8 falls back to bf16 on GPUs without fp8 tensor cores.
   double peak_tflops(Dtype d) const;

@@ -206,6 +206,10 @@ models::GpuSpec read_custom_gpu(const json& v, Errors& errors) {
   g.mma_sync_fraction = r.number("mma_sync_fraction", 0, true, false).value_or(1);
   if (g.mma_sync_fraction > 1)
     errors.add("cluster.gpu.mma_sync_fraction", "must be in (0, 1] (a share of the tensor peak), got " + std::to_string(g.mma_sync_fraction));
+  g.matmul_ceiling_fraction = r.number("matmul_ceiling_fraction", 0, true, false).value_or(0);
+  if (g.matmul_ceiling_fraction > 1)
+    errors.add("cluster.gpu.matmul_ceiling_fraction",
+               "must be in (0, 1] (the best large GEMM's share of the bf16 peak), got " + std::to_string(g.matmul_ceiling_fraction));
   r.finish();
   return g;
 }

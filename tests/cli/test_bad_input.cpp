@@ -619,6 +619,16 @@ TEST_CASE("a custom GPU's mma_sync_fraction is a share of the peak, above 0 and 
   check_single_error(r, file, "cluster.gpu.mma_sync_fraction", {"(0, 1]", "1.5"});
 }
 
+TEST_CASE("a custom GPU's matmul_ceiling_fraction is a share of the peak, above 0 and at most 1", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);
+  doc["cluster"]["gpu"] = {{"name", "custom"}, {"peak_tflops_bf16", 989}, {"hbm_gib", 80}, {"hbm_tbps", 3.35},
+                           {"nvlink_gbps", 900}, {"matmul_ceiling_fraction", 1.2}};
+  const auto r = run_doc(dir, doc, file);
+  check_single_error(r, file, "cluster.gpu.matmul_ceiling_fraction", {"(0, 1]", "1.2"});
+}
+
 TEST_CASE("validate: an SDPA backends row of the wrong type names the file and the row", "[cli]") {
   // tests/calibrate/data/attention_backends_synthetic.json (scripts/attention_backends.py's format) with
   // one time that is not a number.

@@ -107,20 +107,22 @@ TEST_CASE("compute: wave quantization, one tile more than the SMs costs a second
   CHECK(t133 / (133.0) > 1.9 * t132 / 132.0);  // per FLOP (FLOPs proportional to tiles)
 }
 
-TEST_CASE("compute: a big GEMM carries from H200 to A100 by the ratio of peaks", "[models]") {
+TEST_CASE("compute: a big GEMM carries from H200 to A100 by the ratio of peaks and of matmul ceilings", "[models]") {
   // m = 128*66, n = 128*54: 66*54 = 3564 tiles = 27 waves of 132 (H200) = 33 waves of 108 (A100), so
-  // both GPUs see q = 1 and the same fraction of peak; math time scales by 989/312 exactly.
+  // both GPUs see q = 1; the A100 reaches 0.859 / 0.803 of the H200's fraction of peak (the matmul
+  // ceilings, gpu_catalog.cpp), so math time scales by (989 / 312) x (0.803 / 0.859).
   const auto& p = default_compute_profile();
+  const double ceilings = 0.803 / 0.859;
   const Op op = gemm_op(128 * 66, 128 * 54, 8192);
   const double th = op_time_s(op, gpu("H200"), p) - launch_s();
   const double ta = op_time_s(op, gpu("A100-80GB"), p) - launch_s();
-  CHECK(ta / th == Approx(989.0 / 312.0).epsilon(0.001));
+  CHECK(ta / th == Approx(989.0 / 312.0 * ceilings).epsilon(0.001));
   // 8192^3: 4096 tiles, q = 4096/4224 on the H200 and 4096/4104 on the A100; the A100 is 3% better
-  // placed, and the whole-op ratio stays within a few % of the peak ratio.
+  // placed, and the whole-op ratio stays within a few % of the peak ratio times the ceilings'.
   const Op big = gemm_op(8192, 8192, 8192);
   const double r = op_time_s(big, gpu("A100-80GB"), p) / op_time_s(big, gpu("H200"), p);
-  CHECK(r == Approx(989.0 / 312.0 * (4096.0 / 4224.0) / (4096.0 / 4104.0)).epsilon(0.01));
-  CHECK(r == Approx(989.0 / 312.0).epsilon(0.04));
+  CHECK(r == Approx(989.0 / 312.0 * ceilings * (4096.0 / 4224.0) / (4096.0 / 4104.0)).epsilon(0.01));
+  CHECK(r == Approx(989.0 / 312.0 * ceilings).epsilon(0.04));
 }
 
 TEST_CASE("compute: shapes far outside the sweep get low but positive efficiency", "[models]") {
@@ -370,6 +372,28 @@ TEST_CASE("compute: without an FA2 fit, FlashAttention-2 reaches the mma.sync sh
     const GpuSpec& a100 = gpu("A100-80GB");
     CHECK(attention_efficiency(fa2, bwd, a100, p) == Approx(attention_efficiency(native, bwd, a100, p)).epsilon(1e-12));
   }
+}
+
+TEST_CASE("compute: a GEMM table carries to another GPU in the ratio of the matmul ceilings", "[models]") {
+  // compute_model.hpp: the default table was measured on an H200 (ceiling 0.803 of peak). A GPU equal to
+  // the H200 but for a ceiling 5% higher gets exactly 1.05x the efficiency at every shape below the caps
+  // (same SM count: the same wave quantization); an unknown ceiling (0) carries the fraction unscaled.
+  const auto& p = default_compute_profile();
+  REQUIRE(p.matmul_ceiling_fraction == Approx(gpu("H200").matmul_ceiling_fraction));
+  GpuSpec higher = gpu("H200");
+  higher.matmul_ceiling_fraction = 0.803 * 1.05;
+  GpuSpec unknown = gpu("H200");
+  unknown.matmul_ceiling_fraction = 0;
+  for (const GemmShape s : {GemmShape{4096, 4096, 4096}, GemmShape{8192, 28672, 4096}, GemmShape{2048, 8192, 1024}}) {
+    INFO(s.m << "x" << s.n << "x" << s.k);
+    const double base = gemm_efficiency(s, gpu("H200"), p);
+    CHECK(gemm_efficiency(s, higher, p) == Approx(1.05 * base).epsilon(1e-12));
+    CHECK(gemm_efficiency(s, unknown, p) == Approx(base).epsilon(1e-12));
+  }
+  // The catalog's A100 (0.859, ml-engineering's MAMF table) over the H200 (0.803): 1.070x, less the
+  // difference of wave quantization between 108 and 132 SMs, which a 16384^3 GEMM makes negligible.
+  const GemmShape big{16384, 16384, 16384};
+  CHECK(gemm_efficiency(big, gpu("A100-80GB"), p) / gemm_efficiency(big, gpu("H200"), p) == Approx(0.859 / 0.803).epsilon(0.01));
 }
 
 TEST_CASE("compute: FlashAttention v1 runs at half of FlashAttention-2 on the same GPU", "[models]") {

@@ -134,8 +134,8 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   INFO("high: " << high.compared << " compared, mean |error| " << high.mean_abs_error << ", within 15% " << high.within_15pct
                 << ", worst " << high.worst_id << " " << high.max_abs_error);
   CHECK(high.compared >= 147);
-  CHECK(high.mean_abs_error < 0.13);  // today 12.0%
-  CHECK(high.within_15pct >= 115);    // of 147
+  CHECK(high.mean_abs_error < 0.105);  // today 10.2%
+  CHECK(high.within_15pct >= 123);     // of 147
   CHECK(high.max_abs_error < 1.5);
 
   // NeMo 24.03 long-sequence runs (4k..1M tokens, CP up to 32) meet the target: attention through
@@ -153,15 +153,16 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   CHECK(korthikanti.mean_abs_error < 0.10);                  // and the mean below 10%
   const auto sc21 = summary("megatron_sc21_weak_scaling_A100");
   CHECK(sc21.compared == 10);
-  CHECK(sc21.mean_abs_error < 0.13);  // target 0.10 not met: TP4/TP8 without SP predicted 17-28% slow
-  CHECK(sc21.max_abs_error < 0.30);
+  // Mean 9.8% since A100 GEMMs carry at the A100's matmul ceiling (0.859 against the H200's 0.803);
+  // 7.5B and 18.4B (TP4/TP8 without SP) are still 20-26% slow.
+  CHECK(sc21.mean_abs_error < 0.10);
+  CHECK(sc21.max_abs_error < 0.27);
   const auto mpt = summary("mosaicml_llmfoundry_MPT_FSDP");
   CHECK(mpt.compared == 81);
-  // llm-foundry's 2023 runs through FlashAttention v1 (flash-attn 1.0.3, half FA2's rate): mean |error| 10.5%
-  // (11.9% with the profile's own kernel, which put 8k-64k tokens 16-45% fast), 66 of 81 within 15%; the
-  // misses are 80 GB "amp_bf16" runs 15-19% slow at every length, and two 40/80 GB 30B/70B outliers.
-  CHECK(mpt.mean_abs_error < 0.115);
-  CHECK(mpt.within_15pct >= 66);
+  // llm-foundry's 2023 runs through FlashAttention v1 (flash-attn 1.0.3, half FA2's rate) and A100 GEMMs at
+  // the A100's matmul ceiling: mean |error| 7.8%, 75 of 81 within 15% (11.9% and 58 with neither).
+  CHECK(mpt.mean_abs_error < 0.085);
+  CHECK(mpt.within_15pct >= 75);
   // Llama-3 70B on 64 H100 in FP8 (Megatron-Bridge, interleaved 1F1B, TP-communication overlap): within 8%
   // each (today -3..-6%).
   for (const auto& p : v.points)
