@@ -780,7 +780,10 @@ LayerOps lm_head_ops(const ModelConfig& m, const TrainingConfig& t) {
   auto& f = ops.forward;
   f.push_back(norm_fwd("ln_f", x));
   if (x.sp) f.push_back(coll("ag_head", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
-  const Op head = gemm("logits", x.T, v, x.h, x.gemm_dtype);
+  // bf16 even in fp8 training: Megatron-Core's output layer is tensor_parallel.ColumnParallelLinear, a
+  // plain matmul outside Transformer Engine's fp8 autocast (megatron/core/models/gpt/gpt_model.py), and
+  // NeMo and Megatron-Bridge keep it so; TE's fp8 recipes leave the LM head in higher precision.
+  const Op head = gemm("logits", x.T, v, x.h, Dtype::bf16);
   f.push_back(head);
   f.push_back(mem("cross_entropy", MemOpKind::cross_entropy, 14.0 * logits));
   if (x.t > 1) {

@@ -318,6 +318,15 @@ TEST_CASE("LM head and embedding ops", "[models]") {
         std::vector<std::string>{"ar_ce_max", "ar_ce_target", "ar_ce_sum"});
   CHECK(find_op(head8.forward, "ar_ce_sum").comm_bytes == T * 4.0);
   CHECK(collective_names(head8.backward) == std::vector<std::string>{"ar_head_bwd"});
+
+  // fp8 training: the layers' GEMMs run in fp8 (with their casts), the LM head stays bf16 as Megatron-Core's
+  // output layer (a ColumnParallelLinear outside Transformer Engine) runs it; no cast kernel for it.
+  TrainingConfig fp8 = training(T, 1, 8);
+  fp8.precision = Dtype::fp8;
+  const LayerOps head_fp8 = lm_head_ops(m, fp8);
+  CHECK(find_op(head_fp8.forward, "logits").dtype == Dtype::bf16);
+  CHECK_FALSE(has_op(head_fp8.forward, "logits_fp8_cast"));
+  CHECK(find_op(transformer_layer_ops(m, fp8).forward, "qkv").dtype == Dtype::fp8);
   const Op& wg = find_op(head8.backward, "logits_wgrad");  // dW[h, V/t] = X^T[h, T] dY[T, V/t]
   CHECK((wg.gemm.m == 8192 && wg.gemm.n == 16128 && wg.gemm.k == T));
 

@@ -134,8 +134,8 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   INFO("high: " << high.compared << " compared, mean |error| " << high.mean_abs_error << ", within 15% " << high.within_15pct
                 << ", worst " << high.worst_id << " " << high.max_abs_error);
   CHECK(high.compared >= 147);
-  CHECK(high.mean_abs_error < 0.105);  // today 10.2%
-  CHECK(high.within_15pct >= 123);     // of 147
+  CHECK(high.mean_abs_error < 0.105);  // today 10.1%
+  CHECK(high.within_15pct >= 125);     // of 147
   CHECK(high.max_abs_error < 1.5);
 
   // NeMo 24.03 long-sequence runs (4k..1M tokens, CP up to 32) meet the target: attention through
@@ -163,11 +163,12 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   // the A100's matmul ceiling: mean |error| 7.8%, 75 of 81 within 15% (11.9% and 58 with neither).
   CHECK(mpt.mean_abs_error < 0.085);
   CHECK(mpt.within_15pct >= 75);
-  // Llama-3 70B on 64 H100 in FP8 (Megatron-Bridge, interleaved 1F1B, TP-communication overlap): within 8%
-  // each (today -3..-6%).
+  // Llama-3 70B on 64 H100 in FP8 (Megatron-Bridge, interleaved 1F1B, TP-communication overlap): within 11%
+  // each (today -8..-10.5%; -3..-6% while the LM head ran in fp8, which Megatron-Core's output layer, a
+  // plain ColumnParallelLinear outside Transformer Engine, does not).
   for (const auto& p : v.points)
     if (!p.skipped && p.id.find("LLAMA3_70B") != std::string::npos) {
       INFO(p.id);
-      CHECK(std::abs(p.error) < 0.08);
+      CHECK(std::abs(p.error) < 0.11);
     }
 }
