@@ -101,7 +101,9 @@ double last_stage_microbatches(const TrainingConfig& t) {
 // = 34 s b h + 5 a s^2 b. Here each term is a real tensor with its real width, so GQA shrinks K and V to
 // g d, SwiGLU's FC1 output is 2f wide and its FC2 input f wide, dropout masks appear only when the model
 // uses dropout, and flash attention replaces the a s^2 b terms by its fp32 log-sum-exp (4 a s b bytes).
-// Selective recompute drops what the attention core would store beyond its inputs (scores, LSE); full
+// Selective recompute drops what the recompute_modules re-run: core_attn what the attention core would
+// store beyond its inputs (scores, LSE), layernorm the two norm outputs (QKV's and FC1's inputs), mlp a
+// dense MLP's FC1 output and FC2 input, moe_act each expert's FC2 input; full
 // recompute keeps only the layer input (2 s b h, / t with SP).
 double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t, AttentionKernel kernel) {
   CS_MODELS_CHECK(layout_problems(m, t).empty());
@@ -119,12 +121,14 @@ double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t,
   const double hq = d(m.num_attention_heads) / tp, hkv = d(m.num_query_groups) / tp;
   const double dropout_masks = m.dropout ? 1.0 : 0.0;  // 1-byte masks
 
-  // Inputs of the two norms, of QKV and of FC1 (the norm outputs), plus the two residual-branch dropout
-  // masks.
-  double bytes = 8.0 * th + 2.0 * dropout_masks * th;
+  const bool selective = t.recompute == Recompute::selective;
+  const RecomputeModules& rm = t.recompute_modules;
+  // Inputs of the two norms, of QKV and of FC1 (the norm outputs, not stored when recompute_modules
+  // re-runs the norms), plus the two residual-branch dropout masks.
+  double bytes = (selective && rm.layernorm ? 4.0 : 8.0) * th + 2.0 * dropout_masks * th;
   // Q, K, V and the attention output (the out-proj input).
   bytes += 2.0 * T * dh * (hq + 2.0 * hkv) + 2.0 * T * dh * hq;
-  if (t.recompute != Recompute::selective) {
+  if (!(selective && rm.core_attn)) {
     if (kernel == AttentionKernel::flash) {
       bytes += 4.0 * T * hq;  // fp32 log-sum-exp per query row
     } else {
@@ -135,7 +139,7 @@ double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t,
   if (m.num_moe_experts == 0) {
     const double f = d(m.ffn_hidden_size) / tp;
     const double fc1_out = m.activation == Activation::swiglu ? 2.0 * f : f;
-    bytes += 2.0 * T * fc1_out + 2.0 * T * f;
+    if (!(selective && rm.mlp)) bytes += 2.0 * T * fc1_out + 2.0 * T * f;  // "mlp": re-run, keeps its input only
   } else {
     // Router probabilities (fp32), the permuted token copies (expert FC1 inputs), expert FC1 outputs and
     // FC2 inputs, and the expert outputs kept for the probability-weighted combine. Tokens are gathered
@@ -144,7 +148,7 @@ double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t,
     const double f = d(expert_ffn(m)) / tp;
     const double fc1_out = m.activation == Activation::swiglu ? 2.0 * f : f;
     bytes += 4.0 * T * d(m.num_moe_experts) + 2.0 * T * k * h + 2.0 * T * k * fc1_out +
-             2.0 * T * k * f + 2.0 * T * k * h;
+             (selective && rm.moe_act ? 0.0 : 2.0 * T * k * f) + 2.0 * T * k * h;  // moe_act: FC2 input re-run
   }
   return bytes;
 }

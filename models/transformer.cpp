@@ -284,6 +284,11 @@ void mlp_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, std::
     fwd.push_back(fc1);
     fwd.push_back(act);
     fwd.push_back(fc2);
+    if (t.recompute == Recompute::selective && t.recompute_modules.moe_act) {
+      Op again = act;
+      again.name = "recompute_act" + tag;
+      expert_bwd.push_back(std::move(again));
+    }
     expert_bwd.push_back(dgrad(fc2));
     expert_bwd.push_back(wgrad(fc2));
     expert_bwd.push_back(mem("act_bwd" + tag, MemOpKind::activation,
@@ -679,11 +684,20 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
   f.push_back(norm_fwd("ln2", x));
   if (x.sp) f.push_back(coll("ag_mlp", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
   std::vector<Op> mlp_bwd;
+  std::vector<Op> mlp_again;  // recompute_modules "mlp" (dense MLPs): the MLP forward, re-run in backward
   {
     std::vector<Op> mlp_fwd;
     mlp_ops(m, t, x, mlp_fwd, mlp_bwd);
+    const bool selective = t.recompute == Recompute::selective;
+    if (selective && t.recompute_modules.mlp && m.num_moe_experts == 0)
+      for (const auto& op : mlp_fwd) {
+        Op again = op;
+        again.name = "recompute_" + op.name;
+        mlp_again.push_back(std::move(again));
+      }
     for (auto& op : mlp_fwd) f.push_back(std::move(op));
   }
+  const bool recompute_norms = t.recompute == Recompute::selective && t.recompute_modules.layernorm;
   row_parallel_fwd_coll(x, "_mlp", f);
   f.push_back(residual("add2", x));
 
@@ -696,8 +710,11 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
     }
   }
 
-  // MLP block, backward.
+  // MLP block, backward: first re-run what recompute_modules discarded (the norm output FC1's wgrad
+  // needs; the MLP's own forward).
   b.push_back(residual("add2_bwd", x));
+  if (recompute_norms) b.push_back(norm_fwd("recompute_ln2", x));
+  for (auto& op : mlp_again) b.push_back(std::move(op));
   row_parallel_bwd_coll(x, "_mlp", b);
   {
     // mlp_bwd ends with the first GEMM's dgrad and wgrad (fc1 or router); put the input-gradient
@@ -723,10 +740,11 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
 
   // Attention block, backward.
   b.push_back(residual("add1_bwd", x));
+  if (recompute_norms) b.push_back(norm_fwd("recompute_ln1", x));
   row_parallel_bwd_coll(x, "_attn", b);
   b.push_back(dgrad(proj));
   b.push_back(wgrad(proj));
-  if (t.recompute == Recompute::selective) {
+  if (t.recompute == Recompute::selective && t.recompute_modules.core_attn) {
     // Re-running ring attention re-runs its KV exchange (Megatron checkpoints TE's core attention,
     // communication included).
     if (t.cp > 1) {

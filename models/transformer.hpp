@@ -16,6 +16,11 @@
 // Recompute: "selective" re-runs the attention core forward inside backward; "full" re-runs the whole
 // layer forward (Megatron's uniform full recompute) before the backward. With context parallelism the
 // recomputed attention is ring attention again, so its KV exchange (recompute_cp_kv) is replayed too.
+// Megatron-Core's recompute_modules choose what "selective" recomputes (RecomputeModules): core_attn (the
+// default, above), layernorm (both norms re-run before the backward that needs their outputs, which are
+// then not stored), mlp (a dense MLP's forward re-run before its backward: FC1's output and FC2's input
+// not stored) and moe_act (each expert's activation re-run before its FC2 backward: FC2's input not
+// stored).
 // MoE layers (num_moe_experts > 0) replace the MLP with a router GEMM and top-k experts: each token's FC1
 // and FC2 run k times (FLOPs x k), with all-to-all dispatch and combine on the EP group.
 // Sliding-window attention (Megatron's window_size (w, 0) and window_attn_skip_freq; gpt-oss windows
@@ -47,6 +52,11 @@ namespace cs::models {
 
 enum class Activation { gelu, swiglu };
 enum class Recompute { none, selective, full };
+// What recompute_granularity "selective" re-runs: Megatron-Core's recompute_modules.
+struct RecomputeModules {
+  bool core_attn = true, layernorm = false, mlp = false, moe_act = false;
+  bool operator==(const RecomputeModules&) const = default;
+};
 // Megatron's position_embedding_type. none: no position signal in the kernels (ALiBi folds its bias into
 // the attention kernel, NoPE has none).
 enum class PositionEmbedding { rope, learned_absolute, none };
@@ -117,6 +127,7 @@ struct TrainingConfig {
   // replicated across blocks; 0 shards over the whole DP x CP group.
   int fsdp_shard_size = 0;
   Recompute recompute = Recompute::none;
+  RecomputeModules recompute_modules;  // applies when recompute == selective
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   // Megatron/NeMo tp_comm_overlap (Transformer Engine userbuffers): with sequence parallelism, the TP

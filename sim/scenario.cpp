@@ -417,6 +417,30 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   }
   if (auto rc = r.choice("recompute_granularity", {"none", "selective", "full"}))
     t.recompute = *rc == "full" ? models::Recompute::full : *rc == "selective" ? models::Recompute::selective : models::Recompute::none;
+  // Megatron-Core's recompute_modules: which submodules selective recompute re-runs. As there, the list
+  // only matters under recompute_granularity "selective" (a layout search varies the granularity).
+  if (const json* mods = r.raw("recompute_modules")) {
+    const std::string at = "training.recompute_modules";
+    if (!mods->is_array() || mods->empty()) {
+      errors.add(at, "expected a non-empty list of module names (core_attn, layernorm, mlp, moe_act), got " + mods->dump());
+    } else {
+      models::RecomputeModules rm;
+      rm.core_attn = false;
+      for (std::size_t i = 0; i < mods->size(); ++i) {
+        const json& item = (*mods)[i];
+        const std::string name = item.is_string() ? item.get<std::string>() : item.dump();
+        if (name == "core_attn") rm.core_attn = true;
+        else if (name == "layernorm") rm.layernorm = true;
+        else if (name == "mlp") rm.mlp = true;
+        else if (name == "moe_act") rm.moe_act = true;
+        else if (name == "moe" || name == "shared_experts" || name == "mla_up_proj")
+          errors.add(at + "[" + std::to_string(i) + "]", "\"" + name + "\" is a Megatron-Core module this simulator does not recompute yet (modelled: core_attn, layernorm, mlp, moe_act)");
+        else
+          errors.add(at + "[" + std::to_string(i) + "]", "unknown module " + item.dump() + " (expected core_attn, layernorm, mlp or moe_act)");
+      }
+      t.recompute_modules = rm;
+    }
+  }
   const auto schedule_name = r.choice("pipeline_schedule", {"1f1b", "gpipe", "interleaved"});
   if (schedule_name)
     t.pipeline_schedule = *schedule_name == "gpipe"         ? PipelineSchedule::gpipe

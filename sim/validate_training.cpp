@@ -163,9 +163,16 @@ TrainingPoint convert_entry(const json& e, const std::string& file, std::size_t 
   }
   const std::string rc_text = str(par, "recompute");
   std::string recompute = "none";
+  json recompute_modules;  // null: Megatron's default (core_attn) where selective
   if (has(rc_text, "full")) recompute = "full";
   else if (has(rc_text, "selective")) recompute = "selective";
-  else if (!has(rc_text, "none")) p.assumptions.push_back("recompute \"" + rc_text + "\": none");
+  else if (has(rc_text, "per recipe") && has(p.model, "gpt-oss") && has(framework, "megatron-bridge")) {
+    // Megatron-Bridge's gpt-oss pretraining recipes (gpt_oss_workload_base_configs.py, the H100 BF16
+    // configs) set recompute_modules = [layernorm, moe_act] under selective granularity.
+    recompute = "selective";
+    recompute_modules = json::array({"layernorm", "moe_act"});
+    p.assumptions.push_back("recompute per Megatron-Bridge's gpt-oss recipe: selective, recompute_modules [layernorm, moe_act]");
+  } else if (!has(rc_text, "none")) p.assumptions.push_back("recompute \"" + rc_text + "\": none");
   int zero = 0;
   std::string fsdp;
   const std::string zero_text = str(par, "zero"), fsdp_text = str(par, "fsdp");
@@ -251,6 +258,7 @@ TrainingPoint convert_entry(const json& e, const std::string& file, std::size_t 
              {"expert_model_parallel_size", ep},
              {"sequence_parallel", sp},
              {"recompute_granularity", recompute}};
+  if (!recompute_modules.is_null()) tr["recompute_modules"] = recompute_modules;
   if (vp > 1) {
     tr["virtual_pipeline_model_parallel_size"] = vp;
     tr["pipeline_schedule"] = "interleaved";

@@ -629,6 +629,28 @@ TEST_CASE("a custom GPU's matmul_ceiling_fraction is a share of the peak, above 
   check_single_error(r, file, "cluster.gpu.matmul_ceiling_fraction", {"(0, 1]", "1.2"});
 }
 
+TEST_CASE("recompute_modules must be a list of the modules modelled", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);
+  doc["training"]["recompute_granularity"] = "selective";
+  SECTION("not a list") {
+    doc["training"]["recompute_modules"] = "layernorm";
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.recompute_modules", {"list of module names", "\"layernorm\""});
+  }
+  SECTION("a Megatron-Core module not modelled yet") {
+    doc["training"]["recompute_modules"] = {"core_attn", "moe"};
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.recompute_modules[1]", {"\"moe\"", "does not recompute yet"});
+  }
+  SECTION("an unknown name") {
+    doc["training"]["recompute_modules"] = {"attention"};
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.recompute_modules[0]", {"unknown module", "core_attn"});
+  }
+}
+
 TEST_CASE("validate: an SDPA backends row of the wrong type names the file and the row", "[cli]") {
   // tests/calibrate/data/attention_backends_synthetic.json (scripts/attention_backends.py's format) with
   // one time that is not a number.

@@ -107,6 +107,28 @@ TEST_CASE("memory: activations reduce to Korthikanti et al. for GPT-3", "[models
     CHECK(activation_bytes_per_layer(m, t, AttentionKernel::unfused) ==
           Approx(34 * s * b * h / tp).epsilon(1e-12));
   }
+  SECTION("recompute_modules: each module drops exactly what it re-runs") {
+    // TP 8 + SP, flash. layernorm: the two norm outputs (QKV's and FC1's inputs), 2 x 2 s b h / t;
+    // mlp: FC1's output (4h / t wide, GeLU) and FC2's input (4h / t), 2 x 2 x 4 s b h / t; dropping
+    // core_attn from the list stores the log-sum-exp again.
+    TrainingConfig t = layout(2048, 8, 1, 1, 1);
+    t.sequence_parallel = true;
+    t.recompute = Recompute::selective;
+    const double core = activation_bytes_per_layer(m, t);
+    t.recompute_modules.layernorm = true;
+    CHECK(core - activation_bytes_per_layer(m, t) == Approx(4 * s * b * h / tp).epsilon(1e-12));
+    t.recompute_modules.mlp = true;
+    CHECK(core - activation_bytes_per_layer(m, t) == Approx(4 * s * b * h / tp + 16 * s * b * h / tp).epsilon(1e-12));
+    t.recompute_modules = {};
+    t.recompute_modules.core_attn = false;
+    CHECK(activation_bytes_per_layer(m, t) - core == Approx(lse / tp).epsilon(1e-12));
+    // Under "none" or "full" the list changes nothing (Megatron reads it only for selective).
+    t.recompute_modules.layernorm = true;
+    t.recompute = Recompute::none;
+    TrainingConfig plain = t;
+    plain.recompute_modules = {};
+    CHECK(activation_bytes_per_layer(m, t) == activation_bytes_per_layer(m, plain));
+  }
   SECTION("full recompute keeps the layer input: 2 s b h / t with SP, 2 s b h without") {
     TrainingConfig t = layout(2048, 8, 1, 1, 1);
     t.sequence_parallel = true;

@@ -272,6 +272,48 @@ TEST_CASE("layer ops: recompute", "[models]") {
   CHECK(has_op(full.backward, "recompute_rs_mlp"));
 }
 
+TEST_CASE("layer ops: recompute_modules re-run exactly the modules named", "[models]") {
+  const ModelConfig m = preset("llama3-8b");
+  TrainingConfig t = training(4096, 1, 4, true);
+  t.recompute = Recompute::selective;
+  const LayerOps core = transformer_layer_ops(m, t);
+  // layernorm + mlp, without core_attn: both norms and the dense MLP forward (fc1, act, fc2) re-run.
+  t.recompute_modules = {false, true, true, false};
+  const LayerOps lm = transformer_layer_ops(m, t);
+  CHECK_FALSE(has_op(lm.backward, "recompute_attn"));
+  for (const char* name : {"ln1", "ln2", "fc1", "act", "fc2"}) {
+    INFO(name);
+    const Op& re = find_op(lm.backward, std::string("recompute_") + name);
+    CHECK(re.flops == find_op(lm.forward, name).flops);
+    CHECK(re.bytes == find_op(lm.forward, name).bytes);
+  }
+  CHECK(lm.backward.size() == core.backward.size() - 1 + 5);
+  // Each re-run comes before the backward that needs it: ln2 and the MLP before fc2's dgrad, ln1
+  // before the attention block's backward.
+  auto at = [&](const char* name) {
+    for (std::size_t i = 0; i < lm.backward.size(); ++i)
+      if (lm.backward[i].name == name) return i;
+    FAIL("no op " << name);
+    return std::size_t(0);
+  };
+  CHECK(at("recompute_fc2") < at("fc2_dgrad"));
+  CHECK(at("recompute_ln2") < at("fc1_wgrad"));
+  CHECK(at("recompute_ln1") < at("qkv_wgrad"));
+
+  // moe_act: each local expert's activation re-runs before its FC2 backward; dense models ignore it.
+  const ModelConfig moe = preset("mixtral-8x7b");
+  TrainingConfig te = training(4096, 1, 1, false);
+  te.recompute = Recompute::selective;
+  te.recompute_modules = {true, false, false, true};
+  const LayerOps ma = transformer_layer_ops(moe, te);
+  CHECK(find_op(ma.backward, "recompute_act.e0").bytes == find_op(ma.forward, "act.e0").bytes);
+  CHECK(has_op(ma.backward, "recompute_act.e7"));
+  CHECK(transformer_layer_ops(m, t).backward.size() == lm.backward.size());
+  TrainingConfig dense_moe_act = t;
+  dense_moe_act.recompute_modules = {true, false, false, true};
+  CHECK(transformer_layer_ops(m, dense_moe_act).backward.size() == core.backward.size());
+}
+
 TEST_CASE("layer ops: MoE router, top-k experts and all-to-all on the EP group", "[models]") {
   const ModelConfig m = preset("mixtral-8x7b");
   const std::int64_t T = 4096;

@@ -80,6 +80,16 @@ TEST_CASE("an entry becomes a scenario: GPU name, network, layout defaults, meas
   for (const auto& a : mp[0].assumptions) said = said || a.find("flash-attn 1.0.3") != std::string::npos;
   CHECK(said);
 
+  // Megatron-Bridge's gpt-oss recipes ("per recipe" in the file) recompute layernorm and moe_act.
+  json oss = entry();
+  oss["framework"] = "Megatron-Bridge 26.04";
+  oss["model"]["name"] = "gpt-oss-120b";
+  oss["parallel"]["recompute"] = "per recipe (not in table)";
+  const auto op = convert_published_training(json::array({oss}), "p.json");
+  REQUIRE(op.size() == 1);
+  CHECK(op[0].scenario["training"]["recompute_granularity"] == "selective");
+  CHECK(op[0].scenario["training"]["recompute_modules"] == json::array({"layernorm", "moe_act"}));
+
   // An architecture the workload model cannot express is skipped with the reason, not dropped.
   json mamba = entry();
   mamba["model"]["arch"] = "hybrid_mamba_moe";
@@ -134,7 +144,7 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   INFO("high: " << high.compared << " compared, mean |error| " << high.mean_abs_error << ", within 15% " << high.within_15pct
                 << ", worst " << high.worst_id << " " << high.max_abs_error);
   CHECK(high.compared >= 147);
-  CHECK(high.mean_abs_error < 0.105);  // today 10.1%
+  CHECK(high.mean_abs_error < 0.103);  // today 10.01%
   CHECK(high.within_15pct >= 125);     // of 147
   CHECK(high.max_abs_error < 1.5);
 
