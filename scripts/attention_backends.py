@@ -14,18 +14,13 @@ usage: attention_backends.py OUT.json
 """
 import json, statistics, sys, time
 import torch
+
+from cuda_timing import event_times_ms  # scripts/ is on sys.path when run as scripts/NAME.py
 from torch.nn.attention import SDPBackend, sdpa_kernel
 import torch.nn.functional as F
 
 def timed(fn, reps=10, warm=3):
-    for _ in range(warm):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a = torch.cuda.Event(enable_timing=True); b = torch.cuda.Event(enable_timing=True)
-        a.record(); fn(); b.record(); torch.cuda.synchronize()
-        ts.append(a.elapsed_time(b))
+    ts = event_times_ms(fn, reps, warm)
     return statistics.median(ts), min(ts), max(ts)
 
 def run(backend, b, h, s, d, bias):

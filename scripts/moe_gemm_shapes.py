@@ -13,16 +13,10 @@ them (published runs are predicted 26-30% fast); not yet run: the session's devi
 import json, os, statistics, sys, time
 import torch
 
+from cuda_timing import event_times_ms  # scripts/ is on sys.path when run as scripts/NAME.py
+
 def timed(fn, reps=20, warm=5):
-    for _ in range(warm):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a = torch.cuda.Event(enable_timing=True); b = torch.cuda.Event(enable_timing=True)
-        a.record(); fn(); b.record(); torch.cuda.synchronize()
-        ts.append(a.elapsed_time(b))
-    return statistics.median(ts)
+    return statistics.median(event_times_ms(fn, reps, warm))
 
 def gemm_row(m, n, k, origin):
     A = [torch.randn(m, k, device="cuda", dtype=torch.bfloat16) for _ in range(3)]
