@@ -305,6 +305,7 @@ std::optional<models::ComputeProfile> fit_compute_profile(const std::vector<Comp
   p.source = source;
   p.sm_count = sm_count > 0 ? sm_count : gpu.sm_count;
   p.matmul_ceiling_fraction = gpu.matmul_ceiling_fraction;
+  p.peak_tflops_bf16 = gpu.peak_tflops_bf16;
   const double L = fitted_launch_overhead_s(points, notes);
   p.launch_overhead_us = L * 1e6;
   const double peak_bf16 = gpu.peak_tflops_bf16 * 1e12;

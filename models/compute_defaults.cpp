@@ -26,6 +26,7 @@ ComputeProfile make_default_profile() {
   p.source = "default: NVIDIA H200 reference measurements (shared/calibration/h200-reference.json)";
   p.sm_count = 132;
   p.matmul_ceiling_fraction = find_gpu("H200")->matmul_ceiling_fraction;  // the measured GPU's
+  p.peak_tflops_bf16 = find_gpu("H200")->peak_tflops_bf16;
   p.launch_overhead_us = 8.1653;
   p.fp8_gemm_speedup_efficiency = 0.931020;
   // {m, n, k, efficiency vs bf16 peak}

@@ -212,6 +212,17 @@ double attention_mean_kv(const AttentionShape& shape) {
   return shape.causal ? double(shape.seq_kv) / 2 : double(shape.seq_kv);
 }
 
+double tensor_rate_ratio(const GpuSpec& gpu, const ComputeProfile& profile) {
+  const ComputeProfile& p = gemm_source(profile);
+  if (gpu.peak_tflops_bf16 <= 0 || gpu.sm_count <= 0 || p.peak_tflops_bf16 <= 0 || p.sm_count <= 0) return 1.0;
+  return (gpu.peak_tflops_bf16 / gpu.sm_count) / (p.peak_tflops_bf16 / p.sm_count);
+}
+
+double gemm_efficiency_carried(double e_profile, double ceiling_profile, double ceiling_target, double r) {
+  CS_MODELS_CHECK(e_profile > 0 && ceiling_profile > 0 && ceiling_target > 0 && r > 0);
+  return ceiling_target / (1.0 + (ceiling_profile / e_profile - 1.0) * r);
+}
+
 double gemm_efficiency(const GemmShape& shape, const GpuSpec& gpu, const ComputeProfile& profile) {
   CS_MODELS_CHECK(shape.m > 0 && shape.n > 0 && shape.k > 0);
   CS_MODELS_CHECK(gpu.sm_count > 0);
@@ -240,12 +251,13 @@ double gemm_efficiency(const GemmShape& shape, const GpuSpec& gpu, const Compute
   }
   double e = nearest.mean();
   if (k < min_k) e *= (k / (k + kHalfK)) / (min_k / (min_k + kHalfK));
+  // Another GPU generation: the two matmul ceilings and the two tensor rates per SM (header: carrying to
+  // other GPUs). r = 1 reduces to e * ceiling.
+  const bool ceilings = gpu.matmul_ceiling_fraction > 0 && p.matmul_ceiling_fraction > 0;
+  const double ceiling = ceilings ? gpu.matmul_ceiling_fraction / p.matmul_ceiling_fraction : 1.0;
+  if (ceilings) e = gemm_efficiency_carried(e, p.matmul_ceiling_fraction, gpu.matmul_ceiling_fraction,
+                                            tensor_rate_ratio(gpu, p));
   e *= wave_quantization(shape.m, shape.n, gpu.sm_count);
-  // Another GPU generation: the ratio of the matmul ceilings (header: carrying to other GPUs).
-  const double ceiling = gpu.matmul_ceiling_fraction > 0 && p.matmul_ceiling_fraction > 0
-                             ? gpu.matmul_ceiling_fraction / p.matmul_ceiling_fraction
-                             : 1.0;
-  e *= ceiling;
   return std::clamp(e, kMinEfficiency, std::min(kMaxEfficiency, max_eff * ceiling));
 }
 

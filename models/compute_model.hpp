@@ -139,8 +139,20 @@
 // power limit and instruction mix show: an A100 (400 W) holds 86% of its peak on a large bf16 GEMM, an
 // H100 or H200 (700 W, a peak 3.2x higher) 80%, an MI300X 60% (ml-engineering's MAMF tables; the
 // H200's 80.3% matches our own 796 TFLOP/s at 8192^3). So an A100 GEMM reaches 0.859 / 0.803 = 1.07x
-// the H200's fraction at the same shape. Where either ceiling is unknown the fraction carries as is.
-// Calibrating on the target GPU replaces all of this.
+// the H200's fraction at the same shape, for the largest shapes. Where either ceiling is unknown the
+// fraction carries as is.
+// Below the ceiling a GEMM loses to fixed costs per output tile: the prologue that fills the operand
+// pipeline from HBM/L2 before the first MMA, the epilogue that converts and writes the tile, and the
+// k-loop steps too short to hide them. Those are memory latencies, about the same time on every
+// generation, while the MMAs between them run at the SM's tensor rate. So the table's shape
+// dependence, read as efficiency = ceiling / (1 + overhead / mma_time) with the wave quantization
+// already divided out, carries to another GPU with overhead / mma_time scaled by the ratio r of the
+// two GPUs' bf16 rates per SM (peak / SMs):
+//   e_target = ceiling_target / (1 + (ceiling_profile / e_profile - 1) * r).
+// An A100 SM (312 / 108 = 2.9 TFLOP/s) is 2.6x slower than an H200's (989 / 132 = 7.5), so a mid-size
+// GEMM that the H200 runs at 85% of its ceiling reaches 94% of the A100's; a B200 SM (2250 / 148 = 15.2)
+// is 2x faster and needs larger shapes. The same GPU, and the H100 (r = 1), reduce to the ceiling ratio
+// exactly. Where either GPU's rate is unknown r = 1. Calibrating on the target GPU replaces all of this.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -205,6 +217,9 @@ struct ComputeProfile {
   // GpuSpec::matmul_ceiling_fraction of the GPU the GEMM table was measured on; 0: unknown (the table
   // carries to other GPUs as fractions of peak, unscaled).
   double matmul_ceiling_fraction = 0;
+  // Dense bf16 peak of the GPU the GEMM table was measured on (TFLOP/s); with sm_count, its tensor-core
+  // rate per SM. 0: unknown (GEMM shape effects carry to other GPUs unscaled).
+  double peak_tflops_bf16 = 0;
   double launch_overhead_us = 0;           // per kernel, host launch + scheduling
   // Forward+backward attention microbenchmark: the backward starts no earlier than this after the
   // start (host dispatch; see the essay). Validation of that harness only, never training steps.
@@ -222,6 +237,12 @@ double op_time_s(const Op& op, const GpuSpec& gpu, const ComputeProfile& profile
 // The achieved fraction of peak the model uses for a GEMM / attention / memory-bound op (for reports
 // and tests).
 double gemm_efficiency(const GemmShape& shape, const GpuSpec& gpu, const ComputeProfile& profile);
+// Carrying a GEMM table to another GPU (header essay): the intrinsic efficiency e_profile (wave
+// quantization divided out) at the profile GPU's ceiling, becomes
+// ceiling_target / (1 + (ceiling_profile / e_profile - 1) * r), r the target's bf16 rate per SM over
+// the profile GPU's (tensor_rate_ratio: 1 where either is unknown).
+double tensor_rate_ratio(const GpuSpec& gpu, const ComputeProfile& profile);
+double gemm_efficiency_carried(double e_profile, double ceiling_profile, double ceiling_target, double r);
 // FlashAttention v1 over FlashAttention-2 on the same GPU (header essay: Dao 2023, "about 2x").
 inline constexpr double kFlash1OverFlash2 = 0.5;
 // Attention: forward efficiency, or the backward's when backward is true (fraction of bf16 peak,

@@ -105,7 +105,7 @@ double last_stage_microbatches(const TrainingConfig& t) {
 // store beyond its inputs (scores, LSE), layernorm the two norm outputs (QKV's and FC1's inputs), mlp a
 // dense MLP's FC1 output and FC2 input, moe_act each expert's FC2 input; full
 // recompute keeps only the layer input (2 s b h, / t with SP).
-double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t, AttentionKernel kernel) {
+double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t) {
   CS_MODELS_CHECK(layout_problems(m, t).empty());
   const bool sp = t.sequence_parallel && t.tp > 1;
   const double tp = t.tp;
@@ -119,7 +119,7 @@ double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t,
 
   const double dh = d(m.head_dim());
   const double hq = d(m.num_attention_heads) / tp, hkv = d(m.num_query_groups) / tp;
-  const double dropout_masks = m.dropout ? 1.0 : 0.0;  // 1-byte masks
+  const double dropout_masks = m.hidden_dropout > 0 ? 1.0 : 0.0;  // 1-byte masks
 
   const bool selective = t.recompute == Recompute::selective;
   const RecomputeModules& rm = t.recompute_modules;
@@ -129,11 +129,11 @@ double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t,
   // Q, K, V and the attention output (the out-proj input).
   bytes += 2.0 * T * dh * (hq + 2.0 * hkv) + 2.0 * T * dh * hq;
   if (!(selective && rm.core_attn)) {
-    if (kernel == AttentionKernel::flash) {
+    if (m.attention_impl != AttentionImpl::unfused) {
       bytes += 4.0 * T * hq;  // fp32 log-sum-exp per query row
     } else {
       const double scores = d(t.micro_batch_size) * hq * seq_q * d(t.seq_length);
-      bytes += 2.0 * scores + (m.dropout ? 3.0 * scores : 0.0);  // softmax; its mask and output
+      bytes += 2.0 * scores + (m.attention_dropout > 0 ? 3.0 * scores : 0.0);  // softmax; its mask and output
     }
   }
   if (m.num_moe_experts == 0) {
@@ -151,10 +151,6 @@ double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t,
              (selective && rm.moe_act ? 0.0 : 2.0 * T * k * f) + 2.0 * T * k * h;  // moe_act: FC2 input re-run
   }
   return bytes;
-}
-
-double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t) {
-  return activation_bytes_per_layer(m, t, AttentionKernel::flash);
 }
 
 RankParameters parameters_on_rank(const ModelConfig& m, const TrainingConfig& t, int stage) {
@@ -211,7 +207,7 @@ MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, in
     no_recompute.recompute = Recompute::none;
     act += activation_bytes_per_layer(m, no_recompute);
   }
-  if (stage == 0 && m.dropout) act += first_stage_microbatches(t) * th;
+  if (stage == 0 && m.hidden_dropout > 0) act += first_stage_microbatches(t) * th;
   if (stage == t.pp - 1) {
     const double vocab_per_rank = d(padded_vocab_size(m, t.tp) / t.tp);
     act += last_stage_microbatches(t) * (4.0 * th + 4.0 * T * vocab_per_rank);

@@ -41,14 +41,11 @@ struct MemoryBreakdown {
   }
 };
 
-// Activation bytes stored for backward by one layer for one micro-batch on one rank.
+// Activation bytes stored for backward by one layer for one micro-batch on one rank. The attention
+// implementation (ModelConfig::attention_impl) decides whether the s^2 scores are stored: every flash
+// kernel keeps only Q, K, V, O and the fp32 log-sum-exp; the unfused attention of Korthikanti's paper
+// keeps the softmax output (and with attention dropout its mask and output).
 double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t);
-
-// The attention kernel decides whether the s^2 scores are stored: flash attention (what clustersim
-// assumes everywhere, and the default above) keeps only Q, K, V, O and the fp32 log-sum-exp; the
-// unfused kernel of Korthikanti's paper keeps softmax output (and with dropout its mask and output).
-enum class AttentionKernel { flash, unfused };
-double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t, AttentionKernel kernel);
 
 // Parameters held by one rank of pipeline stage `stage` before any ZeRO sharding: the stage's layers
 // split by TP (experts by EP and TP), the embedding on stage 0, the final norm and the LM head on the

@@ -43,7 +43,12 @@ struct GemmShape {
 //  flash1: FlashAttention (v1, flash-attn 1.0.x, 2022-23): the same tiling as FA2 with split-K warps
 //          (partial results exchanged through shared memory), parallelism over batch x heads only and
 //          more non-matmul FLOPs; about half FA2's speed (compute_model.hpp: kFlash1OverFlash2).
-enum class AttentionImpl { native, flash2, flash1 };
+//  unfused: no attention kernel at all -- Megatron's attention_backend "unfused" / "local", and the only
+//          attention of Megatron-LM before FlashAttention (2021-22: SC'21, Korthikanti et al., BLOOM,
+//          MT-NLG): batched GEMMs Q K^T and P V around a fused scale-mask-softmax and the attention
+//          dropout, with the s x s scores in HBM. The layer builds it from GEMM and memory-bound ops
+//          (transformer.cpp: unfused_attention_fwd), so no Op ever carries this kernel.
+enum class AttentionImpl { native, flash2, flash1, unfused };
 
 struct AttentionShape {
   std::int64_t batch = 0, heads_q = 0, heads_kv = 0, seq_q = 0, seq_kv = 0, head_dim = 0;

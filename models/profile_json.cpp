@@ -181,6 +181,7 @@ ComputeProfile read_compute(const json& v, const std::string& path, Problems& pr
       f.number("fp8_gemm_speedup_efficiency", false, 0, 2, false, "a number in [0, 2]").value_or(0);
   p.matmul_ceiling_fraction =
       f.number("matmul_ceiling_fraction", false, 0, 1, false, "a number in [0, 1] (0: unknown)").value_or(0);
+  p.peak_tflops_bf16 = f.number("peak_tflops_bf16", false, 0, 1e6, false, "a number of TFLOP/s >= 0 (0: unknown)").value_or(0);
   if (const json* a = array_at(f, "gemm", false, problems)) {
     for (std::size_t i = 0; i < a->size(); ++i) {
       const std::string at = f.at("gemm") + "[" + std::to_string(i) + "]";
@@ -367,6 +368,7 @@ std::string profile_to_json(const CalibrationProfile& p) {
     cj["launch_overhead_us"] = c.launch_overhead_us;
     cj["fp8_gemm_speedup_efficiency"] = c.fp8_gemm_speedup_efficiency;
     cj["matmul_ceiling_fraction"] = c.matmul_ceiling_fraction;
+    cj["peak_tflops_bf16"] = c.peak_tflops_bf16;
     cj["gemm"] = ordered_json::array();
     for (const auto& g : c.gemm) cj["gemm"].push_back({{"m", g.m}, {"n", g.n}, {"k", g.k}, {"efficiency", g.efficiency}});
     cj["attention"] = attention_points_json(c.attention);

@@ -214,6 +214,58 @@ Op attention_bwd(std::string name, const AttentionShape& a, bool window) {
   return op;
 }
 
+// Unfused attention (AttentionImpl::unfused; op.hpp): Megatron's CoreAttention / DotProductAttention
+// without a flash kernel. Per (batch, head) of the rank, B = b hq of them, with s_q queries and s_kv keys:
+//   forward   scores  S = Q K^T          batched GEMM [s_q, dh] x [dh, s_kv]   (baddbmm, the whole
+//                                         s_q x s_kv: the causal mask is applied by the softmax, so no
+//                                         FLOP is saved)
+//             softmax P = softmax(mask(S / sqrt(dh)))  one fused kernel: reads S, writes P (2 + 2 B)
+//             dropout P' = dropout(P)    reads P, writes P' and a 1-byte mask (2 + 2 + 1 B); only with
+//                                         attention_dropout > 0
+//             context O = P' V           batched GEMM [s_q, s_kv] x [s_kv, dh]
+//   backward  dP' = dO V^T, dV = P'^T dO  two batched GEMMs
+//             dropout backward          reads dP' and the mask, writes dP (2 + 1 + 2 B)
+//             softmax backward          dS = P (dP - rowsum(dP P)): reads P and dP, writes dS (6 B)
+//             dQ = dS K, dK = dS^T Q    two batched GEMMs
+// The fused softmax is one kernel that holds a row in registers (a warp per row, rows up to a few
+// thousand keys) and streams each score in and out once: the traffic of a streaming elementwise kernel,
+// so it takes that curve, not the norm curve of eager PyTorch's multi-kernel norms. Its causal variant
+// skips loading above the diagonal; the full count here is the bound. A batched GEMM is timed as one GEMM of B s_q rows (its tile count is B times the single one's; the
+// compute model's wave quantization sees the same grid), in bf16 whatever the training precision
+// (Transformer Engine's fp8 covers the linear layers, not these bmm's). GQA's K and V are expanded to
+// the query heads first (Megatron repeats them), a copy ignored here. No ring attention (cp = 1;
+// layout_problems) and no sliding-window saving (the window is a mask over the full scores).
+Op bmm(std::string name, std::int64_t batch, std::int64_t mm, std::int64_t nn, std::int64_t kk) {
+  Op op = gemm(std::move(name), batch * mm, nn, kk, Dtype::bf16);
+  op.flops = 2.0 * d(batch) * d(mm) * d(nn) * d(kk);
+  op.bytes = d(batch) * (d(mm) * d(kk) + d(kk) * d(nn) + d(mm) * d(nn)) * kActBytes;
+  return op;
+}
+
+struct UnfusedShape {
+  std::int64_t B, sq, skv, dh;
+  double scores() const { return d(B) * d(sq) * d(skv); }
+};
+UnfusedShape unfused_shape(const AttentionShape& a, const TrainingConfig& t) {
+  return {a.batch * a.heads_q, a.seq_q, t.seq_length, a.head_dim};
+}
+
+void unfused_attention_fwd(const std::string& prefix, const UnfusedShape& u, bool dropout, std::vector<Op>& out) {
+  out.push_back(bmm(prefix + "_scores", u.B, u.sq, u.skv, u.dh));
+  out.push_back(mem(prefix + "_softmax", MemOpKind::elementwise, 4.0 * u.scores()));
+  if (dropout) out.push_back(mem(prefix + "_dropout", MemOpKind::elementwise, 5.0 * u.scores()));
+  out.push_back(bmm(prefix + "_context", u.B, u.sq, u.dh, u.skv));
+}
+
+void unfused_attention_bwd(const std::string& prefix, const UnfusedShape& u, bool dropout, std::vector<Op>& out) {
+  out.push_back(bmm(prefix + "_context_dgrad", u.B, u.sq, u.skv, u.dh));  // dP' = dO V^T
+  out.push_back(bmm(prefix + "_context_wgrad", u.B, u.skv, u.dh, u.sq));  // dV = P'^T dO
+  if (dropout) out.push_back(mem(prefix + "_dropout_bwd", MemOpKind::elementwise, 5.0 * u.scores()));
+  out.push_back(mem(prefix + "_softmax_bwd", MemOpKind::elementwise, 6.0 * u.scores()));
+  out.push_back(bmm(prefix + "_scores_dgrad", u.B, u.sq, u.dh, u.skv));  // dQ = dS K
+  out.push_back(bmm(prefix + "_scores_wgrad", u.B, u.skv, u.dh, u.sq));  // dK = dS^T Q
+}
+
 // Norm: forward reads x, writes y; backward reads x and dy, writes dx (weight-grad reduction is small).
 Op norm_fwd(std::string name, const Dims& x) {
   return mem(std::move(name), MemOpKind::norm, 2.0 * d(x.Tn) * d(x.h) * kActBytes);
@@ -222,9 +274,10 @@ Op norm_bwd(std::string name, const Dims& x) {
   return mem(std::move(name), MemOpKind::norm, 3.0 * d(x.Tn) * d(x.h) * kActBytes);
 }
 // Residual add forward reads 2 writes 1; its backward adds the branch gradient into the residual stream
-// gradient: also reads 2 writes 1.
-Op residual(std::string name, const Dims& x) {
-  return mem(std::move(name), MemOpKind::elementwise, 3.0 * d(x.Tn) * d(x.h) * kActBytes);
+// gradient: also reads 2 writes 1. With hidden dropout Megatron fuses the branch's dropout into the add
+// (bias_dropout_add): the forward also writes the 1-byte mask, the backward reads it.
+Op residual(std::string name, const Dims& x, bool dropout) {
+  return mem(std::move(name), MemOpKind::elementwise, (3.0 * kActBytes + (dropout ? 1.0 : 0.0)) * d(x.Tn) * d(x.h));
 }
 
 double hidden_bytes(const Dims& x) { return d(x.T) * d(x.h) * kActBytes; }
@@ -354,29 +407,30 @@ struct PresetRow {
   std::int64_t layers, hidden, heads, groups, ffn, vocab;
   Activation act;
   std::int64_t experts, topk;
-  bool causal, untied, dropout;
+  bool causal, untied;
+  double dropout;  // attention and hidden dropout
   std::int64_t positions;
 };
 constexpr std::array<PresetRow, 9> kPresets{{
     // GPT-3 175B: Brown et al. 2020 table 2.1; tied input/output embeddings, learned positions, dropout 0.1.
-    {"gpt3-175b", 96, 12288, 96, 96, 49152, 50257, Activation::gelu, 0, 0, true, false, true, 2048},
+    {"gpt3-175b", 96, 12288, 96, 96, 49152, 50257, Activation::gelu, 0, 0, true, false, 0.1, 2048},
     // Llama 2 7B: HF Llama-2-7b-hf config.json.
-    {"llama2-7b", 32, 4096, 32, 32, 11008, 32000, Activation::swiglu, 0, 0, true, true, false, 0},
+    {"llama2-7b", 32, 4096, 32, 32, 11008, 32000, Activation::swiglu, 0, 0, true, true, 0.0, 0},
     // Llama 2 13B: HF Llama-2-13b-hf config.json.
-    {"llama2-13b", 40, 5120, 40, 40, 13824, 32000, Activation::swiglu, 0, 0, true, true, false, 0},
+    {"llama2-13b", 40, 5120, 40, 40, 13824, 32000, Activation::swiglu, 0, 0, true, true, 0.0, 0},
     // Llama 2 70B: HF Llama-2-70b-hf config.json (GQA, 8 KV heads).
-    {"llama2-70b", 80, 8192, 64, 8, 28672, 32000, Activation::swiglu, 0, 0, true, true, false, 0},
+    {"llama2-70b", 80, 8192, 64, 8, 28672, 32000, Activation::swiglu, 0, 0, true, true, 0.0, 0},
     // Llama 3 8B: HF Meta-Llama-3-8B config.json.
-    {"llama3-8b", 32, 4096, 32, 8, 14336, 128256, Activation::swiglu, 0, 0, true, true, false, 0},
+    {"llama3-8b", 32, 4096, 32, 8, 14336, 128256, Activation::swiglu, 0, 0, true, true, 0.0, 0},
     // Llama 3 70B: HF Meta-Llama-3-70B config.json.
-    {"llama3-70b", 80, 8192, 64, 8, 28672, 128256, Activation::swiglu, 0, 0, true, true, false, 0},
+    {"llama3-70b", 80, 8192, 64, 8, 28672, 128256, Activation::swiglu, 0, 0, true, true, 0.0, 0},
     // Llama 3.1 405B: HF Llama-3.1-405B config.json; Dubey et al. 2024 table 3.
-    {"llama3-405b", 126, 16384, 128, 8, 53248, 128256, Activation::swiglu, 0, 0, true, true, false, 0},
+    {"llama3-405b", 126, 16384, 128, 8, 53248, 128256, Activation::swiglu, 0, 0, true, true, 0.0, 0},
     // BERT-large: Devlin et al. 2019 (L=24, H=1024, A=16); HF bert-large-uncased (vocab 30522, 512
     // positions); bidirectional, MLM head tied to the input embedding, dropout 0.1.
-    {"bert-large", 24, 1024, 16, 16, 4096, 30522, Activation::gelu, 0, 0, false, false, true, 512},
+    {"bert-large", 24, 1024, 16, 16, 4096, 30522, Activation::gelu, 0, 0, false, false, 0.1, 512},
     // Mixtral 8x7B: HF Mixtral-8x7B-v0.1 config.json (8 experts, top-2, GQA 8).
-    {"mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, Activation::swiglu, 8, 2, true, true, false, 0},
+    {"mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, Activation::swiglu, 8, 2, true, true, 0.0, 0},
 }};
 }  // namespace
 
@@ -396,7 +450,8 @@ std::optional<ModelConfig> find_preset(std::string_view name) {
     m.moe_router_topk = r.topk;
     m.causal = r.causal;
     m.untie_embeddings = r.untied;
-    m.dropout = r.dropout;
+    m.attention_dropout = r.dropout;
+    m.hidden_dropout = r.dropout;
     m.max_position_embeddings = r.positions;
     return m;
   }
@@ -570,6 +625,9 @@ std::vector<std::string> layout_problems(const ModelConfig& m, const TrainingCon
     need(m.window_attn_pattern.empty() || static_cast<std::int64_t>(m.window_attn_pattern.size()) == m.num_layers,
          "window_attn_skip_freq as a list needs one entry per layer (num_layers)");
   }
+  need(m.attention_impl != AttentionImpl::unfused || t.cp == 1,
+       "context_parallel_size > 1 needs a fused attention kernel (Megatron-Core's ring attention is Transformer "
+       "Engine's); attention_backend \"unfused\" has none");
   need(t.seq_length % t.cp == 0, "seq_length must be divisible by context_parallel_size");
   need(!t.sequence_parallel || t.tp == 1 || (t.micro_batch_size * t.seq_length / t.cp) % t.tp == 0,
        "with sequence_parallel, micro_batch_size * seq_length / context_parallel_size must be divisible "
@@ -659,6 +717,9 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
   const bool window = window_attention && m.window_size > 0;
   const Dims x = dims(m, t);
   const AttentionShape as = attention_shape(m, t, x, window);
+  const bool unfused = m.attention_impl == AttentionImpl::unfused;
+  const UnfusedShape us = unfused_shape(as, t);
+  const bool attention_dropout = m.attention_dropout > 0, hidden_dropout = m.hidden_dropout > 0;
   LayerOps ops;
   auto& f = ops.forward;
 
@@ -674,11 +735,12 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
   if (t.cp > 1) {
     f.push_back(coll("cp_kv", CollectiveKind::send_recv, ProcessGroup::cp, d(t.cp - 1) * kv_chunk_bytes));
   }
-  f.push_back(attention_fwd("attn", as, window));
+  if (unfused) unfused_attention_fwd("attn", us, attention_dropout, f);
+  else f.push_back(attention_fwd("attn", as, window));
   const Op proj = gemm("proj", x.T, x.h, x.hq * x.dh, x.gemm_dtype);
   f.push_back(proj);
   row_parallel_fwd_coll(x, "_attn", f);
-  f.push_back(residual("add1", x));
+  f.push_back(residual("add1", x, hidden_dropout));
 
   // MLP block, forward (backward collected alongside).
   f.push_back(norm_fwd("ln2", x));
@@ -699,7 +761,7 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
   }
   const bool recompute_norms = t.recompute == Recompute::selective && t.recompute_modules.layernorm;
   row_parallel_fwd_coll(x, "_mlp", f);
-  f.push_back(residual("add2", x));
+  f.push_back(residual("add2", x, hidden_dropout));
 
   auto& b = ops.backward;
   if (t.recompute == Recompute::full) {
@@ -712,7 +774,7 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
 
   // MLP block, backward: first re-run what recompute_modules discarded (the norm output FC1's wgrad
   // needs; the MLP's own forward).
-  b.push_back(residual("add2_bwd", x));
+  b.push_back(residual("add2_bwd", x, hidden_dropout));
   if (recompute_norms) b.push_back(norm_fwd("recompute_ln2", x));
   for (auto& op : mlp_again) b.push_back(std::move(op));
   row_parallel_bwd_coll(x, "_mlp", b);
@@ -739,7 +801,7 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
   b.push_back(norm_bwd("ln2_bwd", x));
 
   // Attention block, backward.
-  b.push_back(residual("add1_bwd", x));
+  b.push_back(residual("add1_bwd", x, hidden_dropout));
   if (recompute_norms) b.push_back(norm_fwd("recompute_ln1", x));
   row_parallel_bwd_coll(x, "_attn", b);
   b.push_back(dgrad(proj));
@@ -750,13 +812,15 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
     if (t.cp > 1) {
       b.push_back(coll("recompute_cp_kv", CollectiveKind::send_recv, ProcessGroup::cp, d(t.cp - 1) * kv_chunk_bytes));
     }
-    b.push_back(attention_fwd("recompute_attn", as, window));
+    if (unfused) unfused_attention_fwd("recompute_attn", us, attention_dropout, b);
+    else b.push_back(attention_fwd("recompute_attn", as, window));
   }
   if (t.cp > 1) {
     // Backward passes K, V around the ring again and their gradients back: twice the forward traffic.
     b.push_back(coll("cp_kv_bwd", CollectiveKind::send_recv, ProcessGroup::cp, 2.0 * d(t.cp - 1) * kv_chunk_bytes));
   }
-  b.push_back(attention_bwd("attn_bwd", as, window));
+  if (unfused) unfused_attention_bwd("attn_bwd", us, attention_dropout, b);
+  else b.push_back(attention_bwd("attn_bwd", as, window));
   if (rotary) b.push_back(rope("rope_bwd", x));
   column_parallel_bwd(qkv, x, "_attn", b);
   b.push_back(norm_bwd("ln1_bwd", x));

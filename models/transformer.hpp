@@ -77,12 +77,19 @@ struct ModelConfig {
   bool causal = true;                 // false for encoders (BERT)
   bool untie_embeddings = true;       // separate LM-head weights (Llama); GPT-3 ties them
   // Added for the memory model and the parameter count (defaults: a modern Llama-style decoder).
-  bool dropout = false;                      // GPT-3 / BERT train with dropout: 1-byte masks are stored
+  // Megatron's attention_dropout / hidden_dropout probabilities (GPT-3 and BERT train with 0.1 each,
+  // Megatron-LM's defaults; Llama-style recipes with 0). Hidden dropout stores a 1-byte mask per
+  // residual-branch element and the embedding output; attention dropout, in the unfused attention, a
+  // mask and the dropped-out probabilities per score (memory_model.cpp); flash kernels regenerate
+  // their mask from the RNG state and store none.
+  double attention_dropout = 0;
+  double hidden_dropout = 0;
   std::int64_t max_position_embeddings = 0;  // rows of the learned position table (GPT-3, BERT); 0: none
   // Megatron's --kv-channels: the head dim when it is not hidden / heads (Qwen3: 128 at hidden 4096 with
   // 64 heads; gpt-oss: 64 at hidden 2880). 0: hidden_size / num_attention_heads.
   std::int64_t kv_channels = 0;
-  // Megatron's attention_backend: auto / fused / flash3 -> native, flash -> FlashAttention-2 (op.hpp).
+  // Megatron's attention_backend: auto / fused / flash3 -> native, flash -> FlashAttention-2,
+  // unfused / local -> unfused (op.hpp).
   AttentionImpl attention_impl = AttentionImpl::native;
   // Sliding-window attention: Megatron's window_size (w, 0), the keys before the query a windowed layer
   // sees; 0: full attention everywhere. Which layers are windowed: Megatron's window_attn_skip_freq N

@@ -308,6 +308,7 @@ def main():
     w(f"  p.source = \"default: {ref['device']} reference measurements (shared/calibration/h200-reference.json)\";")
     w(f"  p.sm_count = {int(ref['sm_count'])};")
     w("  p.matmul_ceiling_fraction = find_gpu(\"H200\")->matmul_ceiling_fraction;  // the measured GPU's")
+    w("  p.peak_tflops_bf16 = find_gpu(\"H200\")->peak_tflops_bf16;")
     w(f"  p.launch_overhead_us = {L * 1e6:.4f};")
     w(f"  p.fp8_gemm_speedup_efficiency = {fp8_ratio:.6f};")
     w("  // {m, n, k, efficiency vs bf16 peak}")

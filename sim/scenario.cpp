@@ -360,10 +360,18 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
   }
   if (auto a = r.choice("activation", {"gelu", "swiglu"})) m.activation = *a == "swiglu" ? models::Activation::swiglu : models::Activation::gelu;
   if (auto c = r.boolean("causal")) m.causal = *c;
-  if (auto b = r.choice("attention_backend", {"auto", "fused", "flash", "flash3", "flash1"}))
-    m.attention_impl = *b == "flash"    ? models::AttentionImpl::flash2
-                       : *b == "flash1" ? models::AttentionImpl::flash1
-                                        : models::AttentionImpl::native;
+  if (auto b = r.choice("attention_backend", {"auto", "fused", "flash", "flash3", "flash1", "unfused", "local"}))
+    m.attention_impl = *b == "flash"                       ? models::AttentionImpl::flash2
+                       : *b == "flash1"                    ? models::AttentionImpl::flash1
+                       : *b == "unfused" || *b == "local" ? models::AttentionImpl::unfused
+                                                           : models::AttentionImpl::native;
+  // Megatron's dropout probabilities (a preset's values unless given).
+  for (auto [key, field] : {std::pair{"attention_dropout", &m.attention_dropout}, std::pair{"hidden_dropout", &m.hidden_dropout}}) {
+    if (auto p = r.number(key, 0, false, false)) {
+      if (*p >= 1) errors.add(r.path_of(key), r.raw(key)->dump() + " is out of range (expected a probability in [0, 1))");
+      else *field = *p;
+    }
+  }
   if (auto u = r.boolean("untie_embeddings_and_output_weights")) m.untie_embeddings = *u;
   // Megatron's position_embedding_type; unset: rope for SwiGLU models, learned_absolute otherwise.
   if (auto pe = r.choice("position_embedding_type", {"rope", "learned_absolute", "none"}))

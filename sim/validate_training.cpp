@@ -235,6 +235,19 @@ TrainingPoint convert_entry(const json& e, const std::string& file, std::size_t 
     m["attention_backend"] = "flash1";
     p.assumptions.push_back("attention through flash-attn 1.0.3 (llm-foundry's 2023 pin)");
   }
+  // Megatron-LM before 2023 (SC'21, Korthikanti et al.) and the Megatron-DeepSpeed forks (BLOOM,
+  // MT-NLG) had no flash kernel: CoreAttention ran baddbmm, FusedScaleMaskSoftmax, the attention dropout
+  // and bmm (megatron/model/transformer.py; FlashAttention arrived with NVIDIA/Megatron-LM#267, merged
+  // January 2023, and never reached bigscience's fork, where #357 is still open). Their dropout is
+  // Megatron-LM's default, --attention-dropout 0.1 and --hidden-dropout 0.1 (megatron/arguments.py;
+  // BLOOM's tr11 README: "the default Megatron-LM dropout settings are inherited").
+  if (!modern && has(framework, "megatron")) {
+    m["attention_backend"] = "unfused";
+    m["attention_dropout"] = 0.1;
+    m["hidden_dropout"] = 0.1;
+    p.assumptions.push_back("unfused attention (baddbmm, fused softmax, dropout, bmm) and dropout 0.1: " + framework +
+                            " predates FlashAttention in Megatron; Megatron-LM's default dropout");
+  }
   if (gpt_oss_window) {
     m["window_size"] = json::array({128, 0});
     m["window_attn_skip_freq"] = 2;

@@ -600,6 +600,38 @@ TEST_CASE("attention_backend must be one of Megatron's names", "[cli]") {
   check_single_error(r, file, "model.attention_backend", {"unknown value \"flash2\"", "flash", "fused"});
 }
 
+TEST_CASE("attention and hidden dropout are probabilities from 0 up to but not including 1", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);
+  for (const char* key : {"attention_dropout", "hidden_dropout"}) {
+    DYNAMIC_SECTION(key << " = 1") {
+      doc["model"][key] = 1.0;
+      check_single_error(run_doc(dir, doc, file), file, std::string("model.") + key, {"[0, 1)", "1.0"});
+    }
+    DYNAMIC_SECTION(key << " negative") {
+      doc["model"][key] = -0.1;
+      check_single_error(run_doc(dir, doc, file), file, std::string("model.") + key, {">= 0", "-0.1"});
+    }
+    DYNAMIC_SECTION(key << " a string") {
+      doc["model"][key] = "0.1";
+      check_single_error(run_doc(dir, doc, file), file, std::string("model.") + key, {"expected a number"});
+    }
+  }
+}
+
+TEST_CASE("unfused attention has no ring attention: context parallelism is refused by name", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);
+  doc["model"]["attention_backend"] = "local";  // Megatron's other name for it
+  doc["training"]["context_parallel_size"] = 2;
+  const auto r = run_doc(dir, doc, file);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("unfused") != std::string::npos);
+  CHECK(r.err.find("context_parallel_size") != std::string::npos);
+}
+
 TEST_CASE("tp_comm_overlap must be a boolean", "[cli]") {
   TempDir dir;
   fs::path file;

@@ -81,6 +81,8 @@ TEST_CASE("memory: activations reduce to Korthikanti et al. for GPT-3", "[models
   // (section 4.1) give per layer s b h (34 + 5 a s / h) bytes; with flash attention the 5 a s / h score
   // term is never stored, but flash keeps an fp32 log-sum-exp per query row and head (4 a s b bytes).
   const ModelConfig m = preset("gpt3-175b");
+  ModelConfig unfused = m;  // Korthikanti's attention: attention_backend "unfused"
+  unfused.attention_impl = cs::models::AttentionImpl::unfused;
   const double s = 2048, b = 1, h = 12288, a = 96, tp = 8;
   const double lse = 4 * a * s * b;
 
@@ -92,19 +94,19 @@ TEST_CASE("memory: activations reduce to Korthikanti et al. for GPT-3", "[models
   }
   SECTION("no parallelism, unfused attention: s b h (34 + 5 a s / h)") {
     const TrainingConfig t = layout(2048, 1, 1, 1, 1);
-    CHECK(activation_bytes_per_layer(m, t, AttentionKernel::unfused) ==
+    CHECK(activation_bytes_per_layer(unfused, t) ==
           Approx(s * b * h * (34 + 5 * a * s / h)).epsilon(1e-12));
   }
   SECTION("TP 8 without SP, unfused: s b h (10 + 24 / t + 5 a s / (h t))") {
     const TrainingConfig t = layout(2048, 8, 1, 1, 1);
-    CHECK(activation_bytes_per_layer(m, t, AttentionKernel::unfused) ==
+    CHECK(activation_bytes_per_layer(unfused, t) ==
           Approx(s * b * h * (10 + 24 / tp + 5 * a * s / (h * tp))).epsilon(1e-12));
   }
   SECTION("TP 8 + SP, selective recompute, unfused: 34 s b h / t") {
     TrainingConfig t = layout(2048, 8, 1, 1, 1);
     t.sequence_parallel = true;
     t.recompute = Recompute::selective;
-    CHECK(activation_bytes_per_layer(m, t, AttentionKernel::unfused) ==
+    CHECK(activation_bytes_per_layer(unfused, t) ==
           Approx(34 * s * b * h / tp).epsilon(1e-12));
   }
   SECTION("recompute_modules: each module drops exactly what it re-runs") {

@@ -745,3 +745,74 @@ TEST_CASE("MoE: router, permutation and un-permutation bytes by hand (Mixtral 8x
   CHECK(index_of(ops.forward, "permute") < index_of(ops.forward, "fc1.e0"));
   CHECK(index_of(ops.forward, "fc2.e7") < index_of(ops.forward, "unpermute"));
 }
+
+TEST_CASE("unfused attention: Megatron's core attention as batched GEMMs, softmax and dropout, by hand", "[models]") {
+  // GPT-3 175B (96 heads of 128, dropout 0.1) at TP 8: 12 heads per rank, b = 2, s = 2048, so
+  // B = b hq = 24 (batch, head) pairs and B s^2 = 24 x 4194304 = 100663296 scores.
+  //   scores  Q K^T : 2 B s s dh FLOPs = 2 x 24 x 2048 x 2048 x 128 = 25769803776 (the full square:
+  //           the causal mask only enters the softmax); GEMM shape [B s, s] x k = dh
+  //   softmax 4 bytes per score (read S, write P, bf16); dropout 5 (read P, write P', 1-byte mask)
+  //   context P V   : the same FLOPs, shape [B s, dh] x k = s
+  // Backward: four batched GEMMs of those FLOPs each, dropout backward 5 B, softmax backward 6 B per score.
+  ModelConfig m = preset("gpt3-175b");
+  m.attention_impl = AttentionImpl::unfused;
+  REQUIRE(m.attention_dropout == 0.1);
+  const TrainingConfig t = training(2048, 2, 8, true);
+  const LayerOps ops = transformer_layer_ops(m, t);
+  const double scores = 24.0 * 2048 * 2048;
+  const double bmm_flops = 2.0 * 24 * 2048 * 2048 * 128;
+  CHECK_FALSE(has_op(ops.forward, "attn"));
+  const Op& qk = find_op(ops.forward, "attn_scores");
+  CHECK(qk.kind == OpKind::gemm);
+  CHECK(qk.dtype == Dtype::bf16);
+  CHECK(qk.flops == Approx(bmm_flops).epsilon(1e-12));
+  CHECK((qk.gemm.m == 24 * 2048 && qk.gemm.n == 2048 && qk.gemm.k == 128));
+  CHECK(find_op(ops.forward, "attn_softmax").bytes == Approx(4 * scores).epsilon(1e-12));
+  CHECK(find_op(ops.forward, "attn_dropout").bytes == Approx(5 * scores).epsilon(1e-12));
+  const Op& pv = find_op(ops.forward, "attn_context");
+  CHECK(pv.flops == Approx(bmm_flops).epsilon(1e-12));
+  CHECK((pv.gemm.m == 24 * 2048 && pv.gemm.n == 128 && pv.gemm.k == 2048));
+  for (const char* g : {"attn_bwd_context_dgrad", "attn_bwd_context_wgrad", "attn_bwd_scores_dgrad", "attn_bwd_scores_wgrad"}) {
+    INFO(g);
+    CHECK(find_op(ops.backward, g).flops == Approx(bmm_flops).epsilon(1e-12));
+  }
+  CHECK(find_op(ops.backward, "attn_bwd_dropout_bwd").bytes == Approx(5 * scores).epsilon(1e-12));
+  CHECK(find_op(ops.backward, "attn_bwd_softmax_bwd").bytes == Approx(6 * scores).epsilon(1e-12));
+  // 6 GEMM passes of 2 B s^2 dh over the forward and backward: 3x the flash backward+forward count of a
+  // non-causal attention (4 B s^2 dh forward, 2.5x that backward), causal or not.
+  double attention_gemm_flops = 0;
+  for (const auto* list : {&ops.forward, &ops.backward})
+    for (const auto& o : *list)
+      if (o.kind == OpKind::gemm && o.name.rfind("attn", 0) == 0) attention_gemm_flops += o.flops;
+  CHECK(attention_gemm_flops == Approx(6 * bmm_flops).epsilon(1e-12));
+
+  // No attention dropout: no dropout kernels. Hidden dropout rides the residual adds (bias-dropout-add):
+  // one more byte per element, 7 B instead of 6 at Tn = b s / t = 512 tokens of h = 12288.
+  ModelConfig quiet = m;
+  quiet.attention_dropout = 0;
+  const LayerOps q = transformer_layer_ops(quiet, t);
+  CHECK_FALSE(has_op(q.forward, "attn_dropout"));
+  CHECK_FALSE(has_op(q.backward, "attn_bwd_dropout_bwd"));
+  CHECK(find_op(q.forward, "add1").bytes == Approx(7.0 * 512 * 12288).epsilon(1e-12));
+  quiet.hidden_dropout = 0;
+  CHECK(find_op(transformer_layer_ops(quiet, t).forward, "add1").bytes == Approx(6.0 * 512 * 12288).epsilon(1e-12));
+}
+
+TEST_CASE("unfused attention: recompute re-runs the whole core; no ring attention", "[models]") {
+  ModelConfig m = preset("gpt3-175b");
+  m.attention_impl = AttentionImpl::unfused;
+  TrainingConfig t = training(2048, 1, 8, true);
+  t.recompute = Recompute::selective;  // core_attn: the four forward kernels again, before the backward's
+  const LayerOps sel = transformer_layer_ops(m, t);
+  for (const char* name : {"scores", "softmax", "dropout", "context"}) {
+    INFO(name);
+    CHECK(find_op(sel.backward, std::string("recompute_attn_") + name).bytes ==
+          find_op(sel.forward, std::string("attn_") + name).bytes);
+  }
+  t.recompute = Recompute::none;
+  t.cp = 2;
+  const auto problems = layout_problems(m, t);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].find("unfused") != std::string::npos);
+  CHECK(problems[0].find("context_parallel_size") != std::string::npos);
+}

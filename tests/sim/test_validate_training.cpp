@@ -66,7 +66,17 @@ TEST_CASE("an entry becomes a scenario: GPU name, network, layout defaults, meas
   const double step = sc21_flops_per_step(512, 2048, 24, 2304, 51200) / (137e12 * 32);
   CHECK(p.measured_tokens_per_s_per_gpu == Approx(512.0 * 2048 / step / 32).epsilon(1e-12));
   CHECK_NOTHROW(parse_scenario(p.scenario, "p.json"));
-  CHECK_FALSE(p.scenario["model"].contains("attention_backend"));  // Megatron-LM: the profile's own kernel
+  // Megatron-LM of 2021 had no flash kernel: unfused attention, and its default dropout 0.1 / 0.1.
+  CHECK(p.scenario["model"]["attention_backend"] == "unfused");
+  CHECK(p.scenario["model"]["attention_dropout"] == 0.1);
+  CHECK(p.scenario["model"]["hidden_dropout"] == 0.1);
+  // Megatron-Core (NeMo, Megatron-Bridge) runs Transformer Engine's fused kernel: the profile's own.
+  json mcore = entry();
+  mcore["framework"] = "NeMo 24.07 (Megatron-Core)";
+  const auto mc = convert_published_training(json::array({mcore}), "p.json");
+  REQUIRE(mc.size() == 1);
+  CHECK_FALSE(mc[0].scenario["model"].contains("attention_backend"));
+  CHECK_FALSE(mc[0].scenario["model"].contains("attention_dropout"));
 
   // llm-foundry's 2023 runs ("attn_impl flash") ran flash-attn 1.0.3: FlashAttention v1, said so.
   json mpt = entry();
@@ -129,23 +139,22 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   };
 
   // High-confidence points. The target of issue 4 is every point within 15% and a mean absolute error
-  // below 10%; it is NOT met. Today: 147 compared, mean |error| 12.8%, 107 within 15%. These assertions
-  // hold today's honest bound so that a regression fails; tighten them as the model improves. Where the
-  // misses are, and why:
-  //  - MosaicML MPT at s >= 8k, 18-57% fast: llm-foundry's 2023 attention (ALiBi through its Triton /
-  //    FlashAttention-1 path) was far slower than the calibrated kernel; no measurement of it exists here.
-  //  - SC'21 7.5B-39B (TP4/TP8 without SP, A100), 17-29% slow: the GEMMs of TP-sliced shapes run nearer
-  //    the large-GEMM efficiency on an A100 than the H200's fractions say (a per-SM-rate transfer fixed
-  //    these but broke MPT and MT-NLG, so it is not in the model).
-  //  - NeMo 24.07 FP8 small models, 15-23% fast; gpt-oss 27-30% fast (MoE with 128 experts).
-  //  - Qwen3-30B on PP2 x EP8: the file holds the same layout at 9058 and 5113 tokens/s (26.02.01 / 26.02)
-  //    and 10494 / 5275 (25.09 tokendrop / 25.11); no model matches both, hence the max bound.
+  // below 10%. The mean is met (9.1%); "every point" is not (124 of 147), and cannot be while the file
+  // holds the same Qwen3-30B layout at 9058 and 5113 tokens/s (26.02.01 / 26.02) and 10494 / 5275
+  // (25.09 tokendrop / 25.11): no model matches both, hence the max bound. These assertions hold today's
+  // honest bound so that a regression fails; tighten them as the model improves. The other misses:
+  //  - SC'21 7.5B and 18.4B (TP4/TP8 without SP), 19-21% slow; their micro-batch size is not published
+  //    (1 assumed; at 2 the 7.5B would be -2%).
+  //  - gpt-oss 22-26% fast and Qwen3-30B EP16 15-16% slow (MoE; see the closing notes).
+  //  - MPT: the four 8-GPU 13B runs on 40 GB, 16-19% fast where their 16-128-GPU siblings are within
+  //    3%; 70B on 64 x 40 GB +49%; 30B at 8k +34%; 1B at 32 GPUs +24% (its siblings within 5%).
+  //  - BLOOM +20% (Megatron-DeepSpeed, 2022) and NeMo 24.07 GPT3-5B +17%.
   const auto high = summary("high");
   INFO("high: " << high.compared << " compared, mean |error| " << high.mean_abs_error << ", within 15% " << high.within_15pct
                 << ", worst " << high.worst_id << " " << high.max_abs_error);
   CHECK(high.compared >= 147);
-  CHECK(high.mean_abs_error < 0.103);  // today 10.01%
-  CHECK(high.within_15pct >= 125);     // of 147
+  CHECK(high.mean_abs_error < 0.095);  // today 9.1%
+  CHECK(high.within_15pct >= 124);     // of 147
   CHECK(high.max_abs_error < 1.5);
 
   // NeMo 24.03 long-sequence runs (4k..1M tokens, CP up to 32) meet the target: attention through
@@ -160,19 +169,20 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   const auto korthikanti = summary("megatron_korthikanti_recompute_A100");
   CHECK(korthikanti.compared == 9);
   CHECK(korthikanti.within_15pct == korthikanti.compared);  // meets the target: every point within 15%
-  CHECK(korthikanti.mean_abs_error < 0.10);                  // and the mean below 10%
+  CHECK(korthikanti.mean_abs_error < 0.04);                  // and the mean below 10% (today 3.0%)
   const auto sc21 = summary("megatron_sc21_weak_scaling_A100");
   CHECK(sc21.compared == 10);
-  // Mean 9.8% since A100 GEMMs carry at the A100's matmul ceiling (0.859 against the H200's 0.803);
-  // 7.5B and 18.4B (TP4/TP8 without SP) are still 20-26% slow.
-  CHECK(sc21.mean_abs_error < 0.10);
-  CHECK(sc21.max_abs_error < 0.27);
+  // Mean 7.8% with Megatron-LM's unfused attention of 2021 and A100 GEMMs carried by the A100's ceiling
+  // and SM rate (compute_model.hpp); 7.5B and 18.4B (TP4/TP8 without SP) are still 19-21% slow.
+  CHECK(sc21.mean_abs_error < 0.08);
+  CHECK(sc21.max_abs_error < 0.22);
   const auto mpt = summary("mosaicml_llmfoundry_MPT_FSDP");
   CHECK(mpt.compared == 81);
-  // llm-foundry's 2023 runs through FlashAttention v1 (flash-attn 1.0.3, half FA2's rate) and A100 GEMMs at
-  // the A100's matmul ceiling: mean |error| 7.8%, 75 of 81 within 15% (11.9% and 58 with neither).
-  CHECK(mpt.mean_abs_error < 0.085);
-  CHECK(mpt.within_15pct >= 75);
+  // llm-foundry's 2023 runs through FlashAttention v1 (flash-attn 1.0.3, half FA2's rate) and A100 GEMMs
+  // carried by the A100's ceiling and SM rate: mean |error| 6.6%, 73 of 81 within 15% (11.9% and 58 with
+  // neither).
+  CHECK(mpt.mean_abs_error < 0.07);
+  CHECK(mpt.within_15pct >= 73);
   // Llama-3 70B on 64 H100 in FP8 (Megatron-Bridge, interleaved 1F1B, TP-communication overlap): within 11%
   // each (today -8..-10.5%; -3..-6% while the LM head ran in fp8, which Megatron-Core's output layer, a
   // plain ColumnParallelLinear outside Transformer Engine, does not).
