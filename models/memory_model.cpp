@@ -73,13 +73,30 @@ std::vector<std::int64_t> chunk_microbatches_in_flight(const TrainingConfig& t, 
   return n;
 }
 
-// Layer-micro-batches of activations stage `stage` holds at its peak: each chunk's micro-batches in
-// flight times its layers (the pipeline split may give chunks different layer counts).
-double layer_microbatches_in_flight(const ModelConfig& m, const TrainingConfig& t, int stage) {
+// Activations stage `stage` holds at its peak: each chunk's micro-batches in flight times the stored
+// bytes of its layers (the pipeline split may give chunks different layer counts, moe_layer_freq layers
+// of different kinds).
+double stage_activation_bytes(const ModelConfig& m, const TrainingConfig& t, int stage) {
   const auto n = chunk_microbatches_in_flight(t, stage);
-  double layers = 0;
-  for (int c = 0; c < t.vp; ++c) layers += d(n[static_cast<std::size_t>(c)]) * d(layers_in_chunk(m, t, stage, c));
-  return layers;
+  const double moe = activation_bytes_per_layer(m, t, true), dense = activation_bytes_per_layer(m, t, false);
+  double bytes = 0;
+  for (int c = 0; c < t.vp; ++c) {
+    const std::int64_t first = first_layer_of_chunk(m, t, stage, c);
+    double chunk = 0;
+    for (std::int64_t l = first; l < first + layers_in_chunk(m, t, stage, c); ++l) chunk += is_moe_layer(m, l) ? moe : dense;
+    bytes += d(n[static_cast<std::size_t>(c)]) * chunk;
+  }
+  return bytes;
+}
+
+// Whether stage `stage` holds an MoE layer / a dense layer.
+bool stage_has_layer(const ModelConfig& m, const TrainingConfig& t, int stage, bool moe_layer) {
+  for (int c = 0; c < t.vp; ++c) {
+    const std::int64_t first = first_layer_of_chunk(m, t, stage, c);
+    for (std::int64_t l = first; l < first + layers_in_chunk(m, t, stage, c); ++l)
+      if (is_moe_layer(m, l) == moe_layer) return true;
+  }
+  return false;
 }
 
 // Micro-batches whose first-stage input (embedding output) is alive, and whose last-stage output
@@ -105,7 +122,7 @@ double last_stage_microbatches(const TrainingConfig& t) {
 // store beyond its inputs (scores, LSE), layernorm the two norm outputs (QKV's and FC1's inputs), mlp a
 // dense MLP's FC1 output and FC2 input, moe_act each expert's FC2 input; full
 // recompute keeps only the layer input (2 s b h, / t with SP).
-double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t) {
+double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t, bool moe_layer) {
   CS_MODELS_CHECK(layout_problems(m, t).empty());
   const bool sp = t.sequence_parallel && t.tp > 1;
   const double tp = t.tp;
@@ -136,7 +153,7 @@ double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t)
       bytes += 2.0 * scores + (m.attention_dropout > 0 ? 3.0 * scores : 0.0);  // softmax; its mask and output
     }
   }
-  if (m.num_moe_experts == 0) {
+  if (m.num_moe_experts == 0 || !moe_layer) {
     const double f = d(m.ffn_hidden_size) / tp;
     const double fc1_out = m.activation == Activation::swiglu ? 2.0 * f : f;
     if (!(selective && rm.mlp)) bytes += 2.0 * T * fc1_out + 2.0 * T * f;  // "mlp": re-run, keeps its input only
@@ -149,30 +166,49 @@ double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t)
     const double fc1_out = m.activation == Activation::swiglu ? 2.0 * f : f;
     bytes += 4.0 * T * d(m.num_moe_experts) + 2.0 * T * k * h + 2.0 * T * k * fc1_out +
              (selective && rm.moe_act ? 0.0 : 2.0 * T * k * f) + 2.0 * T * k * h;  // moe_act: FC2 input re-run
+    // Shared experts: a dense MLP of width S / t on all T tokens (its input is the norm output above).
+    const double fs = d(m.moe_shared_expert_intermediate_size) / tp;
+    bytes += 2.0 * T * (m.activation == Activation::swiglu ? 2.0 * fs : fs) + 2.0 * T * fs;
   }
   return bytes;
+}
+
+double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t) {
+  return activation_bytes_per_layer(m, t, true);
+}
+
+RankParameters layer_parameters_on_rank(const ModelConfig& m, const TrainingConfig& t, bool moe_layer) {
+  const double tp = t.tp;
+  const double h = d(m.hidden_size), dh = d(m.head_dim());
+  // TP splits the GEMM weights; norms (and the router) are replicated on every TP rank.
+  const double attention = h * d(m.num_attention_heads + 2 * m.num_query_groups) * dh +
+                           d(m.num_attention_heads) * dh * h;
+  RankParameters p;
+  p.dense = attention / tp + 2.0 * norm_params(m);
+  if (m.num_moe_experts > 0 && moe_layer) {
+    // Router (replicated) and shared experts (TP-split, like a dense MLP) are dense parameters.
+    p.dense += h * d(m.num_moe_experts) + mlp_matrices(m) * h * d(m.moe_shared_expert_intermediate_size) / tp;
+    p.expert = d(m.num_moe_experts / t.ep) * mlp_matrices(m) * h * d(expert_ffn(m)) / tp;
+  } else {
+    p.dense += mlp_matrices(m) * h * d(m.ffn_hidden_size) / tp;
+  }
+  return p;
 }
 
 RankParameters parameters_on_rank(const ModelConfig& m, const TrainingConfig& t, int stage) {
   CS_MODELS_CHECK(layout_problems(m, t).empty());
   CS_MODELS_CHECK(stage >= 0 && stage < t.pp);
-  const double tp = t.tp;
-  const double h = d(m.hidden_size), dh = d(m.head_dim());
-  const double layers = d(layers_on_stage(m, t, stage));
-  // TP splits the GEMM weights; norms (and the router) are replicated on every TP rank.
-  const double attention = h * d(m.num_attention_heads + 2 * m.num_query_groups) * dh +
-                           d(m.num_attention_heads) * dh * h;
+  const double h = d(m.hidden_size), tp = t.tp;
   RankParameters p;
-  double dense_layer = attention / tp + 2.0 * norm_params(m);
-  double expert_layer = 0;
-  if (m.num_moe_experts > 0) {
-    dense_layer += h * d(m.num_moe_experts);
-    expert_layer = d(m.num_moe_experts / t.ep) * mlp_matrices(m) * h * d(expert_ffn(m)) / tp;
-  } else {
-    dense_layer += mlp_matrices(m) * h * d(m.ffn_hidden_size) / tp;
+  const RankParameters moe = layer_parameters_on_rank(m, t, true), dense = layer_parameters_on_rank(m, t, false);
+  for (int c = 0; c < t.vp; ++c) {
+    const std::int64_t first = first_layer_of_chunk(m, t, stage, c);
+    for (std::int64_t l = first; l < first + layers_in_chunk(m, t, stage, c); ++l) {
+      const RankParameters& layer = is_moe_layer(m, l) ? moe : dense;
+      p.dense += layer.dense;
+      p.expert += layer.expert;
+    }
   }
-  p.dense = layers * dense_layer;
-  p.expert = layers * expert_layer;
   const double word = d(padded_vocab_size(m, t.tp)) * h / tp;
   if (stage == 0) p.dense += word + d(m.max_position_embeddings) * h;
   if (stage == t.pp - 1) {
@@ -200,12 +236,16 @@ MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, in
   const bool sp = t.sequence_parallel && t.tp > 1;
   const double T = d(t.micro_batch_size) * d(t.seq_length / t.cp);
   const double th = T * d(m.hidden_size) / (sp ? t.tp : 1);
-  double act = layer_microbatches_in_flight(m, t, stage) * activation_bytes_per_layer(m, t);
+  double act = stage_activation_bytes(m, t, stage);
   if (t.recompute == Recompute::full) {
-    // While a layer is recomputed and back-propagated its full activations exist once.
+    // While a layer is recomputed and back-propagated its full activations exist once (the stage's
+    // largest kind of layer).
     TrainingConfig no_recompute = t;
     no_recompute.recompute = Recompute::none;
-    act += activation_bytes_per_layer(m, no_recompute);
+    double largest = 0;
+    for (bool moe : {true, false})
+      if (stage_has_layer(m, t, stage, moe)) largest = std::max(largest, activation_bytes_per_layer(m, no_recompute, moe));
+    act += largest;
   }
   if (stage == 0 && m.hidden_dropout > 0) act += first_stage_microbatches(t) * th;
   if (stage == t.pp - 1) {

@@ -46,6 +46,8 @@ struct MemoryBreakdown {
 // kernel keeps only Q, K, V, O and the fp32 log-sum-exp; the unfused attention of Korthikanti's paper
 // keeps the softmax output (and with attention dropout its mask and output).
 double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t);
+// The same for an MoE layer (`moe_layer`, when the model has experts) or a dense one (moe_layer_freq).
+double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t, bool moe_layer);
 
 // Parameters held by one rank of pipeline stage `stage` before any ZeRO sharding: the stage's layers
 // split by TP (experts by EP and TP), the embedding on stage 0, the final norm and the LM head on the
@@ -57,6 +59,9 @@ struct RankParameters {
   double total() const { return dense + expert; }
 };
 RankParameters parameters_on_rank(const ModelConfig& m, const TrainingConfig& t, int stage);
+// One transformer layer's share of it: an MoE layer's (`moe_layer`, when the model has experts; the
+// router and shared experts count as dense) or a dense layer's.
+RankParameters layer_parameters_on_rank(const ModelConfig& m, const TrainingConfig& t, bool moe_layer);
 
 // Memory of a rank on pipeline stage `stage`.
 MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, int stage);

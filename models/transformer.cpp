@@ -68,11 +68,13 @@ double attention_gemm_params(const ModelConfig& m) {
   return qkv + out;
 }
 
-// Parameters of the GEMMs one token goes through in the MLP (top-k experts for MoE) plus the router.
-double mlp_params_per_token(const ModelConfig& m) {
+// Parameters of the GEMMs one token goes through in the MLP: of an MoE layer the top-k experts, the
+// router and the shared experts; of a dense layer the MLP.
+double mlp_params_per_token(const ModelConfig& m, bool moe_layer) {
   const double h = d(m.hidden_size);
-  if (m.num_moe_experts > 0) {
-    return d(m.moe_router_topk) * mlp_matrices(m) * h * d(expert_ffn(m)) + h * d(m.num_moe_experts);
+  if (m.num_moe_experts > 0 && moe_layer) {
+    return d(m.moe_router_topk) * mlp_matrices(m) * h * d(expert_ffn(m)) + h * d(m.num_moe_experts) +
+           mlp_matrices(m) * h * d(m.moe_shared_expert_intermediate_size);
   }
   return mlp_matrices(m) * h * d(m.ffn_hidden_size);
 }
@@ -296,25 +298,35 @@ Op rope(std::string name, const Dims& x) {
 
 // MLP forward of one layer (dense or MoE), appended to `fwd`; `bwd` receives its backward in backward
 // order, ending with the first GEMM's (FC1's or the router's) dgrad and wgrad.
-void mlp_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, std::vector<Op>& fwd,
-             std::vector<Op>& bwd) {
+// A dense MLP of width `ffn` over the rank's T tokens, split by TP: FC1 (gate and up for SwiGLU), the
+// activation, FC2; the backward in reverse. `prefix` names its ops ("" for a layer's MLP, "shared_" for
+// an MoE layer's shared experts).
+void dense_mlp_ops(const ModelConfig& m, const Dims& x, const std::string& prefix, std::int64_t ffn, std::vector<Op>& fwd,
+                   std::vector<Op>& bwd) {
   const double act_mult_fwd = m.activation == Activation::swiglu ? 3.0 : 2.0;  // SwiGLU reads 2 writes 1
   const double act_mult_bwd = m.activation == Activation::swiglu ? 5.0 : 3.0;  // reads in + dy, writes dx
-  if (m.num_moe_experts == 0) {
-    const std::int64_t f = m.ffn_hidden_size / x.t;
-    Op fc1 = gemm("fc1", x.T, fc1_width(m, m.ffn_hidden_size) / x.t, x.h, x.gemm_dtype);
-    Op act = mem("act", MemOpKind::activation, act_mult_fwd * d(x.T) * d(f) * kActBytes);
-    Op fc2 = gemm("fc2", x.T, x.h, f, x.gemm_dtype);
-    fwd.push_back(fc1);
-    fwd.push_back(act);
-    fwd.push_back(fc2);
-    bwd.push_back(dgrad(fc2));
-    bwd.push_back(wgrad(fc2));
-    bwd.push_back(mem("act_bwd", MemOpKind::activation, act_mult_bwd * d(x.T) * d(f) * kActBytes));
-    bwd.push_back(dgrad(fc1));
-    bwd.push_back(wgrad(fc1));
+  const std::int64_t f = ffn / x.t;
+  Op fc1 = gemm(prefix + "fc1", x.T, fc1_width(m, ffn) / x.t, x.h, x.gemm_dtype);
+  Op act = mem(prefix + "act", MemOpKind::activation, act_mult_fwd * d(x.T) * d(f) * kActBytes);
+  Op fc2 = gemm(prefix + "fc2", x.T, x.h, f, x.gemm_dtype);
+  fwd.push_back(fc1);
+  fwd.push_back(act);
+  fwd.push_back(fc2);
+  bwd.push_back(dgrad(fc2));
+  bwd.push_back(wgrad(fc2));
+  bwd.push_back(mem(prefix + "act_bwd", MemOpKind::activation, act_mult_bwd * d(x.T) * d(f) * kActBytes));
+  bwd.push_back(dgrad(fc1));
+  bwd.push_back(wgrad(fc1));
+}
+
+void mlp_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, bool moe_layer, std::vector<Op>& fwd,
+             std::vector<Op>& bwd) {
+  if (m.num_moe_experts == 0 || !moe_layer) {
+    dense_mlp_ops(m, x, "", m.ffn_hidden_size, fwd, bwd);
     return;
   }
+  const double act_mult_fwd = m.activation == Activation::swiglu ? 3.0 : 2.0;  // SwiGLU reads 2 writes 1
+  const double act_mult_bwd = m.activation == Activation::swiglu ? 5.0 : 3.0;  // reads in + dy, writes dx
   // MoE: router, dispatch, the experts of this rank, combine. Balanced routing: each rank's experts
   // receive T * topk token copies in total, T * topk * ep / E per expert.
   const std::int64_t E = m.num_moe_experts, k = m.moe_router_topk;
@@ -352,9 +364,16 @@ void mlp_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, std::
   if (t.ep > 1) fwd.push_back(coll("a2a_combine", CollectiveKind::all_to_all, ProcessGroup::ep, routed_bytes));
   // Unpermute and weight by the router probabilities: reads T k h copies, writes T h.
   fwd.push_back(mem("unpermute", MemOpKind::copy, routed_bytes + hidden_bytes(x)));
+  // Shared experts (DeepSeekMoE): one dense MLP of their summed width S over all T tokens, split by TP
+  // like the dense MLP, its output added to the routed one (Megatron's SharedExpertMLP, run after the
+  // routed experts unless moe_shared_expert_overlap).
+  std::vector<Op> shared_bwd;
+  if (m.moe_shared_expert_intermediate_size > 0)
+    dense_mlp_ops(m, x, "shared_", m.moe_shared_expert_intermediate_size, fwd, shared_bwd);
 
   // Backward of unpermute y_t = sum_j p_tj e_tj: reads dy (T h) and the saved expert outputs (T k h) for
   // the probability gradients, writes the k gradient copies p_tj dy_t (T k h).
+  for (auto& op : shared_bwd) bwd.push_back(std::move(op));
   bwd.push_back(mem("unpermute_bwd", MemOpKind::copy, 2.0 * routed_bytes + hidden_bytes(x)));
   if (t.ep > 1) bwd.push_back(coll("a2a_combine_bwd", CollectiveKind::all_to_all, ProcessGroup::ep, routed_bytes));
   for (auto& op : expert_bwd) bwd.push_back(std::move(op));
@@ -400,7 +419,8 @@ void row_parallel_bwd_coll(const Dims& x, const std::string& suffix, std::vector
 // GPT-2 BPE vocabulary 50257; Megatron pads it to 51200 at tp 8, see padded_vocab_size). Llama 2 —
 // Touvron et al. 2023 and the HF configs meta-llama/Llama-2-{7b,13b,70b}-hf. Llama 3 / 3.1 — HF configs
 // meta-llama/Meta-Llama-3-8B, -70B, Llama-3.1-405B. BERT-large — Devlin et al. 2019 / HF
-// bert-large-uncased. Mixtral 8x7B — HF mistralai/Mixtral-8x7B-v0.1 (Jiang et al. 2024).
+// bert-large-uncased. Mixtral 8x7B — HF mistralai/Mixtral-8x7B-v0.1 (Jiang et al. 2024). DeepSeekMoE
+// 16B -- HF deepseek-ai/deepseek-moe-16b-base (Dai et al. 2024).
 namespace {
 struct PresetRow {
   const char* name;
@@ -410,8 +430,10 @@ struct PresetRow {
   bool causal, untied;
   double dropout;  // attention and hidden dropout
   std::int64_t positions;
+  // Fine-grained MoE: expert width, shared experts' total width, leading dense layers.
+  std::int64_t moe_ffn = 0, shared = 0, first_dense = 0;
 };
-constexpr std::array<PresetRow, 9> kPresets{{
+constexpr std::array<PresetRow, 10> kPresets{{
     // GPT-3 175B: Brown et al. 2020 table 2.1; tied input/output embeddings, learned positions, dropout 0.1.
     {"gpt3-175b", 96, 12288, 96, 96, 49152, 50257, Activation::gelu, 0, 0, true, false, 0.1, 2048},
     // Llama 2 7B: HF Llama-2-7b-hf config.json.
@@ -431,6 +453,11 @@ constexpr std::array<PresetRow, 9> kPresets{{
     {"bert-large", 24, 1024, 16, 16, 4096, 30522, Activation::gelu, 0, 0, false, false, 0.1, 512},
     // Mixtral 8x7B: HF Mixtral-8x7B-v0.1 config.json (8 experts, top-2, GQA 8).
     {"mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, Activation::swiglu, 8, 2, true, true, 0.0, 0},
+    // DeepSeekMoE 16B (Dai et al. 2024, arXiv:2401.06066; HF deepseek-ai/deepseek-moe-16b-base
+    // config.json): 28 layers, hidden 2048, 16 heads (MHA), vocabulary 102400, untied; 64 routed experts
+    // of width 1408, top-6, 2 shared experts (2 x 1408), the first layer dense (first_k_dense_replace 1,
+    // intermediate_size 10944). 16.4B parameters, 2.8B per token.
+    {"deepseek-moe-16b", 28, 2048, 16, 16, 10944, 102400, Activation::swiglu, 64, 6, true, true, 0.0, 0, 1408, 2816, 1},
 }};
 }  // namespace
 
@@ -453,6 +480,12 @@ std::optional<ModelConfig> find_preset(std::string_view name) {
     m.attention_dropout = r.dropout;
     m.hidden_dropout = r.dropout;
     m.max_position_embeddings = r.positions;
+    m.moe_ffn_hidden_size = r.moe_ffn;
+    m.moe_shared_expert_intermediate_size = r.shared;
+    if (r.first_dense > 0) {
+      m.moe_layer_pattern.assign(static_cast<std::size_t>(r.layers), true);
+      for (std::int64_t l = 0; l < r.first_dense; ++l) m.moe_layer_pattern[static_cast<std::size_t>(l)] = false;
+    }
     return m;
   }
   return std::nullopt;
@@ -464,11 +497,12 @@ std::vector<std::string> preset_names() {
   return out;
 }
 
-double parameters_per_layer(const ModelConfig& m) {
+double parameters_per_layer(const ModelConfig& m, bool moe_layer) {
   const double h = d(m.hidden_size);
   double mlp = 0;
-  if (m.num_moe_experts > 0) {
-    mlp = d(m.num_moe_experts) * mlp_matrices(m) * h * d(expert_ffn(m)) + h * d(m.num_moe_experts);
+  if (m.num_moe_experts > 0 && moe_layer) {
+    mlp = d(m.num_moe_experts) * mlp_matrices(m) * h * d(expert_ffn(m)) + h * d(m.num_moe_experts) +
+          mlp_matrices(m) * h * d(m.moe_shared_expert_intermediate_size);
   } else {
     mlp = mlp_matrices(m) * h * d(m.ffn_hidden_size);
   }
@@ -484,12 +518,23 @@ double embedding_parameters(const ModelConfig& m) {
 double final_norm_parameters(const ModelConfig& m) { return norm_params(m); }
 
 double parameter_count(const ModelConfig& m) {
-  return d(m.num_layers) * parameters_per_layer(m) + embedding_parameters(m) + final_norm_parameters(m);
+  double layers = 0;
+  for (std::int64_t l = 0; l < m.num_layers; ++l) layers += parameters_per_layer(m, is_moe_layer(m, l));
+  return layers + embedding_parameters(m) + final_norm_parameters(m);
 }
 
 std::int64_t padded_vocab_size(const ModelConfig& m, int tp) {
   const std::int64_t multiple = 128 * static_cast<std::int64_t>(tp);
   return (m.vocab_size + multiple - 1) / multiple * multiple;
+}
+
+bool is_moe_layer(const ModelConfig& m, std::int64_t layer) {
+  if (m.num_moe_experts <= 0) return false;
+  if (!m.moe_layer_pattern.empty()) {
+    CS_MODELS_CHECK(layer >= 0 && layer < static_cast<std::int64_t>(m.moe_layer_pattern.size()));
+    return m.moe_layer_pattern[static_cast<std::size_t>(layer)];
+  }
+  return m.moe_layer_freq <= 1 || layer % m.moe_layer_freq == 0;  // Megatron: 0-based, layer % N == 0
 }
 
 bool is_window_attention_layer(const ModelConfig& m, std::int64_t layer) {
@@ -641,8 +686,14 @@ std::vector<std::string> layout_problems(const ModelConfig& m, const TrainingCon
     need(m.num_moe_experts % t.ep == 0, "num_moe_experts must be divisible by expert_model_parallel_size");
     need(t.dp % t.ep == 0, "data_parallel_size must be divisible by expert_model_parallel_size");
     need(expert_ffn(m) % t.tp == 0, "moe_ffn_hidden_size must be divisible by tensor_model_parallel_size");
+    need(m.moe_shared_expert_intermediate_size % t.tp == 0,
+         "moe_shared_expert_intermediate_size must be divisible by tensor_model_parallel_size");
+    need(m.moe_layer_freq >= 1, "moe_layer_freq must be at least 1");
+    need(m.moe_layer_pattern.empty() || static_cast<std::int64_t>(m.moe_layer_pattern.size()) == m.num_layers,
+         "moe_layer_freq as a list needs one entry per layer (num_layers)");
   } else {
     need(t.ep == 1, "expert_model_parallel_size > 1 needs num_moe_experts > 0");
+    need(m.moe_shared_expert_intermediate_size == 0, "moe_shared_expert_intermediate_size needs num_moe_experts > 0");
   }
   return p;
 }
@@ -661,11 +712,13 @@ std::vector<std::string> layout_problems(const ModelConfig& m, const TrainingCon
 double model_flops_per_step(const ModelConfig& m, const TrainingConfig& t) {
   const double s = d(t.seq_length);
   const double ad = d(m.query_projection_size());
-  const double gemm_params = attention_gemm_params(m) + mlp_params_per_token(m);
+  double gemm_params = 0;     // sum over layers of the GEMM parameters one token passes
   double attention_keys = 0;  // sum over layers of the keys one query sees
-  for (std::int64_t l = 0; l < m.num_layers; ++l)
+  for (std::int64_t l = 0; l < m.num_layers; ++l) {
+    gemm_params += attention_gemm_params(m) + mlp_params_per_token(m, is_moe_layer(m, l));
     attention_keys += is_window_attention_layer(m, l) ? d(window_keys(m, t)) : s;
-  const double layers_fwd = d(m.num_layers) * 2.0 * gemm_params + 4.0 * attention_keys * ad;
+  }
+  const double layers_fwd = 2.0 * gemm_params + 4.0 * attention_keys * ad;
   const double head_fwd = 2.0 * d(m.hidden_size) * d(m.vocab_size);
   return d(t.global_batch_size) * s * (3.0 * layers_fwd + 3.0 * head_fwd);
 }
@@ -712,8 +765,9 @@ std::string_view to_string(PositionEmbedding p) {
   return "?";
 }
 
-LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bool window_attention) {
+LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bool window_attention, bool moe_layer) {
   check_layout(m, t);
+  const bool moe = m.num_moe_experts > 0 && moe_layer;
   const bool window = window_attention && m.window_size > 0;
   const Dims x = dims(m, t);
   const AttentionShape as = attention_shape(m, t, x, window);
@@ -749,9 +803,9 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
   std::vector<Op> mlp_again;  // recompute_modules "mlp" (dense MLPs): the MLP forward, re-run in backward
   {
     std::vector<Op> mlp_fwd;
-    mlp_ops(m, t, x, mlp_fwd, mlp_bwd);
+    mlp_ops(m, t, x, moe, mlp_fwd, mlp_bwd);
     const bool selective = t.recompute == Recompute::selective;
-    if (selective && t.recompute_modules.mlp && m.num_moe_experts == 0)
+    if (selective && t.recompute_modules.mlp && !moe)
       for (const auto& op : mlp_fwd) {
         Op again = op;
         again.name = "recompute_" + op.name;

@@ -101,6 +101,15 @@ struct ModelConfig {
   // Unset: learned_absolute with a position table (max_position_embeddings > 0), else rope for SwiGLU
   // models (every Llama-style preset) and learned_absolute for the others (GPT-style).
   std::optional<PositionEmbedding> position_embedding_type;
+  // DeepSeek-style fine-grained MoE (Dai et al. 2024, DeepSeekMoE): shared experts every token passes
+  // through beside its routed ones -- Megatron's moe_shared_expert_intermediate_size, the width of all
+  // of them together (0: none); and dense layers among the MoE ones -- Megatron's moe_layer_freq, an
+  // integer N (0-based layer l is MoE when l % N == 0; 1: every layer) or its list form, one entry per
+  // layer (true: MoE), which wins when non-empty (DeepSeek's first_k_dense_replace = 1 is [0, 1, 1, ...]).
+  // A dense layer's MLP is ffn_hidden_size wide.
+  std::int64_t moe_shared_expert_intermediate_size = 0;
+  std::int64_t moe_layer_freq = 1;
+  std::vector<bool> moe_layer_pattern;
   std::int64_t head_dim() const { return kv_channels > 0 ? kv_channels : hidden_size / num_attention_heads; }
   std::int64_t query_projection_size() const { return num_attention_heads * head_dim(); }  // Megatron's a d
 };
@@ -111,11 +120,13 @@ std::string_view to_string(PositionEmbedding p);  // "rope", "learned_absolute",
 
 // Whether transformer layer `layer` (0-based) uses the sliding window.
 bool is_window_attention_layer(const ModelConfig& m, std::int64_t layer);
+// Whether transformer layer `layer` (0-based) has the MoE MLP (false for every layer of a dense model).
+bool is_moe_layer(const ModelConfig& m, std::int64_t layer);
 
 // Norm type follows the activation, as in every preset: GeLU models use LayerNorm (weight + bias, 2h
 // parameters), SwiGLU models RMSNorm (weight only, h parameters).
 // Presets: gpt3-175b, llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, llama3-405b, bert-large,
-// mixtral-8x7b (architectures from the published configs; source beside each).
+// mixtral-8x7b, deepseek-moe-16b (architectures from the published configs; source beside each).
 std::optional<ModelConfig> find_preset(std::string_view name);
 std::vector<std::string> preset_names();
 
@@ -159,10 +170,13 @@ struct TrainingConfig {
 
 // Parameter counts (whole model, unsharded).
 double parameter_count(const ModelConfig& m);
-double parameters_per_layer(const ModelConfig& m);
+// One transformer layer: with `moe_layer` the MoE MLP (routed experts, router, shared experts), else
+// the dense one (ffn_hidden_size); a dense model's layers are dense either way.
+double parameters_per_layer(const ModelConfig& m, bool moe_layer = true);
 double embedding_parameters(const ModelConfig& m);  // input embedding + untied LM head
 double final_norm_parameters(const ModelConfig& m);  // the norm before the LM head
-// parameter_count = num_layers * parameters_per_layer + embedding_parameters + final_norm_parameters.
+// parameter_count = the layers' parameters_per_layer (MoE or dense, is_moe_layer) + embedding_parameters
+// + final_norm_parameters.
 
 // Megatron pads the vocabulary to a multiple of 128 * tp (--make-vocab-size-divisible-by 128) so that the
 // vocab-parallel embedding and LM head split evenly. The op lists and the memory model use the padded
@@ -197,7 +211,10 @@ struct LayerOps {
 };
 
 // `window_attention`: the layer's attention is the sliding window (model.window_size > 0).
-LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bool window_attention = false);
+// `moe_layer`: the layer's MLP is the MoE one when the model has experts (false: a dense layer of an MoE
+// model, moe_layer_freq).
+LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bool window_attention = false,
+                               bool moe_layer = true);
 LayerOps embedding_ops(const ModelConfig& m, const TrainingConfig& t);  // first stage
 LayerOps lm_head_ops(const ModelConfig& m, const TrainingConfig& t);    // last stage: logits + loss
 // The optimizer step over `params_on_rank` parameters (fused Adam, fp32 master weights and moments).

@@ -345,18 +345,32 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
       errors.add("model.window_size", "expected an integer >= 0 or Megatron's pair [w, 0] (a causal window), got " + w->dump());
     }
   }
+  // Megatron's per-layer frequency knobs: an integer N >= 1, or a list of 0/1 (or booleans), one per layer.
+  const auto layer_freq = [](const json& f, std::int64_t& freq, std::vector<bool>& pattern) {
+    if (f.is_number_integer() && f.get<std::int64_t>() >= 1) {
+      freq = f.get<std::int64_t>();
+      return true;
+    }
+    const auto bit = [](const json& x) { return x.is_boolean() || (x.is_number_integer() && (x == 0 || x == 1)); };
+    if (!f.is_array() || f.empty() || !std::all_of(f.begin(), f.end(), bit)) return false;
+    for (const json& x : f) pattern.push_back(x.is_boolean() ? x.get<bool>() : x.get<int>() == 1);
+    return true;
+  };
   if (const json* f = r.raw("window_attn_skip_freq")) {
-    if (f->is_number_integer() && f->get<std::int64_t>() >= 1) {
-      m.window_attn_skip_freq = f->get<std::int64_t>();
-    } else if (f->is_array() && !f->empty() &&
-               std::all_of(f->begin(), f->end(), [](const json& x) { return x.is_boolean() || (x.is_number_integer() && (x == 0 || x == 1)); })) {
-      for (const json& x : *f) m.window_attn_pattern.push_back(x.is_boolean() ? x.get<bool>() : x.get<int>() == 1);
-    } else {
+    if (!layer_freq(*f, m.window_attn_skip_freq, m.window_attn_pattern)) {
       errors.add("model.window_attn_skip_freq",
                  "expected an integer >= 1 (every N-th layer full attention) or a list of 0/1, one per layer (1: windowed), got " + f->dump());
     }
     if (m.window_size == 0 && !r.raw("window_size"))
       errors.add("model.window_attn_skip_freq", "needs model.window_size (the sliding window it applies to)");
+  }
+  set_int("moe_shared_expert_intermediate_size", m.moe_shared_expert_intermediate_size, 0, false);
+  if (const json* f = r.raw("moe_layer_freq")) {
+    m.moe_layer_pattern.clear();  // the scenario's knob replaces a preset's
+    m.moe_layer_freq = 1;
+    if (!layer_freq(*f, m.moe_layer_freq, m.moe_layer_pattern))
+      errors.add("model.moe_layer_freq",
+                 "expected an integer >= 1 (every N-th layer MoE) or a list of 0/1, one per layer (1: MoE), got " + f->dump());
   }
   if (auto a = r.choice("activation", {"gelu", "swiglu"})) m.activation = *a == "swiglu" ? models::Activation::swiglu : models::Activation::gelu;
   if (auto c = r.boolean("causal")) m.causal = *c;
@@ -388,6 +402,19 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
   if (!m.window_attn_pattern.empty() && m.num_layers > 0 && static_cast<std::int64_t>(m.window_attn_pattern.size()) != m.num_layers)
     errors.add("model.window_attn_skip_freq", "the list has " + std::to_string(m.window_attn_pattern.size()) +
                                                   " entries, expected one per layer (model.num_layers " + std::to_string(m.num_layers) + ")");
+  if (!r.raw("moe_layer_freq") && !m.moe_layer_pattern.empty() && m.num_layers > 0) {
+    // A preset's pattern (DeepSeek's leading dense layers) under another num_layers: the same leading
+    // dense layers, the rest MoE.
+    const auto dense = std::find(m.moe_layer_pattern.begin(), m.moe_layer_pattern.end(), true) - m.moe_layer_pattern.begin();
+    m.moe_layer_pattern.assign(static_cast<std::size_t>(m.num_layers), true);
+    for (std::int64_t l = 0; l < std::min<std::int64_t>(dense, m.num_layers); ++l) m.moe_layer_pattern[static_cast<std::size_t>(l)] = false;
+  }
+  if (!m.moe_layer_pattern.empty() && m.num_layers > 0 && static_cast<std::int64_t>(m.moe_layer_pattern.size()) != m.num_layers)
+    errors.add("model.moe_layer_freq", "the list has " + std::to_string(m.moe_layer_pattern.size()) +
+                                           " entries, expected one per layer (model.num_layers " + std::to_string(m.num_layers) + ")");
+  if (m.num_moe_experts == 0 && (m.moe_shared_expert_intermediate_size > 0 || r.raw("moe_layer_freq")))
+    errors.add(m.moe_shared_expert_intermediate_size > 0 ? "model.moe_shared_expert_intermediate_size" : "model.moe_layer_freq",
+               "needs a mixture-of-experts model (model.num_moe_experts > 0)");
   if (m.window_size > 0 && !m.causal)
     errors.add("model.window_size", "a sliding window needs a causal model (model.causal true)");
   if (m.num_query_groups > 0 && m.num_attention_heads % m.num_query_groups != 0)

@@ -28,6 +28,15 @@ namespace {
 constexpr double kGradBytes = 2.0;
 constexpr double kParamBytes = 2.0;
 
+// An MoE model with dense layers among its MoE ones (moe_layer_freq); a dense model's layers are built
+// by the one op list either way.
+bool has_dense_layers(const models::ModelConfig& m) {
+  if (m.num_moe_experts <= 0) return false;
+  for (std::int64_t l = 0; l < m.num_layers; ++l)
+    if (!models::is_moe_layer(m, l)) return true;
+  return false;
+}
+
 Category category_of(ProcessGroup g) {
   switch (g) {
     case ProcessGroup::tp: return Category::tp_comm;
@@ -74,6 +83,10 @@ class Builder {
         layout_(t_.tp, t_.cp, t_.dp, t_.pp, t_.ep, t_.zero_stage >= 3 ? t_.fsdp_shard_size : 0),
         layer_(models::transformer_layer_ops(s.model, t_)),
         window_layer_(s.model.window_size > 0 ? models::transformer_layer_ops(s.model, t_, true) : models::LayerOps{}),
+        dense_layer_(has_dense_layers(s.model) ? models::transformer_layer_ops(s.model, t_, false, false) : models::LayerOps{}),
+        dense_window_layer_(has_dense_layers(s.model) && s.model.window_size > 0
+                                ? models::transformer_layer_ops(s.model, t_, true, false)
+                                : models::LayerOps{}),
         embedding_(models::embedding_ops(s.model, t_)),
         head_(models::lm_head_ops(s.model, t_)) {
     CS_CHECK(gpus_.empty() || static_cast<int>(gpus_.size()) == layout_.world_size());
@@ -392,13 +405,15 @@ class Builder {
     const double emb_params = first ? word + static_cast<double>(s_.model.max_position_embeddings) * h : 0;
     const double head_params =
         last ? models::final_norm_parameters(s_.model) + (s_.model.untie_embeddings || p > 1 ? word : 0) : 0;
-    // The pipeline split (models::layers_in_chunk): chunks may hold different numbers of layers.
-    const double layers_here = static_cast<double>(models::layers_on_stage(s_.model, t_, stage));
-    // With a single expert-parallel rank the experts reduce with the dense parameters.
+    // The pipeline split (models::layers_in_chunk): chunks may hold different numbers of layers, and
+    // an MoE model's layers may be MoE or dense (moe_layer_freq). With a single expert-parallel rank
+    // the experts reduce with the dense parameters.
     const bool separate_experts = t_.ep > 1 && rp.expert > 0;
-    const double layer_dense =
-        layers_here > 0 ? (rp.dense - emb_params - head_params + (separate_experts ? 0 : rp.expert)) / layers_here : 0;
-    const double layer_expert = separate_experts && layers_here > 0 ? rp.expert / layers_here : 0;
+    auto layer_params = [&](bool moe) {
+      const models::RankParameters lp = models::layer_parameters_on_rank(s_.model, t_, moe);
+      return separate_experts ? lp : models::RankParameters{lp.dense + lp.expert, 0};
+    };
+    const models::RankParameters moe_layer_params = layer_params(true), dense_layer_params = layer_params(false);
     std::vector<std::vector<Unit>> chunk_units(static_cast<std::size_t>(v));
     for (int c = 0; c < v; ++c) {
       auto& units = chunk_units[static_cast<std::size_t>(c)];
@@ -406,7 +421,10 @@ class Builder {
       const std::int64_t first_layer = models::first_layer_of_chunk(s_.model, t_, stage, c);
       for (std::int64_t l = 0; l < models::layers_in_chunk(s_.model, t_, stage, c); ++l) {
         const bool window = models::is_window_attention_layer(s_.model, first_layer + l);
-        units.push_back({window ? &window_layer_ : &layer_, layer_dense, layer_expert});
+        const bool moe = !has_dense_layers(s_.model) || models::is_moe_layer(s_.model, first_layer + l);
+        const models::LayerOps* ops = moe ? (window ? &window_layer_ : &layer_) : (window ? &dense_window_layer_ : &dense_layer_);
+        const models::RankParameters& lp = moe ? moe_layer_params : dense_layer_params;
+        units.push_back({ops, lp.dense, lp.expert});
       }
       if (last && c == v - 1) units.push_back({&head_, head_params, 0});
     }
@@ -560,7 +578,8 @@ class Builder {
   const std::vector<int>& gpus_;  // GPU of each rank; empty: rank r on GPU r
   const models::TrainingConfig& t_;
   Layout layout_;
-  models::LayerOps layer_, window_layer_, embedding_, head_;  // window_layer_: sliding-window attention
+  // window_: sliding-window attention; dense_: the dense layers of an MoE model (moe_layer_freq).
+  models::LayerOps layer_, window_layer_, dense_layer_, dense_window_layer_, embedding_, head_;
   TaskGraph* g_ = nullptr;
   std::vector<double>* flops_ = nullptr;
   std::map<std::tuple<int, std::uint32_t, int>, std::vector<std::uint32_t>> collectives_;

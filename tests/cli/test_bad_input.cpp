@@ -632,6 +632,33 @@ TEST_CASE("unfused attention has no ring attention: context parallelism is refus
   CHECK(r.err.find("context_parallel_size") != std::string::npos);
 }
 
+TEST_CASE("moe_layer_freq is an integer of at least 1 or a 0/1 list with one entry per layer", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json("deepseek-moe-16b-h100x32.json");
+  SECTION("zero") {
+    doc["model"]["moe_layer_freq"] = 0;
+    check_single_error(run_doc(dir, doc, file), file, "model.moe_layer_freq", {"integer >= 1", "got 0"});
+  }
+  SECTION("a list of other numbers") {
+    doc["model"]["moe_layer_freq"] = json::array({0, 2});
+    check_single_error(run_doc(dir, doc, file), file, "model.moe_layer_freq", {"list of 0/1", "[0,2]"});
+  }
+  SECTION("a list of the wrong length") {
+    doc["model"]["moe_layer_freq"] = json::array({0, 1, 1});
+    check_single_error(run_doc(dir, doc, file), file, "model.moe_layer_freq", {"3 entries", "num_layers 28"});
+  }
+}
+
+TEST_CASE("shared experts need a mixture-of-experts model", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);
+  doc["model"]["moe_shared_expert_intermediate_size"] = 2816;
+  check_single_error(run_doc(dir, doc, file), file, "model.moe_shared_expert_intermediate_size",
+                     {"mixture-of-experts", "num_moe_experts"});
+}
+
 TEST_CASE("tp_comm_overlap must be a boolean", "[cli]") {
   TempDir dir;
   fs::path file;

@@ -239,3 +239,32 @@ TEST_CASE("memory: an uneven pipeline split gives each stage its own layers", "[
     CHECK(memory_per_gpu(m, t, 3).activations_bytes == Approx(130 * act).epsilon(1e-12));
   }
 }
+
+TEST_CASE("memory: DeepSeekMoE 16B, its dense layer and shared experts, on EP 8", "[models]") {
+  // TP 1, EP 8 of DP 8: every rank holds the dense parameters whole and 64 / 8 = 8 experts per MoE layer.
+  //   dense:  attention 16,777,216 + norms 4,096 per layer x 28; layer 0's MLP 67,239,936; per MoE
+  //           layer the router 131,072 and the shared experts 17,301,504 (x 27); embeddings 419,430,400
+  //           and the final norm 2,048 (pp = 1)
+  //   expert: 27 x 8 x 3 x 2048 x 1408 = 1,868,562,432
+  const ModelConfig m = preset("deepseek-moe-16b");
+  TrainingConfig t = layout(4096, 1, 1, 8, 8);
+  t.ep = 8;
+  const RankParameters p = parameters_on_rank(m, t, 0);
+  const double dense = 28 * (16777216.0 + 4096) + 67239936.0 + 27 * (131072.0 + 17301504.0) + 419430400.0 + 2048;
+  CHECK(p.dense == dense);
+  CHECK(p.expert == 27 * 8 * 3 * 2048.0 * 1408);
+  CHECK(p.total() == Approx(parameter_count(m) - 27 * 56 * 3 * 2048.0 * 1408).epsilon(1e-12));
+  // Activations (no recompute, T = 4096 tokens, no dropout): an MoE layer stores what a dense one does
+  // but for the MLP: the dense FC1 output 2 x 10944 and FC2 input 10944 wide (2 B each) against the
+  // router's fp32 probabilities (4 E), the k permuted copies in and out (2 x 2 k h), the experts' FC1
+  // outputs (2 k 2816) and FC2 inputs (2 k 1408), and the shared experts' (2 x 5632 + 2 x 2816).
+  const double T = 4096, h = 2048, k = 6;
+  const double dense_mlp = T * (2 * 2 * 10944.0 + 2 * 10944.0);
+  const double moe_mlp = T * (4 * 64.0 + 2 * k * h + 2 * k * 2816 + 2 * k * 1408 + 2 * k * h + 2 * 5632.0 + 2 * 2816.0);
+  CHECK(activation_bytes_per_layer(m, t, true) - activation_bytes_per_layer(m, t, false) == Approx(moe_mlp - dense_mlp).epsilon(1e-12));
+  // pp = 1: one micro-batch in flight, so the stage holds one dense and 27 MoE layers' worth.
+  const MemoryBreakdown b = memory_per_gpu(m, t, 0);
+  const double last_stage = 4 * T * h + 4 * T * 102400;  // final norm + head inputs, fp32 logits
+  CHECK(b.activations_bytes == Approx(activation_bytes_per_layer(m, t, false) + 27 * activation_bytes_per_layer(m, t, true) + last_stage)
+                                   .epsilon(1e-12));
+}

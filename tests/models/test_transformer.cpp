@@ -58,7 +58,8 @@ double sum_flops(const std::vector<Op>& ops, OpKind kind) {
 TEST_CASE("presets are found by name, in a fixed order, and unknown names are not", "[models]") {
   const std::vector<std::string> expected{"gpt3-175b",  "llama2-7b",   "llama2-13b",
                                           "llama2-70b", "llama3-8b",   "llama3-70b",
-                                          "llama3-405b", "bert-large", "mixtral-8x7b"};
+                                          "llama3-405b", "bert-large", "mixtral-8x7b",
+                                          "deepseek-moe-16b"};
   CHECK(preset_names() == expected);
   for (const auto& n : expected) {
     auto m = find_preset(n);
@@ -93,6 +94,50 @@ TEST_CASE("parameter counts match the published sizes", "[models]") {
   CHECK(parameter_count(preset("bert-large")) == Approx(340e6).epsilon(0.03));
   CHECK(parameter_count(preset("llama3-8b")) == Approx(8.03e9).epsilon(0.005));
   CHECK(parameter_count(preset("llama3-405b")) == Approx(405.8e9).epsilon(0.005));
+}
+
+TEST_CASE("DeepSeekMoE 16B: a dense first layer, shared and routed experts, by hand", "[models]") {
+  // HF deepseek-ai/deepseek-moe-16b-base: h 2048, 16 heads of 128 (MHA), SwiGLU, 64 routed experts of
+  // 1408, top-6, 2 shared (2816 together), layer 0 dense (10944), vocabulary 102400 untied.
+  //   attention 2048 x (16 + 32) x 128 + 16 x 128 x 2048 = 16,777,216; norms 4,096
+  //   dense layer:  + 3 x 2048 x 10944 = 67,239,936                              -> 84,021,248
+  //   MoE layer:    + 64 x 3 x 2048 x 1408 = 553,648,128, router 2048 x 64 = 131,072,
+  //                 shared 3 x 2048 x 2816 = 17,301,504                          -> 587,862,016
+  //   27 MoE layers 15,872,274,432 + the dense one + embeddings 2 x 102400 x 2048 = 419,430,400
+  //   + final norm 2,048 = 16,375,728,128 (the published 16.4B).
+  const ModelConfig m = preset("deepseek-moe-16b");
+  CHECK_FALSE(is_moe_layer(m, 0));
+  for (std::int64_t l = 1; l < 28; ++l) CHECK(is_moe_layer(m, l));
+  CHECK(parameters_per_layer(m, false) == 84021248.0);
+  CHECK(parameters_per_layer(m, true) == 587862016.0);
+  CHECK(parameter_count(m) == 16375728128.0);
+  // Per token (model FLOPs 6 N_active s-independent part): 28 attention blocks 469,762,048, the dense
+  // MLP 67,239,936, 27 x (6 x 8,650,752 + 131,072 + 17,301,504) = 1,872,101,376 routed + shared +
+  // router, and the LM head 209,715,200: 2.62e9 GEMM parameters a token passes (the 2.8B "activated"
+  // of the paper counts the input embedding too).
+  TrainingConfig t = training(4096, 1);
+  const double per_token_params = 469762048.0 + 67239936.0 + 1872101376.0 + 209715200.0;
+  const double attention = 4.0 * 28 * 4096 * 2048;  // 4 s a d per layer, causal counted in full
+  CHECK(model_flops_per_step(m, t) == Approx(4096.0 * (6.0 * per_token_params + 3.0 * attention)).epsilon(1e-12));
+
+  // Layer ops: layer 0 is a dense MLP, the others route (EP 1 here: no all-to-all) and run the shared
+  // experts beside, with their backward before the unpermutation's.
+  const LayerOps dense = transformer_layer_ops(m, t, false, false);
+  CHECK(find_op(dense.forward, "fc1").gemm.n == 2 * 10944);
+  CHECK_FALSE(has_op(dense.forward, "router"));
+  const LayerOps moe = transformer_layer_ops(m, t);
+  CHECK(has_op(moe.forward, "router"));
+  CHECK(find_op(moe.forward, "shared_fc1").gemm.n == 2 * 2816);
+  CHECK(find_op(moe.forward, "shared_fc2").gemm.k == 2816);
+  CHECK(find_op(moe.forward, "fc1.e0").gemm.n == 2 * 1408);
+  CHECK(has_op(moe.forward, "fc1.e63"));  // all 64 experts on the one rank
+  CHECK(find_op(moe.forward, "fc1.e0").gemm.m == 4096 * 6 / 64);  // balanced: T k / E tokens each
+  const auto at = [&](const std::string& name) {
+    return std::find_if(moe.backward.begin(), moe.backward.end(), [&](const Op& o) { return o.name == name; }) - moe.backward.begin();
+  };
+  CHECK(at("shared_fc2_dgrad") < at("shared_fc1_wgrad"));
+  CHECK(at("shared_fc1_wgrad") < at("unpermute_bwd"));
+  CHECK(at("fc1.e63_wgrad") < at("router_wgrad"));
 }
 
 TEST_CASE("model FLOPs: GPT-3 matches Megatron's closed form", "[models]") {
