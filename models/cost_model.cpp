@@ -20,6 +20,7 @@ CostReport compute_cost(const CostInputs& in) {
   CS_MODELS_CHECK(in.gpu_tdp_w >= 0);
   CS_MODELS_CHECK(in.gpu_busy_fraction >= 0 && in.gpu_busy_fraction <= 1);
   CS_MODELS_CHECK(in.pue >= 1);
+  CS_MODELS_CHECK(in.num_nodes >= 0 && in.node_overhead_w >= 0 && in.usd_per_kwh >= 0);
 
   CostReport r;
   const double gpus = in.num_gpus;
@@ -29,10 +30,15 @@ CostReport compute_cost(const CostInputs& in) {
     r.steps_to_train = in.tokens_to_train / in.tokens_per_step;
     r.days_to_train = r.steps_to_train * in.step_time_s / kSecondsPerDay;
     r.usd_to_train = r.steps_to_train * r.usd_per_step;
+    r.gpu_hours_to_train = r.steps_to_train * in.step_time_s / kSecondsPerHour * gpus;
   }
-  const double power_w =
+  const double gpu_power_w =
       in.gpu_tdp_w * (in.gpu_busy_fraction + (1.0 - in.gpu_busy_fraction) * kIdlePowerFraction);
-  r.energy_kwh_per_step = gpus * power_w * in.step_time_s * in.pue / kJoulesPerKwh;
+  const double power_w = gpus * gpu_power_w + in.num_nodes * in.node_overhead_w;
+  r.energy_kwh_per_step = power_w * in.step_time_s * in.pue / kJoulesPerKwh;
+  r.energy_kwh_to_train = r.steps_to_train * r.energy_kwh_per_step;
+  r.energy_usd_per_step = r.energy_kwh_per_step * in.usd_per_kwh;
+  r.energy_usd_to_train = r.energy_kwh_to_train * in.usd_per_kwh;
   return r;
 }
 

@@ -36,14 +36,16 @@ std::vector<GpuSpec> make_catalog() {
   // https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf),
   // SXM column: FP32 19.5, TF32 156 (312*), BF16 312 (624*), no FP8; 40GB HBM2 1,555 GB/s; 400 W;
   // NVLink 600 GB/s. 108 SMs: NVIDIA A100 Tensor Core GPU Architecture whitepaper. Price: Lambda ~$1.29.
-  c.push_back({"A100-40GB", 19.5, 156, 312, 0, 40, 1.555, 400, 600, 108, 1.29, 1.0, 0.859});
+  // Host power: DGX A100 datasheet, 6.5 kW max system power: (6500 - 8 x 400) / 8 = 412.5 W per GPU.
+  c.push_back({"A100-40GB", 19.5, 156, 312, 0, 40, 1.555, 400, 600, 108, 1.29, 1.0, 0.859, 412.5});
   // Same datasheet, A100 80GB SXM column: 80GB HBM2e, 2,039 GB/s; otherwise as above. Price: Lambda ~$1.79.
-  c.push_back({"A100-80GB", 19.5, 156, 312, 0, 80, 2.039, 400, 600, 108, 1.79, 1.0, 0.859});
+  c.push_back({"A100-80GB", 19.5, 156, 312, 0, 80, 2.039, 400, 600, 108, 1.79, 1.0, 0.859, 412.5});
   // NVIDIA H100 Tensor Core GPU datasheet (https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet),
   // H100 SXM column: FP32 67, TF32 989*, BF16 1,979*, FP8 3,958* (dense 494.5 / 989 / 1,979);
   // 80GB HBM3 3.35 TB/s; up to 700 W; NVLink 900 GB/s. 132 SMs: NVIDIA H100 whitepaper (GH100, SXM5).
   // Price: Lambda ~$2.99.
-  c.push_back({"H100-SXM", 67, 494.5, 989, 1979, 80, 3.35, 700, 900, 132, 2.99, 2.0 / 3.0, 0.803});
+  // Host power: DGX H100 datasheet, ~10.2 kW max: (10200 - 8 x 700) / 8 = 575 W per GPU.
+  c.push_back({"H100-SXM", 67, 494.5, 989, 1979, 80, 3.35, 700, 900, 132, 2.99, 2.0 / 3.0, 0.803, 575});
   // Same datasheet, H100 PCIe column: FP32 51, TF32 756*, BF16 1,513*, FP8 3,026* (dense 378 / 756 /
   // 1,513); 80GB HBM2e 2.0 TB/s; 300-350 W (350 stored). NVLink: the PCIe card only pairs two GPUs
   // through a 600 GB/s NVLink bridge; there is no NVLink fabric across the node, so 0 is stored and the
@@ -53,13 +55,15 @@ std::vector<GpuSpec> make_catalog() {
   // H200 SXM column: FP32 67, TF32 989*, BF16 1,979*, FP8 3,958* (dense 494.5 / 989 / 1,979); 141GB HBM3e
   // 4.8 TB/s; up to 700 W; NVLink 900 GB/s. 132 SMs (GH100 as H100 SXM; the reference calibration file
   // shared/calibration/h200-reference.json records sm_count 132). Price: ~$3.79 (Lambda/RunPod class).
-  c.push_back({"H200", 67, 494.5, 989, 1979, 141, 4.8, 700, 900, 132, 3.79, 2.0 / 3.0, 0.803});
+  // Host power: DGX H200 datasheet, ~10.2 kW max, as the DGX H100: 575 W per GPU.
+  c.push_back({"H200", 67, 494.5, 989, 1979, 141, 4.8, 700, 900, 132, 3.79, 2.0 / 3.0, 0.803, 575});
   // NVIDIA DGX B200 / HGX B200 datasheets (https://resources.nvidia.com/en-us-dgx-systems/dgx-b200-datasheet,
   // https://www.nvidia.com/en-us/data-center/hgx/), per GPU = system / 8: FP32 75 (600/8), TF32 18 PF*
   // -> 1,125 dense, BF16 36 PF* -> 2,250 dense, FP8 72 PF* -> 4,500 dense; 1,440 GB HBM3e -> 180 GB,
   // 64 TB/s -> 8 TB/s; 1,000 W per GPU; NVLink 5 1.8 TB/s. 148 SMs (two dies of the GB100, as reported in
   // NVIDIA's Blackwell architecture technical brief). Price: ~$5.99.
-  c.push_back({"B200", 75, 1125, 2250, 4500, 180, 8.0, 1000, 1800, 148, 5.99, 2.0 / 3.0, 0.776});
+  // Host power: DGX B200 datasheet, ~14.3 kW max: (14300 - 8 x 1000) / 8 = 787.5 W per GPU.
+  c.push_back({"B200", 75, 1125, 2250, 4500, 180, 8.0, 1000, 1800, 148, 5.99, 2.0 / 3.0, 0.776, 787.5});
   // AMD Instinct MI300X accelerator data sheet (https://www.amd.com/content/dam/amd/en/documents/instinct-tech-docs/data-sheets/amd-instinct-mi300x-data-sheet.pdf):
   // FP32 vector 81.7, TF32 653.7, FP16/BF16 1,307.4, FP8 2,614.9 (dense; AMD prints sparse separately);
   // 192 GB HBM3 5.3 TB/s; 750 W; 304 CUs; Infinity Fabric: 7 links x 128 GB/s = 896 GB/s aggregate

@@ -33,6 +33,10 @@ struct GpuSpec {
   // reaches: clocks under load, power and the instruction mix limit it, not the datasheet). 0: unknown.
   // Carries a GEMM table measured on one GPU to another (compute_model.hpp).
   double matmul_ceiling_fraction = 0.0;
+  // The host's power per GPU in the vendor's 8-GPU reference server (CPUs, memory, NICs, NVSwitches, fans):
+  // (system max power - 8 x TDP) / 8 from the DGX datasheets. An upper bound (the datasheet maximum);
+  // 0: unknown (give cluster.node_overhead_w).
+  double host_power_w_per_gpu = 0.0;
 
   // Peak for a math format; fp8 falls back to bf16 on GPUs without fp8 tensor cores.
   double peak_tflops(Dtype d) const;

@@ -28,9 +28,8 @@ constexpr double kNcclBuffersBytes = 256.0 * kMiB;
 // Megatron's DDP bucket: max(40M, 1M * dp) parameters; with ZeRO-2/3 one bucket of unsharded grads
 // exists while it is reduce-scattered.
 constexpr double kBucketParams = 40e6;
-// CUDA context + framework (PyTorch caching allocator, kernels' modules) and allocator fragmentation.
-constexpr double kContextBytes = 1.0 * kGiB;
-constexpr double kFragmentation = 0.05;
+// CUDA context + framework (PyTorch caching allocator, kernels' modules) and allocator fragmentation:
+// TrainingConfig::memory_reserve_gib (1 GiB by default) and allocator_fragmentation (5%).
 
 double norm_params(const ModelConfig& m) {
   return m.activation == Activation::gelu ? 2.0 * d(m.hidden_size) : d(m.hidden_size);
@@ -272,7 +271,7 @@ MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, in
 
   const double dynamic = b.weights_bytes + b.grads_bytes + b.optimizer_bytes + b.activations_bytes +
                          b.buffers_bytes;
-  b.reserved_bytes = kContextBytes + kFragmentation * dynamic;
+  b.reserved_bytes = t.memory_reserve_gib * kGiB + t.allocator_fragmentation * dynamic;
   return b;
 }
 

@@ -153,6 +153,11 @@ struct TrainingConfig {
   // the GEMM's own chunks (sim/step_builder.hpp).
   bool tp_comm_overlap = false;
   double tokens_to_train = 0;  // 0: not asked
+  // Memory the framework keeps beyond the tensors it allocates (memory_model.cpp): a fixed reserve (CUDA
+  // context, the framework's kernels and handles) and the caching allocator's fragmentation, a fraction
+  // of everything else.
+  double memory_reserve_gib = 1.0;
+  double allocator_fragmentation = 0.05;
   PipelineSchedule pipeline_schedule = PipelineSchedule::one_f_one_b;  // interleaved is implied by vp > 1
   // Uneven pipeline split (Megatron-Core's get_num_layers_to_build). With account_for_embedding /
   // account_for_loss the embedding / the loss count as one layer each: (L + e + l) / (p v) layers per

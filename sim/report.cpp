@@ -96,7 +96,9 @@ json to_json(const Report& r) {
       {"cost", {{"price_per_gpu_hour_usd", r.price_per_gpu_hour_usd}, {"usd_per_step", r.cost.usd_per_step},
                 {"usd_per_hour", r.cost.usd_per_hour}, {"tokens_to_train", r.tokens_to_train},
                 {"steps_to_train", r.cost.steps_to_train}, {"days_to_train", r.cost.days_to_train},
-                {"usd_to_train", r.cost.usd_to_train}, {"energy_kwh_per_step", r.cost.energy_kwh_per_step}}},
+                {"usd_to_train", r.cost.usd_to_train}, {"gpu_hours_to_train", r.cost.gpu_hours_to_train},
+                {"energy_kwh_per_step", r.cost.energy_kwh_per_step}, {"energy_kwh_to_train", r.cost.energy_kwh_to_train},
+                {"energy_usd_per_step", r.cost.energy_usd_per_step}, {"energy_usd_to_train", r.cost.energy_usd_to_train}}},
       {"utilization", {{"gpu_busy", r.gpu_busy}, {"links", links}}},
       {"simulator", {{"network", r.network}, {"simulated_ranks", r.simulated_ranks}, {"tasks", r.tasks}, {"events", r.events}}},
   };
@@ -159,7 +161,16 @@ std::string to_text(const Report& r) {
   line("cost", fmt("$%.2f per GPU-hour: ", r.price_per_gpu_hour_usd) + fmt("$%.4f per step, ", r.cost.usd_per_step) + "$" +
                    grouped(r.cost.usd_per_hour) + " per hour");
   if (r.tokens_to_train > 0)
-    line("to train", fmt("%.3g tokens: ", r.tokens_to_train) + fmt("%.1f days, $", r.cost.days_to_train) + grouped(r.cost.usd_to_train));
+    line("to train", fmt("%.3g tokens: ", r.tokens_to_train) + fmt("%.1f days, ", r.cost.days_to_train) +
+                         grouped(r.cost.gpu_hours_to_train) + " GPU-hours, $" + grouped(r.cost.usd_to_train));
+  {
+    const bool whole_run = r.tokens_to_train > 0;
+    std::string energy = whole_run ? grouped(r.cost.energy_kwh_to_train / 1000) + " MWh to train"
+                                   : fmt("%.3f kWh per step", r.cost.energy_kwh_per_step);
+    if (r.cost.energy_usd_per_step > 0)
+      energy += ", $" + (whole_run ? grouped(r.cost.energy_usd_to_train) : fmt("%.4f", r.cost.energy_usd_per_step)) + " of power";
+    line("energy", energy + fmt(" (%.3f kWh a step", r.cost.energy_kwh_per_step) + ")");
+  }
   std::string links;
   for (const auto& l : r.links) links += l.name + fmt(" %.1f%%  ", 100 * l.utilization);
   line("links", links + fmt("(GPU busy %.1f%%)", 100 * r.gpu_busy));

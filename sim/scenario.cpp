@@ -296,6 +296,11 @@ void read_cluster(const json* v, Scenario& s, Errors& errors) {
   }
   if (!inter) s.cluster.nic = *topo::find_net_link("ib-ndr400");  // unused on one node
   s.price_per_gpu_hour_usd = r.number("price_per_gpu_hour", 0, false, false).value_or(s.gpu.price_per_gpu_hour_usd);
+  // Host power per node: the GPU's reference server share (gpu_catalog.hpp) times the GPUs per node.
+  s.node_overhead_w = r.number("node_overhead_w", 0, false, false)
+                          .value_or(s.gpu.host_power_w_per_gpu * static_cast<double>(s.cluster.gpus_per_node));
+  s.pue = r.number("pue", 1, false, false).value_or(1.2);
+  s.usd_per_kwh = r.number("usd_per_kwh", 0, false, false).value_or(0);
   r.finish();
 }
 
@@ -488,6 +493,12 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   t.overlap_param_gather = r.boolean("overlap_param_gather").value_or(true);
   t.tp_comm_overlap = r.boolean("tp_comm_overlap").value_or(false);
   t.tokens_to_train = r.number("tokens_to_train", 0, false, false).value_or(0);
+  t.memory_reserve_gib = r.number("memory_reserve_gib", 0, false, false).value_or(t.memory_reserve_gib);
+  if (auto f = r.number("allocator_fragmentation", 0, false, false)) {
+    if (*f >= 1) errors.add(r.path_of("allocator_fragmentation"), r.raw("allocator_fragmentation")->dump() +
+                                                                    " is out of range (expected a fraction in [0, 1))");
+    else t.allocator_fragmentation = *f;
+  }
   t.account_for_embedding_in_pipeline_split = r.boolean("account_for_embedding_in_pipeline_split").value_or(false);
   t.account_for_loss_in_pipeline_split = r.boolean("account_for_loss_in_pipeline_split").value_or(false);
   t.decoder_first_pipeline_num_layers = r.integer("decoder_first_pipeline_num_layers", 0, false).value_or(-1);

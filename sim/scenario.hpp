@@ -59,6 +59,10 @@ struct Scenario {
   models::GpuSpec gpu;
   topo::ClusterSpec cluster;
   double price_per_gpu_hour_usd = 0;
+  // Energy (models/cost_model.hpp): each node's host power, the data centre's PUE, the price of a kWh.
+  double node_overhead_w = 0;
+  double pue = 1.2;
+  double usd_per_kwh = 0;
   models::ModelConfig model;
   models::TrainingConfig training;
   std::string calibration;  // profile path, resolved against the scenario's folder; empty = default

@@ -105,6 +105,10 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
   ci.tokens_to_train = t.tokens_to_train;
   ci.gpu_tdp_w = s.gpu.tdp_w;
   ci.gpu_busy_fraction = r.gpu_busy;
+  ci.num_nodes = (r.num_gpus + s.cluster.gpus_per_node - 1) / s.cluster.gpus_per_node;
+  ci.node_overhead_w = s.node_overhead_w;
+  ci.pue = s.pue;
+  ci.usd_per_kwh = s.usd_per_kwh;
   r.cost = models::compute_cost(ci);
 
   r.simulated_ranks = ranks;

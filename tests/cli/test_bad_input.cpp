@@ -659,6 +659,38 @@ TEST_CASE("shared experts need a mixture-of-experts model", "[cli]") {
                      {"mixture-of-experts", "num_moe_experts"});
 }
 
+TEST_CASE("energy knobs: PUE at least 1, host power and the price of a kWh not negative", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);
+  SECTION("pue below 1") {
+    doc["cluster"]["pue"] = 0.9;
+    check_single_error(run_doc(dir, doc, file), file, "cluster.pue", {">= 1", "0.9"});
+  }
+  SECTION("negative host power") {
+    doc["cluster"]["node_overhead_w"] = -100;
+    check_single_error(run_doc(dir, doc, file), file, "cluster.node_overhead_w", {">= 0", "-100"});
+  }
+  SECTION("negative price of energy") {
+    doc["cluster"]["usd_per_kwh"] = -0.1;
+    check_single_error(run_doc(dir, doc, file), file, "cluster.usd_per_kwh", {">= 0", "-0.1"});
+  }
+}
+
+TEST_CASE("memory reserve knobs: a non-negative reserve and a fragmentation below 1", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);
+  SECTION("negative reserve") {
+    doc["training"]["memory_reserve_gib"] = -1;
+    check_single_error(run_doc(dir, doc, file), file, "training.memory_reserve_gib", {">= 0", "-1"});
+  }
+  SECTION("fragmentation of 1") {
+    doc["training"]["allocator_fragmentation"] = 1.0;
+    check_single_error(run_doc(dir, doc, file), file, "training.allocator_fragmentation", {"[0, 1)", "1.0"});
+  }
+}
+
 TEST_CASE("tp_comm_overlap must be a boolean", "[cli]") {
   TempDir dir;
   fs::path file;

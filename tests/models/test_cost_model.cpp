@@ -58,3 +58,38 @@ TEST_CASE("cost: an idle GPU draws 30% of TDP", "[models]") {
   CHECK(compute_cost(in).energy_kwh_per_step == Approx(0.3).epsilon(1e-12));
   CHECK(compute_cost(in).usd_per_step == Approx(1.0).epsilon(1e-12));
 }
+
+TEST_CASE("cost: node overhead, PUE, GPU-hours and the price of energy in closed form", "[models]") {
+  // 64 GPUs on 8 nodes, fully busy at 700 W, 4,600 W of host power per node (a DGX H100's 10.2 kW less
+  // its GPUs), PUE 1.3, a 5 s step: (64 x 700 + 8 x 4600) x 5 x 1.3 / 3.6e6 = 81,600 x 6.5 / 3.6e6
+  // = 0.147333 kWh. 1e12 tokens at 1,048,576 tokens a step: 953,674.3 steps; 953,674.3 x 5 s / 3600
+  // x 64 = 84,771.05 GPU-hours; 140,508.6 kWh; at $0.12 / kWh $16,861.
+  CostInputs in;
+  in.step_time_s = 5;
+  in.num_gpus = 64;
+  in.num_nodes = 8;
+  in.price_per_gpu_hour_usd = 2;
+  in.tokens_per_step = 1048576;
+  in.tokens_to_train = 1e12;
+  in.gpu_tdp_w = 700;
+  in.gpu_busy_fraction = 1.0;
+  in.node_overhead_w = 4600;
+  in.pue = 1.3;
+  in.usd_per_kwh = 0.12;
+  const CostReport r = compute_cost(in);
+  const double steps = 1e12 / 1048576;
+  CHECK(r.energy_kwh_per_step == Approx(81600.0 * 5 * 1.3 / 3.6e6).epsilon(1e-12));
+  CHECK(r.gpu_hours_to_train == Approx(steps * 5 / 3600 * 64).epsilon(1e-12));
+  CHECK(r.gpu_hours_to_train == Approx(84771.05).epsilon(1e-6));
+  CHECK(r.energy_kwh_to_train == Approx(steps * r.energy_kwh_per_step).epsilon(1e-12));
+  CHECK(r.energy_usd_per_step == Approx(0.12 * r.energy_kwh_per_step).epsilon(1e-12));
+  CHECK(r.energy_usd_to_train == Approx(0.12 * r.energy_kwh_to_train).epsilon(1e-12));
+  // Energy is not part of the rental price.
+  CHECK(r.usd_per_step == Approx(5.0 / 3600 * 128).epsilon(1e-12));
+  // Unpriced energy costs nothing; the host's power is drawn whatever the GPUs do.
+  in.usd_per_kwh = 0;
+  in.gpu_busy_fraction = 0;
+  const CostReport idle = compute_cost(in);
+  CHECK(idle.energy_usd_per_step == 0);
+  CHECK(idle.energy_kwh_per_step == Approx((64 * 210.0 + 8 * 4600) * 5 * 1.3 / 3.6e6).epsilon(1e-12));
+}

@@ -268,3 +268,18 @@ TEST_CASE("memory: DeepSeekMoE 16B, its dense layer and shared experts, on EP 8"
   CHECK(b.activations_bytes == Approx(activation_bytes_per_layer(m, t, false) + 27 * activation_bytes_per_layer(m, t, true) + last_stage)
                                    .epsilon(1e-12));
 }
+
+TEST_CASE("memory: the framework reserve and the allocator's fragmentation are the scenario's", "[models]") {
+  // reserved = memory_reserve_gib GiB + allocator_fragmentation x (weights + grads + optimizer +
+  // activations + buffers): 1 GiB + 5% by default; 2.5 GiB + 10% when set so.
+  const ModelConfig m = preset("llama2-7b");
+  TrainingConfig t = layout(4096, 1, 1, 8, 8);
+  const MemoryBreakdown base = memory_per_gpu(m, t, 0);
+  const double dynamic = states(base) + base.activations_bytes + base.buffers_bytes;
+  CHECK(base.reserved_bytes == Approx(1.0 * (1 << 30) + 0.05 * dynamic).epsilon(1e-12));
+  t.memory_reserve_gib = 2.5;
+  t.allocator_fragmentation = 0.10;
+  const MemoryBreakdown b = memory_per_gpu(m, t, 0);
+  CHECK(b.reserved_bytes == Approx(2.5 * (1 << 30) + 0.10 * dynamic).epsilon(1e-12));
+  CHECK(b.total_bytes() - base.total_bytes() == Approx(1.5 * (1 << 30) + 0.05 * dynamic).epsilon(1e-12));
+}
