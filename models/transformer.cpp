@@ -232,8 +232,9 @@ Op attention_bwd(std::string name, const AttentionShape& a, bool window) {
 // The fused softmax is one kernel that holds a row in registers (a warp per row, rows up to a few
 // thousand keys) and streams each score in and out once: the traffic of a streaming elementwise kernel,
 // so it takes that curve, not the norm curve of eager PyTorch's multi-kernel norms. Its causal variant
-// skips loading above the diagonal; the full count here is the bound. A batched GEMM is timed as one GEMM of B s_q rows (its tile count is B times the single one's; the
-// compute model's wave quantization sees the same grid), in bf16 whatever the training precision
+// skips loading above the diagonal; the full count here is the bound. A batched GEMM is timed as one
+// GEMM of B s_q rows (its tile count is B times the single one's; the compute model's wave quantization
+// sees the same grid), in bf16 whatever the training precision
 // (Transformer Engine's fp8 covers the linear layers, not these bmm's). GQA's K and V are expanded to
 // the query heads first (Megatron repeats them), a copy ignored here. No ring attention (cp = 1;
 // layout_problems) and no sliding-window saving (the window is a mask over the full scores).
@@ -260,12 +261,12 @@ void unfused_attention_fwd(const std::string& prefix, const UnfusedShape& u, boo
 }
 
 void unfused_attention_bwd(const std::string& prefix, const UnfusedShape& u, bool dropout, std::vector<Op>& out) {
-  out.push_back(bmm(prefix + "_context_dgrad", u.B, u.sq, u.skv, u.dh));  // dP' = dO V^T
-  out.push_back(bmm(prefix + "_context_wgrad", u.B, u.skv, u.dh, u.sq));  // dV = P'^T dO
+  out.push_back(bmm(prefix + "_dp", u.B, u.sq, u.skv, u.dh));  // dP' = dO V^T
+  out.push_back(bmm(prefix + "_dv", u.B, u.skv, u.dh, u.sq));  // dV = P'^T dO
   if (dropout) out.push_back(mem(prefix + "_dropout_bwd", MemOpKind::elementwise, 5.0 * u.scores()));
   out.push_back(mem(prefix + "_softmax_bwd", MemOpKind::elementwise, 6.0 * u.scores()));
-  out.push_back(bmm(prefix + "_scores_dgrad", u.B, u.sq, u.dh, u.skv));  // dQ = dS K
-  out.push_back(bmm(prefix + "_scores_wgrad", u.B, u.skv, u.dh, u.sq));  // dK = dS^T Q
+  out.push_back(bmm(prefix + "_dq", u.B, u.sq, u.dh, u.skv));  // dQ = dS K
+  out.push_back(bmm(prefix + "_dk", u.B, u.skv, u.dh, u.sq));  // dK = dS^T Q
 }
 
 // Norm: forward reads x, writes y; backward reads x and dy, writes dx (weight-grad reduction is small).
