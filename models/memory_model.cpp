@@ -41,8 +41,11 @@ std::int64_t expert_ffn(const ModelConfig& m) {
 
 // HYBRID_SHARD shards inside blocks of fsdp_shard_size DP x CP ranks (one node) and replicates across.
 int data_parallel_shards(const TrainingConfig& t) { return t.fsdp_shard_size > 0 ? t.fsdp_shard_size : t.dp * t.cp; }
+// Expert states shard over the expert-data-parallel group: TP CP DP / (ETP EP) ranks (MoE folding; with
+// ETP = TP that is DP CP / EP).
 int expert_data_parallel_shards(const TrainingConfig& t) {
-  return std::max(1, data_parallel_shards(t) / t.ep);
+  if (t.fsdp_shard_size > 0) return std::max(1, t.fsdp_shard_size / t.ep);
+  return std::max(1, t.expert_dp());
 }
 
 // Micro-batches of each model chunk of stage `stage` whose forward ran and whose backward has not, at
@@ -157,14 +160,16 @@ double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t,
     const double fc1_out = m.activation == Activation::swiglu ? 2.0 * f : f;
     if (!(selective && rm.mlp)) bytes += 2.0 * T * fc1_out + 2.0 * T * f;  // "mlp": re-run, keeps its input only
   } else {
-    // Router probabilities (fp32), the permuted token copies (expert FC1 inputs), expert FC1 outputs and
-    // FC2 inputs, and the expert outputs kept for the probability-weighted combine. Tokens are gathered
-    // over TP before dispatch, so the per-rank copies are T k regardless of SP.
+    // The rank routes its Tr tokens (the sequence shard with SP; transformer.cpp mlp_ops): router
+    // probabilities (fp32, Tr E), the expert FC1 inputs after the dispatch and the ETP all-gather
+    // (Tr ETP k copies), the experts' FC1 outputs and FC2 inputs (1 / ETP wide), and the expert outputs
+    // back for the probability-weighted combine (Tr k copies).
     const double k = d(m.moe_router_topk);
-    const double f = d(expert_ffn(m)) / tp;
+    const double Tr = sp ? T / tp : T, Tx = Tr * d(t.expert_tp());
+    const double f = d(expert_ffn(m)) / d(t.expert_tp());
     const double fc1_out = m.activation == Activation::swiglu ? 2.0 * f : f;
-    bytes += 4.0 * T * d(m.num_moe_experts) + 2.0 * T * k * h + 2.0 * T * k * fc1_out +
-             (selective && rm.moe_act ? 0.0 : 2.0 * T * k * f) + 2.0 * T * k * h;  // moe_act: FC2 input re-run
+    bytes += 4.0 * Tr * d(m.num_moe_experts) + 2.0 * Tx * k * h + 2.0 * Tx * k * fc1_out +
+             (selective && rm.moe_act ? 0.0 : 2.0 * Tx * k * f) + 2.0 * Tr * k * h;  // moe_act: FC2 input re-run
     // Shared experts: a dense MLP of width S / t on all T tokens (its input is the norm output above).
     const double fs = d(m.moe_shared_expert_intermediate_size) / tp;
     bytes += 2.0 * T * (m.activation == Activation::swiglu ? 2.0 * fs : fs) + 2.0 * T * fs;
@@ -187,7 +192,7 @@ RankParameters layer_parameters_on_rank(const ModelConfig& m, const TrainingConf
   if (m.num_moe_experts > 0 && moe_layer) {
     // Router (replicated) and shared experts (TP-split, like a dense MLP) are dense parameters.
     p.dense += h * d(m.num_moe_experts) + mlp_matrices(m) * h * d(m.moe_shared_expert_intermediate_size) / tp;
-    p.expert = d(m.num_moe_experts / t.ep) * mlp_matrices(m) * h * d(expert_ffn(m)) / tp;
+    p.expert = d(m.num_moe_experts / t.ep) * mlp_matrices(m) * h * d(expert_ffn(m)) / d(t.expert_tp());
   } else {
     p.dense += mlp_matrices(m) * h * d(m.ffn_hidden_size) / tp;
   }

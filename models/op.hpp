@@ -23,7 +23,7 @@ enum class OpKind {
 enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv };
 
 // The process group a collective runs on, as Megatron-Core names them.
-enum class ProcessGroup { tp, cp, ep, dp, pp };
+enum class ProcessGroup { tp, cp, ep, dp, pp, etp };  // etp: expert tensor parallel (MoE folding)
 
 // Kind of memory-bound kernel; each has its own achieved fraction of HBM bandwidth.
 enum class MemOpKind { norm, elementwise, activation, softmax, cross_entropy, embedding, copy, optimizer };

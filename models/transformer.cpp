@@ -299,6 +299,10 @@ Op rope(std::string name, const Dims& x) {
 
 // MLP forward of one layer (dense or MoE), appended to `fwd`; `bwd` receives its backward in backward
 // order, ending with the first GEMM's (FC1's or the router's) dgrad and wgrad.
+void column_parallel_bwd(const Op& fwd, const Dims& x, const std::string& suffix, std::vector<Op>& out);
+void row_parallel_fwd_coll(const Dims& x, const std::string& suffix, std::vector<Op>& out);
+void row_parallel_bwd_coll(const Dims& x, const std::string& suffix, std::vector<Op>& out);
+
 // A dense MLP of width `ffn` over the rank's T tokens, split by TP: FC1 (gate and up for SwiGLU), the
 // activation, FC2; the backward in reverse. `prefix` names its ops ("" for a layer's MLP, "shared_" for
 // an MoE layer's shared experts).
@@ -328,22 +332,32 @@ void mlp_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, bool 
   }
   const double act_mult_fwd = m.activation == Activation::swiglu ? 3.0 : 2.0;  // SwiGLU reads 2 writes 1
   const double act_mult_bwd = m.activation == Activation::swiglu ? 5.0 : 3.0;  // reads in + dy, writes dx
-  // MoE: router, dispatch, the experts of this rank, combine. Balanced routing: each rank's experts
-  // receive T * topk token copies in total, T * topk * ep / E per expert.
+  // MoE, as Megatron-Core's alltoall dispatcher runs it under MoE parallel folding: each rank routes
+  // the tokens it holds -- its sequence shard Tr = T / t with SP (Megatron requires SP with TP), else
+  // all T -- and sends each token's k copies to the EP ranks holding its experts (all-to-all of
+  // Tr k h); with expert TP (ETP > 1) the copies are all-gathered over the ETP group, each ETP rank
+  // computes its 1 / ETP slice of every local expert, and a reduce-scatter returns the partial sums
+  // before the combine all-to-all. No TP collective surrounds the MoE MLP: its output stays the rank's
+  // sequence shard. Balanced routing: the rank's E / EP experts receive Tr k ETP copies, Tr k ETP EP / E
+  // each (with ETP = TP and SP that is T k EP / E, as without folding).
   const std::int64_t E = m.num_moe_experts, k = m.moe_router_topk;
+  const std::int64_t Tr = x.sp ? x.Tn : x.T;
+  const int etp = t.expert_tp();
   const std::int64_t experts_here = E / t.ep;
-  const std::int64_t tokens_per_expert = std::max<std::int64_t>(1, (x.T * k * t.ep + E / 2) / E);
-  const std::int64_t f = expert_ffn(m) / x.t;
-  const double routed_bytes = d(x.T) * d(k) * d(x.h) * kActBytes;
-  Op router = gemm("router", x.T, E, x.h, Dtype::bf16);
+  const std::int64_t tokens_per_expert = std::max<std::int64_t>(1, (Tr * k * etp * t.ep + E / 2) / E);
+  const std::int64_t f = expert_ffn(m) / etp;
+  const double routed_bytes = d(Tr) * d(k) * d(x.h) * kActBytes;
+  const double routed_hidden_bytes = d(Tr) * d(x.h) * kActBytes;
+  Op router = gemm("router", Tr, E, x.h, Dtype::bf16);
   fwd.push_back(router);
-  fwd.push_back(mem("router_softmax_topk", MemOpKind::softmax, d(x.T) * d(E) * 4.0 * 2.0));
+  fwd.push_back(mem("router_softmax_topk", MemOpKind::softmax, d(Tr) * d(E) * 4.0 * 2.0));
   fwd.push_back(mem("permute", MemOpKind::copy, 2.0 * routed_bytes));
   if (t.ep > 1) fwd.push_back(coll("a2a_dispatch", CollectiveKind::all_to_all, ProcessGroup::ep, routed_bytes));
+  if (etp > 1) fwd.push_back(coll("ag_moe", CollectiveKind::all_gather, ProcessGroup::etp, routed_bytes * etp));
   std::vector<Op> expert_bwd;
   for (std::int64_t e = 0; e < experts_here; ++e) {
     const std::string tag = ".e" + std::to_string(e);
-    Op fc1 = gemm("fc1" + tag, tokens_per_expert, fc1_width(m, expert_ffn(m)) / x.t, x.h, x.gemm_dtype);
+    Op fc1 = gemm("fc1" + tag, tokens_per_expert, fc1_width(m, expert_ffn(m)) / etp, x.h, x.gemm_dtype);
     Op act = mem("act" + tag, MemOpKind::activation,
                  act_mult_fwd * d(tokens_per_expert) * d(f) * kActBytes);
     Op fc2 = gemm("fc2" + tag, tokens_per_expert, x.h, f, x.gemm_dtype);
@@ -362,26 +376,42 @@ void mlp_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, bool 
     expert_bwd.push_back(dgrad(fc1));
     expert_bwd.push_back(wgrad(fc1));
   }
+  if (etp > 1) fwd.push_back(coll("rs_moe", CollectiveKind::reduce_scatter, ProcessGroup::etp, routed_bytes * etp));
   if (t.ep > 1) fwd.push_back(coll("a2a_combine", CollectiveKind::all_to_all, ProcessGroup::ep, routed_bytes));
-  // Unpermute and weight by the router probabilities: reads T k h copies, writes T h.
-  fwd.push_back(mem("unpermute", MemOpKind::copy, routed_bytes + hidden_bytes(x)));
+  // Unpermute and weight by the router probabilities: reads Tr k h copies, writes Tr h.
+  fwd.push_back(mem("unpermute", MemOpKind::copy, routed_bytes + routed_hidden_bytes));
   // Shared experts (DeepSeekMoE): one dense MLP of their summed width S over all T tokens, split by TP
-  // like the dense MLP, its output added to the routed one (Megatron's SharedExpertMLP, run after the
-  // routed experts unless moe_shared_expert_overlap).
+  // like the dense MLP with its TP collectives (Megatron's SharedExpertMLP: all-gather of the sequence
+  // shards, reduce-scatter after), its output added to the routed one; run after the routed experts
+  // unless moe_shared_expert_overlap.
   std::vector<Op> shared_bwd;
-  if (m.moe_shared_expert_intermediate_size > 0)
-    dense_mlp_ops(m, x, "shared_", m.moe_shared_expert_intermediate_size, fwd, shared_bwd);
+  if (m.moe_shared_expert_intermediate_size > 0) {
+    if (x.sp) fwd.push_back(coll("ag_shared", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
+    const std::size_t fc1_at = fwd.size();
+    std::vector<Op> dense_bwd;
+    dense_mlp_ops(m, x, "shared_", m.moe_shared_expert_intermediate_size, fwd, dense_bwd);
+    const Op shared_fc1 = fwd[fc1_at];
+    row_parallel_fwd_coll(x, "_shared", fwd);
+    // Backward: the output gradient's all-gather, FC2's and the activation's, then FC1's with the input
+    // gradient's TP collective between its dgrad and wgrad (column_parallel_bwd).
+    row_parallel_bwd_coll(x, "_shared", shared_bwd);
+    for (std::size_t i = 0; i + 2 < dense_bwd.size(); ++i) shared_bwd.push_back(std::move(dense_bwd[i]));
+    column_parallel_bwd(shared_fc1, x, "_shared", shared_bwd);
+  }
 
-  // Backward of unpermute y_t = sum_j p_tj e_tj: reads dy (T h) and the saved expert outputs (T k h) for
-  // the probability gradients, writes the k gradient copies p_tj dy_t (T k h).
+  // Backward of unpermute y_t = sum_j p_tj e_tj: reads dy (Tr h) and the saved expert outputs (Tr k h)
+  // for the probability gradients, writes the k gradient copies p_tj dy_t (Tr k h). The ETP collectives
+  // swap: the output gradients are all-gathered, the input gradients reduce-scattered.
   for (auto& op : shared_bwd) bwd.push_back(std::move(op));
-  bwd.push_back(mem("unpermute_bwd", MemOpKind::copy, 2.0 * routed_bytes + hidden_bytes(x)));
+  bwd.push_back(mem("unpermute_bwd", MemOpKind::copy, 2.0 * routed_bytes + routed_hidden_bytes));
   if (t.ep > 1) bwd.push_back(coll("a2a_combine_bwd", CollectiveKind::all_to_all, ProcessGroup::ep, routed_bytes));
+  if (etp > 1) bwd.push_back(coll("ag_moe_bwd", CollectiveKind::all_gather, ProcessGroup::etp, routed_bytes * etp));
   for (auto& op : expert_bwd) bwd.push_back(std::move(op));
+  if (etp > 1) bwd.push_back(coll("rs_moe_bwd", CollectiveKind::reduce_scatter, ProcessGroup::etp, routed_bytes * etp));
   if (t.ep > 1) bwd.push_back(coll("a2a_dispatch_bwd", CollectiveKind::all_to_all, ProcessGroup::ep, routed_bytes));
-  // Backward of permute: the k gradient copies of each token (T k h) summed back into its row (T h).
-  bwd.push_back(mem("permute_bwd", MemOpKind::copy, routed_bytes + hidden_bytes(x)));
-  bwd.push_back(mem("router_softmax_topk_bwd", MemOpKind::softmax, d(x.T) * d(E) * 4.0 * 3.0));
+  // Backward of permute: the k gradient copies of each token (Tr k h) summed back into its row (Tr h).
+  bwd.push_back(mem("permute_bwd", MemOpKind::copy, routed_bytes + routed_hidden_bytes));
+  bwd.push_back(mem("router_softmax_topk_bwd", MemOpKind::softmax, d(Tr) * d(E) * 4.0 * 3.0));
   bwd.push_back(dgrad(router));
   bwd.push_back(wgrad(router));
 }
@@ -685,8 +715,13 @@ std::vector<std::string> layout_problems(const ModelConfig& m, const TrainingCon
     need(m.moe_router_topk >= 1 && m.moe_router_topk <= m.num_moe_experts,
          "moe_router_topk must be between 1 and num_moe_experts");
     need(m.num_moe_experts % t.ep == 0, "num_moe_experts must be divisible by expert_model_parallel_size");
-    need(t.dp % t.ep == 0, "data_parallel_size must be divisible by expert_model_parallel_size");
-    need(expert_ffn(m) % t.tp == 0, "moe_ffn_hidden_size must be divisible by tensor_model_parallel_size");
+    need(t.etp >= 0, "expert_tensor_parallel_size must be at least 1");
+    need(t.etp < 0 || (t.tp * t.cp * t.dp) % (t.ep * t.expert_tp()) == 0,
+         "expert_model_parallel_size x expert_tensor_parallel_size must divide tensor x context x data-parallel "
+         "sizes (the ranks the experts fold over)");
+    need(t.etp < 0 || expert_ffn(m) % t.expert_tp() == 0, "moe_ffn_hidden_size must be divisible by expert_tensor_parallel_size");
+    need(t.tp == 1 || t.sequence_parallel, "an MoE model with tensor_model_parallel_size > 1 needs sequence_parallel "
+                                           "(Megatron-Core asserts it: the dispatcher routes each rank's sequence shard)");
     need(m.moe_shared_expert_intermediate_size % t.tp == 0,
          "moe_shared_expert_intermediate_size must be divisible by tensor_model_parallel_size");
     need(m.moe_layer_freq >= 1, "moe_layer_freq must be at least 1");
@@ -694,6 +729,7 @@ std::vector<std::string> layout_problems(const ModelConfig& m, const TrainingCon
          "moe_layer_freq as a list needs one entry per layer (num_layers)");
   } else {
     need(t.ep == 1, "expert_model_parallel_size > 1 needs num_moe_experts > 0");
+    need(t.etp == 0 || t.etp == t.tp, "expert_tensor_parallel_size needs num_moe_experts > 0");
     need(m.moe_shared_expert_intermediate_size == 0, "moe_shared_expert_intermediate_size needs num_moe_experts > 0");
   }
   return p;
@@ -798,8 +834,9 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
   f.push_back(residual("add1", x, hidden_dropout));
 
   // MLP block, forward (backward collected alongside).
+  // An MoE MLP moves its own tokens (mlp_ops): no TP collective around it.
   f.push_back(norm_fwd("ln2", x));
-  if (x.sp) f.push_back(coll("ag_mlp", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
+  if (x.sp && !moe) f.push_back(coll("ag_mlp", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
   std::vector<Op> mlp_bwd;
   std::vector<Op> mlp_again;  // recompute_modules "mlp" (dense MLPs): the MLP forward, re-run in backward
   {
@@ -815,7 +852,7 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
     for (auto& op : mlp_fwd) f.push_back(std::move(op));
   }
   const bool recompute_norms = t.recompute == Recompute::selective && t.recompute_modules.layernorm;
-  row_parallel_fwd_coll(x, "_mlp", f);
+  if (!moe) row_parallel_fwd_coll(x, "_mlp", f);
   f.push_back(residual("add2", x, hidden_dropout));
 
   auto& b = ops.backward;
@@ -832,9 +869,11 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
   b.push_back(residual("add2_bwd", x, hidden_dropout));
   if (recompute_norms) b.push_back(norm_fwd("recompute_ln2", x));
   for (auto& op : mlp_again) b.push_back(std::move(op));
-  row_parallel_bwd_coll(x, "_mlp", b);
-  {
-    // mlp_bwd ends with the first GEMM's dgrad and wgrad (fc1 or router); put the input-gradient
+  if (moe) {
+    for (auto& op : mlp_bwd) b.push_back(std::move(op));
+  } else {
+    row_parallel_bwd_coll(x, "_mlp", b);
+    // mlp_bwd ends with FC1's dgrad and wgrad; put the input-gradient
     // collective between them (Megatron's async all-reduce / reduce-scatter).
     CS_MODELS_CHECK(mlp_bwd.size() >= 2);
     Op first_wgrad = std::move(mlp_bwd.back());

@@ -139,6 +139,12 @@ struct TrainingConfig {
   std::int64_t micro_batch_size = 1;
   Dtype precision = Dtype::bf16;  // bf16 or fp8 (GEMMs in fp8, the rest bf16)
   int tp = 1, pp = 1, vp = 1, cp = 1, ep = 1, dp = 1;
+  // Megatron-Core's expert_tensor_parallel_size: the TP degree inside the experts, 0 = tp (its default).
+  // The expert layout is folded over the TP x CP x DP ranks of a stage ("MoE parallel folding",
+  // sim/layout.hpp): ETP x EP x expert-DP = TP x CP x DP.
+  int etp = 0;
+  int expert_tp() const { return etp > 0 ? etp : tp; }
+  int expert_dp() const { return tp * cp * dp / (expert_tp() * ep); }
   bool sequence_parallel = false;
   int zero_stage = 0;  // 0..3; Megatron's distributed optimizer = 1
   // FSDP HYBRID_SHARD: ZeRO-3 sharding inside blocks of this many DP x CP ranks (those of one node),

@@ -13,13 +13,14 @@ GroupKind group_kind(ProcessGroup g) {
     case ProcessGroup::ep: return GroupKind::ep;
     case ProcessGroup::dp: return GroupKind::dp;
     case ProcessGroup::pp: return GroupKind::pp;
+    case ProcessGroup::etp: return GroupKind::etp;
   }
   return GroupKind::tp;
 }
 
-Layout::Layout(int tp, int cp, int dp, int pp, int ep, int shard_size)
-    : tp_(tp), cp_(cp), dp_(dp), pp_(pp), ep_(ep), shard_(shard_size > 0 ? shard_size : dp * cp) {
-  CS_CHECK(tp >= 1 && cp >= 1 && dp >= 1 && pp >= 1 && ep >= 1 && dp % ep == 0);
+Layout::Layout(int tp, int cp, int dp, int pp, int ep, int shard_size, int etp)
+    : tp_(tp), cp_(cp), dp_(dp), pp_(pp), ep_(ep), shard_(shard_size > 0 ? shard_size : dp * cp), etp_(etp > 0 ? etp : tp) {
+  CS_CHECK(tp >= 1 && cp >= 1 && dp >= 1 && pp >= 1 && ep >= 1 && (tp * cp * dp) % (ep * etp_) == 0);
   CS_CHECK(shard_ >= 1 && (dp * cp) % shard_ == 0);
 }
 
@@ -31,7 +32,8 @@ int Layout::size(GroupKind g) const {
     case GroupKind::dp: return dp_;
     case GroupKind::pp: return pp_;
     case GroupKind::dp_cp: return dp_ * cp_;
-    case GroupKind::expert_dp: return dp_ * cp_ / ep_;
+    case GroupKind::expert_dp: return tp_ * cp_ * dp_ / (ep_ * etp_);
+    case GroupKind::etp: return etp_;
     case GroupKind::shard: return shard_;
     case GroupKind::replica: return dp_ * cp_ / shard_;
   }
@@ -60,18 +62,24 @@ std::vector<int> Layout::group(GroupKind g, int r) const {
     return rank(c);
   };
   const int j_self = base.cp + cp_ * base.dp;
+  // The expert view of the stage's TP x CP x DP ranks (header): flat index J = tp + TP (cp + CP dp)
+  // read as etp + ETP (ep + EP edp).
+  const int stage_ranks = tp_ * cp_ * dp_, stage_base = base.pp * stage_ranks;
+  const int J = rank(base) - stage_base;
+  const int e_tp = J % etp_, e_ep = (J / etp_) % ep_, e_dp = J / (etp_ * ep_);
+  auto expert_member = [&](int etp, int ep, int edp) { return stage_base + etp + etp_ * (ep + ep_ * edp); };
   switch (g) {
+    case GroupKind::ep:
+      for (int i = 0; i < ep_; ++i) out.push_back(expert_member(e_tp, i, e_dp));
+      return out;
+    case GroupKind::etp:
+      for (int i = 0; i < etp_; ++i) out.push_back(expert_member(i, e_ep, e_dp));
+      return out;
     case GroupKind::dp_cp:
       for (int j = 0; j < dp_ * cp_; ++j) out.push_back(dp_cp_member(j));
       return out;
     case GroupKind::expert_dp:
-      for (int q = 0; q < dp_ / ep_; ++q)
-        for (int cp = 0; cp < cp_; ++cp) {
-          RankCoord c = base;
-          c.cp = cp;
-          c.dp = q * ep_ + base.dp % ep_;
-          out.push_back(rank(c));
-        }
+      for (int q = 0; q < stage_ranks / (etp_ * ep_); ++q) out.push_back(expert_member(e_tp, e_ep, q));
       return out;
     case GroupKind::shard:
       for (int j = j_self / shard_ * shard_; j < (j_self / shard_ + 1) * shard_; ++j) out.push_back(dp_cp_member(j));
@@ -86,7 +94,6 @@ std::vector<int> Layout::group(GroupKind g, int r) const {
     switch (g) {
       case GroupKind::tp: c.tp = i; break;
       case GroupKind::cp: c.cp = i; break;
-      case GroupKind::ep: c.dp = base.dp / ep_ * ep_ + i; break;
       case GroupKind::dp: c.dp = i; break;
       case GroupKind::pp: c.pp = i; break;
       default: CS_CHECK(false);

@@ -72,6 +72,7 @@ json to_json(const Report& r) {
       {"model", {{"name", r.model}, {"parameters", r.parameters}}},
       {"layout", {{"tensor_model_parallel_size", r.tp}, {"pipeline_model_parallel_size", r.pp},
                   {"data_parallel_size", r.dp}, {"context_parallel_size", r.cp}, {"expert_model_parallel_size", r.ep},
+                  {"expert_tensor_parallel_size", r.etp},
                   {"virtual_pipeline_model_parallel_size", r.vp}, {"sequence_parallel", r.sequence_parallel},
                   {"zero_stage", r.zero_stage}, {"micro_batch_size", r.micro_batch_size},
                   {"num_micro_batches", r.num_micro_batches}, {"global_batch_size", r.global_batch_size},
@@ -126,7 +127,8 @@ std::string to_text(const Report& r) {
                       (r.nodes > 1 ? ", " + r.fabric + " " + r.inter_link : std::string{}) + ")");
   line("model", r.model + fmt(", %.2fB parameters", r.parameters / 1e9));
   line("layout", "TP " + std::to_string(r.tp) + "  PP " + std::to_string(r.pp) + "  DP " + std::to_string(r.dp) + "  CP " +
-                     std::to_string(r.cp) + "  EP " + std::to_string(r.ep) + (r.sequence_parallel ? "  SP" : "") +
+                     std::to_string(r.cp) + "  EP " + std::to_string(r.ep) +
+                     (r.etp != r.tp ? "  ETP " + std::to_string(r.etp) : std::string{}) + (r.sequence_parallel ? "  SP" : "") +
                      (r.zero_stage ? "  ZeRO-" + std::to_string(r.zero_stage) : std::string{}) + "  recompute " + r.recompute);
   line("batch", "global " + std::to_string(r.global_batch_size) + " = micro " + std::to_string(r.micro_batch_size) + " x " +
                     std::to_string(r.num_micro_batches) + " micro-batches x DP " + std::to_string(r.dp) + ", seq " +

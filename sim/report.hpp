@@ -50,6 +50,7 @@ struct Report {
   std::string model;
   double parameters = 0;
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vp = 1;
+  int etp = 1;  // expert_tensor_parallel_size (= tp unless set)
   long long micro_batch_size = 1, num_micro_batches = 1, global_batch_size = 1, seq_length = 0;
   std::string precision, schedule, recompute;
   int zero_stage = 0;

@@ -446,6 +446,7 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   t.vp = static_cast<int>(r.integer("virtual_pipeline_model_parallel_size", 1, false).value_or(1));
   t.cp = static_cast<int>(r.integer("context_parallel_size", 1, false).value_or(1));
   t.ep = static_cast<int>(r.integer("expert_model_parallel_size", 1, false).value_or(1));
+  t.etp = static_cast<int>(r.integer("expert_tensor_parallel_size", 1, false).value_or(0));
   const auto dp = r.integer("data_parallel_size", 1, false);
   t.sequence_parallel = r.boolean("sequence_parallel").value_or(false);
   t.zero_stage = static_cast<int>(r.integer("zero_stage", 0, false).value_or(0));
@@ -599,10 +600,16 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
                                                  ") divisible by tensor_model_parallel_size (" + std::to_string(t.tp) + ")");
   if (t.ep > 1 && m.num_moe_experts == 0)
     errors.add("training.expert_model_parallel_size", std::to_string(t.ep) + " needs a mixture-of-experts model (model.num_moe_experts > 0)");
-  else if (t.ep > 1 && (t.dp % t.ep != 0 || m.num_moe_experts % t.ep != 0))
-    errors.add("training.expert_model_parallel_size", std::to_string(t.ep) + " must divide both the data-parallel size (" +
-                                                          std::to_string(t.dp) + ") and model.num_moe_experts (" +
+  else if (t.ep > 1 && m.num_moe_experts % t.ep != 0)
+    errors.add("training.expert_model_parallel_size", std::to_string(t.ep) + " must divide model.num_moe_experts (" +
                                                           std::to_string(m.num_moe_experts) + ")");
+  else if (m.num_moe_experts > 0 && (t.tp * t.cp * t.dp) % (t.ep * t.expert_tp()) != 0)
+    errors.add(t.etp > 0 ? "training.expert_tensor_parallel_size" : "training.expert_model_parallel_size",
+               "expert_model_parallel_size x expert_tensor_parallel_size (" + std::to_string(t.ep) + " x " +
+                   std::to_string(t.expert_tp()) + ") must divide the ranks the experts fold over, tensor x context x data " +
+                   "parallel (" + std::to_string(t.tp) + " x " + std::to_string(t.cp) + " x " + std::to_string(t.dp) + ")");
+  if (t.etp > 0 && m.num_moe_experts == 0 && t.etp != t.tp)
+    errors.add("training.expert_tensor_parallel_size", std::to_string(t.etp) + " needs a mixture-of-experts model (model.num_moe_experts > 0)");
   if (t.precision == models::Dtype::fp8 && !s.gpu.has_fp8())
     errors.add("training.precision", "\"fp8\" needs a GPU with fp8 tensor cores (" + s.gpu.name + " has none)");
   // Backstop: whatever else the workload model cannot build (each check above has a precise path; this

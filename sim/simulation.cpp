@@ -27,6 +27,7 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
   r.model = s.model.name;
   r.parameters = models::parameter_count(s.model);
   r.tp = t.tp, r.pp = t.pp, r.dp = t.dp, r.cp = t.cp, r.ep = t.ep, r.vp = t.vp;
+  r.etp = t.expert_tp();
   r.micro_batch_size = t.micro_batch_size;
   r.num_micro_batches = t.num_micro_batches();
   r.global_batch_size = t.global_batch_size;

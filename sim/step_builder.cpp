@@ -44,6 +44,7 @@ Category category_of(ProcessGroup g) {
     case ProcessGroup::ep: return Category::ep_comm;
     case ProcessGroup::dp: return Category::dp_comm;
     case ProcessGroup::pp: return Category::pp_comm;
+    case ProcessGroup::etp: return Category::ep_comm;
   }
   return Category::tp_comm;
 }
@@ -80,7 +81,7 @@ class Builder {
         profile_(profile),
         gpus_(gpus),
         t_(s.training),
-        layout_(t_.tp, t_.cp, t_.dp, t_.pp, t_.ep, t_.zero_stage >= 3 ? t_.fsdp_shard_size : 0),
+        layout_(t_.tp, t_.cp, t_.dp, t_.pp, t_.ep, t_.zero_stage >= 3 ? t_.fsdp_shard_size : 0, t_.expert_tp()),
         layer_(models::transformer_layer_ops(s.model, t_)),
         window_layer_(s.model.window_size > 0 ? models::transformer_layer_ops(s.model, t_, true) : models::LayerOps{}),
         dense_layer_(has_dense_layers(s.model) ? models::transformer_layer_ops(s.model, t_, false, false) : models::LayerOps{}),

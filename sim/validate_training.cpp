@@ -272,6 +272,16 @@ TrainingPoint convert_entry(const json& e, const std::string& file, std::size_t 
              {"sequence_parallel", sp},
              {"recompute_granularity", recompute}};
   if (!recompute_modules.is_null()) tr["recompute_modules"] = recompute_modules;
+  // Megatron-Bridge's Qwen3 MoE presets fold the experts without tensor parallelism
+  // (scripts/performance/configs/qwen/qwen3_workload_base_configs.py: expert_tensor_parallel_size=1 in
+  // BASE_QWEN3_235B_A22B_CONFIG and BASE_QWEN3_30B_A3B_CONFIG).
+  if (has(p.model, "qwen3") && moe_dims.is_object() && has(framework, "megatron-bridge")) {
+    tr["expert_tensor_parallel_size"] = 1;
+    if (*tp > 1)
+      p.assumptions.push_back("expert_tensor_parallel_size 1 (Megatron-Bridge's Qwen3 MoE presets): EP " + fmt("%g", ep) +
+                              " folds over TP x DP; the presets' moe_a2a_overlap (EP all-to-all hidden behind another "
+                              "micro-batch's compute) is not modelled");
+  }
   if (vp > 1) {
     tr["virtual_pipeline_model_parallel_size"] = vp;
     tr["pipeline_schedule"] = "interleaved";
@@ -311,6 +321,8 @@ TrainingPoint convert_entry(const json& e, const std::string& file, std::size_t 
   p.layout = "TP" + fmt("%g", *tp) + " PP" + fmt("%g", *pp) + " DP" + std::to_string(static_cast<long long>(p.gpus / (*tp * *pp * cp)));
   if (cp > 1) p.layout += " CP" + fmt("%g", cp);
   if (ep > 1) p.layout += " EP" + fmt("%g", ep);
+  if (tr.contains("expert_tensor_parallel_size") && tr["expert_tensor_parallel_size"] != *tp)
+    p.layout += " ETP" + tr["expert_tensor_parallel_size"].dump();
   if (vp > 1) p.layout += " VP" + fmt("%g", vp);
   p.layout += " mbs" + fmt("%g", mbs) + (sp ? " SP" : "") + (fsdp.empty() ? (zero ? " ZeRO-" + std::to_string(zero) : "") : " " + fsdp) +
               " rc-" + recompute + " " + precision;

@@ -691,6 +691,28 @@ TEST_CASE("memory reserve knobs: a non-negative reserve and a fragmentation belo
   }
 }
 
+TEST_CASE("expert parallel sizes must fold over the tensor x context x data-parallel ranks", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json("deepseek-moe-16b-h100x32.json");  // TP 1, DP 32, EP 8
+  SECTION("EP x ETP does not divide TP x CP x DP") {
+    doc["training"]["expert_tensor_parallel_size"] = 3;
+    check_single_error(run_doc(dir, doc, file), file, "training.expert_tensor_parallel_size", {"8 x 3", "1 x 1 x 32"});
+  }
+  SECTION("expert TP on a dense model") {
+    json dense = scenario_json(k8b);
+    dense["training"]["expert_tensor_parallel_size"] = 4;
+    check_single_error(run_doc(dir, dense, file), file, "training.expert_tensor_parallel_size", {"mixture-of-experts"});
+  }
+  SECTION("an MoE model under TP needs sequence parallelism") {
+    doc["training"]["tensor_model_parallel_size"] = 2;
+    doc["training"]["sequence_parallel"] = false;
+    const auto r = run_doc(dir, doc, file);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("sequence_parallel") != std::string::npos);
+  }
+}
+
 TEST_CASE("tp_comm_overlap must be a boolean", "[cli]") {
   TempDir dir;
   fs::path file;

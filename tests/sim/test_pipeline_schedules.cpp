@@ -220,7 +220,10 @@ TEST_CASE("pipeline schedules: every combination of strategies completes (proper
     t["tensor_model_parallel_size"] = tp;
     t["context_parallel_size"] = cp;
     t["expert_model_parallel_size"] = ep;
-    t["sequence_parallel"] = tp > 1 && pick({0, 1}) == 1;
+    // Megatron-Core requires sequence parallelism for MoE with TP; experts then fold over TP x CP x DP
+    // with an expert TP of TP or 1.
+    t["sequence_parallel"] = tp > 1 && (moe || pick({0, 1}) == 1);
+    if (moe && tp > 1) t["expert_tensor_parallel_size"] = pick({1, 2});
     t["global_batch_size"] = m * dp;
     t["zero_stage"] = pick({0, 1, 2, 3});
     t["recompute_granularity"] = std::vector<std::string>{"none", "selective", "full"}[static_cast<std::size_t>(pick({0, 1, 2}))];

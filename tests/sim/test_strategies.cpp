@@ -10,6 +10,7 @@
 // micro-batches in flight under 1F1B / GPipe / interleaved); here only what the strategies add.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -17,6 +18,7 @@
 
 #include "models/memory_model.hpp"
 #include "models/transformer.hpp"
+#include "sim/layout.hpp"
 #include "sim/nccl_model.hpp"
 #include "sim/scenario.hpp"
 #include "sim/simulation.hpp"
@@ -269,6 +271,75 @@ TEST_CASE("strategies: expert parallelism all-to-alls on EP, expert grads on exp
   CHECK(groups == std::set<std::vector<int>>{{0, 2}});
 }
 
+TEST_CASE("layout: expert groups fold over TP x CP x DP in the order etp-ep-edp", "[sim]") {
+  // TP 2, DP 4, PP 2 (16 ranks; a stage's flat index J = tp + 2 dp). ETP 2, EP 2: J = etp + 2 (ep + 2 edp)
+  // -- rank 5 (J = 5): etp 1, ep 0, edp 1 -> ETP group {4, 5}, EP group {5, 7}, expert-DP {1, 5}; on
+  // stage 1 every member shifts by 8. This is EP carved out of DP at a fixed TP index (Megatron without
+  // folding). ETP 1, EP 4: J = ep + 4 edp -- rank 5: ep 1, edp 1 -> EP {4, 5, 6, 7}, expert-DP {1, 5}.
+  const Layout a(2, 1, 4, 2, 2, 0, 2);
+  CHECK(a.group(GroupKind::etp, 5) == std::vector<int>{4, 5});
+  CHECK(a.group(GroupKind::ep, 5) == std::vector<int>{5, 7});
+  CHECK(a.group(GroupKind::expert_dp, 5) == std::vector<int>{1, 5});
+  CHECK(a.group(GroupKind::ep, 13) == std::vector<int>{13, 15});
+  CHECK(a.size(GroupKind::expert_dp) == 2);
+  const Layout b(2, 1, 4, 2, 4, 0, 1);
+  CHECK(b.group(GroupKind::ep, 5) == std::vector<int>{4, 5, 6, 7});
+  CHECK(b.group(GroupKind::expert_dp, 5) == std::vector<int>{1, 5});
+  CHECK(b.group(GroupKind::etp, 5) == std::vector<int>{5});
+  // Every rank is in exactly one group of each kind, and groups of one kind partition a stage.
+  for (const Layout* l : {&a, &b})
+    for (GroupKind g : {GroupKind::ep, GroupKind::etp, GroupKind::expert_dp})
+      for (int r = 0; r < l->world_size(); ++r) {
+        const auto members = l->group(g, r);
+        CHECK(std::count(members.begin(), members.end(), r) == 1);
+        for (int m : members) CHECK(l->group(g, m) == members);
+      }
+}
+
+TEST_CASE("strategies: MoE parallel folding, expert TP 1 under TP 2: all-to-all over TP x DP, no expert TP collective", "[sim]") {
+  // 4 GPUs, TP 2 + SP, DP 2; 4 experts top-2, EP 4 with expert_tensor_parallel_size 1: the experts fold
+  // over all 4 ranks (sim/layout.hpp: J = tp + 2 dp read as ep + 4 edp), one whole expert each, and the
+  // expert-DP group is the rank alone. Each rank routes its sequence shard, T / TP = 1024 tokens:
+  // all-to-all of 1024 x 2 x 1024 x 2 B, 4 per layer (dispatch, combine, both backward), bus factor 3/4.
+  json doc = doc_for(4);
+  doc["model"]["num_moe_experts"] = 4;
+  doc["model"]["moe_router_topk"] = 2;
+  auto& t = doc["training"];
+  t["tensor_model_parallel_size"] = 2;
+  t["sequence_parallel"] = true;
+  t["expert_model_parallel_size"] = 4;
+  t["expert_tensor_parallel_size"] = 1;
+  t["global_batch_size"] = 2;
+  const StepPlan plan = plan_of(doc);
+  const double routed = 1024.0 * 2 * 1024 * 2;
+  const Volume ep = volume(plan, Category::ep_comm);
+  CHECK(ep.count == 4 * 4);
+  CHECK(ep.group_sizes == std::set<std::size_t>{4});
+  CHECK(ep.bus_bytes == Approx(4 * 4 * 0.75 * routed).epsilon(1e-12));
+  // No TP collective around the MoE MLP: per layer only attention's all-gather / reduce-scatter pairs
+  // (forward 2, backward 2 for the output's and the input's gradients).
+  const Volume tp = volume(plan, Category::tp_comm, [](const std::string& n) { return n.find("mlp") != std::string::npos; });
+  CHECK(tp.count == 0);
+  // Whole experts per rank: one expert of 3 x 1024 x 4096 per layer; expert states not sharded further.
+  const Scenario s = scenario(doc);
+  const auto rp = cs::models::parameters_on_rank(s.model, s.training, 0);
+  CHECK(rp.expert == 4 * 3 * 1024.0 * 4096);
+  // With ETP 2 instead: EP 2 over the DP pairs, each expert split over the TP pair, which all-gathers the
+  // dispatched copies and reduce-scatters the partial outputs (gathered size 2 x routed, factor 1/2).
+  t["expert_model_parallel_size"] = 2;
+  t["expert_tensor_parallel_size"] = 2;
+  const StepPlan etp2 = plan_of(doc);
+  const Volume ep2 = volume(etp2, Category::ep_comm, [](const std::string& n) { return n.rfind("a2a", 0) == 0; });
+  CHECK(ep2.group_sizes == std::set<std::size_t>{2});
+  CHECK(ep2.bus_bytes == Approx(4 * 4 * 0.5 * routed).epsilon(1e-12));
+  const Volume etp = volume(etp2, Category::ep_comm, [](const std::string& n) { return n.find("_moe") != std::string::npos; });
+  CHECK(etp.count == 4 * 4);
+  CHECK(etp.group_sizes == std::set<std::size_t>{2});
+  CHECK(etp.bus_bytes == Approx(4 * 4 * 0.5 * 2 * routed).epsilon(1e-12));
+  const Scenario s2 = scenario(doc);
+  CHECK(cs::models::parameters_on_rank(s2.model, s2.training, 0).expert == 4 * 2 * 3 * 1024.0 * 4096 / 2);
+}
+
 TEST_CASE("strategies: full recompute adds one forward of the layers, selective only attention", "[sim]") {
   // One GPU, m = 1: the step is the sum of its kernels. Full recompute re-runs every layer's forward
   // kernels before its backward (not the embedding or the LM head); selective only the attention core.
@@ -354,10 +425,15 @@ TEST_CASE("strategies: symmetric and rank-by-rank simulation agree for every str
         {"sequence_parallel", true}, {"global_batch_size", 8}}},
       {"CP 2, ZeRO-1, selective", {{"context_parallel_size", 2}, {"zero_stage", 1}, {"recompute_granularity", "selective"}, {"global_batch_size", 8}}},
       {"MoE EP 2", {{"expert_model_parallel_size", 2}, {"global_batch_size", 8}}},
+      {"MoE TP 2 + SP, EP 4 folded over TP x DP, ETP 1",
+       {{"tensor_model_parallel_size", 2}, {"sequence_parallel", true}, {"expert_model_parallel_size", 4},
+        {"expert_tensor_parallel_size", 1}, {"global_batch_size", 4}}},
+      {"MoE TP 2 + SP, EP 2, ETP 2",
+       {{"tensor_model_parallel_size", 2}, {"sequence_parallel", true}, {"expert_model_parallel_size", 2}, {"global_batch_size", 4}}},
   };
   for (const Case& c : cases) {
     json doc = doc_for(4, 4);
-    if (std::string(c.what) == "MoE EP 2") {
+    if (std::string(c.what).rfind("MoE", 0) == 0) {
       doc["model"]["num_moe_experts"] = 4;
       doc["model"]["moe_router_topk"] = 2;
     }

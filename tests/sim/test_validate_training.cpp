@@ -120,6 +120,12 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   }
   const TrainingValidation v = validate_published_training(read_json_file(kPublished), kPublished, 0);
   REQUIRE(v.points.size() == 165);
+  // Qwen3-235B's EP 32 on 16 DP ranks is expressible with expert TP 1 (MoE parallel folding).
+  for (const auto& p : v.points)
+    if (p.id.find("Qwen3_235B") != std::string::npos) {
+      INFO(p.id);
+      CHECK_FALSE(p.skipped);
+    }
   for (const auto& p : v.points) {
     INFO(p.id);
     if (p.skipped) {
@@ -139,22 +145,25 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   };
 
   // High-confidence points. The target of issue 4 is every point within 15% and a mean absolute error
-  // below 10%. The mean is met (9.1%); "every point" is not (124 of 147), and cannot be while the file
+  // below 10%. The mean is met (9.3%); "every point" is not (127 of 153), and cannot be while the file
   // holds the same Qwen3-30B layout at 9058 and 5113 tokens/s (26.02.01 / 26.02) and 10494 / 5275
   // (25.09 tokendrop / 25.11): no model matches both, hence the max bound. These assertions hold today's
   // honest bound so that a regression fails; tighten them as the model improves. The other misses:
   //  - SC'21 7.5B and 18.4B (TP4/TP8 without SP), 19-21% slow; their micro-batch size is not published
   //    (1 assumed; at 2 the 7.5B would be -2%).
   //  - gpt-oss 22-26% fast and Qwen3-30B EP16 15-16% slow (MoE; see the closing notes).
+  //  - Qwen3-235B (TP2 PP8 VP4, EP32 folded over TP x DP with expert TP 1): dropless 11-17% slow, the
+  //    recipe's moe_a2a_overlap (the EP all-to-all hidden behind another micro-batch) not modelled; the
+  //    25.09 tokendrop row +16%.
   //  - MPT: the four 8-GPU 13B runs on 40 GB, 16-19% fast where their 16-128-GPU siblings are within
   //    3%; 70B on 64 x 40 GB +49%; 30B at 8k +34%; 1B at 32 GPUs +24% (its siblings within 5%).
   //  - BLOOM +20% (Megatron-DeepSpeed, 2022) and NeMo 24.07 GPT3-5B +17%.
   const auto high = summary("high");
   INFO("high: " << high.compared << " compared, mean |error| " << high.mean_abs_error << ", within 15% " << high.within_15pct
                 << ", worst " << high.worst_id << " " << high.max_abs_error);
-  CHECK(high.compared >= 147);
-  CHECK(high.mean_abs_error < 0.095);  // today 9.1%
-  CHECK(high.within_15pct >= 124);     // of 147
+  CHECK(high.compared >= 153);
+  CHECK(high.mean_abs_error < 0.095);  // today 9.3%
+  CHECK(high.within_15pct >= 127);     // of 153
   CHECK(high.max_abs_error < 1.5);
 
   // NeMo 24.03 long-sequence runs (4k..1M tokens, CP up to 32) meet the target: attention through
