@@ -67,6 +67,7 @@ std::string short_name(const std::string& path) {
   static const std::map<std::string, std::string> names = {
       {"tensor_model_parallel_size", "TP"}, {"pipeline_model_parallel_size", "PP"},
       {"context_parallel_size", "CP"},      {"expert_model_parallel_size", "EP"},
+      {"expert_tensor_parallel_size", "ETP"},
       {"virtual_pipeline_model_parallel_size", "VP"}, {"data_parallel_size", "DP"},
       {"micro_batch_size", "MBS"},          {"global_batch_size", "GBS"},
       {"zero_stage", "ZeRO"},               {"recompute_granularity", "recompute"},
@@ -160,6 +161,7 @@ std::string layout_text(const Report& r) {
   std::string s = "TP" + std::to_string(r.tp) + " PP" + std::to_string(r.pp) + " DP" + std::to_string(r.dp);
   if (r.cp > 1) s += " CP" + std::to_string(r.cp);
   if (r.ep > 1) s += " EP" + std::to_string(r.ep);
+  if (r.etp != r.tp) s += " ETP" + std::to_string(r.etp);
   if (r.vp > 1) s += " VP" + std::to_string(r.vp);
   s += " mbs" + std::to_string(r.micro_batch_size);
   if (r.zero_stage) s += " ZeRO-" + std::to_string(r.zero_stage);

@@ -42,6 +42,7 @@ Report unsimulated_report(const Scenario& s, const models::MemoryBreakdown& memo
   r.gpus_per_node = s.cluster.gpus_per_node;
   r.model = s.model.name;
   r.tp = t.tp, r.pp = t.pp, r.dp = t.dp, r.cp = t.cp, r.ep = t.ep, r.vp = t.vp;
+  r.etp = t.expert_tp();
   r.micro_batch_size = t.micro_batch_size;
   r.num_micro_batches = t.num_micro_batches();
   r.global_batch_size = t.global_batch_size;
@@ -310,7 +311,8 @@ std::vector<Assignment> enumerate_layouts(const json& base, const std::string& f
     json& tr = probe["training"];
     gbs = json_int(tr, "global_batch_size", 0);
     for (const char* key : {"tensor_model_parallel_size", "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size",
-                            "context_parallel_size", "expert_model_parallel_size", "data_parallel_size", "sequence_parallel",
+                            "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size",
+                            "data_parallel_size", "sequence_parallel",
                             "zero_stage", "fsdp_sharding_strategy", "pipeline_schedule", "micro_batch_size"})
       tr.erase(key);
     const json& cl = probe.contains("cluster") ? probe["cluster"] : json();
@@ -336,13 +338,17 @@ std::vector<Assignment> enumerate_layouts(const json& base, const std::string& f
         if (pp > 1)
           for (std::int64_t v : divisors(m.num_layers / pp))
             if (v > 1) vps.push_back(v);
-        std::vector<std::int64_t> eps{1};
+        // Experts fold over TP x CP x DP (sim/layout.hpp): expert TP = TP with EP dividing CP x DP, and
+        // under TP > 1 also whole experts (expert TP 1) with EP dividing TP x CP x DP.
+        std::vector<std::pair<std::int64_t, std::int64_t>> experts{{1, tp}};  // (ep, etp)
         if (m.num_moe_experts > 0)
-          for (std::int64_t e : divisors(m.num_moe_experts))
-            if (e > 1 && dp % e == 0) eps.push_back(e);
+          for (std::int64_t e : divisors(m.num_moe_experts)) {
+            if (e > 1 && (cp * dp) % e == 0) experts.emplace_back(e, tp);
+            if (tp > 1 && (tp * cp * dp) % e == 0) experts.emplace_back(e, 1);
+          }
         if (gbs % dp != 0) continue;
         for (std::int64_t vp : vps)
-          for (std::int64_t ep : eps)
+          for (const auto& [ep, etp] : experts)
             for (std::int64_t mb = 1; (gbs / dp) % mb == 0; mb *= 2)
               for (int zero = 0; zero <= 3; ++zero)
                 for (const char* rc : {"none", "selective", "full"}) {
@@ -354,6 +360,7 @@ std::vector<Assignment> enumerate_layouts(const json& base, const std::string& f
                   a.emplace_back("training.pipeline_schedule", vp > 1 ? "interleaved" : "1f1b");
                   a.emplace_back("training.context_parallel_size", cp);
                   a.emplace_back("training.expert_model_parallel_size", ep);
+                  if (m.num_moe_experts > 0) a.emplace_back("training.expert_tensor_parallel_size", etp);
                   a.emplace_back("training.data_parallel_size", nullptr);
                   a.emplace_back("training.micro_batch_size", mb);
                   a.emplace_back("training.zero_stage", zero);

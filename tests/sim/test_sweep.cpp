@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -249,6 +250,22 @@ TEST_CASE("search space: TP divides heads and stays in the node unless allowed a
   CHECK(max_tp(in_node) == 4);
   CHECK(max_tp(across) == 8);
   CHECK(across.size() > in_node.size());
+}
+
+TEST_CASE("search space: MoE experts fold over TP x CP x DP, with expert TP = TP or whole experts", "[sim][sweep]") {
+  // 8 GPUs, 8 experts. Under TP 4 there are 2 DP ranks: expert TP 4 allows EP 1, 2 (dividing CP x DP);
+  // whole experts (expert TP 1) allow EP dividing TP x CP x DP = 8 (with CP 1): 1, 2, 4, 8.
+  json doc = small_doc();
+  doc["model"]["num_moe_experts"] = 8;
+  doc["model"]["moe_router_topk"] = 2;
+  std::set<std::pair<int, int>> at_tp4_pp1_cp1;  // (ep, etp)
+  for (const auto& a : enumerate_layouts(doc, "small.json", SearchOptions{})) {
+    std::map<std::string, json> v(a.begin(), a.end());
+    if (v["training.tensor_model_parallel_size"] == 4 && v["training.pipeline_model_parallel_size"] == 1 &&
+        v["training.context_parallel_size"] == 1)
+      at_tp4_pp1_cp1.insert({v["training.expert_model_parallel_size"].get<int>(), v["training.expert_tensor_parallel_size"].get<int>()});
+  }
+  CHECK(at_tp4_pp1_cp1 == std::set<std::pair<int, int>>{{1, 4}, {2, 4}, {1, 1}, {2, 1}, {4, 1}, {8, 1}});
 }
 
 TEST_CASE("70B with plain DDP on 80 GB GPUs does not fit", "[sim][sweep]") {
