@@ -340,6 +340,12 @@ double memory_bound_efficiency(MemOpKind kind, double bytes, const ComputeProfil
 }
 
 double op_time_s(const Op& op, const GpuSpec& gpu, const ComputeProfile& profile) {
+  CS_MODELS_CHECK(op.repeat >= 1);
+  if (op.repeat > 1) {
+    Op once = op;
+    once.repeat = 1;
+    return op.repeat * op_time_s(once, gpu, profile);
+  }
   CS_MODELS_CHECK(op.kind != OpKind::collective);
   CS_MODELS_CHECK(op.flops >= 0 && op.bytes >= 0);
   CS_MODELS_CHECK(gpu.hbm_tbps > 0);

@@ -231,7 +231,7 @@ struct ComputeProfile {
 // The default profile: derived from the H200 reference measurements.
 const ComputeProfile& default_compute_profile();
 
-// Duration of a compute op in seconds (never for OpKind::collective).
+// Duration of a compute op in seconds (never for OpKind::collective): all op.repeat runs of it.
 double op_time_s(const Op& op, const GpuSpec& gpu, const ComputeProfile& profile);
 
 // The achieved fraction of peak the model uses for a GEMM / attention / memory-bound op (for reports

@@ -69,6 +69,10 @@ struct Op {
   CollectiveKind collective = CollectiveKind::all_reduce;
   ProcessGroup group = ProcessGroup::tp;
   double comm_bytes = 0;  // collective payload per rank in nccl-tests' "size" sense (see collectives)
+  // Compute ops: the kernel runs this many times back to back with the same shape (a rank's local experts
+  // under balanced routing, one kernel each as Megatron's SequentialMLP issues them); flops and bytes are
+  // one run's. One op for G identical kernels keeps the step's timing exact and its task graph G x smaller.
+  int repeat = 1;
 };
 
 }  // namespace cs::models

@@ -354,28 +354,30 @@ void mlp_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, bool 
   fwd.push_back(mem("permute", MemOpKind::copy, 2.0 * routed_bytes));
   if (t.ep > 1) fwd.push_back(coll("a2a_dispatch", CollectiveKind::all_to_all, ProcessGroup::ep, routed_bytes));
   if (etp > 1) fwd.push_back(coll("ag_moe", CollectiveKind::all_gather, ProcessGroup::etp, routed_bytes * etp));
+  // The rank's experts, one kernel each (Megatron's SequentialMLP order: every expert's FC1, activation
+  // and FC2 in turn). Balanced routing makes them identical, so each kernel kind is one op repeated
+  // experts_here times (Op::repeat): the same time on the stream, a task graph E / EP times smaller.
+  const auto experts = [&](Op op) {
+    op.repeat = static_cast<int>(experts_here);
+    return op;
+  };
   std::vector<Op> expert_bwd;
-  for (std::int64_t e = 0; e < experts_here; ++e) {
-    const std::string tag = ".e" + std::to_string(e);
-    Op fc1 = gemm("fc1" + tag, tokens_per_expert, fc1_width(m, expert_ffn(m)) / etp, x.h, x.gemm_dtype);
-    Op act = mem("act" + tag, MemOpKind::activation,
-                 act_mult_fwd * d(tokens_per_expert) * d(f) * kActBytes);
-    Op fc2 = gemm("fc2" + tag, tokens_per_expert, x.h, f, x.gemm_dtype);
-    fwd.push_back(fc1);
-    fwd.push_back(act);
-    fwd.push_back(fc2);
-    if (t.recompute == Recompute::selective && t.recompute_modules.moe_act) {
-      Op again = act;
-      again.name = "recompute_act" + tag;
-      expert_bwd.push_back(std::move(again));
-    }
-    expert_bwd.push_back(dgrad(fc2));
-    expert_bwd.push_back(wgrad(fc2));
-    expert_bwd.push_back(mem("act_bwd" + tag, MemOpKind::activation,
-                             act_mult_bwd * d(tokens_per_expert) * d(f) * kActBytes));
-    expert_bwd.push_back(dgrad(fc1));
-    expert_bwd.push_back(wgrad(fc1));
+  const Op fc1 = experts(gemm("fc1.experts", tokens_per_expert, fc1_width(m, expert_ffn(m)) / etp, x.h, x.gemm_dtype));
+  const Op act = experts(mem("act.experts", MemOpKind::activation, act_mult_fwd * d(tokens_per_expert) * d(f) * kActBytes));
+  const Op fc2 = experts(gemm("fc2.experts", tokens_per_expert, x.h, f, x.gemm_dtype));
+  fwd.push_back(fc1);
+  fwd.push_back(act);
+  fwd.push_back(fc2);
+  if (t.recompute == Recompute::selective && t.recompute_modules.moe_act) {
+    Op again = act;
+    again.name = "recompute_act.experts";
+    expert_bwd.push_back(std::move(again));
   }
+  expert_bwd.push_back(experts(dgrad(fc2)));
+  expert_bwd.push_back(experts(wgrad(fc2)));
+  expert_bwd.push_back(experts(mem("act_bwd.experts", MemOpKind::activation, act_mult_bwd * d(tokens_per_expert) * d(f) * kActBytes)));
+  expert_bwd.push_back(experts(dgrad(fc1)));
+  expert_bwd.push_back(experts(wgrad(fc1)));
   if (etp > 1) fwd.push_back(coll("rs_moe", CollectiveKind::reduce_scatter, ProcessGroup::etp, routed_bytes * etp));
   if (t.ep > 1) fwd.push_back(coll("a2a_combine", CollectiveKind::all_to_all, ProcessGroup::ep, routed_bytes));
   // Unpermute and weight by the router probabilities: reads Tr k h copies, writes Tr h.
@@ -771,8 +773,10 @@ void add_fp8_casts(std::vector<Op>& ops) {
   out.reserve(ops.size() * 2);
   for (Op& op : ops) {
     const bool is_wgrad = op.name.size() > 6 && op.name.compare(op.name.size() - 6, 6, "_wgrad") == 0;
-    if (op.kind == OpKind::gemm && op.dtype == Dtype::fp8 && !is_wgrad)
+    if (op.kind == OpKind::gemm && op.dtype == Dtype::fp8 && !is_wgrad) {
       out.push_back(mem(op.name + "_fp8_cast", MemOpKind::elementwise, 3.0 * d(op.gemm.m) * d(op.gemm.k)));
+      out.back().repeat = op.repeat;
+    }
     out.push_back(std::move(op));
   }
   ops = std::move(out);

@@ -51,7 +51,7 @@ Category category_of(ProcessGroup g) {
 
 // Everything an op's modelled duration depends on (models::op_time_s reads no other field).
 struct DurationKey {
-  std::array<std::int64_t, 14> ints;
+  std::array<std::int64_t, 15> ints;
   double flops, bytes;
   bool operator==(const DurationKey&) const = default;
 };
@@ -139,7 +139,7 @@ class Builder {
     const auto& a = op.attention;
     const DurationKey key{{static_cast<std::int64_t>(op.kind), static_cast<std::int64_t>(op.dtype), static_cast<std::int64_t>(op.mem_kind),
                            op.gemm.m, op.gemm.n, op.gemm.k, a.batch, a.heads_q, a.heads_kv, a.seq_q, a.seq_kv, a.head_dim,
-                           static_cast<std::int64_t>(a.causal), static_cast<std::int64_t>(a.kernel)},
+                           static_cast<std::int64_t>(a.causal), static_cast<std::int64_t>(a.kernel), op.repeat},
                           op.flops, op.bytes};
     const auto it = durations_.find(key);
     if (it != durations_.end()) return it->second;
@@ -158,7 +158,7 @@ class Builder {
     t.micro_batch = mb;
     const TaskId id = g_->add_task(t);
     flops_->resize(id + 1, 0.0);
-    (*flops_)[id] = op.flops;
+    (*flops_)[id] = op.flops * op.repeat;
     for (TaskId w : e.wait_for) g_->add_dependency(w, id);
     e.wait_for.clear();
     e.last_compute = id;

@@ -48,7 +48,7 @@ double d_layers(const ModelConfig& m) { return static_cast<double>(m.num_layers)
 double sum_flops(const std::vector<Op>& ops, OpKind kind) {
   double s = 0;
   for (const auto& o : ops) {
-    if (o.kind == kind) s += o.flops;
+    if (o.kind == kind) s += o.flops * o.repeat;
   }
   return s;
 }
@@ -129,15 +129,15 @@ TEST_CASE("DeepSeekMoE 16B: a dense first layer, shared and routed experts, by h
   CHECK(has_op(moe.forward, "router"));
   CHECK(find_op(moe.forward, "shared_fc1").gemm.n == 2 * 2816);
   CHECK(find_op(moe.forward, "shared_fc2").gemm.k == 2816);
-  CHECK(find_op(moe.forward, "fc1.e0").gemm.n == 2 * 1408);
-  CHECK(has_op(moe.forward, "fc1.e63"));  // all 64 experts on the one rank
-  CHECK(find_op(moe.forward, "fc1.e0").gemm.m == 4096 * 6 / 64);  // balanced: T k / E tokens each
+  CHECK(find_op(moe.forward, "fc1.experts").gemm.n == 2 * 1408);
+  CHECK(find_op(moe.forward, "fc1.experts").repeat == 64);  // all 64 experts on the one rank
+  CHECK(find_op(moe.forward, "fc1.experts").gemm.m == 4096 * 6 / 64);  // balanced: T k / E tokens each
   const auto at = [&](const std::string& name) {
     return std::find_if(moe.backward.begin(), moe.backward.end(), [&](const Op& o) { return o.name == name; }) - moe.backward.begin();
   };
   CHECK(at("shared_fc2_dgrad") < at("shared_fc1_wgrad"));
   CHECK(at("shared_fc1_wgrad") < at("unpermute_bwd"));
-  CHECK(at("fc1.e63_wgrad") < at("router_wgrad"));
+  CHECK(at("fc1.experts_wgrad") < at("router_wgrad"));
 }
 
 TEST_CASE("model FLOPs: GPT-3 matches Megatron's closed form", "[models]") {
@@ -351,8 +351,8 @@ TEST_CASE("layer ops: recompute_modules re-run exactly the modules named", "[mod
   te.recompute = Recompute::selective;
   te.recompute_modules = {true, false, false, true};
   const LayerOps ma = transformer_layer_ops(moe, te);
-  CHECK(find_op(ma.backward, "recompute_act.e0").bytes == find_op(ma.forward, "act.e0").bytes);
-  CHECK(has_op(ma.backward, "recompute_act.e7"));
+  CHECK(find_op(ma.backward, "recompute_act.experts").bytes == find_op(ma.forward, "act.experts").bytes);
+  CHECK(find_op(ma.backward, "recompute_act.experts").repeat == 8);  // each of the 8 local experts
   CHECK(transformer_layer_ops(m, t).backward.size() == lm.backward.size());
   TrainingConfig dense_moe_act = t;
   dense_moe_act.recompute_modules = {true, false, false, true};
@@ -366,10 +366,11 @@ TEST_CASE("layer ops: MoE router, top-k experts and all-to-all on the EP group",
   const LayerOps ep1 = transformer_layer_ops(m, training(T, 1));
   CHECK(collective_names(ep1.forward).empty());
   CHECK(find_op(ep1.forward, "router").gemm.n == 8);
-  CHECK(find_op(ep1.forward, "fc1.e7").gemm.m == 1024);
+  CHECK(find_op(ep1.forward, "fc1.experts").gemm.m == 1024);
+  CHECK(find_op(ep1.forward, "fc1.experts").repeat == 8);
   double fc1 = 0;
   for (const auto& o : ep1.forward) {
-    if (o.name.rfind("fc1.", 0) == 0) fc1 += o.flops;
+    if (o.name.rfind("fc1.", 0) == 0) fc1 += o.flops * o.repeat;
   }
   CHECK(fc1 == 2.0 * T * 2 * 4096 * (2 * 14336));  // topk copies of every token
   // EP = 8: one expert per rank receiving T * topk tokens; dispatch and combine all-to-all.
@@ -384,8 +385,8 @@ TEST_CASE("layer ops: MoE router, top-k experts and all-to-all on the EP group",
   CHECK(a2a.group == ProcessGroup::ep);
   CHECK(a2a.collective == CollectiveKind::all_to_all);
   CHECK(a2a.comm_bytes == T * 2.0 * 4096 * 2);
-  CHECK(find_op(ep8.forward, "fc1.e0").gemm.m == T * 2);
-  CHECK_FALSE(has_op(ep8.forward, "fc1.e1"));
+  CHECK(find_op(ep8.forward, "fc1.experts").gemm.m == T * 2);
+  CHECK(find_op(ep8.forward, "fc1.experts").repeat == 1);
 }
 
 TEST_CASE("LM head and embedding ops", "[models]") {
@@ -777,18 +778,15 @@ TEST_CASE("MoE: router, permutation and un-permutation bytes by hand (Mixtral 8x
   // copies (T k h); permute's backward sums the copies back into each token (T k h + T h).
   CHECK(find_op(ops.backward, "unpermute_bwd").bytes == 2.0 * routed + hidden);
   CHECK(find_op(ops.backward, "permute_bwd").bytes == routed + hidden);
-  // The experts' GEMMs: one per local expert, forward and both backward GEMMs.
-  for (int e = 0; e < 8; ++e) {
-    const std::string tag = ".e" + std::to_string(e);
-    CHECK(has_op(ops.forward, "fc1" + tag));
-    CHECK(has_op(ops.forward, "fc2" + tag));
-    CHECK(has_op(ops.backward, "fc1" + tag + "_wgrad"));
-    CHECK(has_op(ops.backward, "fc2" + tag + "_dgrad"));
-  }
+  // The experts' GEMMs: one kernel per local expert (8 here), forward and both backward GEMMs, each kind
+  // one op repeated 8 times.
+  for (const char* name : {"fc1.experts", "fc2.experts"}) CHECK(find_op(ops.forward, name).repeat == 8);
+  for (const char* name : {"fc1.experts_wgrad", "fc1.experts_dgrad", "fc2.experts_wgrad", "fc2.experts_dgrad", "act_bwd.experts"})
+    CHECK(find_op(ops.backward, name).repeat == 8);
   // Issue order: router, softmax / top-k, permute, experts, un-permute.
   CHECK(index_of(ops.forward, "router") < index_of(ops.forward, "permute"));
-  CHECK(index_of(ops.forward, "permute") < index_of(ops.forward, "fc1.e0"));
-  CHECK(index_of(ops.forward, "fc2.e7") < index_of(ops.forward, "unpermute"));
+  CHECK(index_of(ops.forward, "permute") < index_of(ops.forward, "fc1.experts"));
+  CHECK(index_of(ops.forward, "fc2.experts") < index_of(ops.forward, "unpermute"));
 }
 
 TEST_CASE("unfused attention: Megatron's core attention as batched GEMMs, softmax and dropout, by hand", "[models]") {
