@@ -22,8 +22,8 @@ namespace cs::models {
 //    compute/accelerator/README.md "Maximum Achievable Matmul FLOPS comparison table", a brute-force
 //    search of large matmul shapes with torch): A100 SXM 267.9/312 = 0.859, MI300X 781.9/1300 = 0.601
 //    (ROCm 6.2); its later H200-vs-B200 page: H100/H200 SXM (one row: the same GH100 at 700 W)
-//    794.5/989 = 0.803, B200 1745/2250 = 0.776 (the earlier table's H100 SXM, CUDA 12.1: 0.801). Our own harness on an H200 (calibrate/measurements/, 8192^3 cuBLASLt on
-//    randn) reached 796/989 = 0.805. H100 PCIe and L40S have no MAMF entry: 0 (unknown) - a GEMM table
+//    794.5/989 = 0.803, B200 1745/2250 = 0.776 (the earlier table's H100 SXM, CUDA 12.1: 0.801). Our
+//    own harness on an H200 (calibrate/measurements/, 8192^3 cuBLASLt on randn) reached 796/989 = 0.805. H100 PCIe and L40S have no MAMF entry: 0 (unknown) - a GEMM table
 //    measured elsewhere carries to them at the measured GPU's fraction of peak.
 //  - Prices are rough 2024-25 on-demand list prices per GPU-hour from public GPU clouds (Lambda, RunPod,
 //    Azure/AWS list pages); they vary by provider and month and exist only as a default that scenarios

@@ -75,30 +75,38 @@ std::vector<std::int64_t> chunk_microbatches_in_flight(const TrainingConfig& t, 
   return n;
 }
 
+// The MoE and dense layers of model chunk `chunk` of stage `stage` (moe_layer_freq; a dense model's are
+// all dense). The pipeline split may give chunks different layer counts.
+struct LayerKinds {
+  double moe = 0, dense = 0;
+};
+LayerKinds chunk_layer_kinds(const ModelConfig& m, const TrainingConfig& t, int stage, int chunk) {
+  LayerKinds k;
+  const std::int64_t first = first_layer_of_chunk(m, t, stage, chunk);
+  for (std::int64_t l = first; l < first + layers_in_chunk(m, t, stage, chunk); ++l) (is_moe_layer(m, l) ? k.moe : k.dense) += 1;
+  return k;
+}
+LayerKinds stage_layer_kinds(const ModelConfig& m, const TrainingConfig& t, int stage) {
+  LayerKinds k;
+  for (int c = 0; c < t.vp; ++c) {
+    const LayerKinds ck = chunk_layer_kinds(m, t, stage, c);
+    k.moe += ck.moe;
+    k.dense += ck.dense;
+  }
+  return k;
+}
+
 // Activations stage `stage` holds at its peak: each chunk's micro-batches in flight times the stored
-// bytes of its layers (the pipeline split may give chunks different layer counts, moe_layer_freq layers
-// of different kinds).
+// bytes of its layers.
 double stage_activation_bytes(const ModelConfig& m, const TrainingConfig& t, int stage) {
   const auto n = chunk_microbatches_in_flight(t, stage);
   const double moe = activation_bytes_per_layer(m, t, true), dense = activation_bytes_per_layer(m, t, false);
   double bytes = 0;
   for (int c = 0; c < t.vp; ++c) {
-    const std::int64_t first = first_layer_of_chunk(m, t, stage, c);
-    double chunk = 0;
-    for (std::int64_t l = first; l < first + layers_in_chunk(m, t, stage, c); ++l) chunk += is_moe_layer(m, l) ? moe : dense;
-    bytes += d(n[static_cast<std::size_t>(c)]) * chunk;
+    const LayerKinds k = chunk_layer_kinds(m, t, stage, c);
+    bytes += d(n[static_cast<std::size_t>(c)]) * (k.moe * moe + k.dense * dense);
   }
   return bytes;
-}
-
-// Whether stage `stage` holds an MoE layer / a dense layer.
-bool stage_has_layer(const ModelConfig& m, const TrainingConfig& t, int stage, bool moe_layer) {
-  for (int c = 0; c < t.vp; ++c) {
-    const std::int64_t first = first_layer_of_chunk(m, t, stage, c);
-    for (std::int64_t l = first; l < first + layers_in_chunk(m, t, stage, c); ++l)
-      if (is_moe_layer(m, l) == moe_layer) return true;
-  }
-  return false;
 }
 
 // Micro-batches whose first-stage input (embedding output) is alive, and whose last-stage output
@@ -203,16 +211,9 @@ RankParameters parameters_on_rank(const ModelConfig& m, const TrainingConfig& t,
   CS_MODELS_CHECK(layout_problems(m, t).empty());
   CS_MODELS_CHECK(stage >= 0 && stage < t.pp);
   const double h = d(m.hidden_size), tp = t.tp;
-  RankParameters p;
   const RankParameters moe = layer_parameters_on_rank(m, t, true), dense = layer_parameters_on_rank(m, t, false);
-  for (int c = 0; c < t.vp; ++c) {
-    const std::int64_t first = first_layer_of_chunk(m, t, stage, c);
-    for (std::int64_t l = first; l < first + layers_in_chunk(m, t, stage, c); ++l) {
-      const RankParameters& layer = is_moe_layer(m, l) ? moe : dense;
-      p.dense += layer.dense;
-      p.expert += layer.expert;
-    }
-  }
+  const LayerKinds k = stage_layer_kinds(m, t, stage);
+  RankParameters p{k.moe * moe.dense + k.dense * dense.dense, k.moe * moe.expert + k.dense * dense.expert};
   const double word = d(padded_vocab_size(m, t.tp)) * h / tp;
   if (stage == 0) p.dense += word + d(m.max_position_embeddings) * h;
   if (stage == t.pp - 1) {
@@ -246,9 +247,10 @@ MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, in
     // largest kind of layer).
     TrainingConfig no_recompute = t;
     no_recompute.recompute = Recompute::none;
+    const LayerKinds k = stage_layer_kinds(m, t, stage);
     double largest = 0;
-    for (bool moe : {true, false})
-      if (stage_has_layer(m, t, stage, moe)) largest = std::max(largest, activation_bytes_per_layer(m, no_recompute, moe));
+    if (k.moe > 0) largest = activation_bytes_per_layer(m, no_recompute, true);
+    if (k.dense > 0) largest = std::max(largest, activation_bytes_per_layer(m, no_recompute, false));
     act += largest;
   }
   if (stage == 0 && m.hidden_dropout > 0) act += first_stage_microbatches(t) * th;

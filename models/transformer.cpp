@@ -297,8 +297,6 @@ Op rope(std::string name, const Dims& x) {
   return mem(std::move(name), MemOpKind::elementwise, 2.0 * elems * kActBytes, 3.0 * elems);
 }
 
-// MLP forward of one layer (dense or MoE), appended to `fwd`; `bwd` receives its backward in backward
-// order, ending with the first GEMM's (FC1's or the router's) dgrad and wgrad.
 void column_parallel_bwd(const Op& fwd, const Dims& x, const std::string& suffix, std::vector<Op>& out);
 void row_parallel_fwd_coll(const Dims& x, const std::string& suffix, std::vector<Op>& out);
 void row_parallel_bwd_coll(const Dims& x, const std::string& suffix, std::vector<Op>& out);
@@ -324,12 +322,26 @@ void dense_mlp_ops(const ModelConfig& m, const Dims& x, const std::string& prefi
   bwd.push_back(wgrad(fc1));
 }
 
-void mlp_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, bool moe_layer, std::vector<Op>& fwd,
-             std::vector<Op>& bwd) {
-  if (m.num_moe_experts == 0 || !moe_layer) {
-    dense_mlp_ops(m, x, "", m.ffn_hidden_size, fwd, bwd);
-    return;
-  }
+// The same MLP with Megatron's TP collectives named by `suffix` ("_mlp", "_shared"): with SP the
+// all-gather of the sequence shards before FC1, after FC2 the reduce-scatter (all-reduce without SP);
+// backward the output gradient's all-gather, FC2's and the activation's kernels, then FC1's dgrad and
+// wgrad with the input gradient's TP collective between them (column_parallel_bwd).
+void tp_mlp_ops(const ModelConfig& m, const Dims& x, const std::string& prefix, const std::string& suffix, std::int64_t ffn,
+                std::vector<Op>& fwd, std::vector<Op>& bwd) {
+  if (x.sp) fwd.push_back(coll("ag" + suffix, CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
+  const std::size_t fc1_at = fwd.size();
+  std::vector<Op> compute_bwd;
+  dense_mlp_ops(m, x, prefix, ffn, fwd, compute_bwd);
+  const Op fc1 = fwd[fc1_at];
+  row_parallel_fwd_coll(x, suffix, fwd);
+  row_parallel_bwd_coll(x, suffix, bwd);
+  for (std::size_t i = 0; i + 2 < compute_bwd.size(); ++i) bwd.push_back(std::move(compute_bwd[i]));  // all but FC1's
+  column_parallel_bwd(fc1, x, suffix, bwd);
+}
+
+// The MoE MLP of one layer, appended to `fwd`; `bwd` receives its backward in backward order, ending
+// with the router's dgrad and wgrad.
+void moe_mlp_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, std::vector<Op>& fwd, std::vector<Op>& bwd) {
   const double act_mult_fwd = m.activation == Activation::swiglu ? 3.0 : 2.0;  // SwiGLU reads 2 writes 1
   const double act_mult_bwd = m.activation == Activation::swiglu ? 5.0 : 3.0;  // reads in + dy, writes dx
   // MoE, as Megatron-Core's alltoall dispatcher runs it under MoE parallel folding: each rank routes
@@ -387,19 +399,8 @@ void mlp_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, bool 
   // shards, reduce-scatter after), its output added to the routed one; run after the routed experts
   // unless moe_shared_expert_overlap.
   std::vector<Op> shared_bwd;
-  if (m.moe_shared_expert_intermediate_size > 0) {
-    if (x.sp) fwd.push_back(coll("ag_shared", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
-    const std::size_t fc1_at = fwd.size();
-    std::vector<Op> dense_bwd;
-    dense_mlp_ops(m, x, "shared_", m.moe_shared_expert_intermediate_size, fwd, dense_bwd);
-    const Op shared_fc1 = fwd[fc1_at];
-    row_parallel_fwd_coll(x, "_shared", fwd);
-    // Backward: the output gradient's all-gather, FC2's and the activation's, then FC1's with the input
-    // gradient's TP collective between its dgrad and wgrad (column_parallel_bwd).
-    row_parallel_bwd_coll(x, "_shared", shared_bwd);
-    for (std::size_t i = 0; i + 2 < dense_bwd.size(); ++i) shared_bwd.push_back(std::move(dense_bwd[i]));
-    column_parallel_bwd(shared_fc1, x, "_shared", shared_bwd);
-  }
+  if (m.moe_shared_expert_intermediate_size > 0)
+    tp_mlp_ops(m, x, "shared_", "_shared", m.moe_shared_expert_intermediate_size, fwd, shared_bwd);
 
   // Backward of unpermute y_t = sum_j p_tj e_tj: reads dy (Tr h) and the saved expert outputs (Tr k h)
   // for the probability gradients, writes the k gradient copies p_tj dy_t (Tr k h). The ETP collectives
@@ -837,18 +838,19 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
   row_parallel_fwd_coll(x, "_attn", f);
   f.push_back(residual("add1", x, hidden_dropout));
 
-  // MLP block, forward (backward collected alongside).
-  // An MoE MLP moves its own tokens (mlp_ops): no TP collective around it.
+  // MLP block, forward (backward collected alongside). A dense MLP with its TP collectives; an MoE MLP
+  // moves its own tokens (moe_mlp_ops), with no TP collective around it.
   f.push_back(norm_fwd("ln2", x));
-  if (x.sp && !moe) f.push_back(coll("ag_mlp", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
   std::vector<Op> mlp_bwd;
-  std::vector<Op> mlp_again;  // recompute_modules "mlp" (dense MLPs): the MLP forward, re-run in backward
+  std::vector<Op> mlp_again;  // recompute_modules "mlp" (dense MLPs): the MLP's kernels, re-run in backward
   {
     std::vector<Op> mlp_fwd;
-    mlp_ops(m, t, x, moe, mlp_fwd, mlp_bwd);
+    if (moe) moe_mlp_ops(m, t, x, mlp_fwd, mlp_bwd);
+    else tp_mlp_ops(m, x, "", "_mlp", m.ffn_hidden_size, mlp_fwd, mlp_bwd);
     const bool selective = t.recompute == Recompute::selective;
     if (selective && t.recompute_modules.mlp && !moe)
       for (const auto& op : mlp_fwd) {
+        if (op.kind == OpKind::collective) continue;
         Op again = op;
         again.name = "recompute_" + op.name;
         mlp_again.push_back(std::move(again));
@@ -856,7 +858,6 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
     for (auto& op : mlp_fwd) f.push_back(std::move(op));
   }
   const bool recompute_norms = t.recompute == Recompute::selective && t.recompute_modules.layernorm;
-  if (!moe) row_parallel_fwd_coll(x, "_mlp", f);
   f.push_back(residual("add2", x, hidden_dropout));
 
   auto& b = ops.backward;
@@ -873,29 +874,7 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
   b.push_back(residual("add2_bwd", x, hidden_dropout));
   if (recompute_norms) b.push_back(norm_fwd("recompute_ln2", x));
   for (auto& op : mlp_again) b.push_back(std::move(op));
-  if (moe) {
-    for (auto& op : mlp_bwd) b.push_back(std::move(op));
-  } else {
-    row_parallel_bwd_coll(x, "_mlp", b);
-    // mlp_bwd ends with FC1's dgrad and wgrad; put the input-gradient
-    // collective between them (Megatron's async all-reduce / reduce-scatter).
-    CS_MODELS_CHECK(mlp_bwd.size() >= 2);
-    Op first_wgrad = std::move(mlp_bwd.back());
-    mlp_bwd.pop_back();
-    Op first_dgrad = std::move(mlp_bwd.back());
-    mlp_bwd.pop_back();
-    for (auto& op : mlp_bwd) b.push_back(std::move(op));
-    if (x.sp) b.push_back(coll("ag_mlp_bwd", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
-    b.push_back(std::move(first_dgrad));
-    if (x.t > 1) {
-      if (x.sp) {
-        b.push_back(coll("rs_mlp_bwd", CollectiveKind::reduce_scatter, ProcessGroup::tp, hidden_bytes(x)));
-      } else {
-        b.push_back(coll("ar_mlp_bwd", CollectiveKind::all_reduce, ProcessGroup::tp, hidden_bytes(x)));
-      }
-    }
-    b.push_back(std::move(first_wgrad));
-  }
+  for (auto& op : mlp_bwd) b.push_back(std::move(op));
   b.push_back(norm_bwd("ln2_bwd", x));
 
   // Attention block, backward.

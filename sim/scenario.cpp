@@ -130,6 +130,16 @@ class ObjectReader {
     return d;
   }
 
+  // A probability or fraction: a number in [0, 1).
+  std::optional<double> fraction(const std::string& key) {
+    const auto f = number(key, 0, false, false);
+    if (f && *f >= 1) {
+      errors_.add(path_of(key), raw(key)->dump() + " is out of range (expected a number in [0, 1))");
+      return std::nullopt;
+    }
+    return f;
+  }
+
   std::optional<bool> boolean(const std::string& key) {
     const json* v = raw(key);
     if (!v) return std::nullopt;
@@ -385,12 +395,8 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
                        : *b == "unfused" || *b == "local" ? models::AttentionImpl::unfused
                                                            : models::AttentionImpl::native;
   // Megatron's dropout probabilities (a preset's values unless given).
-  for (auto [key, field] : {std::pair{"attention_dropout", &m.attention_dropout}, std::pair{"hidden_dropout", &m.hidden_dropout}}) {
-    if (auto p = r.number(key, 0, false, false)) {
-      if (*p >= 1) errors.add(r.path_of(key), r.raw(key)->dump() + " is out of range (expected a probability in [0, 1))");
-      else *field = *p;
-    }
-  }
+  m.attention_dropout = r.fraction("attention_dropout").value_or(m.attention_dropout);
+  m.hidden_dropout = r.fraction("hidden_dropout").value_or(m.hidden_dropout);
   if (auto u = r.boolean("untie_embeddings_and_output_weights")) m.untie_embeddings = *u;
   // Megatron's position_embedding_type; unset: rope for SwiGLU models, learned_absolute otherwise.
   if (auto pe = r.choice("position_embedding_type", {"rope", "learned_absolute", "none"}))
@@ -495,11 +501,7 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   t.tp_comm_overlap = r.boolean("tp_comm_overlap").value_or(false);
   t.tokens_to_train = r.number("tokens_to_train", 0, false, false).value_or(0);
   t.memory_reserve_gib = r.number("memory_reserve_gib", 0, false, false).value_or(t.memory_reserve_gib);
-  if (auto f = r.number("allocator_fragmentation", 0, false, false)) {
-    if (*f >= 1) errors.add(r.path_of("allocator_fragmentation"), r.raw("allocator_fragmentation")->dump() +
-                                                                    " is out of range (expected a fraction in [0, 1))");
-    else t.allocator_fragmentation = *f;
-  }
+  t.allocator_fragmentation = r.fraction("allocator_fragmentation").value_or(t.allocator_fragmentation);
   t.account_for_embedding_in_pipeline_split = r.boolean("account_for_embedding_in_pipeline_split").value_or(false);
   t.account_for_loss_in_pipeline_split = r.boolean("account_for_loss_in_pipeline_split").value_or(false);
   t.decoder_first_pipeline_num_layers = r.integer("decoder_first_pipeline_num_layers", 0, false).value_or(-1);

@@ -84,8 +84,9 @@ class Builder {
         layout_(t_.tp, t_.cp, t_.dp, t_.pp, t_.ep, t_.zero_stage >= 3 ? t_.fsdp_shard_size : 0, t_.expert_tp()),
         layer_(models::transformer_layer_ops(s.model, t_)),
         window_layer_(s.model.window_size > 0 ? models::transformer_layer_ops(s.model, t_, true) : models::LayerOps{}),
-        dense_layer_(has_dense_layers(s.model) ? models::transformer_layer_ops(s.model, t_, false, false) : models::LayerOps{}),
-        dense_window_layer_(has_dense_layers(s.model) && s.model.window_size > 0
+        mixed_layers_(has_dense_layers(s.model)),
+        dense_layer_(mixed_layers_ ? models::transformer_layer_ops(s.model, t_, false, false) : models::LayerOps{}),
+        dense_window_layer_(mixed_layers_ && s.model.window_size > 0
                                 ? models::transformer_layer_ops(s.model, t_, true, false)
                                 : models::LayerOps{}),
         embedding_(models::embedding_ops(s.model, t_)),
@@ -422,7 +423,7 @@ class Builder {
       const std::int64_t first_layer = models::first_layer_of_chunk(s_.model, t_, stage, c);
       for (std::int64_t l = 0; l < models::layers_in_chunk(s_.model, t_, stage, c); ++l) {
         const bool window = models::is_window_attention_layer(s_.model, first_layer + l);
-        const bool moe = !has_dense_layers(s_.model) || models::is_moe_layer(s_.model, first_layer + l);
+        const bool moe = !mixed_layers_ || models::is_moe_layer(s_.model, first_layer + l);
         const models::LayerOps* ops = moe ? (window ? &window_layer_ : &layer_) : (window ? &dense_window_layer_ : &dense_layer_);
         const models::RankParameters& lp = moe ? moe_layer_params : dense_layer_params;
         units.push_back({ops, lp.dense, lp.expert});
@@ -579,8 +580,11 @@ class Builder {
   const std::vector<int>& gpus_;  // GPU of each rank; empty: rank r on GPU r
   const models::TrainingConfig& t_;
   Layout layout_;
-  // window_: sliding-window attention; dense_: the dense layers of an MoE model (moe_layer_freq).
-  models::LayerOps layer_, window_layer_, dense_layer_, dense_window_layer_, embedding_, head_;
+  // window_: sliding-window attention; dense_: the dense layers of an MoE model (moe_layer_freq), which
+  // mixed_layers_ says it has.
+  models::LayerOps layer_, window_layer_;
+  bool mixed_layers_;
+  models::LayerOps dense_layer_, dense_window_layer_, embedding_, head_;
   TaskGraph* g_ = nullptr;
   std::vector<double>* flops_ = nullptr;
   std::map<std::tuple<int, std::uint32_t, int>, std::vector<std::uint32_t>> collectives_;

@@ -241,7 +241,7 @@ TrainingPoint convert_entry(const json& e, const std::string& file, std::size_t 
   // January 2023, and never reached bigscience's fork, where #357 is still open). Their dropout is
   // Megatron-LM's default, --attention-dropout 0.1 and --hidden-dropout 0.1 (megatron/arguments.py;
   // BLOOM's tr11 README: "the default Megatron-LM dropout settings are inherited").
-  if (!modern && has(framework, "megatron")) {
+  if (old_megatron) {
     m["attention_backend"] = "unfused";
     m["attention_dropout"] = 0.1;
     m["hidden_dropout"] = 0.1;
