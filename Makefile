@@ -3,10 +3,15 @@
 SHELL := /bin/bash
 BUILD ?= build
 JOBS ?= $(shell nproc)
+# Extra CMake options for the first configure, e.g. CMAKE_ARGS=-DCLUSTERSIM_WERROR=ON (CI).
+CMAKE_ARGS ?=
 DEMO_SCENARIO ?= scenarios/llama3-70b-h100x64-ndr400.json
-# Debian 12 packages the build needs.
+# Debian 12 packages the build needs. Every optional part whose packages are installed here is configured
+# as required (CLUSTERSIM_GUI=ON), so a missing package fails the build with CMake's message instead of
+# silently dropping the part. Qt6Charts' CMake config needs Qt6OpenGL's, which is in libqt6opengl6-dev.
 PACKAGES := cmake ninja-build g++ libboost-graph-dev libboost-program-options-dev libeigen3-dev \
-            nlohmann-json3-dev catch2 qt6-base-dev qt6-charts-dev libgl1-mesa-dev fonts-dejavu-core
+            nlohmann-json3-dev catch2 qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl1-mesa-dev \
+            fonts-dejavu-core
 
 .PHONY: demo test build deps configure clean sanitize bench
 
@@ -21,10 +26,10 @@ build: configure
 
 configure: deps
 	@if [ ! -f $(BUILD)/CMakeCache.txt ]; then \
-	  cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release; \
+	  cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCLUSTERSIM_GUI=ON $(CMAKE_ARGS); \
 	elif ! grep -q '^CMAKE_BUILD_TYPE:STRING=Release$$' $(BUILD)/CMakeCache.txt; then \
 	  echo "$(BUILD) was configured as another build type; reconfiguring it as Release"; \
-	  cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release; \
+	  cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCLUSTERSIM_GUI=ON $(CMAKE_ARGS); \
 	fi
 
 deps:
@@ -32,7 +37,7 @@ deps:
 
 # ASan + UBSan build of everything, and the whole test suite under it.
 sanitize: deps
-	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCLUSTERSIM_SANITIZE=ON
+	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCLUSTERSIM_SANITIZE=ON -DCLUSTERSIM_GUI=OFF
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ctest --output-on-failure -j $(JOBS)
 

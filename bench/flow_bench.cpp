@@ -2,7 +2,7 @@
 //
 // Flow-level network speed: one all-reduce of 1 GiB (ring by default) over 1,024 and 16,384 H100 GPUs
 // (8 per node, 8 NDR400 NICs per node, non-blocking two-tier fat-tree), run through the engine with the
-// flow network (sim/collective_run.hpp). Prints, per size: flows put on the fabric, wall time, flows per
+// flow network (sim/network/collective_run.hpp). Prints, per size: flows put on the fabric, wall time, flows per
 // second and the simulated time / busbw. A number, not a test.
 #include <chrono>
 #include <cstdio>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/collective_run.hpp"
+#include "sim/network/collective_run.hpp"
 #include "topologies/cluster.hpp"
 #include "topologies/link_catalog.hpp"
 

@@ -15,9 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/input_error.hpp"
-#include "sim/scenario.hpp"
-#include "sim/sweep.hpp"
+#include "sim/scenario/input_error.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/explore/sweep.hpp"
 
 using namespace cs::sim;
 using nlohmann::json;

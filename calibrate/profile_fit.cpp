@@ -1,8 +1,8 @@
 #include "calibrate/profile_fit.hpp"
 
-#include "calibrate/comm_fit.hpp"
-#include "calibrate/compute_fit.hpp"
-#include "calibrate/validate.hpp"
+#include "calibrate/fit/comm_fit.hpp"
+#include "calibrate/fit/compute_fit.hpp"
+#include "calibrate/check/validate.hpp"
 
 namespace cs::calibrate {
 

@@ -1,16 +1,16 @@
 #pragma once
 // The whole fit behind `clustersim calibrate fit`: measurements in, calibration profile out.
 //
-// Compute side: calibrate/compute_fit.hpp on the compute measurements, against the datasheet peaks of the
-// measured GPU (named by the measurement file, or given). Communication side: calibrate/comm_fit.hpp on
+// Compute side: calibrate/fit/compute_fit.hpp on the compute measurements, against the datasheet peaks of the
+// measured GPU (named by the measurement file, or given). Communication side: calibrate/fit/comm_fit.hpp on
 // the collective measurements, one alpha-beta line per (collective, algorithm, ranks, level). Fit quality
 // per group goes into the profile: for the comm groups the fit's own residuals, for the compute groups
 // leave-one-out errors (in-sample errors are zero by construction, see compute_fit.hpp).
 #include <string>
 #include <vector>
 
-#include "calibrate/measurement.hpp"
-#include "models/profile_json.hpp"
+#include "calibrate/import/measurement.hpp"
+#include "models/compute/profile_json.hpp"
 
 namespace cs::calibrate {
 

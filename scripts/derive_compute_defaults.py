@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""Derive models/compute_defaults.cpp from shared/calibration/h200-reference.json (stdlib only).
+"""Derive models/compute/compute_defaults.cpp from shared/calibration/h200-reference.json (stdlib only).
 
 usage: scripts/derive_compute_defaults.py [REFERENCE_JSON] [OUTPUT_CPP] [ATTENTION_BACKENDS_JSON]
-defaults: ../shared/calibration/h200-reference.json, models/compute_defaults.cpp and
+defaults: ../shared/calibration/h200-reference.json, models/compute/compute_defaults.cpp and
 calibrate/measurements/h200-attention-backends-2026-11-30.json, relative to the repo.
 
 FlashAttention-2's own curve comes from the FLASH_ATTENTION rows of the attention-backends file
-(scripts/attention_backends.py; calibrate/compute_fit.hpp says why and how, this does the same).
+(scripts/attention_backends.py; calibrate/fit/compute_fit.hpp says why and how, this does the same).
 
 Every measured time t is turned into an achieved fraction of the H200 datasheet peak after removing the
-per-kernel launch overhead L that the compute model adds back (models/compute_model.hpp):
+per-kernel launch overhead L that the compute model adds back (models/compute/compute_model.hpp):
 
     efficiency = work / ((t - L) * peak)
 
@@ -27,7 +27,7 @@ H200_FP8_TFLOPS = 1979.0  # dense
 H200_HBM_GBPS = 4800.0    # 4.8 TB/s, NVIDIA H200 datasheet
 MAX_EFFICIENCY = 0.95
 
-# Flash-attention kernel facts the attention model takes as given (models/compute_model.hpp): query rows
+# Flash-attention kernel facts the attention model takes as given (models/compute/compute_model.hpp): query rows
 # per CTA, resident CTAs per SM and launch order within a (batch, head), forward and backward.
 ATTENTION_BLOCK_Q = 128
 ATTENTION_FWD = {"ctas_per_sm": 2, "heavy_first": True}
@@ -76,7 +76,7 @@ def dispatch_balance(groups, seq_q, sm_count, ctas_per_sm, heavy_first, block_q=
 
     Query block i of nb = ceil(seq_q / block_q) meets i KV blocks; each CTA, in launch order, starts
     on the slot that frees first. balance = total work / (slots * makespan). The same replay as
-    models/compute_model.cpp (exact below 64 CTAs per slot, which every measured shape is).
+    models/compute/compute_model.cpp (exact below 64 CTAs per slot, which every measured shape is).
     """
     nb = -(-seq_q // block_q)
     slots = sm_count * ctas_per_sm
@@ -100,7 +100,7 @@ def fit_attention_pass(points):
     balance)) and t the measured kernel time without launch overhead. For a fixed c the best ln e_max
     is the mean residual, so the fit is a 1-D search over c in [0, HALF_KV_MAX]: a grid of step
     HALF_KV_STEP, then golden-section refinement within one step of the best grid point.
-    calibrate/compute_fit.cpp does exactly the same.
+    calibrate/fit/compute_fit.cpp does exactly the same.
     """
     def cost(c):
         r = [math.log(t) - math.log(w) + math.log(kv / (kv + c)) for kv, w, t in points]
@@ -147,7 +147,7 @@ def fit_backward_with_host_floor(points, launch_s, fixed_floor_s=None):
     o = fb_s - fwd_s - L is modelled as W / (e_max kv / (kv + c)) + max(0, T - fwd_s). For fixed (c, T)
     ln e_max comes from Gauss-Newton started at the gap-free closed form; (c, T) from a grid (c step
     HALF_KV_COARSE_STEP, T step HOST_FLOOR_STEP_S, smallest T on ties), then golden section on c
-    within a step and on T within a step. calibrate/compute_fit.cpp does exactly the same.
+    within a step and on T within a step. calibrate/fit/compute_fit.cpp does exactly the same.
     fixed_floor_s holds T instead of fitting it (the FlashAttention-2 rows).
     """
     def solve(c, t_host):
@@ -204,7 +204,7 @@ def efficiency(work, t, launch_s, peak):
 def attention_kernel(rows, launch_s, peak, sms, fixed_floor_s):
     """One attention kernel's table and model: the rows at its most measured head_dim (the model has no
     head_dim term), efficiencies per row, (e_max, c) per pass and the backward's host floor T (held at
-    fixed_floor_s when given). calibrate/compute_fit.cpp does the same.
+    fixed_floor_s when given). calibrate/fit/compute_fit.cpp does the same.
     """
     per_d = {}
     for r in rows:
@@ -297,7 +297,7 @@ def main():
     w("// fp8_gemm_speedup_efficiency: mean over the fp8/bf16 same-shape pairs of")
     w("// (fp8 achieved / fp8 peak) / (bf16 achieved / bf16 peak); pairs: " +
       ", ".join(f"{x:.3f}" for x in ratios) + ".")
-    w("#include \"models/compute_model.hpp\"")
+    w("#include \"models/compute/compute_model.hpp\"")
     w("")
     w("namespace cs::models {")
     w("")

@@ -2,7 +2,7 @@
 # Regenerates calibrate/profiles/h200.json from the shared measurements (reproducible: same inputs, same
 # bytes). Compute: the H200 reference sweep, and the SDPA backends measured on an H200
 # (calibrate/measurements: FlashAttention-2's own curve; the forced-cuDNN rows are validated, not fitted,
-# calibrate/compute_fit.hpp). Collectives: the H100-SXM sweeps and logs (same NVLink 4 /
+# calibrate/fit/compute_fit.hpp). Collectives: the H100-SXM sweeps and logs (same NVLink 4 /
 # NVSwitch 3 fabric as the H200; one H200 cannot measure multi-GPU NCCL).
 # usage: scripts/fit_h200_profile.sh [BUILD_DIR]   (default build; run from anywhere)
 set -euo pipefail

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <memory>
 
-#include "models/compute_model.hpp"
-#include "models/transformer.hpp"
-#include "sim/analytical_network.hpp"
-#include "sim/check.hpp"
-#include "sim/intervals.hpp"
-#include "sim/flow_network.hpp"
+#include "models/compute/compute_model.hpp"
+#include "models/workload/transformer.hpp"
+#include "sim/network/analytical_network.hpp"
+#include "sim/base/check.hpp"
+#include "sim/engine/intervals.hpp"
+#include "sim/network/flow_network.hpp"
 
 namespace cs::sim {
 namespace {

@@ -12,10 +12,10 @@
 // slowdown is its step with the others over its step alone. With the analytical network (no contention
 // by construction) every slowdown is exactly 1; with the flow network it is 1 when the jobs share no
 // link and above 1 when their flows meet on one (an oversubscribed leaf up-link, a spine down-link).
-#include "sim/executor.hpp"
-#include "sim/report.hpp"
-#include "sim/scenario.hpp"
-#include "sim/step_builder.hpp"
+#include "sim/engine/executor.hpp"
+#include "sim/report/report.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/step/step_builder.hpp"
 
 namespace cs::sim {
 

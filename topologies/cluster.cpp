@@ -39,7 +39,7 @@
 #include <set>
 #include <utility>
 
-#include "topologies/check.hpp"
+#include "sim/base/check.hpp"
 #include "topologies/cluster_impl.hpp"
 
 namespace cs::topo {
@@ -69,19 +69,19 @@ std::size_t at(int i) { return static_cast<std::size_t>(i); }
 
 int Cluster::Impl::add_vertex(VertexKind kind, int node, int index) {
   const auto v = boost::add_vertex(detail::VertexProps{kind, node, index}, graph);
-  CS_TOPO_CHECK(static_cast<std::size_t>(v) == vertices.size());
+  CS_CHECK(static_cast<std::size_t>(v) == vertices.size());
   vertices.push_back(Vertex{kind, node, index});
   return static_cast<int>(v);
 }
 
 int Cluster::Impl::add_cable(int a, int b, EdgeKind kind, double bandwidth_Bps, double latency_s) {
-  CS_TOPO_CHECK(a != b && bandwidth_Bps > 0 && latency_s >= 0);
+  CS_CHECK(a != b && bandwidth_Bps > 0 && latency_s >= 0);
   const int forward = static_cast<int>(edges.size());
   for (const auto& [src, dst] : {std::pair{a, b}, std::pair{b, a}}) {
     const auto [e, added] = boost::add_edge(static_cast<Graph::vertex_descriptor>(src),
                                             static_cast<Graph::vertex_descriptor>(dst),
                                             detail::EdgeProps{kind, bandwidth_Bps, latency_s}, graph);
-    CS_TOPO_CHECK(added);
+    CS_CHECK(added);
     (void)e;
     edges.push_back(Edge{src, dst, kind, bandwidth_Bps, latency_s});
   }
@@ -104,29 +104,29 @@ void Cluster::Impl::nics_of_local_gpu(int local_gpu, std::set<int>& out) const {
 
 void Cluster::Impl::build() {
   const ClusterSpec& s = spec;
-  CS_TOPO_CHECK(s.nodes >= 1 && s.gpus_per_node >= 1);
+  CS_CHECK(s.nodes >= 1 && s.gpus_per_node >= 1);
   // The caller resolves the scale-up bandwidth (nvswitch: from the GPU's NVLink) before building.
-  CS_TOPO_CHECK(s.intra.gpu_bandwidth_GBps > 0);
-  CS_TOPO_CHECK(s.intra.efficiency > 0 && s.intra.efficiency <= 1);
-  CS_TOPO_CHECK(s.intra.latency_us >= 0);
-  CS_TOPO_CHECK(s.intra.bridge_bandwidth_GBps >= 0);
-  CS_TOPO_CHECK(s.intra.bridge_bandwidth_GBps == 0 || !s.intra.switched);  // bridges: PCIe nodes only
-  CS_TOPO_CHECK(s.fabric == "fat-tree" || s.fabric == "rail-optimized" || s.fabric == "ethernet");
-  CS_TOPO_CHECK(s.nics_per_node >= 0);
-  CS_TOPO_CHECK(s.tiers == 2 || s.tiers == 3);
+  CS_CHECK(s.intra.gpu_bandwidth_GBps > 0);
+  CS_CHECK(s.intra.efficiency > 0 && s.intra.efficiency <= 1);
+  CS_CHECK(s.intra.latency_us >= 0);
+  CS_CHECK(s.intra.bridge_bandwidth_GBps >= 0);
+  CS_CHECK(s.intra.bridge_bandwidth_GBps == 0 || !s.intra.switched);  // bridges: PCIe nodes only
+  CS_CHECK(s.fabric == "fat-tree" || s.fabric == "rail-optimized" || s.fabric == "ethernet");
+  CS_CHECK(s.nics_per_node >= 0);
+  CS_CHECK(s.tiers == 2 || s.tiers == 3);
   if (s.nodes > 1) {
-    CS_TOPO_CHECK(s.nics_per_node >= 1);
-    CS_TOPO_CHECK(s.nic.line_rate_gbps > 0 && s.nic.efficiency > 0 && s.nic.efficiency <= 1);
-    CS_TOPO_CHECK(s.nic.latency_us >= 0);
-    CS_TOPO_CHECK(s.oversubscription > 0);
-    CS_TOPO_CHECK(s.leaf_radix >= 1);
-    if (s.tiers == 3) CS_TOPO_CHECK(s.leaves_per_pod >= 1 && s.spine_oversubscription > 0);
+    CS_CHECK(s.nics_per_node >= 1);
+    CS_CHECK(s.nic.line_rate_gbps > 0 && s.nic.efficiency > 0 && s.nic.efficiency <= 1);
+    CS_CHECK(s.nic.latency_us >= 0);
+    CS_CHECK(s.oversubscription > 0);
+    CS_CHECK(s.leaf_radix >= 1);
+    if (s.tiers == 3) CS_CHECK(s.leaves_per_pod >= 1 && s.spine_oversubscription > 0);
   }
 
   const int domain_gpus = s.intra.domain_gpus;
-  CS_TOPO_CHECK(domain_gpus >= 0);
+  CS_CHECK(domain_gpus >= 0);
   if (domain_gpus > s.gpus_per_node) {
-    CS_TOPO_CHECK(domain_gpus % s.gpus_per_node == 0);
+    CS_CHECK(domain_gpus % s.gpus_per_node == 0);
     nodes_per_domain = domain_gpus / s.gpus_per_node;
   }
   scaleup_Bps = s.intra.gpu_bandwidth_GBps * kGBps * s.intra.efficiency;
@@ -191,7 +191,7 @@ void Cluster::Impl::build() {
     }
 
     const IntraNodeSpec* pcie = find_intra_node("pcie");
-    CS_TOPO_CHECK(pcie != nullptr);
+    CS_CHECK(pcie != nullptr);
     const double pcie_line_GBps =
         s.nic.line_rate_gbps > kGen5MaxNicGbps ? kPcieGen6x16GBps : kPcieGen5x16GBps;
     const double pcie_Bps = pcie_line_GBps * kGBps * pcie->efficiency;
@@ -215,8 +215,8 @@ void Cluster::Impl::build() {
   first_core = first_leaf;
   if (s.nodes > 1) build_fabric();
 
-  CS_TOPO_CHECK(boost::num_vertices(graph) == vertices.size());
-  CS_TOPO_CHECK(boost::num_edges(graph) == edges.size());
+  CS_CHECK(boost::num_vertices(graph) == vertices.size());
+  CS_CHECK(boost::num_edges(graph) == edges.size());
 }
 
 void Cluster::Impl::build_fabric() {
@@ -244,7 +244,7 @@ void Cluster::Impl::build_fabric() {
   nic_down_edge.assign(at(s.nodes * n_nics), -1);
   for (int i = 0; i < s.nodes * n_nics; ++i) {
     const int leaf = nic_leaf[at(i)];
-    CS_TOPO_CHECK(leaf >= 0 && leaf < num_leaves);
+    CS_CHECK(leaf >= 0 && leaf < num_leaves);
     ++down_ports[at(leaf)];
     const int e = add_cable(first_nic + i, first_leaf + leaf, EdgeKind::network, net_Bps, hop_s);
     nic_up_edge[at(i)] = e;
@@ -261,7 +261,7 @@ void Cluster::Impl::build_fabric() {
   num_spines = 0;
   if (num_leaves <= 1) return;
   for (int leaf = 0; leaf < num_leaves; ++leaf) {
-    CS_TOPO_CHECK(down_ports[at(leaf)] <= radix);
+    CS_CHECK(down_ports[at(leaf)] <= radix);
     leaf_pod[at(leaf)] = leaf / per_pod;
     leaf_up_count[at(leaf)] = up_links_for(down_ports[at(leaf)], s.oversubscription);
     max_leaf_up = std::max(max_leaf_up, leaf_up_count[at(leaf)]);
@@ -330,7 +330,7 @@ Cluster::Cluster() : impl_(std::make_unique<Impl>()) {}
 Cluster::Cluster(const ClusterSpec& spec) : impl_(std::make_unique<Impl>()) {
   impl_->spec = spec;
   impl_->build();
-  CS_TOPO_CHECK(connected());
+  CS_CHECK(connected());
 }
 
 Cluster Cluster::from_graph(GraphDescription graph) {
@@ -352,31 +352,31 @@ const ClusterSpec& Cluster::spec() const { return impl_->spec; }
 int Cluster::num_gpus() const { return impl_->spec.nodes * impl_->spec.gpus_per_node; }
 
 int Cluster::node_of_gpu(int gpu) const {
-  CS_TOPO_CHECK(gpu >= 0 && gpu < num_gpus());
+  CS_CHECK(gpu >= 0 && gpu < num_gpus());
   return gpu / impl_->spec.gpus_per_node;
 }
 
 int Cluster::leaf_of_node(int node) const {
-  CS_TOPO_CHECK(node >= 0 && node < impl_->spec.nodes);
+  CS_CHECK(node >= 0 && node < impl_->spec.nodes);
   if (impl_->nic_leaf.empty()) return -1;
   return impl_->leaf_of_nic(node, 0);
 }
 
 int Cluster::gpu_vertex(int gpu) const {
-  CS_TOPO_CHECK(gpu >= 0 && gpu < num_gpus());
+  CS_CHECK(gpu >= 0 && gpu < num_gpus());
   return gpu;
 }
 
 int Cluster::nic_vertex(int node, int nic) const {
-  CS_TOPO_CHECK(node >= 0 && node < impl_->spec.nodes);
-  CS_TOPO_CHECK(nic >= 0 && nic < impl_->spec.nics_per_node);
+  CS_CHECK(node >= 0 && node < impl_->spec.nodes);
+  CS_CHECK(nic >= 0 && nic < impl_->spec.nics_per_node);
   if (impl_->spec.nodes == 1 || impl_->loaded) return -1;
   return impl_->first_nic + node * impl_->spec.nics_per_node + nic;
 }
 
 int Cluster::leaf_of_nic(int node, int nic) const {
-  CS_TOPO_CHECK(node >= 0 && node < impl_->spec.nodes);
-  CS_TOPO_CHECK(nic >= 0 && nic < impl_->spec.nics_per_node);
+  CS_CHECK(node >= 0 && node < impl_->spec.nodes);
+  CS_CHECK(nic >= 0 && nic < impl_->spec.nics_per_node);
   return impl_->leaf_of_nic(node, nic);
 }
 
@@ -405,11 +405,11 @@ bool Cluster::connected() const {
 GroupLink Cluster::group_link(std::span<const int> gpus) const {
   const Impl& im = *impl_;
   const ClusterSpec& s = im.spec;
-  CS_TOPO_CHECK(!gpus.empty());
+  CS_CHECK(!gpus.empty());
   std::vector<int> sorted(gpus.begin(), gpus.end());
   std::sort(sorted.begin(), sorted.end());
-  CS_TOPO_CHECK(sorted.front() >= 0 && sorted.back() < num_gpus());
-  CS_TOPO_CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
+  CS_CHECK(sorted.front() >= 0 && sorted.back() < num_gpus());
+  CS_CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
   if (im.loaded) return im.group_link_loaded(sorted);
 
   const double intra_s = s.intra.latency_us * kUs;

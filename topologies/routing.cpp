@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "topologies/check.hpp"
+#include "sim/base/check.hpp"
 #include "topologies/cluster.hpp"
 #include "topologies/cluster_impl.hpp"
 
@@ -38,7 +38,7 @@ constexpr int kMaxBuiltRouteEdges = 10;  // PXN NVLink 2 + GPU-NIC 1 + NIC-leaf 
 }  // namespace
 
 void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector<int>& out) const {
-  CS_TOPO_CHECK(src_gpu >= 0 && src_gpu < num_gpus() && dst_gpu >= 0 && dst_gpu < num_gpus());
+  CS_CHECK(src_gpu >= 0 && src_gpu < num_gpus() && dst_gpu >= 0 && dst_gpu < num_gpus());
   out.clear();
   if (src_gpu == dst_gpu) return;
   if (impl_->loaded) {
@@ -122,7 +122,7 @@ void Cluster::Impl::route_built(int src, int dst, std::uint64_t flow_id, std::ve
   const int leaf_b = nic_leaf[at(nic_b)];
   if (leaf_a != leaf_b) {
     const int up = std::min(leaf_up_count[at(leaf_a)], leaf_up_count[at(leaf_b)]);
-    CS_TOPO_CHECK(up >= 1);
+    CS_CHECK(up >= 1);
     const int s = ecmp_pick(flow_id, src, dst, 1, up);
     out.push_back(leaf_up_edge[at(leaf_a * max_leaf_up + s)]);
     const int pod_a = leaf_pod[at(leaf_a)];
@@ -131,7 +131,7 @@ void Cluster::Impl::route_built(int src, int dst, std::uint64_t flow_id, std::ve
       const int spine_a = pod_first_spine[at(pod_a)] + s;
       const int spine_b = pod_first_spine[at(pod_b)] + s;
       const int cores = std::min(spine_up_count[at(spine_a)], spine_up_count[at(spine_b)]);
-      CS_TOPO_CHECK(cores >= 1);
+      CS_CHECK(cores >= 1);
       const int k = ecmp_pick(flow_id, src, dst, 2, cores);
       out.push_back(spine_up_edge[at(spine_a * max_spine_up + k)]);
       out.push_back(spine_down_edge[at(spine_b * max_spine_up + k)]);
@@ -145,7 +145,7 @@ void Cluster::Impl::route_built(int src, int dst, std::uint64_t flow_id, std::ve
 void Cluster::Impl::route_loaded(int src, int dst, std::uint64_t flow_id, std::vector<int>& out) const {
   const int v_count = static_cast<int>(vertices.size());
   const int* d = dist.data() + static_cast<std::ptrdiff_t>(dst) * v_count;
-  CS_TOPO_CHECK(d[src] > 0);  // unreachable pairs are rejected at load
+  CS_CHECK(d[src] > 0);  // unreachable pairs are rejected at load
   const int num_gpu = spec.nodes * spec.gpus_per_node;
   auto usable = [&](int e, int u) {
     const int w = edges[at(e)].dst;
@@ -157,7 +157,7 @@ void Cluster::Impl::route_loaded(int src, int dst, std::uint64_t flow_id, std::v
     const int end = out_begin[at(u + 1)];
     int candidates = 0;
     for (int i = begin; i < end; ++i) candidates += usable(out_edges[at(i)], u) ? 1 : 0;
-    CS_TOPO_CHECK(candidates >= 1);
+    CS_CHECK(candidates >= 1);
     int pick = ecmp_pick(flow_id, src, dst, hop, candidates);
     for (int i = begin; i < end; ++i) {
       const int e = out_edges[at(i)];
@@ -175,26 +175,26 @@ void Cluster::Impl::build_loaded() {
   const int v_count = static_cast<int>(vertices.size());
   int num_gpu = 0;
   while (num_gpu < v_count && vertices[at(num_gpu)].kind == VertexKind::gpu) ++num_gpu;
-  CS_TOPO_CHECK(num_gpu >= 1);
-  for (int v = num_gpu; v < v_count; ++v) CS_TOPO_CHECK(vertices[at(v)].kind != VertexKind::gpu);
+  CS_CHECK(num_gpu >= 1);
+  for (int v = num_gpu; v < v_count; ++v) CS_CHECK(vertices[at(v)].kind != VertexKind::gpu);
   int nodes = 0;
   for (int gpu = 0; gpu < num_gpu; ++gpu) {
     const Vertex& x = vertices[at(gpu)];
-    CS_TOPO_CHECK(x.index == gpu && x.node >= 0);
-    CS_TOPO_CHECK(gpu == 0 || x.node >= vertices[at(gpu - 1)].node);
+    CS_CHECK(x.index == gpu && x.node >= 0);
+    CS_CHECK(gpu == 0 || x.node >= vertices[at(gpu - 1)].node);
     nodes = std::max(nodes, x.node + 1);
   }
-  CS_TOPO_CHECK(num_gpu % nodes == 0);
+  CS_CHECK(num_gpu % nodes == 0);
   const int per_node = num_gpu / nodes;
-  for (int gpu = 0; gpu < num_gpu; ++gpu) CS_TOPO_CHECK(vertices[at(gpu)].node == gpu / per_node);
+  for (int gpu = 0; gpu < num_gpu; ++gpu) CS_CHECK(vertices[at(gpu)].node == gpu / per_node);
 
   for (const Vertex& x : vertices) {
     const auto v = boost::add_vertex(detail::VertexProps{x.kind, x.node, x.index}, graph);
     (void)v;
   }
   for (const Edge& e : edges) {
-    CS_TOPO_CHECK(e.src >= 0 && e.src < v_count && e.dst >= 0 && e.dst < v_count && e.src != e.dst);
-    CS_TOPO_CHECK(e.bandwidth_Bps > 0 && e.latency_s >= 0);
+    CS_CHECK(e.src >= 0 && e.src < v_count && e.dst >= 0 && e.dst < v_count && e.src != e.dst);
+    CS_CHECK(e.bandwidth_Bps > 0 && e.latency_s >= 0);
     boost::add_edge(static_cast<detail::Graph::vertex_descriptor>(e.src),
                     static_cast<detail::Graph::vertex_descriptor>(e.dst),
                     detail::EdgeProps{e.kind, e.bandwidth_Bps, e.latency_s}, graph);
@@ -332,7 +332,7 @@ GroupLink Cluster::Impl::group_link_loaded(const std::vector<int>& sorted) const
     const int a = sorted[i];
     const int b = sorted[(i + 1) % n];
     const int* d = dist.data() + static_cast<std::ptrdiff_t>(b) * v_count;
-    CS_TOPO_CHECK(d[a] > 0);
+    CS_CHECK(d[a] > 0);
     order.clear();
     for (int v = 0; v < v_count; ++v) {
       if (d[v] >= 0 && d[v] <= d[a]) order.push_back(v);
@@ -360,7 +360,7 @@ GroupLink Cluster::Impl::group_link_loaded(const std::vector<int>& sorted) const
       }
     }
     const Best& ba = best[at(a)];
-    CS_TOPO_CHECK(ba.width_Bps > 0);
+    CS_CHECK(ba.width_Bps > 0);
     bus_Bps = std::min(bus_Bps, ba.width_Bps);
     step_s = std::max(step_s, ba.latency_s);
     tier = std::max(tier, ba.tier);

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/measurement.hpp"
-#include "calibrate/validate.hpp"
-#include "models/compute_model.hpp"
+#include "calibrate/import/measurement.hpp"
+#include "calibrate/check/validate.hpp"
+#include "models/compute/compute_model.hpp"
 
 namespace cs::calibrate::testing {
 

@@ -4,9 +4,9 @@
 #include <random>
 #include <vector>
 
-#include "calibrate/comm_fit.hpp"
-#include "calibrate/nccl_tests_log.hpp"
-#include "models/comm_profile.hpp"
+#include "calibrate/fit/comm_fit.hpp"
+#include "calibrate/import/nccl_tests_log.hpp"
+#include "models/compute/comm_profile.hpp"
 
 using namespace cs::calibrate;
 using cs::models::CollectiveKind;

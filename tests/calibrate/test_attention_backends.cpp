@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <string>
 
-#include "calibrate/compute_fit.hpp"
-#include "calibrate/import.hpp"
-#include "calibrate/measurement_json.hpp"
-#include "calibrate/validate.hpp"
-#include "models/compute_model.hpp"
-#include "models/profile_json.hpp"
+#include "calibrate/fit/compute_fit.hpp"
+#include "calibrate/import/import.hpp"
+#include "calibrate/import/measurement_json.hpp"
+#include "calibrate/check/validate.hpp"
+#include "models/compute/compute_model.hpp"
+#include "models/compute/profile_json.hpp"
 #include "synthetic_harness.hpp"
 
 using namespace cs::calibrate;

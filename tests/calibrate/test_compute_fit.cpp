@@ -2,12 +2,12 @@
 
 #include <cmath>
 
-#include "calibrate/compute_fit.hpp"
-#include "calibrate/import.hpp"
-#include "calibrate/measurement_json.hpp"
+#include "calibrate/fit/compute_fit.hpp"
+#include "calibrate/import/import.hpp"
+#include "calibrate/import/measurement_json.hpp"
 #include "calibrate/profile_fit.hpp"
-#include "calibrate/validate.hpp"
-#include "models/compute_model.hpp"
+#include "calibrate/check/validate.hpp"
+#include "models/compute/compute_model.hpp"
 #include "synthetic_harness.hpp"
 
 using namespace cs::calibrate;
@@ -54,7 +54,7 @@ TEST_CASE("compute fit: the H200 reference imports completely", "[calibrate]") {
 }
 
 TEST_CASE("compute fit: refitting the H200 reference gives the built-in default profile", "[calibrate]") {
-  // scripts/derive_compute_defaults.py made models/compute_defaults.cpp from the same files (the reference,
+  // scripts/derive_compute_defaults.py made models/compute/compute_defaults.cpp from the same files (the reference,
   // and the SDPA backends file for FlashAttention-2) with the same equations (compute_fit.hpp); the C++
   // fit must agree with it to the printed precision.
   std::vector<std::string> notes;

@@ -3,8 +3,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "calibrate/import.hpp"
-#include "calibrate/nccl_tests_log.hpp"
+#include "calibrate/import/import.hpp"
+#include "calibrate/import/nccl_tests_log.hpp"
 
 using namespace cs::calibrate;
 using cs::models::CollectiveKind;

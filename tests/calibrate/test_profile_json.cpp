@@ -4,9 +4,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "calibrate/import.hpp"
+#include "calibrate/import/import.hpp"
 #include "calibrate/profile_fit.hpp"
-#include "models/profile_json.hpp"
+#include "models/compute/profile_json.hpp"
 
 using namespace cs::calibrate;
 namespace models = cs::models;

@@ -14,8 +14,8 @@
 
 #include "cli_helpers.hpp"
 #include "scenario_runs.hpp"
-#include "sim/report.hpp"
-#include "sim/scenario.hpp"
+#include "sim/report/report.hpp"
+#include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
 
 using namespace clitest;

@@ -18,13 +18,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gui/headline_panel.hpp"
-#include "gui/knob_panel.hpp"
-#include "gui/main_window.hpp"
-#include "gui/pareto_chart.hpp"
-#include "gui/sweep.hpp"
-#include "gui/timeline_view.hpp"
-#include "sim/scenario.hpp"
+#include "gui/views/headline_panel.hpp"
+#include "gui/views/knob_panel.hpp"
+#include "gui/app/main_window.hpp"
+#include "gui/views/pareto_chart.hpp"
+#include "gui/app/sweep.hpp"
+#include "gui/views/timeline_view.hpp"
+#include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
 
 using cs::gui::MainWindow;

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "models/compute_model.hpp"
+#include "models/compute/compute_model.hpp"
 
 using namespace cs::models;
 

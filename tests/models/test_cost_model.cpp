@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "models/cost_model.hpp"
+#include "models/cost/cost_model.hpp"
 
 using namespace cs::models;
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "models/dtype.hpp"
+#include "models/hardware/dtype.hpp"
 
 using namespace cs::models;
 

@@ -3,7 +3,7 @@
 #include <set>
 #include <string>
 
-#include "models/gpu_catalog.hpp"
+#include "models/hardware/gpu_catalog.hpp"
 
 using namespace cs::models;
 

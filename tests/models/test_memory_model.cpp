@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "models/memory_model.hpp"
+#include "models/memory/memory_model.hpp"
 
 using namespace cs::models;
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "models/transformer.hpp"
+#include "models/workload/transformer.hpp"
 
 using namespace cs::models;
 

@@ -5,7 +5,7 @@
 #include <tuple>
 #include <vector>
 
-#include "sim/comm_backend.hpp"
+#include "sim/engine/comm_backend.hpp"
 
 namespace cs::sim::testing {
 

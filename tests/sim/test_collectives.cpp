@@ -1,9 +1,9 @@
-// Closed-form collective times of the NCCL algorithm model (sim/nccl_model.hpp), worked by hand.
+// Closed-form collective times of the NCCL algorithm model (sim/network/nccl_model.hpp), worked by hand.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 
-#include "sim/nccl_model.hpp"
+#include "sim/network/nccl_model.hpp"
 
 using namespace cs::sim;
 using cs::models::CollectiveKind;

@@ -6,7 +6,7 @@
 #include <map>
 #include <random>
 
-#include "sim/event_queue.hpp"
+#include "sim/engine/event_queue.hpp"
 
 using namespace cs::sim;
 

@@ -1,8 +1,8 @@
 // The executor on hand-built task graphs whose schedules can be worked out on paper.
 #include <catch2/catch.hpp>
 
-#include "sim/executor.hpp"
-#include "sim/pipeline_schedule.hpp"
+#include "sim/engine/executor.hpp"
+#include "models/parallelism/pipeline_schedule.hpp"
 #include "tests/sim/fixed_network.hpp"
 
 using namespace cs::sim;

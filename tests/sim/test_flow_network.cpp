@@ -1,4 +1,4 @@
-// The flow-level network back-end (sim/flow_network.hpp) against the analytical one where nothing
+// The flow-level network back-end (sim/network/flow_network.hpp) against the analytical one where nothing
 // contends, and against bottleneck arithmetic where something does.
 #include <catch2/catch.hpp>
 
@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "sim/collective_run.hpp"
-#include "sim/executor.hpp"
-#include "sim/flow_network.hpp"
-#include "sim/scenario.hpp"
+#include "sim/network/collective_run.hpp"
+#include "sim/engine/executor.hpp"
+#include "sim/network/flow_network.hpp"
+#include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
-#include "sim/task_graph.hpp"
+#include "sim/engine/task_graph.hpp"
 #include "topologies/cluster.hpp"
 #include "topologies/link_catalog.hpp"
 

@@ -1,4 +1,4 @@
-// The max-min solver (sim/maxmin.hpp) on worked examples: hand-computed shares and completion times.
+// The max-min solver (sim/network/maxmin.hpp) on worked examples: hand-computed shares and completion times.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "sim/maxmin.hpp"
+#include "sim/network/maxmin.hpp"
 
 using namespace cs::sim;
 

@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/input_error.hpp"
-#include "sim/report.hpp"
-#include "sim/scenario.hpp"
+#include "sim/scenario/input_error.hpp"
+#include "sim/report/report.hpp"
+#include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
 
 using namespace cs::sim;

@@ -1,5 +1,5 @@
 // The simulated NCCL against published nccl-tests figures (shared/validation/nccl.json): every setup the
-// topologies can express is built as a ClusterSpec by sim/nccl_validation.cpp (shared with `clustersim
+// topologies can express is built as a ClusterSpec by sim/validation/nccl_validation.cpp (shared with `clustersim
 // validate nccl.json`), run through run_collective() (the engine with
 // the flow network, as `clustersim collective` does) and held within 15% of the published busbw at the
 // published sizes, full sweeps at every size from 1 KiB to 8 GiB. Published figures are read from the
@@ -25,8 +25,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/collective_run.hpp"
-#include "sim/nccl_validation.hpp"
+#include "sim/network/collective_run.hpp"
+#include "sim/validation/nccl_validation.hpp"
 #include "topologies/cluster.hpp"
 
 using namespace cs::sim;
@@ -47,7 +47,7 @@ const json& published() {
   return doc;
 }
 
-// The clusters of the published setups: sim/nccl_validation.hpp, shared with `clustersim validate`.
+// The clusters of the published setups: sim/validation/nccl_validation.hpp, shared with `clustersim validate`.
 cs::topo::ClusterSpec a100(int nodes = 1, int gpus = 8, int hdr_nics = 8) { return nccl_a100_cluster(nodes, gpus, hdr_nics); }
 cs::topo::ClusterSpec h100(int nodes = 1, int gpus = 8, const char* nic = "ib-ndr400") { return nccl_h100_cluster(nodes, gpus, nic); }
 

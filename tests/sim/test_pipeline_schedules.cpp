@@ -10,12 +10,12 @@
 #include <nlohmann/json.hpp>
 
 #include "fixed_network.hpp"
-#include "sim/executor.hpp"
-#include "sim/input_error.hpp"
-#include "sim/pipeline_schedule.hpp"
-#include "sim/scenario.hpp"
+#include "sim/engine/executor.hpp"
+#include "sim/scenario/input_error.hpp"
+#include "models/parallelism/pipeline_schedule.hpp"
+#include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
-#include "sim/step_builder.hpp"
+#include "sim/step/step_builder.hpp"
 
 using namespace cs::sim;
 using cs::sim::testing::FixedNetwork;

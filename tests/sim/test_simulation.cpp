@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/scenario.hpp"
+#include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
 
 using namespace cs::sim;

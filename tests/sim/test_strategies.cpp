@@ -16,11 +16,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/memory_model.hpp"
-#include "models/transformer.hpp"
-#include "sim/layout.hpp"
-#include "sim/nccl_model.hpp"
-#include "sim/scenario.hpp"
+#include "models/memory/memory_model.hpp"
+#include "models/workload/transformer.hpp"
+#include "models/parallelism/layout.hpp"
+#include "sim/network/nccl_model.hpp"
+#include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
 
 using namespace cs::sim;
@@ -298,7 +298,7 @@ TEST_CASE("layout: expert groups fold over TP x CP x DP in the order etp-ep-edp"
 
 TEST_CASE("strategies: MoE parallel folding, expert TP 1 under TP 2: all-to-all over TP x DP, no expert TP collective", "[sim]") {
   // 4 GPUs, TP 2 + SP, DP 2; 4 experts top-2, EP 4 with expert_tensor_parallel_size 1: the experts fold
-  // over all 4 ranks (sim/layout.hpp: J = tp + 2 dp read as ep + 4 edp), one whole expert each, and the
+  // over all 4 ranks (models/parallelism/layout.hpp: J = tp + 2 dp read as ep + 4 edp), one whole expert each, and the
   // expert-DP group is the rank alone. Each rank routes its sequence shard, T / TP = 1024 tokens:
   // all-to-all of 1024 x 2 x 1024 x 2 B, 4 per layer (dispatch, combine, both backward), bus factor 3/4.
   json doc = doc_for(4);

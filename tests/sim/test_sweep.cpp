@@ -1,4 +1,4 @@
-// Sweeps, layout search and capacity planning (sim/sweep.hpp): worked examples on small scenarios.
+// Sweeps, layout search and capacity planning (sim/explore/sweep.hpp): worked examples on small scenarios.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/input_error.hpp"
-#include "sim/scenario.hpp"
-#include "sim/sweep.hpp"
+#include "sim/scenario/input_error.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/explore/sweep.hpp"
 
 using namespace cs::sim;
 using nlohmann::json;

@@ -1,4 +1,4 @@
-// Validation against published training runs (sim/validate_training.hpp): the sources' FLOP conventions
+// Validation against published training runs (sim/validation/validate_training.hpp): the sources' FLOP conventions
 // by hand, the conversion of entries to scenarios, and the whole of ../shared/validation/published-train.json
 // held to the accuracy it reaches today.
 #include <catch2/catch.hpp>
@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/input_error.hpp"
-#include "sim/scenario.hpp"
-#include "sim/validate_training.hpp"
+#include "sim/scenario/input_error.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/validation/validate_training.hpp"
 
 using namespace cs::sim;
 using nlohmann::json;

@@ -1,0 +1,17 @@
+#pragma once
+// One entry point for every measurement file `clustersim calibrate fit` and `clustersim validate` take:
+// a file whose text starts with '{' or '[' is JSON (calibrate/import/measurement_json.hpp), anything else an
+// nccl-tests log (calibrate/import/nccl_tests_log.hpp). Problems of all files are collected; a file that yields
+// nothing usable is an error, bad rows inside a usable file are notes.
+#include <string>
+#include <vector>
+
+#include "calibrate/import/measurement.hpp"
+
+namespace cs::calibrate {
+
+MeasurementSet import_file(const std::string& path);
+// All files merged; throws CalibrationError with every file's problems when any file is unusable.
+MeasurementSet import_files(const std::vector<std::string>& paths);
+
+}  // namespace cs::calibrate

@@ -1,0 +1,68 @@
+#include "gui/views/breakdown_chart.hpp"
+
+#include <QBarCategoryAxis>
+#include <QBarSet>
+#include <QHorizontalStackedBarSeries>
+#include <QValueAxis>
+
+#include "gui/views/format.hpp"
+
+namespace cs::gui {
+
+BreakdownChart::BreakdownChart(QWidget* parent) : QChartView(new QChart, parent) {
+  setRenderHint(QPainter::Antialiasing);
+  chart()->setTitle(tr("Step time breakdown (s, average over simulated ranks)"));
+  chart()->legend()->setAlignment(Qt::AlignRight);
+  chart()->setMargins(QMargins(4, 4, 4, 4));
+  setMinimumSize(320, 220);
+}
+
+void BreakdownChart::show_outcomes(const std::shared_ptr<const SimOutcome>& current, const std::shared_ptr<const SimOutcome>& baseline) {
+  QChart* c = chart();
+  c->removeAllSeries();
+  for (QAbstractAxis* a : c->axes()) c->removeAxis(a), delete a;
+  if (!current) return;
+
+  std::vector<std::pair<QString, const SimOutcome*>> bars;  // bottom to top
+  if (baseline) bars.push_back({tr("baseline"), baseline.get()});
+  bars.push_back({tr("current"), current.get()});
+
+  auto* series = new QHorizontalStackedBarSeries;
+  auto add = [&](const QString& name, const QColor& color, auto value) {
+    double total = 0;
+    for (const auto& b : bars) total += value(*b.second);
+    if (total <= 0) return;
+    auto* set = new QBarSet(name);
+    set->setColor(color);
+    set->setBorderColor(color.darker(120));
+    for (const auto& b : bars) *set << value(*b.second);
+    series->append(set);
+  };
+  add(tr("compute"), kComputeColor, [](const SimOutcome& o) { return o.report.breakdown.compute_s; });
+  for (int k = 0; k < sim::kNumCategories; ++k) {
+    const auto cat = static_cast<sim::Category>(k);
+    if (!sim::is_comm(cat)) continue;
+    add(tr("%1 exposed").arg(category_label(cat).section(' ', 0, 0)), category_color(cat),
+        [k](const SimOutcome& o) { return o.exposed_s[static_cast<std::size_t>(k)]; });
+  }
+  add(tr("PP bubble"), kBubbleColor, [](const SimOutcome& o) { return o.report.breakdown.pipeline_bubble_s; });
+  add(tr("other"), kOtherColor, [](const SimOutcome& o) { return o.report.breakdown.other_s; });
+  series->setBarWidth(0.6);
+  c->addSeries(series);
+
+  auto* cats = new QBarCategoryAxis;
+  for (const auto& b : bars) cats->append(QStringLiteral("%1 %2").arg(b.first, format_seconds(b.second->report.step_time_s)));
+  c->addAxis(cats, Qt::AlignLeft);
+  series->attachAxis(cats);
+  auto* values = new QValueAxis;
+  values->setTitleText(tr("seconds"));
+  values->setLabelFormat("%.2f");
+  double max = 0;
+  for (const auto& b : bars) max = std::max(max, b.second->report.step_time_s);
+  values->setRange(0, max * 1.05);
+  values->applyNiceNumbers();
+  c->addAxis(values, Qt::AlignBottom);
+  series->attachAxis(values);
+}
+
+}  // namespace cs::gui

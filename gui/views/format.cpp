@@ -1,0 +1,77 @@
+#include "gui/views/format.hpp"
+
+#include <cmath>
+
+namespace cs::gui {
+
+QString format_seconds(double s) {
+  if (!std::isfinite(s)) return QStringLiteral("–");
+  if (s >= 100) return QString::number(s, 'f', 1) + " s";
+  if (s >= 1) return QString::number(s, 'f', 3) + " s";
+  if (s >= 1e-3) return QString::number(s * 1e3, 'f', 2) + " ms";
+  return QString::number(s * 1e6, 'f', 1) + " µs";
+}
+
+QString format_rate(double v) {
+  if (v >= 1e9) return QString::number(v / 1e9, 'f', 2) + " G";
+  if (v >= 1e6) return QString::number(v / 1e6, 'f', 2) + " M";
+  if (v >= 1e3) return QString::number(v / 1e3, 'f', 1) + " k";
+  return QString::number(v, 'f', 0);
+}
+
+QString format_usd(double usd) {
+  if (usd >= 1e9) return "$" + QString::number(usd / 1e9, 'f', 2) + " B";
+  if (usd >= 1e6) return "$" + QString::number(usd / 1e6, 'f', 2) + " M";
+  if (usd >= 1e4) return "$" + QString::number(usd / 1e3, 'f', 1) + " k";
+  if (usd >= 1) return "$" + QString::number(usd, 'f', 2);
+  return "$" + QString::number(usd, 'f', 4);
+}
+
+QString format_days(double days) {
+  if (days <= 0) return QStringLiteral("–");
+  if (days < 1) return QString::number(days * 24, 'f', 1) + " h";
+  return QString::number(days, 'f', 1) + " days";
+}
+
+QString format_gib(double bytes) { return QString::number(bytes / 1073741824.0, 'f', 1) + " GiB"; }
+
+QString format_percent(double fraction, int decimals) { return QString::number(fraction * 100, 'f', decimals) + " %"; }
+
+QString format_count(double n) {
+  const auto v = static_cast<long long>(std::llround(n));
+  QString digits = QString::number(v < 0 ? -v : v);
+  for (qsizetype i = digits.size() - 3; i > 0; i -= 3) digits.insert(i, ',');
+  return (v < 0 ? "-" : "") + digits;
+}
+
+QColor category_color(cs::sim::Category c) {
+  using cs::sim::Category;
+  switch (c) {
+    case Category::compute: return kComputeColor;
+    case Category::recompute: return {0x7f, 0xa7, 0xe0};
+    case Category::optimizer: return {0x6c, 0x3f, 0xa8};
+    case Category::tp_comm: return {0xe6, 0x8a, 0x1a};
+    case Category::cp_comm: return {0xc9, 0xa2, 0x27};
+    case Category::ep_comm: return {0xd4, 0x5d, 0x9c};
+    case Category::dp_comm: return {0x2e, 0x9e, 0x5b};
+    case Category::pp_comm: return {0xd0, 0x3b, 0x3b};
+  }
+  return Qt::black;
+}
+
+QString category_label(cs::sim::Category c) {
+  using cs::sim::Category;
+  switch (c) {
+    case Category::compute: return QStringLiteral("compute");
+    case Category::recompute: return QStringLiteral("recompute");
+    case Category::optimizer: return QStringLiteral("optimizer");
+    case Category::tp_comm: return QStringLiteral("TP comm");
+    case Category::cp_comm: return QStringLiteral("CP comm");
+    case Category::ep_comm: return QStringLiteral("EP comm");
+    case Category::dp_comm: return QStringLiteral("DP comm");
+    case Category::pp_comm: return QStringLiteral("PP comm");
+  }
+  return QStringLiteral("?");
+}
+
+}  // namespace cs::gui

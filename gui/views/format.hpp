@@ -1,0 +1,28 @@
+#pragma once
+// How the GUI writes numbers and which colour each kind of work gets, in one place so the headline,
+// the charts, the timeline and the CSV export agree.
+#include <QColor>
+#include <QString>
+
+#include "sim/engine/task_graph.hpp"
+
+namespace cs::gui {
+
+QString format_seconds(double s);      // "12.38 s", "41.2 ms", "730 us"
+QString format_rate(double per_s);     // "1.23 M", "456 k"
+QString format_usd(double usd);        // "$12.34", "$1.23 M"
+QString format_days(double days);      // "41.3 days", "5.2 h"
+QString format_gib(double bytes);      // "71.4 GiB"
+QString format_percent(double fraction, int decimals = 1);
+QString format_count(double n);        // "16,384"
+
+QColor category_color(cs::sim::Category c);
+QString category_label(cs::sim::Category c);  // "compute", "TP comm", ...
+
+// Breakdown / memory parts shared by the charts and the legend.
+inline const QColor kComputeColor{0x3b, 0x6e, 0xc4};
+inline const QColor kBubbleColor{0xb0, 0xb0, 0xb0};
+inline const QColor kOtherColor{0xdc, 0xdc, 0xdc};
+inline const QColor kErrorColor{0xc0, 0x1c, 0x28};
+
+}  // namespace cs::gui

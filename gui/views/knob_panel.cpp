@@ -1,0 +1,223 @@
+#include "gui/views/knob_panel.hpp"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLineEdit>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include "gui/app/scenario_document.hpp"
+#include "models/hardware/gpu_catalog.hpp"
+#include "models/workload/transformer.hpp"
+#include "topologies/link_catalog.hpp"
+
+namespace cs::gui {
+
+using nlohmann::json;
+
+namespace {
+
+const QString kCustomGpu = QStringLiteral("custom (from file)");
+const QString kCustomModel = QStringLiteral("custom hyperparameters (from file)");
+
+QStringList to_qt(const std::vector<std::string>& v) {
+  QStringList out;
+  for (const auto& s : v) out << QString::fromStdString(s);
+  return out;
+}
+
+QString json_string(const QString& s) { return QString::fromStdString(json(s.toStdString()).dump()); }
+
+}  // namespace
+
+KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(4, 4, 4, 4);
+  auto group = [&](const QString& title) {
+    auto* box = new QGroupBox(title, this);
+    auto* form = new QFormLayout(box);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    form->setVerticalSpacing(3);
+    outer->addWidget(box);
+    return form;
+  };
+
+  QFormLayout* cluster = group(tr("Cluster"));
+  add_combo(cluster, "cluster.gpu", tr("GPU"), to_qt(models::gpu_names()), tr("GPU type (catalog name)"));
+  add_spin(cluster, "cluster.nodes", tr("Nodes"), 1, 1'000'000, tr("number of nodes"));
+  add_spin(cluster, "cluster.gpus_per_node", tr("GPUs / node"), 1, 1024, tr("GPUs in each node"));
+  add_combo(cluster, "cluster.intra_node", tr("Intra-node"), to_qt(topo::intra_node_names()), tr("scale-up fabric inside a node"));
+  add_combo(cluster, "cluster.inter_node.fabric", tr("Fabric"), {"fat-tree", "rail-optimized", "ethernet"}, tr("scale-out network topology"));
+  add_combo(cluster, "cluster.inter_node.link", tr("Link"), to_qt(topo::net_link_names()), tr("scale-out NIC link"));
+  add_spin(cluster, "cluster.inter_node.nics_per_node", tr("NICs / node"), 1, 1024, tr("scale-out NICs per node"));
+  add_double(cluster, "cluster.inter_node.oversubscription", tr("Oversubscription"), 1, 64, 0.5, 2, 1,
+             tr("leaf-to-spine oversubscription ratio (1 = non-blocking)"));
+  add_double(cluster, "cluster.price_per_gpu_hour", tr("$ / GPU-hour"), 0, 1000, 0.1, 2, 1, tr("rental price per GPU-hour"));
+
+  QFormLayout* model = group(tr("Model"));
+  add_combo(model, "model.preset", tr("Preset"), to_qt(models::preset_names()), tr("model architecture preset"));
+
+  QFormLayout* layout = group(tr("Parallelism"));
+  add_spin(layout, "training.tensor_model_parallel_size", tr("TP"), 1, 4096, tr("tensor-parallel size"));
+  add_spin(layout, "training.pipeline_model_parallel_size", tr("PP"), 1, 4096, tr("pipeline-parallel size"));
+  add_spin(layout, "training.virtual_pipeline_model_parallel_size", tr("VP"), 1, 128, tr("virtual pipeline stages per rank"));
+  dp_ = new QLineEdit(this);
+  dp_->setObjectName("derived.data_parallel_size");
+  dp_->setReadOnly(true);
+  dp_->setToolTip(tr("data-parallel size, derived: GPUs / (TP x PP x CP)"));
+  layout->addRow(tr("DP (derived)"), dp_);
+  add_spin(layout, "training.context_parallel_size", tr("CP"), 1, 4096, tr("context-parallel size"));
+  add_spin(layout, "training.expert_model_parallel_size", tr("EP"), 1, 4096, tr("expert-parallel size (MoE)"));
+  add_check(layout, "training.sequence_parallel", tr("Sequence parallel"), tr("Megatron sequence parallelism with TP"));
+  add_combo(layout, "training.zero_stage", tr("ZeRO"), {"0", "1", "2", "3"},
+            tr("0 = DDP, 1 = distributed optimizer, 2 = + gradients, 3 = + weights (FSDP FULL_SHARD)"));
+  add_combo(layout, "training.recompute_granularity", tr("Recompute"), {"none", "selective", "full"}, tr("activation recomputation"));
+  add_combo(layout, "training.pipeline_schedule", tr("Schedule"), {"1f1b", "gpipe", "interleaved"}, tr("pipeline schedule"));
+  add_combo(layout, "training.precision", tr("Precision"), {"bf16", "fp16", "fp8"}, tr("math precision"));
+
+  QFormLayout* batch = group(tr("Batch"));
+  add_spin(batch, "training.micro_batch_size", tr("Micro batch"), 1, 1'000'000, tr("sequences per micro-batch"));
+  add_spin(batch, "training.global_batch_size", tr("Global batch"), 1, 100'000'000, tr("sequences per step"));
+  add_spin(batch, "training.seq_length", tr("Seq length"), 1, 100'000'000, tr("tokens per sequence"));
+  add_double(batch, "training.tokens_to_train", tr("Tokens (B)"), 0, 1e7, 100, 0, 1e9, tr("tokens to train, billions"));
+  outer->addStretch(1);
+}
+
+void KnobPanel::add_spin(QFormLayout* form, const QString& path, const QString& label, int min, int max, const QString& tip) {
+  auto* w = new QSpinBox(this);
+  w->setObjectName(path);
+  w->setRange(min, max);
+  w->setKeyboardTracking(false);
+  w->setToolTip(path + "\n" + tip);
+  w->setAccelerated(true);
+  connect(w, &QSpinBox::valueChanged, this, [this, path](int v) { emit edited(path, QString::number(v)); });
+  form->addRow(label, w);
+  knobs_.insert(path, w);
+}
+
+void KnobPanel::add_double(QFormLayout* form, const QString& path, const QString& label, double min, double max, double step,
+                           int decimals, double scale, const QString& tip) {
+  auto* w = new QDoubleSpinBox(this);
+  w->setObjectName(path);
+  w->setRange(min, max);
+  w->setSingleStep(step);
+  w->setDecimals(decimals);
+  w->setKeyboardTracking(false);
+  w->setToolTip(path + "\n" + tip);
+  connect(w, &QDoubleSpinBox::valueChanged, this, [this, path, scale](double v) {
+    emit edited(path, QString::fromStdString(json(v * scale).dump()));
+  });
+  form->addRow(label, w);
+  knobs_.insert(path, w);
+  scale_.insert(path, scale);
+}
+
+void KnobPanel::add_combo(QFormLayout* form, const QString& path, const QString& label, const QStringList& items, const QString& tip) {
+  auto* w = new QComboBox(this);
+  w->setObjectName(path);
+  w->addItems(items);
+  w->setToolTip(path + "\n" + tip);
+  connect(w, &QComboBox::activated, this, [this, path, w](int) { emit_combo(path, w); });
+  form->addRow(label, w);
+  knobs_.insert(path, w);
+}
+
+void KnobPanel::add_check(QFormLayout* form, const QString& path, const QString& label, const QString& tip) {
+  auto* w = new QCheckBox(this);
+  w->setObjectName(path);
+  w->setToolTip(path + "\n" + tip);
+  connect(w, &QCheckBox::toggled, this, [this, path](bool on) { emit edited(path, on ? "true" : "false"); });
+  form->addRow(label, w);
+  knobs_.insert(path, w);
+}
+
+void KnobPanel::emit_combo(const QString& path, QComboBox* box) {
+  const QString text = box->currentText();
+  if (path == "cluster.gpu" && text == kCustomGpu) {
+    if (!custom_gpu_.is_null()) emit edited(path, QString::fromStdString(custom_gpu_.dump()));
+  } else if (path == "model.preset" && text == kCustomModel) {
+    if (!custom_model_.is_null()) emit edited("model", QString::fromStdString(custom_model_.dump()));
+  } else if (path == "model.preset") {
+    emit edited("model", QString::fromStdString(json{{"preset", text.toStdString()}}.dump()));  // a preset replaces hyperparameters
+  } else if (path == "training.zero_stage") {
+    emit edited(path, text);
+  } else {
+    emit edited(path, json_string(text));
+  }
+}
+
+void KnobPanel::show_document(const json& doc) {
+  std::vector<std::unique_ptr<QSignalBlocker>> blockers;
+  for (QWidget* w : knobs_) blockers.push_back(std::make_unique<QSignalBlocker>(w));
+
+  auto at = [&](const QString& path) { return find_path(doc, path.toStdString()); };
+  auto set_combo = [&](const QString& path, const QString& value) {
+    auto* box = static_cast<QComboBox*>(knobs_.value(path));
+    int i = box->findText(value);
+    if (i < 0) {
+      box->addItem(value);
+      i = box->count() - 1;
+    }
+    box->setCurrentIndex(i);
+  };
+  auto str = [&](const QString& path, const QString& fallback) {
+    const json* v = at(path);
+    return v && v->is_string() ? QString::fromStdString(v->get<std::string>()) : fallback;
+  };
+  auto num = [&](const QString& path, double fallback) {
+    const json* v = at(path);
+    return v && v->is_number() ? v->get<double>() : fallback;
+  };
+
+  const json* gpu = at("cluster.gpu");
+  custom_gpu_ = gpu && gpu->is_object() ? *gpu : json();
+  set_combo("cluster.gpu", custom_gpu_.is_null() ? str("cluster.gpu", "H100-SXM") : kCustomGpu);
+  const json* model = at("model");
+  const bool preset = model && model->is_object() && model->contains("preset") && (*model)["preset"].is_string();
+  custom_model_ = model && model->is_object() && !preset ? *model : json();
+  set_combo("model.preset", preset ? str("model.preset", "") : kCustomModel);
+  const json* intra = at("cluster.intra_node");
+  set_combo("cluster.intra_node", intra && intra->is_object() ? str("cluster.intra_node.name", "nvswitch") : str("cluster.intra_node", "nvswitch"));
+  set_combo("cluster.inter_node.fabric", str("cluster.inter_node.fabric", "fat-tree"));
+  const json* link = at("cluster.inter_node.link");
+  set_combo("cluster.inter_node.link", link && link->is_object() ? str("cluster.inter_node.link.name", "custom") : str("cluster.inter_node.link", "ib-ndr400"));
+  set_combo("training.recompute_granularity", str("training.recompute_granularity", "none"));
+  set_combo("training.pipeline_schedule", str("training.pipeline_schedule", "1f1b"));
+  set_combo("training.precision", str("training.precision", "bf16"));
+  int zero = static_cast<int>(num("training.zero_stage", 0));
+  const QString fsdp = str("training.fsdp_sharding_strategy", "");
+  if (fsdp == "FULL_SHARD") zero = 3;
+  else if (fsdp == "SHARD_GRAD_OP") zero = 2;
+  set_combo("training.zero_stage", QString::number(zero));
+
+  const double gpn = num("cluster.gpus_per_node", 8);
+  const std::pair<const char*, double> ints[] = {
+      {"cluster.nodes", 1}, {"cluster.gpus_per_node", 8}, {"cluster.inter_node.nics_per_node", gpn},
+      {"training.tensor_model_parallel_size", 1}, {"training.pipeline_model_parallel_size", 1},
+      {"training.virtual_pipeline_model_parallel_size", 1}, {"training.context_parallel_size", 1},
+      {"training.expert_model_parallel_size", 1}, {"training.micro_batch_size", 1},
+      {"training.global_batch_size", 1}, {"training.seq_length", 1}};
+  for (const auto& [path, fallback] : ints)
+    static_cast<QSpinBox*>(knobs_.value(path))->setValue(static_cast<int>(num(path, fallback)));
+  const std::pair<const char*, double> doubles[] = {
+      {"cluster.inter_node.oversubscription", 1}, {"cluster.price_per_gpu_hour", 0}, {"training.tokens_to_train", 0}};
+  for (const auto& [path, fallback] : doubles)
+    static_cast<QDoubleSpinBox*>(knobs_.value(path))->setValue(num(path, fallback) / scale_.value(path, 1));
+  const json* sp = at("training.sequence_parallel");
+  static_cast<QCheckBox*>(knobs_.value("training.sequence_parallel"))->setChecked(sp && sp->is_boolean() && sp->get<bool>());
+}
+
+void KnobPanel::show_default(const QString& path, double value) {
+  QWidget* w = knobs_.value(path);
+  const QSignalBlocker block(w);
+  if (auto* d = qobject_cast<QDoubleSpinBox*>(w)) d->setValue(value / scale_.value(path, 1));
+  else if (auto* i = qobject_cast<QSpinBox*>(w)) i->setValue(static_cast<int>(value));
+}
+
+void KnobPanel::show_derived_dp(int dp) { dp_->setText(dp > 0 ? QString::number(dp) : QStringLiteral("–")); }
+
+}  // namespace cs::gui

@@ -1,0 +1,81 @@
+#include "gui/views/scaling_chart.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QValueAxis>
+
+#include "gui/views/format.hpp"
+
+namespace cs::gui {
+
+ScalingChart::ScalingChart(QWidget* parent) : QChartView(new QChart, parent) {
+  setRenderHint(QPainter::Antialiasing);
+  chart()->setTitle(tr("Scaling: throughput and efficiency vs GPUs (same layout, same global batch)"));
+  chart()->legend()->setAlignment(Qt::AlignBottom);
+  chart()->setMargins(QMargins(4, 4, 4, 4));
+  setMinimumSize(320, 240);
+}
+
+void ScalingChart::show_points(const std::shared_ptr<const std::vector<SweepPoint>>& points) {
+  QChart* c = chart();
+  c->removeAllSeries();
+  for (QAbstractAxis* a : c->axes()) c->removeAxis(a), delete a;
+  if (!points) return;
+  std::vector<const SweepPoint*> pts;
+  for (const auto& p : *points)
+    if (p.scaling && p.valid) pts.push_back(&p);
+  std::sort(pts.begin(), pts.end(), [](const SweepPoint* a, const SweepPoint* b) { return a->gpus < b->gpus; });
+  if (pts.empty()) {
+    c->setTitle(tr("Scaling: no valid point (see the knobs' message)"));
+    return;
+  }
+  c->setTitle(tr("Scaling: throughput and efficiency vs GPUs (same layout, same global batch)"));
+  double peak = 0;
+  for (const SweepPoint* p : pts) peak = std::max(peak, p->tokens_per_s);
+  const bool mega = peak >= 2e6;
+  const double unit = mega ? 1e6 : 1e3;
+  auto* tput = new QLineSeries;
+  tput->setName(mega ? tr("M tokens/s") : tr("k tokens/s"));
+  tput->setPointsVisible(true);
+  tput->setPointLabelsVisible(true);
+  tput->setPointLabelsFormat("@yPoint");
+  tput->setColor(QColor(0x3b, 0x6e, 0xc4));
+  auto* eff = new QLineSeries;
+  eff->setName(tr("scaling efficiency (%)"));
+  eff->setPointsVisible(true);
+  eff->setColor(QColor(0xe6, 0x8a, 0x1a));
+  const double base = pts.front()->tokens_per_s / pts.front()->gpus;
+  double max_tput = 0;
+  for (const SweepPoint* p : pts) {
+    tput->append(p->gpus, std::round(p->tokens_per_s / unit * 10) / 10);
+    eff->append(p->gpus, p->tokens_per_s / p->gpus / base * 100);
+    max_tput = std::max(max_tput, p->tokens_per_s / unit);
+  }
+  c->addSeries(tput);
+  c->addSeries(eff);
+  auto* x = new QLogValueAxis;
+  x->setBase(2);
+  x->setLabelFormat("%d");
+  x->setTitleText(tr("GPUs"));
+  x->setRange(pts.front()->gpus / 1.4, pts.back()->gpus * 1.4);
+  c->addAxis(x, Qt::AlignBottom);
+  auto* y = new QValueAxis;
+  y->setTitleText(mega ? tr("M tokens/s") : tr("k tokens/s"));
+  y->setRange(0, max_tput * 1.15);
+  y->applyNiceNumbers();
+  c->addAxis(y, Qt::AlignLeft);
+  auto* y2 = new QValueAxis;
+  y2->setTitleText(tr("efficiency (%)"));
+  y2->setRange(0, 120);
+  y2->setLabelFormat("%.0f");
+  c->addAxis(y2, Qt::AlignRight);
+  tput->attachAxis(x);
+  tput->attachAxis(y);
+  eff->attachAxis(x);
+  eff->attachAxis(y2);
+}
+
+}  // namespace cs::gui

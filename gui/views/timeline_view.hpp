@@ -1,0 +1,63 @@
+#pragma once
+// The step's timeline: a Gantt chart with one row per simulated rank and stream, one bar per task while
+// it runs, coloured by kind (compute, recompute, optimizer, TP/CP/EP/DP/PP communication).
+//
+// Wheel zooms around the cursor, dragging pans, double-click shows the whole step, hovering names the
+// task. Painting is bounded by the viewport, not by the task count: each row's bars are sorted, so the
+// visible window is found by binary search, and bars narrower than a pixel are merged with their
+// neighbours into one rectangle coloured by the kind that covers most of it. A row therefore never
+// draws more rectangles than the view is wide, and a step with hundreds of thousands of tasks stays
+// smooth.
+#include <memory>
+
+#include <QAbstractScrollArea>
+
+#include "gui/app/sim_outcome.hpp"
+
+namespace cs::gui {
+
+class TimelineView : public QAbstractScrollArea {
+  Q_OBJECT
+ public:
+  explicit TimelineView(QWidget* parent = nullptr);
+  void show_timeline(std::shared_ptr<const TimelineData> timeline);
+  void reset_zoom();
+  void zoom(double factor, double anchor_fraction = 0.5);  // factor > 1 zooms in
+  // Visible window, picoseconds.
+  double window_start() const { return t0_; }
+  double window_end() const { return t1_; }
+  // Rectangles drawn by the last paint (tests check the merging keeps this bounded).
+  long long last_paint_rects() const { return last_rects_; }
+  static QWidget* make_legend(QWidget* parent);
+
+ protected:
+  void paintEvent(QPaintEvent* e) override;
+  void resizeEvent(QResizeEvent* e) override;
+  void wheelEvent(QWheelEvent* e) override;
+  void mousePressEvent(QMouseEvent* e) override;
+  void mouseMoveEvent(QMouseEvent* e) override;
+  void mouseReleaseEvent(QMouseEvent* e) override;
+  void mouseDoubleClickEvent(QMouseEvent* e) override;
+  void scrollContentsBy(int dx, int dy) override;
+  bool viewportEvent(QEvent* e) override;
+
+ private:
+  void update_scrollbars();
+  double plot_width() const;
+  double x_of(double t) const;
+  double t_of(double x) const;
+  int row_at(int y) const;
+
+  std::shared_ptr<const TimelineData> data_;
+  double t0_ = 0, t1_ = 1;
+  int row_height_ = 16;
+  int label_width_ = 200;
+  int header_height_ = 22;
+  bool dragging_ = false;
+  QPoint drag_origin_;
+  double drag_t0_ = 0;
+  bool syncing_ = false;
+  long long last_rects_ = 0;
+};
+
+}  // namespace cs::gui

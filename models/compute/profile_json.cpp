@@ -1,0 +1,422 @@
+#include "models/compute/profile_json.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace cs::models {
+
+namespace {
+
+using json = nlohmann::json;
+using ordered_json = nlohmann::ordered_json;
+
+constexpr const char* kFormat = "clustersim-profile";
+constexpr int kVersion = 1;
+
+std::string join_messages(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += (out.empty() ? "" : "\n") + l;
+  return out;
+}
+
+std::string type_name(const json& v) {
+  if (v.is_null()) return "null";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_number()) return "a number";
+  if (v.is_string()) return "a string";
+  if (v.is_array()) return "an array";
+  return "an object";
+}
+
+// Collects "FILE: PATH: message" lines.
+struct Problems {
+  std::string file;
+  std::vector<std::string> lines;
+  void add(const std::string& path, const std::string& what) {
+    lines.push_back(file + ": " + (path.empty() ? "(top level)" : path) + ": " + what);
+  }
+};
+
+// Reads the fields of one JSON object, remembering which keys were used so that finish() can name the
+// unknown ones.
+class Fields {
+ public:
+  Fields(const json& obj, std::string path, Problems& problems)
+      : obj_(obj), path_(std::move(path)), problems_(problems) {}
+
+  std::string at(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+
+  const json* raw(const std::string& key, bool required) {
+    used_.insert(key);
+    auto it = obj_.find(key);
+    if (it == obj_.end()) {
+      if (required) problems_.add(at(key), "missing");
+      return nullptr;
+    }
+    return &*it;
+  }
+
+  std::optional<double> number(const std::string& key, bool required, double lo, double hi,
+                               bool lo_open, const char* expected) {
+    const json* v = raw(key, required);
+    if (!v) return std::nullopt;
+    if (!v->is_number() || !std::isfinite(v->get<double>())) {
+      problems_.add(at(key), std::string("expected ") + expected + ", got " + type_name(*v));
+      return std::nullopt;
+    }
+    const double x = v->get<double>();
+    if (x > hi || x < lo || (lo_open && x == lo)) {
+      std::ostringstream s;
+      s << x << " is out of range (expected " << expected << ")";
+      problems_.add(at(key), s.str());
+      return std::nullopt;
+    }
+    return x;
+  }
+
+  std::optional<std::int64_t> integer(const std::string& key, bool required, std::int64_t lo) {
+    const json* v = raw(key, required);
+    if (!v) return std::nullopt;
+    if (!v->is_number_integer() || v->get<std::int64_t>() < lo) {
+      problems_.add(at(key), "expected an integer >= " + std::to_string(lo) + ", got " +
+                                 (v->is_number() ? v->dump() : type_name(*v)));
+      return std::nullopt;
+    }
+    return v->get<std::int64_t>();
+  }
+
+  std::optional<std::string> string(const std::string& key, bool required) {
+    const json* v = raw(key, required);
+    if (!v) return std::nullopt;
+    if (!v->is_string()) {
+      problems_.add(at(key), "expected a string, got " + type_name(*v));
+      return std::nullopt;
+    }
+    return v->get<std::string>();
+  }
+
+  void finish() const {
+    for (auto it = obj_.begin(); it != obj_.end(); ++it)
+      if (!used_.count(it.key())) problems_.add(at(it.key()), "unknown key");
+  }
+
+ private:
+  const json& obj_;
+  std::string path_;
+  Problems& problems_;
+  std::set<std::string> used_;
+};
+
+const json* array_at(Fields& f, const std::string& key, bool required, Problems& problems) {
+  const json* v = f.raw(key, required);
+  if (v && !v->is_array()) {
+    problems.add(f.at(key), "expected an array, got " + type_name(*v));
+    return nullptr;
+  }
+  return v;
+}
+
+bool expect_object(const json& v, const std::string& path, Problems& problems) {
+  if (v.is_object()) return true;
+  problems.add(path, "expected an object, got " + type_name(v));
+  return false;
+}
+
+constexpr double kEffMax = 1.0;  // an efficiency is a fraction of peak: (0, 1]
+
+// "attention"-style measured points at f[key] (absent: none).
+std::vector<AttentionPoint> read_attention_points(Fields& f, const std::string& key, Problems& problems) {
+  std::vector<AttentionPoint> out;
+  const json* a = array_at(f, key, false, problems);
+  if (!a) return out;
+  for (std::size_t i = 0; i < a->size(); ++i) {
+    const std::string at = f.at(key) + "[" + std::to_string(i) + "]";
+    if (!expect_object((*a)[i], at, problems)) continue;
+    Fields g((*a)[i], at, problems);
+    AttentionPoint pt{};
+    pt.batch = g.integer("batch", true, 1).value_or(1);
+    pt.heads_q = g.integer("heads_q", true, 1).value_or(1);
+    pt.heads_kv = g.integer("heads_kv", true, 1).value_or(1);
+    pt.seq = g.integer("seq", true, 1).value_or(1);
+    pt.head_dim = g.integer("head_dim", true, 1).value_or(1);
+    pt.fwd_efficiency = g.number("fwd_efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
+    pt.fwdbwd_efficiency = g.number("fwdbwd_efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
+    g.finish();
+    out.push_back(pt);
+  }
+  return out;
+}
+
+// The "fwd" and "bwd" pass models of an attention model object.
+void read_passes(Fields& g, AttentionPassModel& fwd, AttentionPassModel& bwd, Problems& problems) {
+  for (auto [name, pass] : {std::pair{"fwd", &fwd}, std::pair{"bwd", &bwd}}) {
+    const json* obj = g.raw(name, true);
+    if (!obj || !expect_object(*obj, g.at(name), problems)) continue;
+    Fields h(*obj, g.at(name), problems);
+    pass->peak_efficiency = h.number("peak_efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
+    pass->half_kv = h.number("half_kv", true, 0, 1e9, false, "a number of tokens >= 0").value_or(0);
+    pass->ctas_per_sm = static_cast<int>(h.integer("ctas_per_sm", true, 1).value_or(1));
+    if (const json* hf = h.raw("heavy_first", true)) {
+      if (hf->is_boolean()) pass->heavy_first = hf->get<bool>();
+      else problems.add(h.at("heavy_first"), "expected true or false, got " + type_name(*hf));
+    }
+    h.finish();
+  }
+}
+
+ComputeProfile read_compute(const json& v, const std::string& path, Problems& problems) {
+  ComputeProfile p;
+  Fields f(v, path, problems);
+  p.source = f.string("source", false).value_or("");
+  p.sm_count = static_cast<int>(f.integer("sm_count", true, 1).value_or(1));
+  p.launch_overhead_us = f.number("launch_overhead_us", true, 0, 1e6, false, "a number of microseconds >= 0").value_or(0);
+  p.fp8_gemm_speedup_efficiency =
+      f.number("fp8_gemm_speedup_efficiency", false, 0, 2, false, "a number in [0, 2]").value_or(0);
+  p.matmul_ceiling_fraction =
+      f.number("matmul_ceiling_fraction", false, 0, 1, false, "a number in [0, 1] (0: unknown)").value_or(0);
+  p.peak_tflops_bf16 = f.number("peak_tflops_bf16", false, 0, 1e6, false, "a number of TFLOP/s >= 0 (0: unknown)").value_or(0);
+  if (const json* a = array_at(f, "gemm", false, problems)) {
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      const std::string at = f.at("gemm") + "[" + std::to_string(i) + "]";
+      if (!expect_object((*a)[i], at, problems)) continue;
+      Fields g((*a)[i], at, problems);
+      GemmPoint pt{};
+      pt.m = g.integer("m", true, 1).value_or(1);
+      pt.n = g.integer("n", true, 1).value_or(1);
+      pt.k = g.integer("k", true, 1).value_or(1);
+      pt.efficiency = g.number("efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
+      g.finish();
+      p.gemm.push_back(pt);
+    }
+  }
+  p.attention = read_attention_points(f, "attention", problems);
+  if (const json* m = f.raw("attention_model", false)) {
+    const std::string at = f.at("attention_model");
+    if (expect_object(*m, at, problems)) {
+      Fields g(*m, at, problems);
+      p.attention_block_q = g.integer("block_q", true, 1).value_or(128);
+      p.attention_host_floor_us =
+          g.number("host_floor_us", false, 0, 1e9, false, "a number of microseconds >= 0").value_or(0);
+      read_passes(g, p.attention_fwd, p.attention_bwd, problems);
+      g.finish();
+    }
+  }
+  if (const json* m = f.raw("attention_flash2_model", false)) {
+    const std::string at = f.at("attention_flash2_model");
+    if (expect_object(*m, at, problems)) {
+      Fields g(*m, at, problems);
+      Flash2AttentionModel fa2;
+      fa2.mma_sync_fraction =
+          g.number("mma_sync_fraction", true, 0, 1, true, "a share of the tensor peak in (0, 1]").value_or(1);
+      read_passes(g, fa2.fwd, fa2.bwd, problems);
+      g.finish();
+      fa2.points = read_attention_points(f, "attention_flash2", problems);
+      p.attention_flash2 = std::move(fa2);
+    }
+  } else if (f.raw("attention_flash2", false)) {
+    problems.add(f.at("attention_flash2"), "measured FlashAttention-2 points without attention_flash2_model");
+  }
+  if (const json* a = array_at(f, "memory_bound", false, problems)) {
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      const std::string at = f.at("memory_bound") + "[" + std::to_string(i) + "]";
+      if (!expect_object((*a)[i], at, problems)) continue;
+      Fields g((*a)[i], at, problems);
+      MemBoundPoint pt{};
+      if (auto k = g.string("kind", true)) {
+        if (auto kind = parse_mem_op_kind(*k)) {
+          pt.kind = *kind;
+        } else {
+          problems.add(g.at("kind"), "unknown kind \"" + *k +
+                                         "\" (expected norm, elementwise, activation, softmax, cross_entropy, "
+                                         "embedding, copy or optimizer)");
+        }
+      }
+      pt.bytes = g.number("bytes", true, 0, 1e18, true, "a number of bytes > 0").value_or(1);
+      pt.efficiency = g.number("efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
+      g.finish();
+      p.memory_bound.push_back(pt);
+    }
+  }
+  f.finish();
+  return p;
+}
+
+CommFit read_comm_fit(const json& v, const std::string& at, Problems& problems) {
+  CommFit c;
+  Fields g(v, at, problems);
+  if (auto name = g.string("collective", true)) {
+    if (auto kind = parse_collective(*name)) c.collective = *kind;
+    else
+      problems.add(g.at("collective"), "unknown collective \"" + *name +
+                                           "\" (expected all_reduce, all_gather, reduce_scatter, all_to_all, "
+                                           "broadcast or send_recv)");
+  }
+  c.algorithm = g.string("algorithm", false).value_or("default");
+  c.ranks = static_cast<int>(g.integer("ranks", true, 1).value_or(1));
+  if (auto lvl = g.string("level", true)) {
+    if (auto level = parse_comm_level(*lvl)) c.level = *level;
+    else problems.add(g.at("level"), "unknown level \"" + *lvl + "\" (expected \"nvlink\" or \"network\")");
+  }
+  c.alpha_us = g.number("alpha_us", true, 0, 1e9, false, "a number of microseconds >= 0").value_or(0);
+  c.beta_GBps = g.number("beta_GBps", true, 0, 1e9, true, "a bandwidth in GB/s > 0").value_or(1);
+  c.r2 = g.number("r2", false, -1e9, 1, false, "a number <= 1").value_or(0);
+  c.points = static_cast<int>(g.integer("points", false, 0).value_or(0));
+  c.gpu = g.string("gpu", false).value_or("");
+  g.finish();
+  return c;
+}
+
+FitQuality read_fit_quality(const json& v, const std::string& at, Problems& problems) {
+  FitQuality q;
+  Fields g(v, at, problems);
+  q.group = g.string("group", true).value_or("");
+  q.points = static_cast<int>(g.integer("points", true, 0).value_or(0));
+  q.mape = g.number("mape", true, 0, 1e9, false, "a fraction >= 0").value_or(0);
+  q.worst = g.string("worst", false).value_or("");
+  q.worst_error = g.number("worst_error", false, -1e9, 1e9, false, "a signed fraction").value_or(0);
+  g.finish();
+  return q;
+}
+
+}  // namespace
+
+ProfileError::ProfileError(std::vector<std::string> messages)
+    : std::runtime_error(join_messages(messages)), messages_(std::move(messages)) {}
+
+CalibrationProfile parse_profile(const std::string& json_text, const std::string& file) {
+  json doc;
+  try {
+    doc = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    const std::size_t at = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, json_text.size());
+    const auto line = 1 + std::count(json_text.begin(), json_text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+    throw ProfileError({file + ":" + std::to_string(line) + ": invalid JSON (" + e.what() + ")"});
+  }
+  Problems problems{file, {}};
+  CalibrationProfile p;
+  if (!expect_object(doc, "", problems)) throw ProfileError(problems.lines);
+  Fields top(doc, "", problems);
+  if (auto fmt = top.string("format", false); fmt && *fmt != kFormat)
+    problems.add("format", "\"" + *fmt + "\" is not a calibration profile (expected \"" + kFormat + "\")");
+  if (auto ver = top.integer("version", false, 1); ver && *ver != kVersion)
+    problems.add("version", std::to_string(*ver) + " is not supported (expected " + std::to_string(kVersion) + ")");
+  p.gpu = top.string("gpu", false).value_or("");
+  if (const json* c = top.raw("compute", false)) {
+    if (expect_object(*c, "compute", problems)) p.compute = read_compute(*c, "compute", problems);
+  }
+  if (const json* a = array_at(top, "comm", false, problems)) {
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      const std::string at = "comm[" + std::to_string(i) + "]";
+      if (expect_object((*a)[i], at, problems)) p.comm.fits.push_back(read_comm_fit((*a)[i], at, problems));
+    }
+  }
+  if (const json* a = array_at(top, "fit_quality", false, problems)) {
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      const std::string at = "fit_quality[" + std::to_string(i) + "]";
+      if (expect_object((*a)[i], at, problems)) p.fit_quality.push_back(read_fit_quality((*a)[i], at, problems));
+    }
+  }
+  if (auto src = top.string("comm_source", false)) p.comm.source = *src;
+  top.finish();
+  if (p.compute && p.compute->gemm.empty() && p.compute->attention.empty() && !p.compute->attention_flash2 &&
+      p.compute->memory_bound.empty())
+    problems.add("compute", "has no gemm, attention or memory_bound points (leave \"compute\" out to use the defaults)");
+  if (!problems.lines.empty()) throw ProfileError(problems.lines);
+  p.comm.source = p.comm.source.empty() ? file : p.comm.source;
+  if (p.compute && p.compute->source.empty()) p.compute->source = file;
+  return p;
+}
+
+CalibrationProfile read_profile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ProfileError({path + ": cannot open calibration profile"});
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return parse_profile(buf.str(), path);
+}
+
+namespace {
+
+ordered_json attention_points_json(const std::vector<AttentionPoint>& points) {
+  ordered_json out = ordered_json::array();
+  for (const auto& a : points)
+    out.push_back({{"batch", a.batch}, {"heads_q", a.heads_q}, {"heads_kv", a.heads_kv}, {"seq", a.seq},
+                   {"head_dim", a.head_dim}, {"fwd_efficiency", a.fwd_efficiency},
+                   {"fwdbwd_efficiency", a.fwdbwd_efficiency}});
+  return out;
+}
+
+}  // namespace
+
+std::string profile_to_json(const CalibrationProfile& p) {
+  ordered_json doc;
+  doc["format"] = kFormat;
+  doc["version"] = kVersion;
+  doc["gpu"] = p.gpu;
+  if (p.compute) {
+    const ComputeProfile& c = *p.compute;
+    ordered_json cj;
+    cj["source"] = c.source;
+    cj["sm_count"] = c.sm_count;
+    cj["launch_overhead_us"] = c.launch_overhead_us;
+    cj["fp8_gemm_speedup_efficiency"] = c.fp8_gemm_speedup_efficiency;
+    cj["matmul_ceiling_fraction"] = c.matmul_ceiling_fraction;
+    cj["peak_tflops_bf16"] = c.peak_tflops_bf16;
+    cj["gemm"] = ordered_json::array();
+    for (const auto& g : c.gemm) cj["gemm"].push_back({{"m", g.m}, {"n", g.n}, {"k", g.k}, {"efficiency", g.efficiency}});
+    cj["attention"] = attention_points_json(c.attention);
+    auto pass = [](const AttentionPassModel& m) {
+      return ordered_json{{"peak_efficiency", m.peak_efficiency}, {"half_kv", m.half_kv},
+                          {"ctas_per_sm", m.ctas_per_sm}, {"heavy_first", m.heavy_first}};
+    };
+    if (c.attention_fwd.peak_efficiency > 0 && c.attention_bwd.peak_efficiency > 0) {
+      cj["attention_model"] = {{"block_q", c.attention_block_q}, {"fwd", pass(c.attention_fwd)},
+                               {"bwd", pass(c.attention_bwd)}, {"host_floor_us", c.attention_host_floor_us}};
+    }
+    if (c.attention_flash2) {
+      const Flash2AttentionModel& fa2 = *c.attention_flash2;
+      cj["attention_flash2_model"] = {{"mma_sync_fraction", fa2.mma_sync_fraction}, {"fwd", pass(fa2.fwd)},
+                                      {"bwd", pass(fa2.bwd)}};
+      cj["attention_flash2"] = attention_points_json(fa2.points);
+    }
+    cj["memory_bound"] = ordered_json::array();
+    for (const auto& m : c.memory_bound)
+      cj["memory_bound"].push_back({{"kind", std::string(to_string(m.kind))}, {"bytes", m.bytes}, {"efficiency", m.efficiency}});
+    doc["compute"] = std::move(cj);
+  }
+  doc["comm_source"] = p.comm.source;
+  doc["comm"] = ordered_json::array();
+  for (const auto& f : p.comm.fits)
+    doc["comm"].push_back({{"collective", std::string(to_string(f.collective))}, {"algorithm", f.algorithm},
+                           {"ranks", f.ranks}, {"level", std::string(to_string(f.level))}, {"alpha_us", f.alpha_us},
+                           {"beta_GBps", f.beta_GBps}, {"r2", f.r2}, {"points", f.points}, {"gpu", f.gpu}});
+  doc["fit_quality"] = ordered_json::array();
+  for (const auto& q : p.fit_quality)
+    doc["fit_quality"].push_back({{"group", q.group}, {"points", q.points}, {"mape", q.mape}, {"worst", q.worst},
+                                  {"worst_error", q.worst_error}});
+  return doc.dump(2) + "\n";
+}
+
+void write_profile(const CalibrationProfile& profile, const std::string& path) {
+  const std::string text = profile_to_json(profile);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error(path + ": cannot write (cannot create " + tmp + ")");
+    out << text;
+    out.close();
+    if (!out) throw std::runtime_error(path + ": write failed");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw std::runtime_error(path + ": cannot rename " + tmp + " into place: " + ec.message());
+}
+
+}  // namespace cs::models

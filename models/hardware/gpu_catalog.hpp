@@ -1,0 +1,50 @@
+#pragma once
+// GPU catalog: datasheet figures of the accelerators clustersim knows by name.
+//
+// Every figure is a dense (no structured sparsity) peak from the vendor's public datasheet; the source
+// is named beside each entry in gpu_catalog.cpp. Achieved fractions of these peaks are the compute
+// model's business (compute_model.hpp), not the catalog's. A scenario may define its own GPU with the
+// same fields (sim/scenario/scenario.cpp parses it into a GpuSpec).
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/hardware/dtype.hpp"
+
+namespace cs::models {
+
+struct GpuSpec {
+  std::string name;
+  double peak_tflops_fp32 = 0;   // dense, non-tensor-core FP32
+  double peak_tflops_tf32 = 0;   // dense tensor core
+  double peak_tflops_bf16 = 0;   // dense tensor core (fp16 identical)
+  double peak_tflops_fp8 = 0;    // dense tensor core; 0 where the GPU has no fp8
+  double hbm_gib = 0;            // HBM capacity, GiB (2^30 bytes)
+  double hbm_tbps = 0;           // HBM bandwidth, TB/s (1e12 bytes/s)
+  double tdp_w = 0;              // board power, W
+  double nvlink_gbps = 0;        // scale-up bandwidth per GPU, GB/s (1e9 B/s), both directions together
+  int sm_count = 0;              // streaming multiprocessors (compute units on AMD)
+  double price_per_gpu_hour_usd = 0;  // typical on-demand cloud price, overridable per scenario
+  // Fraction of the dense tensor peak reachable with the warp-level mma.sync instruction (what
+  // FlashAttention-2 and other pre-Hopper kernels use): 1 where it is the native instruction (Ampere,
+  // Ada, and AMD where the distinction does not apply), 2/3 on Hopper (FlashAttention-3 paper, sec. 2).
+  double mma_sync_fraction = 1.0;
+  // Maximum achievable bf16 matmul FLOPS over the dense bf16 peak (the best large GEMM a tuned BLAS
+  // reaches: clocks under load, power and the instruction mix limit it, not the datasheet). 0: unknown.
+  // Carries a GEMM table measured on one GPU to another (compute_model.hpp).
+  double matmul_ceiling_fraction = 0.0;
+  // The host's power per GPU in the vendor's 8-GPU reference server (CPUs, memory, NICs, NVSwitches, fans):
+  // (system max power - 8 x TDP) / 8 from the DGX datasheets. An upper bound (the datasheet maximum);
+  // 0: unknown (give cluster.node_overhead_w).
+  double host_power_w_per_gpu = 0.0;
+
+  // Peak for a math format; fp8 falls back to bf16 on GPUs without fp8 tensor cores.
+  double peak_tflops(Dtype d) const;
+  bool has_fp8() const { return peak_tflops_fp8 > 0; }
+};
+
+// nullptr when the name is unknown.
+const GpuSpec* find_gpu(std::string_view name);
+std::vector<std::string> gpu_names();
+
+}  // namespace cs::models

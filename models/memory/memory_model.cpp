@@ -1,0 +1,294 @@
+#include "models/memory/memory_model.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "sim/base/check.hpp"
+
+namespace cs::models {
+namespace {
+
+double d(std::int64_t x) { return static_cast<double>(x); }
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// Bytes per parameter before sharding (ZeRO's mixed-precision Adam accounting). Megatron with
+// --accumulate-allreduce-grads-in-fp32 keeps fp32 main grads (4 B); we count bf16 grads, as the ZeRO
+// paper and DeepSpeed / FSDP with bf16 reduce do, so that plain DDP is the textbook 16 B per parameter.
+constexpr double kWeightBytes = 2.0;     // bf16 model weights
+constexpr double kGradBytes = 2.0;       // bf16 gradients
+constexpr double kOptimizerBytes = 12.0; // fp32 master weights, Adam momentum and variance
+
+// Fixed buffers: cuBLAS workspace (32 MiB per handle on Hopper) and NCCL's communicator buffers
+// (NCCL_BUFFSIZE 4 MiB per channel and peer direction; a few hundred MiB across a job's communicators —
+// 256 MiB is a round figure for a rank in 3-4 communicators).
+constexpr double kCublasWorkspaceBytes = 32.0 * kMiB;
+constexpr double kNcclBuffersBytes = 256.0 * kMiB;
+// Megatron's DDP bucket: max(40M, 1M * dp) parameters; with ZeRO-2/3 one bucket of unsharded grads
+// exists while it is reduce-scattered.
+constexpr double kBucketParams = 40e6;
+// CUDA context + framework (PyTorch caching allocator, kernels' modules) and allocator fragmentation:
+// TrainingConfig::memory_reserve_gib (1 GiB by default) and allocator_fragmentation (5%).
+
+double norm_params(const ModelConfig& m) {
+  return m.activation == Activation::gelu ? 2.0 * d(m.hidden_size) : d(m.hidden_size);
+}
+double mlp_matrices(const ModelConfig& m) { return m.activation == Activation::swiglu ? 3.0 : 2.0; }
+std::int64_t expert_ffn(const ModelConfig& m) {
+  return m.moe_ffn_hidden_size > 0 ? m.moe_ffn_hidden_size : m.ffn_hidden_size;
+}
+
+// HYBRID_SHARD shards inside blocks of fsdp_shard_size DP x CP ranks (one node) and replicates across.
+int data_parallel_shards(const TrainingConfig& t) { return t.fsdp_shard_size > 0 ? t.fsdp_shard_size : t.dp * t.cp; }
+// Expert states shard over the expert-data-parallel group: TP CP DP / (ETP EP) ranks (MoE folding; with
+// ETP = TP that is DP CP / EP).
+int expert_data_parallel_shards(const TrainingConfig& t) {
+  if (t.fsdp_shard_size > 0) return std::max(1, t.fsdp_shard_size / t.ep);
+  return std::max(1, t.expert_dp());
+}
+
+// Micro-batches of each model chunk of stage `stage` whose forward ran and whose backward has not, at
+// the stage's peak (right after its warm-up forwards):
+//  - pp = 1: gradient accumulation runs one micro-batch at a time: 1.
+//  - GPipe: all m micro-batches.
+//  - 1F1B: min(p - i, m) micro-batches (warm-up p - i - 1 plus the one in 1F1B steady state).
+//  - Interleaved (vp > 1): Megatron's warm-up is (p - i - 1) * 2 + (vp - 1) * p virtual micro-batches,
+//    so the first min(that + 1, m vp) of them are in flight, virtual micro-batch k in chunk
+//    (k mod p vp) div p (pipeline_schedule.hpp); with an even split and i = 0, m large that is
+//    L (1 + (p - 1) / (p vp)) layers, Korthikanti's interleaved factor.
+std::vector<std::int64_t> chunk_microbatches_in_flight(const TrainingConfig& t, int stage) {
+  const std::int64_t mb = t.num_micro_batches();
+  const std::int64_t vp = std::max(1, t.vp);
+  std::vector<std::int64_t> n(static_cast<std::size_t>(vp), 0);
+  if (t.pp == 1) {
+    n.assign(n.size(), 1);
+  } else if (t.pipeline_schedule == PipelineSchedule::gpipe) {
+    n.assign(n.size(), mb);
+  } else if (vp > 1 || t.pipeline_schedule == PipelineSchedule::interleaved) {
+    const std::int64_t warmup = static_cast<std::int64_t>(t.pp - stage - 1) * 2 + (vp - 1) * t.pp;
+    const std::int64_t in_flight = std::min<std::int64_t>(warmup + 1, mb * vp);
+    for (std::int64_t k = 0; k < in_flight; ++k) ++n[static_cast<std::size_t>((k % (t.pp * vp)) / t.pp)];
+  } else {
+    n.assign(n.size(), std::min<std::int64_t>(t.pp - stage, mb));
+  }
+  return n;
+}
+
+// The MoE and dense layers of model chunk `chunk` of stage `stage` (moe_layer_freq; a dense model's are
+// all dense). The pipeline split may give chunks different layer counts.
+struct LayerKinds {
+  double moe = 0, dense = 0;
+};
+LayerKinds chunk_layer_kinds(const ModelConfig& m, const TrainingConfig& t, int stage, int chunk) {
+  LayerKinds k;
+  const std::int64_t first = first_layer_of_chunk(m, t, stage, chunk);
+  for (std::int64_t l = first; l < first + layers_in_chunk(m, t, stage, chunk); ++l) (is_moe_layer(m, l) ? k.moe : k.dense) += 1;
+  return k;
+}
+LayerKinds stage_layer_kinds(const ModelConfig& m, const TrainingConfig& t, int stage) {
+  LayerKinds k;
+  for (int c = 0; c < t.vp; ++c) {
+    const LayerKinds ck = chunk_layer_kinds(m, t, stage, c);
+    k.moe += ck.moe;
+    k.dense += ck.dense;
+  }
+  return k;
+}
+
+// Activations stage `stage` holds at its peak: each chunk's micro-batches in flight times the stored
+// bytes of its layers.
+double stage_activation_bytes(const ModelConfig& m, const TrainingConfig& t, int stage) {
+  const auto n = chunk_microbatches_in_flight(t, stage);
+  const double moe = activation_bytes_per_layer(m, t, true), dense = activation_bytes_per_layer(m, t, false);
+  double bytes = 0;
+  for (int c = 0; c < t.vp; ++c) {
+    const LayerKinds k = chunk_layer_kinds(m, t, stage, c);
+    bytes += d(n[static_cast<std::size_t>(c)]) * (k.moe * moe + k.dense * dense);
+  }
+  return bytes;
+}
+
+// Micro-batches whose first-stage input (embedding output) is alive, and whose last-stage output
+// (logits) is alive.
+double first_stage_microbatches(const TrainingConfig& t) { return d(chunk_microbatches_in_flight(t, 0).front()); }
+double last_stage_microbatches(const TrainingConfig& t) {
+  return t.pp > 1 && t.pipeline_schedule == PipelineSchedule::gpipe ? d(t.num_micro_batches()) : 1.0;
+}
+
+}  // namespace
+
+// Stored tensors of one layer, bytes, for T = b s / cp tokens on a rank with TP t (SP divides the
+// non-TP-split tensors by t too). Korthikanti et al. 2022, section 4.1, counts (16-bit, with dropout):
+//   attention block 11 s b h + 5 a s^2 b : QKV input 2, Q and K 4, V 2, out-proj input 2, dropout
+//                                         mask 1 (s b h units); softmax 2, its dropout mask 1, dropout
+//                                         output 2 (a s^2 b units)
+//   MLP block 19 s b h                  : FC1 input 2, GeLU input 8, FC2 input 8, dropout mask 1
+//   two LayerNorms 4 s b h              : their inputs
+// = 34 s b h + 5 a s^2 b. Here each term is a real tensor with its real width, so GQA shrinks K and V to
+// g d, SwiGLU's FC1 output is 2f wide and its FC2 input f wide, dropout masks appear only when the model
+// uses dropout, and flash attention replaces the a s^2 b terms by its fp32 log-sum-exp (4 a s b bytes).
+// Selective recompute drops what the recompute_modules re-run: core_attn what the attention core would
+// store beyond its inputs (scores, LSE), layernorm the two norm outputs (QKV's and FC1's inputs), mlp a
+// dense MLP's FC1 output and FC2 input, moe_act each expert's FC2 input; full
+// recompute keeps only the layer input (2 s b h, / t with SP).
+double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t, bool moe_layer) {
+  CS_CHECK(layout_problems(m, t).empty());
+  const bool sp = t.sequence_parallel && t.tp > 1;
+  const double tp = t.tp;
+  const double seq_q = d(t.seq_length / t.cp);
+  const double T = d(t.micro_batch_size) * seq_q;
+  const double h = d(m.hidden_size);
+  const double sp_div = sp ? tp : 1.0;
+  const double th = T * h / sp_div;  // a hidden-size tensor outside the TP-split region
+
+  if (t.recompute == Recompute::full) return 2.0 * th;
+
+  const double dh = d(m.head_dim());
+  const double hq = d(m.num_attention_heads) / tp, hkv = d(m.num_query_groups) / tp;
+  const double dropout_masks = m.hidden_dropout > 0 ? 1.0 : 0.0;  // 1-byte masks
+
+  const bool selective = t.recompute == Recompute::selective;
+  const RecomputeModules& rm = t.recompute_modules;
+  // Inputs of the two norms, of QKV and of FC1 (the norm outputs, not stored when recompute_modules
+  // re-runs the norms), plus the two residual-branch dropout masks.
+  double bytes = (selective && rm.layernorm ? 4.0 : 8.0) * th + 2.0 * dropout_masks * th;
+  // Q, K, V and the attention output (the out-proj input).
+  bytes += 2.0 * T * dh * (hq + 2.0 * hkv) + 2.0 * T * dh * hq;
+  if (!(selective && rm.core_attn)) {
+    if (m.attention_impl != AttentionImpl::unfused) {
+      bytes += 4.0 * T * hq;  // fp32 log-sum-exp per query row
+    } else {
+      const double scores = d(t.micro_batch_size) * hq * seq_q * d(t.seq_length);
+      bytes += 2.0 * scores + (m.attention_dropout > 0 ? 3.0 * scores : 0.0);  // softmax; its mask and output
+    }
+  }
+  if (m.num_moe_experts == 0 || !moe_layer) {
+    const double f = d(m.ffn_hidden_size) / tp;
+    const double fc1_out = m.activation == Activation::swiglu ? 2.0 * f : f;
+    if (!(selective && rm.mlp)) bytes += 2.0 * T * fc1_out + 2.0 * T * f;  // "mlp": re-run, keeps its input only
+  } else {
+    // The rank routes its Tr tokens (the sequence shard with SP; transformer.cpp mlp_ops): router
+    // probabilities (fp32, Tr E), the expert FC1 inputs after the dispatch and the ETP all-gather
+    // (Tr ETP k copies), the experts' FC1 outputs and FC2 inputs (1 / ETP wide), and the expert outputs
+    // back for the probability-weighted combine (Tr k copies).
+    const double k = d(m.moe_router_topk);
+    const double Tr = sp ? T / tp : T, Tx = Tr * d(t.expert_tp());
+    const double f = d(expert_ffn(m)) / d(t.expert_tp());
+    const double fc1_out = m.activation == Activation::swiglu ? 2.0 * f : f;
+    bytes += 4.0 * Tr * d(m.num_moe_experts) + 2.0 * Tx * k * h + 2.0 * Tx * k * fc1_out +
+             (selective && rm.moe_act ? 0.0 : 2.0 * Tx * k * f) + 2.0 * Tr * k * h;  // moe_act: FC2 input re-run
+    // Shared experts: a dense MLP of width S / t on all T tokens (its input is the norm output above).
+    const double fs = d(m.moe_shared_expert_intermediate_size) / tp;
+    bytes += 2.0 * T * (m.activation == Activation::swiglu ? 2.0 * fs : fs) + 2.0 * T * fs;
+  }
+  return bytes;
+}
+
+double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t) {
+  return activation_bytes_per_layer(m, t, true);
+}
+
+RankParameters layer_parameters_on_rank(const ModelConfig& m, const TrainingConfig& t, bool moe_layer) {
+  const double tp = t.tp;
+  const double h = d(m.hidden_size), dh = d(m.head_dim());
+  // TP splits the GEMM weights; norms (and the router) are replicated on every TP rank.
+  const double attention = h * d(m.num_attention_heads + 2 * m.num_query_groups) * dh +
+                           d(m.num_attention_heads) * dh * h;
+  RankParameters p;
+  p.dense = attention / tp + 2.0 * norm_params(m);
+  if (m.num_moe_experts > 0 && moe_layer) {
+    // Router (replicated) and shared experts (TP-split, like a dense MLP) are dense parameters.
+    p.dense += h * d(m.num_moe_experts) + mlp_matrices(m) * h * d(m.moe_shared_expert_intermediate_size) / tp;
+    p.expert = d(m.num_moe_experts / t.ep) * mlp_matrices(m) * h * d(expert_ffn(m)) / d(t.expert_tp());
+  } else {
+    p.dense += mlp_matrices(m) * h * d(m.ffn_hidden_size) / tp;
+  }
+  return p;
+}
+
+RankParameters parameters_on_rank(const ModelConfig& m, const TrainingConfig& t, int stage) {
+  CS_CHECK(layout_problems(m, t).empty());
+  CS_CHECK(stage >= 0 && stage < t.pp);
+  const double h = d(m.hidden_size), tp = t.tp;
+  const RankParameters moe = layer_parameters_on_rank(m, t, true), dense = layer_parameters_on_rank(m, t, false);
+  const LayerKinds k = stage_layer_kinds(m, t, stage);
+  RankParameters p{k.moe * moe.dense + k.dense * dense.dense, k.moe * moe.expert + k.dense * dense.expert};
+  const double word = d(padded_vocab_size(m, t.tp)) * h / tp;
+  if (stage == 0) p.dense += word + d(m.max_position_embeddings) * h;
+  if (stage == t.pp - 1) {
+    p.dense += norm_params(m);
+    if (m.untie_embeddings || t.pp > 1) p.dense += word;
+  }
+  return p;
+}
+
+MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, int stage) {
+  CS_CHECK(layout_problems(m, t).empty());
+  CS_CHECK(stage >= 0 && stage < t.pp);
+  MemoryBreakdown b;
+  b.stage = stage;
+  const RankParameters p = parameters_on_rank(m, t, stage);
+  const double nd = data_parallel_shards(t), ne = expert_data_parallel_shards(t);
+  auto sharded = [&](bool shard) { return shard ? p.dense / nd + p.expert / ne : p.total(); };
+  b.weights_bytes = kWeightBytes * sharded(t.zero_stage >= 3);
+  b.grads_bytes = kGradBytes * sharded(t.zero_stage >= 2);
+  b.optimizer_bytes = kOptimizerBytes * sharded(t.zero_stage >= 1);
+
+  // Activations: the layers in flight, plus Korthikanti's section 4.3 extras — the embedding dropout
+  // mask per micro-batch in flight on the first stage, and on the last stage the final norm's input,
+  // the LM head's input and the fp32 logits the loss keeps (4 T V / t).
+  const bool sp = t.sequence_parallel && t.tp > 1;
+  const double T = d(t.micro_batch_size) * d(t.seq_length / t.cp);
+  const double th = T * d(m.hidden_size) / (sp ? t.tp : 1);
+  double act = stage_activation_bytes(m, t, stage);
+  if (t.recompute == Recompute::full) {
+    // While a layer is recomputed and back-propagated its full activations exist once (the stage's
+    // largest kind of layer).
+    TrainingConfig no_recompute = t;
+    no_recompute.recompute = Recompute::none;
+    const LayerKinds k = stage_layer_kinds(m, t, stage);
+    double largest = 0;
+    if (k.moe > 0) largest = activation_bytes_per_layer(m, no_recompute, true);
+    if (k.dense > 0) largest = std::max(largest, activation_bytes_per_layer(m, no_recompute, false));
+    act += largest;
+  }
+  if (stage == 0 && m.hidden_dropout > 0) act += first_stage_microbatches(t) * th;
+  if (stage == t.pp - 1) {
+    const double vocab_per_rank = d(padded_vocab_size(m, t.tp) / t.tp);
+    act += last_stage_microbatches(t) * (4.0 * th + 4.0 * T * vocab_per_rank);
+  }
+  b.activations_bytes = act;
+
+  // Buffers: cuBLAS workspace, NCCL buffers when the job has more than one GPU, ZeRO-2/3's bucket of
+  // unsharded grads being reduce-scattered, ZeRO-3's gathered bf16 weights of two layers (the current
+  // one and the prefetched next).
+  double buffers = kCublasWorkspaceBytes;
+  const std::int64_t world = static_cast<std::int64_t>(t.tp) * t.pp * t.cp * t.dp;
+  if (world > 1) buffers += kNcclBuffersBytes;
+  if (t.zero_stage >= 2 && nd > 1) {
+    buffers += kGradBytes * std::min(p.total(), std::max(kBucketParams, 1e6 * t.dp));
+  }
+  if (t.zero_stage >= 3 && nd > 1) {
+    // One layer's parameters (the stage's total over its layers, embedding and head included, as an
+    // upper bound of the largest unit).
+    buffers += 2.0 * kWeightBytes * p.total() / std::max(1.0, d(layers_on_stage(m, t, stage)));
+  }
+  b.buffers_bytes = buffers;
+
+  const double dynamic = b.weights_bytes + b.grads_bytes + b.optimizer_bytes + b.activations_bytes +
+                         b.buffers_bytes;
+  b.reserved_bytes = t.memory_reserve_gib * kGiB + t.allocator_fragmentation * dynamic;
+  return b;
+}
+
+MemoryBreakdown peak_memory_per_gpu(const ModelConfig& m, const TrainingConfig& t) {
+  MemoryBreakdown best = memory_per_gpu(m, t, 0);
+  for (int s = 1; s < t.pp; ++s) {
+    MemoryBreakdown b = memory_per_gpu(m, t, s);
+    if (b.total_bytes() > best.total_bytes()) best = b;
+  }
+  return best;
+}
+
+}  // namespace cs::models

@@ -1,0 +1,991 @@
+#include "models/workload/transformer.hpp"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "sim/base/check.hpp"
+
+// Conventions used throughout this file (the header essay gives the shapes):
+//  - T = micro_batch * seq / cp tokens per rank; with SP, norms / residual adds / dropout see T / t.
+//  - GEMM bytes are operand traffic read once and written once: A[m,k] and B[k,n] in the math format
+//    (fp8: 1 byte, bf16: 2 bytes), C[m,n] written in bf16. Activations are bf16 (2 bytes / element).
+//  - Backward of a GEMM [m=T, n, k] forward is a dgrad [T, k] = dY[T, n] x W^T[n, k] (shape m=T, n=k,
+//    k=n) and a wgrad dW[k, n] = X^T[k, T] x dY[T, n] (shape m=k, n=n, k=T); each has the forward FLOPs.
+//  - Attention FLOPs: forward 4 b hq s_q s_kv d (QK^T and PV, 2 FLOPs per MAC), halved when causal;
+//    backward 2.5x forward (dQ, dK, dV, dP plus the recomputed scores of flash attention). This is the
+//    calibration file's convention (fwdbwd_tflops counts 3.5x the forward FLOPs).
+//  - TP collectives follow Megatron's conjugate pairs: without SP, forward all-reduce after the
+//    row-parallel GEMMs (out-proj, FC2) <-> backward identity, and forward identity before the
+//    column-parallel GEMMs (QKV, FC1) <-> backward all-reduce of their input gradient. With SP, the
+//    forward all-gather before QKV / FC1 <-> backward reduce-scatter, forward reduce-scatter after
+//    out-proj / FC2 <-> backward all-gather; and the column-parallel wgrad needs the full input again, so
+//    backward re-all-gathers it (Megatron's LinearWithGradAccumulationAndAsyncCommunication).
+//  - Backward issue order of a column-parallel GEMM is Megatron's: (SP: all-gather of the saved input),
+//    dgrad, input-gradient all-reduce / reduce-scatter (async), wgrad — so the collective can overlap
+//    the wgrad. The simulator decides what waits for what.
+//  - comm_bytes is nccl-tests' "size": the full (gathered) tensor for all-gather and reduce-scatter, the
+//    buffer for all-reduce, the send buffer of one rank for all-to-all.
+namespace cs::models {
+namespace {
+
+constexpr double kActBytes = 2.0;  // bf16 activations
+
+double elem_bytes(Dtype d) {
+  switch (d) {
+    case Dtype::fp8: return 1.0;
+    case Dtype::bf16:
+    case Dtype::fp16: return 2.0;
+    case Dtype::fp32:
+    case Dtype::tf32: return 4.0;
+  }
+  CS_CHECK(false);
+  return 0;
+}
+
+double d(std::int64_t x) { return static_cast<double>(x); }
+
+double norm_params(const ModelConfig& m) {
+  return m.activation == Activation::gelu ? 2.0 * d(m.hidden_size) : d(m.hidden_size);
+}
+
+double mlp_matrices(const ModelConfig& m) { return m.activation == Activation::swiglu ? 3.0 : 2.0; }
+
+std::int64_t expert_ffn(const ModelConfig& m) {
+  return m.moe_ffn_hidden_size > 0 ? m.moe_ffn_hidden_size : m.ffn_hidden_size;
+}
+
+// Width of FC1's output: the gate and up projections together for SwiGLU.
+std::int64_t fc1_width(const ModelConfig& m, std::int64_t ffn) {
+  return m.activation == Activation::swiglu ? 2 * ffn : ffn;
+}
+
+// Model parameters of the attention block's GEMMs (QKV + out-proj).
+double attention_gemm_params(const ModelConfig& m) {
+  const double h = d(m.hidden_size), dh = d(m.head_dim());
+  const double qkv = h * d(m.num_attention_heads + 2 * m.num_query_groups) * dh;
+  const double out = d(m.num_attention_heads) * dh * h;
+  return qkv + out;
+}
+
+// Parameters of the GEMMs one token goes through in the MLP: of an MoE layer the top-k experts, the
+// router and the shared experts; of a dense layer the MLP.
+double mlp_params_per_token(const ModelConfig& m, bool moe_layer) {
+  const double h = d(m.hidden_size);
+  if (m.num_moe_experts > 0 && moe_layer) {
+    return d(m.moe_router_topk) * mlp_matrices(m) * h * d(expert_ffn(m)) + h * d(m.num_moe_experts) +
+           mlp_matrices(m) * h * d(m.moe_shared_expert_intermediate_size);
+  }
+  return mlp_matrices(m) * h * d(m.ffn_hidden_size);
+}
+
+void check_layout(const ModelConfig& m, const TrainingConfig& t) {
+  CS_CHECK(layout_problems(m, t).empty());
+}
+
+struct Dims {
+  std::int64_t T = 0;       // tokens of one micro-batch on this rank (after CP)
+  std::int64_t Tn = 0;      // tokens seen by norms / residuals (T / t with SP)
+  std::int64_t h = 0;
+  std::int64_t dh = 0;      // head dim
+  std::int64_t hq = 0;      // query heads per TP rank
+  std::int64_t hkv = 0;     // KV heads per TP rank
+  std::int64_t t = 1;
+  bool sp = false;
+  Dtype gemm_dtype = Dtype::bf16;
+};
+
+Dims dims(const ModelConfig& m, const TrainingConfig& t) {
+  Dims x;
+  x.t = t.tp;
+  x.sp = t.sequence_parallel && t.tp > 1;
+  x.T = t.micro_batch_size * t.seq_length / t.cp;
+  x.Tn = x.sp ? x.T / x.t : x.T;
+  x.h = m.hidden_size;
+  x.dh = m.head_dim();
+  x.hq = m.num_attention_heads / t.tp;
+  x.hkv = m.num_query_groups / t.tp;
+  x.gemm_dtype = t.precision == Dtype::fp8 ? Dtype::fp8 : Dtype::bf16;
+  return x;
+}
+
+Op gemm(std::string name, std::int64_t mm, std::int64_t nn, std::int64_t kk, Dtype dt) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::gemm;
+  op.dtype = dt;
+  op.gemm = GemmShape{mm, nn, kk};
+  op.flops = 2.0 * d(mm) * d(nn) * d(kk);
+  op.bytes = (d(mm) * d(kk) + d(kk) * d(nn)) * elem_bytes(dt) + d(mm) * d(nn) * kActBytes;
+  return op;
+}
+
+Op mem(std::string name, MemOpKind kind, double bytes, double flops = 0) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::memory_bound;
+  op.dtype = Dtype::bf16;
+  op.mem_kind = kind;
+  op.bytes = bytes;
+  op.flops = flops;
+  return op;
+}
+
+Op coll(std::string name, CollectiveKind kind, ProcessGroup group, double comm_bytes) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::collective;
+  op.collective = kind;
+  op.group = group;
+  op.comm_bytes = comm_bytes;
+  return op;
+}
+
+// A forward GEMM [T, k] x [k, n] has backward dgrad (m=T, n=k, k=n) and wgrad (m=k, n=n, k=T).
+Op dgrad(const Op& fwd) {
+  return gemm(fwd.name + "_dgrad", fwd.gemm.m, fwd.gemm.k, fwd.gemm.n, fwd.dtype);
+}
+Op wgrad(const Op& fwd) {
+  return gemm(fwd.name + "_wgrad", fwd.gemm.k, fwd.gemm.n, fwd.gemm.m, fwd.dtype);
+}
+
+// Keys a query of a sliding-window layer sees (window plus itself), at most the sequence.
+std::int64_t window_keys(const ModelConfig& m, const TrainingConfig& t) {
+  return std::min<std::int64_t>(m.window_size + 1, t.seq_length);
+}
+
+// The attention of one layer as the kernel runs it. Full attention: the rank's s / cp queries meet all
+// s keys (ring attention: every KV chunk over cp rounds), causal or not. Sliding window (cp = 1, checked
+// in layout_problems): every query meets about w' keys, uniform work, so the kernel's shape is a
+// non-causal attention over w' keys; its FLOPs and bytes are set by attention_fwd / _bwd below.
+AttentionShape attention_shape(const ModelConfig& m, const TrainingConfig& t, const Dims& x, bool window) {
+  AttentionShape a;
+  a.batch = t.micro_batch_size;
+  a.heads_q = x.hq;
+  a.heads_kv = x.hkv;
+  a.seq_q = t.seq_length / t.cp;
+  a.seq_kv = window ? window_keys(m, t) : t.seq_length;
+  a.head_dim = x.dh;
+  a.causal = window ? false : m.causal;
+  a.kernel = m.attention_impl;
+  return a;
+}
+
+// Query-key pairs per (batch, head): s_q s_kv, half of it when causal; for a window of w' keys over
+// s = s_q queries (query i sees min(i, w') keys, counted continuously like the causal s^2 / 2),
+// integral_0^s min(x, w') dx = s w' - w'^2 / 2.
+double attention_pairs(const AttentionShape& a, bool window) {
+  if (window) return d(a.seq_q) * d(a.seq_kv) - d(a.seq_kv) * d(a.seq_kv) / 2.0;
+  const double full = d(a.seq_q) * d(a.seq_kv);
+  return a.causal ? full / 2.0 : full;
+}
+
+double attention_fwd_flops(const AttentionShape& a, bool window) {
+  return 4.0 * d(a.batch) * d(a.heads_q) * d(a.head_dim) * attention_pairs(a, window);
+}
+
+// K and V are read once: all s_kv keys, or for a window all s_q of the sequence's keys.
+double attention_kv_bytes(const AttentionShape& a, bool window) {
+  const double keys = window ? d(a.seq_q) : d(a.seq_kv);
+  return 2.0 * d(a.batch) * keys * d(a.heads_kv) * d(a.head_dim) * kActBytes;
+}
+
+Op attention_fwd(std::string name, const AttentionShape& a, bool window) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::attention_fwd;
+  op.dtype = Dtype::bf16;
+  op.attention = a;
+  op.flops = attention_fwd_flops(a, window);
+  // Reads Q, K, V; writes O and the fp32 log-sum-exp per query row.
+  const double q = d(a.batch) * d(a.seq_q) * d(a.heads_q) * d(a.head_dim) * kActBytes;
+  op.bytes = 2.0 * q + attention_kv_bytes(a, window) + d(a.batch) * d(a.heads_q) * d(a.seq_q) * 4.0;
+  return op;
+}
+
+Op attention_bwd(std::string name, const AttentionShape& a, bool window) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::attention_bwd;
+  op.dtype = Dtype::bf16;
+  op.attention = a;
+  op.flops = 2.5 * attention_fwd_flops(a, window);
+  // Reads Q, K, V, O, dO, LSE; writes dQ, dK, dV.
+  const double q = d(a.batch) * d(a.seq_q) * d(a.heads_q) * d(a.head_dim) * kActBytes;
+  op.bytes = 4.0 * q + 2.0 * attention_kv_bytes(a, window) + d(a.batch) * d(a.heads_q) * d(a.seq_q) * 4.0;
+  return op;
+}
+
+// Unfused attention (AttentionImpl::unfused; op.hpp): Megatron's CoreAttention / DotProductAttention
+// without a flash kernel. Per (batch, head) of the rank, B = b hq of them, with s_q queries and s_kv keys:
+//   forward   scores  S = Q K^T          batched GEMM [s_q, dh] x [dh, s_kv]   (baddbmm, the whole
+//                                         s_q x s_kv: the causal mask is applied by the softmax, so no
+//                                         FLOP is saved)
+//             softmax P = softmax(mask(S / sqrt(dh)))  one fused kernel: reads S, writes P (2 + 2 B)
+//             dropout P' = dropout(P)    reads P, writes P' and a 1-byte mask (2 + 2 + 1 B); only with
+//                                         attention_dropout > 0
+//             context O = P' V           batched GEMM [s_q, s_kv] x [s_kv, dh]
+//   backward  dP' = dO V^T, dV = P'^T dO  two batched GEMMs
+//             dropout backward          reads dP' and the mask, writes dP (2 + 1 + 2 B)
+//             softmax backward          dS = P (dP - rowsum(dP P)): reads P and dP, writes dS (6 B)
+//             dQ = dS K, dK = dS^T Q    two batched GEMMs
+// The fused softmax is one kernel that holds a row in registers (a warp per row, rows up to a few
+// thousand keys) and streams each score in and out once: the traffic of a streaming elementwise kernel,
+// so it takes that curve, not the norm curve of eager PyTorch's multi-kernel norms. Its causal variant
+// skips loading above the diagonal; the full count here is the bound. A batched GEMM is timed as one
+// GEMM of B s_q rows (its tile count is B times the single one's; the compute model's wave quantization
+// sees the same grid), in bf16 whatever the training precision
+// (Transformer Engine's fp8 covers the linear layers, not these bmm's). GQA's K and V are expanded to
+// the query heads first (Megatron repeats them), a copy ignored here. No ring attention (cp = 1;
+// layout_problems) and no sliding-window saving (the window is a mask over the full scores).
+Op bmm(std::string name, std::int64_t batch, std::int64_t mm, std::int64_t nn, std::int64_t kk) {
+  Op op = gemm(std::move(name), batch * mm, nn, kk, Dtype::bf16);
+  op.flops = 2.0 * d(batch) * d(mm) * d(nn) * d(kk);
+  op.bytes = d(batch) * (d(mm) * d(kk) + d(kk) * d(nn) + d(mm) * d(nn)) * kActBytes;
+  return op;
+}
+
+struct UnfusedShape {
+  std::int64_t B, sq, skv, dh;
+  double scores() const { return d(B) * d(sq) * d(skv); }
+};
+UnfusedShape unfused_shape(const AttentionShape& a, const TrainingConfig& t) {
+  return {a.batch * a.heads_q, a.seq_q, t.seq_length, a.head_dim};
+}
+
+void unfused_attention_fwd(const std::string& prefix, const UnfusedShape& u, bool dropout, std::vector<Op>& out) {
+  out.push_back(bmm(prefix + "_scores", u.B, u.sq, u.skv, u.dh));
+  out.push_back(mem(prefix + "_softmax", MemOpKind::elementwise, 4.0 * u.scores()));
+  if (dropout) out.push_back(mem(prefix + "_dropout", MemOpKind::elementwise, 5.0 * u.scores()));
+  out.push_back(bmm(prefix + "_context", u.B, u.sq, u.dh, u.skv));
+}
+
+void unfused_attention_bwd(const std::string& prefix, const UnfusedShape& u, bool dropout, std::vector<Op>& out) {
+  out.push_back(bmm(prefix + "_dp", u.B, u.sq, u.skv, u.dh));  // dP' = dO V^T
+  out.push_back(bmm(prefix + "_dv", u.B, u.skv, u.dh, u.sq));  // dV = P'^T dO
+  if (dropout) out.push_back(mem(prefix + "_dropout_bwd", MemOpKind::elementwise, 5.0 * u.scores()));
+  out.push_back(mem(prefix + "_softmax_bwd", MemOpKind::elementwise, 6.0 * u.scores()));
+  out.push_back(bmm(prefix + "_dq", u.B, u.sq, u.dh, u.skv));  // dQ = dS K
+  out.push_back(bmm(prefix + "_dk", u.B, u.skv, u.dh, u.sq));  // dK = dS^T Q
+}
+
+// Norm: forward reads x, writes y; backward reads x and dy, writes dx (weight-grad reduction is small).
+Op norm_fwd(std::string name, const Dims& x) {
+  return mem(std::move(name), MemOpKind::norm, 2.0 * d(x.Tn) * d(x.h) * kActBytes);
+}
+Op norm_bwd(std::string name, const Dims& x) {
+  return mem(std::move(name), MemOpKind::norm, 3.0 * d(x.Tn) * d(x.h) * kActBytes);
+}
+// Residual add forward reads 2 writes 1; its backward adds the branch gradient into the residual stream
+// gradient: also reads 2 writes 1. With hidden dropout Megatron fuses the branch's dropout into the add
+// (bias_dropout_add): the forward also writes the 1-byte mask, the backward reads it.
+Op residual(std::string name, const Dims& x, bool dropout) {
+  return mem(std::move(name), MemOpKind::elementwise, (3.0 * kActBytes + (dropout ? 1.0 : 0.0)) * d(x.Tn) * d(x.h));
+}
+
+double hidden_bytes(const Dims& x) { return d(x.T) * d(x.h) * kActBytes; }
+
+// Rotary position embedding (Transformer Engine's fused RoPE, applied to Q and to K after the QKV GEMM,
+// before attention and before the ring-attention KV exchange): each of the rank's hq query and hkv key
+// heads of every token is read and written once in bf16, so
+//   bytes = 2 (read + write) * T * (hq + hkv) * dh * 2 B,
+// e.g. Llama 3 8B at tp 1: 2 * (32 + 8) * 128 * 2 = 20480 B per token per layer. Backward rotates the
+// gradients dQ, dK back by the same angles: the same bytes. The cos / sin table (s x dh fp32, shared by
+// every head, L2-resident) is not counted. 3 FLOPs per element (two multiplies, one add), immaterial.
+Op rope(std::string name, const Dims& x) {
+  const double elems = d(x.T) * d(x.hq + x.hkv) * d(x.dh);
+  return mem(std::move(name), MemOpKind::elementwise, 2.0 * elems * kActBytes, 3.0 * elems);
+}
+
+void column_parallel_bwd(const Op& fwd, const Dims& x, const std::string& suffix, std::vector<Op>& out);
+void row_parallel_fwd_coll(const Dims& x, const std::string& suffix, std::vector<Op>& out);
+void row_parallel_bwd_coll(const Dims& x, const std::string& suffix, std::vector<Op>& out);
+
+// A dense MLP of width `ffn` over the rank's T tokens, split by TP: FC1 (gate and up for SwiGLU), the
+// activation, FC2; the backward in reverse. `prefix` names its ops ("" for a layer's MLP, "shared_" for
+// an MoE layer's shared experts).
+void dense_mlp_ops(const ModelConfig& m, const Dims& x, const std::string& prefix, std::int64_t ffn, std::vector<Op>& fwd,
+                   std::vector<Op>& bwd) {
+  const double act_mult_fwd = m.activation == Activation::swiglu ? 3.0 : 2.0;  // SwiGLU reads 2 writes 1
+  const double act_mult_bwd = m.activation == Activation::swiglu ? 5.0 : 3.0;  // reads in + dy, writes dx
+  const std::int64_t f = ffn / x.t;
+  Op fc1 = gemm(prefix + "fc1", x.T, fc1_width(m, ffn) / x.t, x.h, x.gemm_dtype);
+  Op act = mem(prefix + "act", MemOpKind::activation, act_mult_fwd * d(x.T) * d(f) * kActBytes);
+  Op fc2 = gemm(prefix + "fc2", x.T, x.h, f, x.gemm_dtype);
+  fwd.push_back(fc1);
+  fwd.push_back(act);
+  fwd.push_back(fc2);
+  bwd.push_back(dgrad(fc2));
+  bwd.push_back(wgrad(fc2));
+  bwd.push_back(mem(prefix + "act_bwd", MemOpKind::activation, act_mult_bwd * d(x.T) * d(f) * kActBytes));
+  bwd.push_back(dgrad(fc1));
+  bwd.push_back(wgrad(fc1));
+}
+
+// The same MLP with Megatron's TP collectives named by `suffix` ("_mlp", "_shared"): with SP the
+// all-gather of the sequence shards before FC1, after FC2 the reduce-scatter (all-reduce without SP);
+// backward the output gradient's all-gather, FC2's and the activation's kernels, then FC1's dgrad and
+// wgrad with the input gradient's TP collective between them (column_parallel_bwd).
+void tp_mlp_ops(const ModelConfig& m, const Dims& x, const std::string& prefix, const std::string& suffix, std::int64_t ffn,
+                std::vector<Op>& fwd, std::vector<Op>& bwd) {
+  if (x.sp) fwd.push_back(coll("ag" + suffix, CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
+  const std::size_t fc1_at = fwd.size();
+  std::vector<Op> compute_bwd;
+  dense_mlp_ops(m, x, prefix, ffn, fwd, compute_bwd);
+  const Op fc1 = fwd[fc1_at];
+  row_parallel_fwd_coll(x, suffix, fwd);
+  row_parallel_bwd_coll(x, suffix, bwd);
+  for (std::size_t i = 0; i + 2 < compute_bwd.size(); ++i) bwd.push_back(std::move(compute_bwd[i]));  // all but FC1's
+  column_parallel_bwd(fc1, x, suffix, bwd);
+}
+
+// The MoE MLP of one layer, appended to `fwd`; `bwd` receives its backward in backward order, ending
+// with the router's dgrad and wgrad.
+void moe_mlp_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, std::vector<Op>& fwd, std::vector<Op>& bwd) {
+  const double act_mult_fwd = m.activation == Activation::swiglu ? 3.0 : 2.0;  // SwiGLU reads 2 writes 1
+  const double act_mult_bwd = m.activation == Activation::swiglu ? 5.0 : 3.0;  // reads in + dy, writes dx
+  // MoE, as Megatron-Core's alltoall dispatcher runs it under MoE parallel folding: each rank routes
+  // the tokens it holds -- its sequence shard Tr = T / t with SP (Megatron requires SP with TP), else
+  // all T -- and sends each token's k copies to the EP ranks holding its experts (all-to-all of
+  // Tr k h); with expert TP (ETP > 1) the copies are all-gathered over the ETP group, each ETP rank
+  // computes its 1 / ETP slice of every local expert, and a reduce-scatter returns the partial sums
+  // before the combine all-to-all. No TP collective surrounds the MoE MLP: its output stays the rank's
+  // sequence shard. Balanced routing: the rank's E / EP experts receive Tr k ETP copies, Tr k ETP EP / E
+  // each (with ETP = TP and SP that is T k EP / E, as without folding).
+  const std::int64_t E = m.num_moe_experts, k = m.moe_router_topk;
+  const std::int64_t Tr = x.sp ? x.Tn : x.T;
+  const int etp = t.expert_tp();
+  const std::int64_t experts_here = E / t.ep;
+  const std::int64_t tokens_per_expert = std::max<std::int64_t>(1, (Tr * k * etp * t.ep + E / 2) / E);
+  const std::int64_t f = expert_ffn(m) / etp;
+  const double routed_bytes = d(Tr) * d(k) * d(x.h) * kActBytes;
+  const double routed_hidden_bytes = d(Tr) * d(x.h) * kActBytes;
+  Op router = gemm("router", Tr, E, x.h, Dtype::bf16);
+  fwd.push_back(router);
+  fwd.push_back(mem("router_softmax_topk", MemOpKind::softmax, d(Tr) * d(E) * 4.0 * 2.0));
+  fwd.push_back(mem("permute", MemOpKind::copy, 2.0 * routed_bytes));
+  if (t.ep > 1) fwd.push_back(coll("a2a_dispatch", CollectiveKind::all_to_all, ProcessGroup::ep, routed_bytes));
+  if (etp > 1) fwd.push_back(coll("ag_moe", CollectiveKind::all_gather, ProcessGroup::etp, routed_bytes * etp));
+  // The rank's experts, one kernel each (Megatron's SequentialMLP order: every expert's FC1, activation
+  // and FC2 in turn). Balanced routing makes them identical, so each kernel kind is one op repeated
+  // experts_here times (Op::repeat): the same time on the stream, a task graph E / EP times smaller.
+  const auto experts = [&](Op op) {
+    op.repeat = static_cast<int>(experts_here);
+    return op;
+  };
+  std::vector<Op> expert_bwd;
+  const Op fc1 = experts(gemm("fc1.experts", tokens_per_expert, fc1_width(m, expert_ffn(m)) / etp, x.h, x.gemm_dtype));
+  const Op act = experts(mem("act.experts", MemOpKind::activation, act_mult_fwd * d(tokens_per_expert) * d(f) * kActBytes));
+  const Op fc2 = experts(gemm("fc2.experts", tokens_per_expert, x.h, f, x.gemm_dtype));
+  fwd.push_back(fc1);
+  fwd.push_back(act);
+  fwd.push_back(fc2);
+  if (t.recompute == Recompute::selective && t.recompute_modules.moe_act) {
+    Op again = act;
+    again.name = "recompute_act.experts";
+    expert_bwd.push_back(std::move(again));
+  }
+  expert_bwd.push_back(experts(dgrad(fc2)));
+  expert_bwd.push_back(experts(wgrad(fc2)));
+  expert_bwd.push_back(experts(mem("act_bwd.experts", MemOpKind::activation, act_mult_bwd * d(tokens_per_expert) * d(f) * kActBytes)));
+  expert_bwd.push_back(experts(dgrad(fc1)));
+  expert_bwd.push_back(experts(wgrad(fc1)));
+  if (etp > 1) fwd.push_back(coll("rs_moe", CollectiveKind::reduce_scatter, ProcessGroup::etp, routed_bytes * etp));
+  if (t.ep > 1) fwd.push_back(coll("a2a_combine", CollectiveKind::all_to_all, ProcessGroup::ep, routed_bytes));
+  // Unpermute and weight by the router probabilities: reads Tr k h copies, writes Tr h.
+  fwd.push_back(mem("unpermute", MemOpKind::copy, routed_bytes + routed_hidden_bytes));
+  // Shared experts (DeepSeekMoE): one dense MLP of their summed width S over all T tokens, split by TP
+  // like the dense MLP with its TP collectives (Megatron's SharedExpertMLP: all-gather of the sequence
+  // shards, reduce-scatter after), its output added to the routed one; run after the routed experts
+  // unless moe_shared_expert_overlap.
+  std::vector<Op> shared_bwd;
+  if (m.moe_shared_expert_intermediate_size > 0)
+    tp_mlp_ops(m, x, "shared_", "_shared", m.moe_shared_expert_intermediate_size, fwd, shared_bwd);
+
+  // Backward of unpermute y_t = sum_j p_tj e_tj: reads dy (Tr h) and the saved expert outputs (Tr k h)
+  // for the probability gradients, writes the k gradient copies p_tj dy_t (Tr k h). The ETP collectives
+  // swap: the output gradients are all-gathered, the input gradients reduce-scattered.
+  for (auto& op : shared_bwd) bwd.push_back(std::move(op));
+  bwd.push_back(mem("unpermute_bwd", MemOpKind::copy, 2.0 * routed_bytes + routed_hidden_bytes));
+  if (t.ep > 1) bwd.push_back(coll("a2a_combine_bwd", CollectiveKind::all_to_all, ProcessGroup::ep, routed_bytes));
+  if (etp > 1) bwd.push_back(coll("ag_moe_bwd", CollectiveKind::all_gather, ProcessGroup::etp, routed_bytes * etp));
+  for (auto& op : expert_bwd) bwd.push_back(std::move(op));
+  if (etp > 1) bwd.push_back(coll("rs_moe_bwd", CollectiveKind::reduce_scatter, ProcessGroup::etp, routed_bytes * etp));
+  if (t.ep > 1) bwd.push_back(coll("a2a_dispatch_bwd", CollectiveKind::all_to_all, ProcessGroup::ep, routed_bytes));
+  // Backward of permute: the k gradient copies of each token (Tr k h) summed back into its row (Tr h).
+  bwd.push_back(mem("permute_bwd", MemOpKind::copy, routed_bytes + routed_hidden_bytes));
+  bwd.push_back(mem("router_softmax_topk_bwd", MemOpKind::softmax, d(Tr) * d(E) * 4.0 * 3.0));
+  bwd.push_back(dgrad(router));
+  bwd.push_back(wgrad(router));
+}
+
+// Backward of a column-parallel GEMM (QKV, FC1, logits) in Megatron's issue order, with the input
+// gradient's TP collective. `ag_name` / `grad_name` name the collectives.
+void column_parallel_bwd(const Op& fwd, const Dims& x, const std::string& suffix, std::vector<Op>& out) {
+  if (x.sp) out.push_back(coll("ag" + suffix + "_bwd", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
+  out.push_back(dgrad(fwd));
+  if (x.t > 1) {
+    if (x.sp) {
+      out.push_back(coll("rs" + suffix + "_bwd", CollectiveKind::reduce_scatter, ProcessGroup::tp, hidden_bytes(x)));
+    } else {
+      out.push_back(coll("ar" + suffix + "_bwd", CollectiveKind::all_reduce, ProcessGroup::tp, hidden_bytes(x)));
+    }
+  }
+  out.push_back(wgrad(fwd));
+}
+
+// The forward TP collective after a row-parallel GEMM (out-proj, FC2), and its backward conjugate.
+void row_parallel_fwd_coll(const Dims& x, const std::string& suffix, std::vector<Op>& out) {
+  if (x.t == 1) return;
+  if (x.sp) {
+    out.push_back(coll("rs" + suffix, CollectiveKind::reduce_scatter, ProcessGroup::tp, hidden_bytes(x)));
+  } else {
+    out.push_back(coll("ar" + suffix, CollectiveKind::all_reduce, ProcessGroup::tp, hidden_bytes(x)));
+  }
+}
+void row_parallel_bwd_coll(const Dims& x, const std::string& suffix, std::vector<Op>& out) {
+  if (x.sp) out.push_back(coll("ag" + suffix + "_out_bwd", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
+}
+
+}  // namespace
+
+// Sources: GPT-3 — Brown et al. 2020, table 2.1 (96 layers, d_model 12288, 96 heads, 2048 context,
+// GPT-2 BPE vocabulary 50257; Megatron pads it to 51200 at tp 8, see padded_vocab_size). Llama 2 —
+// Touvron et al. 2023 and the HF configs meta-llama/Llama-2-{7b,13b,70b}-hf. Llama 3 / 3.1 — HF configs
+// meta-llama/Meta-Llama-3-8B, -70B, Llama-3.1-405B. BERT-large — Devlin et al. 2019 / HF
+// bert-large-uncased. Mixtral 8x7B — HF mistralai/Mixtral-8x7B-v0.1 (Jiang et al. 2024). DeepSeekMoE
+// 16B -- HF deepseek-ai/deepseek-moe-16b-base (Dai et al. 2024).
+namespace {
+struct PresetRow {
+  const char* name;
+  std::int64_t layers, hidden, heads, groups, ffn, vocab;
+  Activation act;
+  std::int64_t experts, topk;
+  bool causal, untied;
+  double dropout;  // attention and hidden dropout
+  std::int64_t positions;
+  // Fine-grained MoE: expert width, shared experts' total width, leading dense layers.
+  std::int64_t moe_ffn = 0, shared = 0, first_dense = 0;
+};
+constexpr std::array<PresetRow, 10> kPresets{{
+    // GPT-3 175B: Brown et al. 2020 table 2.1; tied input/output embeddings, learned positions, dropout 0.1.
+    {"gpt3-175b", 96, 12288, 96, 96, 49152, 50257, Activation::gelu, 0, 0, true, false, 0.1, 2048},
+    // Llama 2 7B: HF Llama-2-7b-hf config.json.
+    {"llama2-7b", 32, 4096, 32, 32, 11008, 32000, Activation::swiglu, 0, 0, true, true, 0.0, 0},
+    // Llama 2 13B: HF Llama-2-13b-hf config.json.
+    {"llama2-13b", 40, 5120, 40, 40, 13824, 32000, Activation::swiglu, 0, 0, true, true, 0.0, 0},
+    // Llama 2 70B: HF Llama-2-70b-hf config.json (GQA, 8 KV heads).
+    {"llama2-70b", 80, 8192, 64, 8, 28672, 32000, Activation::swiglu, 0, 0, true, true, 0.0, 0},
+    // Llama 3 8B: HF Meta-Llama-3-8B config.json.
+    {"llama3-8b", 32, 4096, 32, 8, 14336, 128256, Activation::swiglu, 0, 0, true, true, 0.0, 0},
+    // Llama 3 70B: HF Meta-Llama-3-70B config.json.
+    {"llama3-70b", 80, 8192, 64, 8, 28672, 128256, Activation::swiglu, 0, 0, true, true, 0.0, 0},
+    // Llama 3.1 405B: HF Llama-3.1-405B config.json; Dubey et al. 2024 table 3.
+    {"llama3-405b", 126, 16384, 128, 8, 53248, 128256, Activation::swiglu, 0, 0, true, true, 0.0, 0},
+    // BERT-large: Devlin et al. 2019 (L=24, H=1024, A=16); HF bert-large-uncased (vocab 30522, 512
+    // positions); bidirectional, MLM head tied to the input embedding, dropout 0.1.
+    {"bert-large", 24, 1024, 16, 16, 4096, 30522, Activation::gelu, 0, 0, false, false, 0.1, 512},
+    // Mixtral 8x7B: HF Mixtral-8x7B-v0.1 config.json (8 experts, top-2, GQA 8).
+    {"mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, Activation::swiglu, 8, 2, true, true, 0.0, 0},
+    // DeepSeekMoE 16B (Dai et al. 2024, arXiv:2401.06066; HF deepseek-ai/deepseek-moe-16b-base
+    // config.json): 28 layers, hidden 2048, 16 heads (MHA), vocabulary 102400, untied; 64 routed experts
+    // of width 1408, top-6, 2 shared experts (2 x 1408), the first layer dense (first_k_dense_replace 1,
+    // intermediate_size 10944). 16.4B parameters, 2.8B per token.
+    {"deepseek-moe-16b", 28, 2048, 16, 16, 10944, 102400, Activation::swiglu, 64, 6, true, true, 0.0, 0, 1408, 2816, 1},
+}};
+}  // namespace
+
+std::optional<ModelConfig> find_preset(std::string_view name) {
+  for (const auto& r : kPresets) {
+    if (name != r.name) continue;
+    ModelConfig m;
+    m.name = r.name;
+    m.num_layers = r.layers;
+    m.hidden_size = r.hidden;
+    m.num_attention_heads = r.heads;
+    m.num_query_groups = r.groups;
+    m.ffn_hidden_size = r.ffn;
+    m.vocab_size = r.vocab;
+    m.activation = r.act;
+    m.num_moe_experts = r.experts;
+    m.moe_router_topk = r.topk;
+    m.causal = r.causal;
+    m.untie_embeddings = r.untied;
+    m.attention_dropout = r.dropout;
+    m.hidden_dropout = r.dropout;
+    m.max_position_embeddings = r.positions;
+    m.moe_ffn_hidden_size = r.moe_ffn;
+    m.moe_shared_expert_intermediate_size = r.shared;
+    if (r.first_dense > 0) {
+      m.moe_layer_pattern.assign(static_cast<std::size_t>(r.layers), true);
+      for (std::int64_t l = 0; l < r.first_dense; ++l) m.moe_layer_pattern[static_cast<std::size_t>(l)] = false;
+    }
+    return m;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> out;
+  for (const auto& r : kPresets) out.emplace_back(r.name);
+  return out;
+}
+
+double parameters_per_layer(const ModelConfig& m, bool moe_layer) {
+  const double h = d(m.hidden_size);
+  double mlp = 0;
+  if (m.num_moe_experts > 0 && moe_layer) {
+    mlp = d(m.num_moe_experts) * mlp_matrices(m) * h * d(expert_ffn(m)) + h * d(m.num_moe_experts) +
+          mlp_matrices(m) * h * d(m.moe_shared_expert_intermediate_size);
+  } else {
+    mlp = mlp_matrices(m) * h * d(m.ffn_hidden_size);
+  }
+  return attention_gemm_params(m) + mlp + 2.0 * norm_params(m);
+}
+
+double embedding_parameters(const ModelConfig& m) {
+  const double word = d(m.vocab_size) * d(m.hidden_size);
+  const double positions = d(m.max_position_embeddings) * d(m.hidden_size);
+  return word + positions + (m.untie_embeddings ? word : 0.0);
+}
+
+double final_norm_parameters(const ModelConfig& m) { return norm_params(m); }
+
+double parameter_count(const ModelConfig& m) {
+  double layers = 0;
+  for (std::int64_t l = 0; l < m.num_layers; ++l) layers += parameters_per_layer(m, is_moe_layer(m, l));
+  return layers + embedding_parameters(m) + final_norm_parameters(m);
+}
+
+std::int64_t padded_vocab_size(const ModelConfig& m, int tp) {
+  const std::int64_t multiple = 128 * static_cast<std::int64_t>(tp);
+  return (m.vocab_size + multiple - 1) / multiple * multiple;
+}
+
+bool is_moe_layer(const ModelConfig& m, std::int64_t layer) {
+  if (m.num_moe_experts <= 0) return false;
+  if (!m.moe_layer_pattern.empty()) {
+    CS_CHECK(layer >= 0 && layer < static_cast<std::int64_t>(m.moe_layer_pattern.size()));
+    return m.moe_layer_pattern[static_cast<std::size_t>(layer)];
+  }
+  return m.moe_layer_freq <= 1 || layer % m.moe_layer_freq == 0;  // Megatron: 0-based, layer % N == 0
+}
+
+bool is_window_attention_layer(const ModelConfig& m, std::int64_t layer) {
+  if (m.window_size <= 0) return false;
+  if (!m.window_attn_pattern.empty()) {
+    CS_CHECK(layer >= 0 && layer < static_cast<std::int64_t>(m.window_attn_pattern.size()));
+    return m.window_attn_pattern[static_cast<std::size_t>(layer)];
+  }
+  if (m.window_attn_skip_freq <= 0) return true;
+  return (layer + 1) % m.window_attn_skip_freq != 0;  // Megatron's 1-based layer_number
+}
+
+// Megatron-Core's get_num_layers_to_build, before the embedding / loss correction: the layers of a
+// whole pipeline stage.
+namespace {
+std::int64_t stage_share(const ModelConfig& m, const TrainingConfig& t, int stage) {
+  const std::int64_t first = t.decoder_first_pipeline_num_layers, last = t.decoder_last_pipeline_num_layers;
+  if (first >= 0 || last >= 0) {
+    std::int64_t rest = m.num_layers, stages = t.pp;
+    if (first >= 0) rest -= first, --stages;
+    if (last >= 0) rest -= last, --stages;
+    std::int64_t n = stages > 0 ? rest / stages : 0;
+    if (stage == 0 && first >= 0) n = first;
+    if (stage == t.pp - 1 && last >= 0) n = last;
+    return n;
+  }
+  const std::int64_t units = m.num_layers + (t.account_for_embedding_in_pipeline_split ? 1 : 0) +
+                             (t.account_for_loss_in_pipeline_split ? 1 : 0);
+  return units / t.pp;
+}
+}  // namespace
+
+std::vector<std::string> pipeline_split_problems(const ModelConfig& m, const TrainingConfig& t) {
+  std::vector<std::string> p;
+  if (t.pp < 1 || t.vp < 1 || m.num_layers < 1) return p;  // reported elsewhere
+  const std::int64_t first = t.decoder_first_pipeline_num_layers, last = t.decoder_last_pipeline_num_layers;
+  const bool uneven = first >= 0 || last >= 0;
+  const bool accounted = t.account_for_embedding_in_pipeline_split || t.account_for_loss_in_pipeline_split;
+  const std::int64_t pv = static_cast<std::int64_t>(t.pp) * t.vp;
+  if (uneven && accounted) {
+    p.push_back("decoder_first/last_pipeline_num_layers cannot be combined with account_for_embedding/loss_in_pipeline_split");
+    return p;
+  }
+  if (uneven) {
+    if (t.pp < 2) {
+      p.push_back("decoder_first/last_pipeline_num_layers need pipeline_model_parallel_size >= 2");
+      return p;
+    }
+    std::int64_t rest = m.num_layers, stages = t.pp;
+    if (first >= 0) rest -= first, --stages;
+    if (last >= 0) rest -= last, --stages;
+    if (rest < 0 || (stages == 0 && rest != 0) || (stages > 0 && rest % stages != 0)) {
+      p.push_back("num_layers minus decoder_first/last_pipeline_num_layers (" + std::to_string(rest) +
+                  ") must split evenly over the other " + std::to_string(stages) + " pipeline stages");
+      return p;
+    }
+    for (int s : {0, t.pp - 1})
+      if (stage_share(m, t, s) % t.vp != 0)
+        p.push_back("the layers of pipeline stage " + std::to_string(s) + " (" + std::to_string(stage_share(m, t, s)) +
+                    ") must be divisible by virtual_pipeline_model_parallel_size");
+    if (stages > 0 && stage_share(m, t, first >= 0 ? 1 : 0) % t.vp != 0)
+      p.push_back("the layers of each middle pipeline stage must be divisible by virtual_pipeline_model_parallel_size");
+    return p;
+  }
+  if (!accounted) {
+    if (m.num_layers % pv != 0)
+      p.push_back("num_layers must be divisible by pipeline_model_parallel_size * virtual_pipeline_model_parallel_size");
+    return p;
+  }
+  const std::int64_t units = m.num_layers + (t.account_for_embedding_in_pipeline_split ? 1 : 0) +
+                             (t.account_for_loss_in_pipeline_split ? 1 : 0);
+  if (units % pv != 0) {
+    p.push_back("num_layers + 1 for the embedding / the loss (" + std::to_string(units) +
+                ") must be divisible by pipeline_model_parallel_size * virtual_pipeline_model_parallel_size");
+    return p;
+  }
+  const std::int64_t per_chunk = units / pv;
+  const bool both_in_one = t.pp == 1 && t.vp == 1 && t.account_for_embedding_in_pipeline_split &&
+                           t.account_for_loss_in_pipeline_split;
+  if (per_chunk < (both_in_one ? 2 : 1))
+    p.push_back("the first / last model chunk has no layer left to give up for the embedding / the loss");
+  return p;
+}
+
+std::int64_t layers_in_chunk(const ModelConfig& m, const TrainingConfig& t, int stage, int chunk) {
+  CS_CHECK(stage >= 0 && stage < t.pp && chunk >= 0 && chunk < t.vp);
+  std::int64_t n = stage_share(m, t, stage) / t.vp;
+  if (t.account_for_embedding_in_pipeline_split && stage == 0 && chunk == 0) --n;
+  if (t.account_for_loss_in_pipeline_split && stage == t.pp - 1 && chunk == t.vp - 1) --n;
+  CS_CHECK(n >= 0);
+  return n;
+}
+
+std::int64_t layers_on_stage(const ModelConfig& m, const TrainingConfig& t, int stage) {
+  std::int64_t n = 0;
+  for (int c = 0; c < t.vp; ++c) n += layers_in_chunk(m, t, stage, c);
+  return n;
+}
+
+std::int64_t first_layer_of_chunk(const ModelConfig& m, const TrainingConfig& t, int stage, int chunk) {
+  std::int64_t n = 0;
+  for (int c = 0; c <= chunk; ++c)
+    for (int s = 0; s < t.pp && !(c == chunk && s == stage); ++s) n += layers_in_chunk(m, t, s, c);
+  return n;
+}
+
+std::vector<std::string> layout_problems(const ModelConfig& m, const TrainingConfig& t) {
+  std::vector<std::string> p;
+  auto need = [&p](bool ok, std::string msg) {
+    if (!ok) p.push_back(std::move(msg));
+  };
+  need(m.num_layers > 0 && m.hidden_size > 0 && m.num_attention_heads > 0 && m.num_query_groups > 0 &&
+           m.ffn_hidden_size > 0 && m.vocab_size > 0,
+       "num_layers, hidden_size, num_attention_heads, num_query_groups, ffn_hidden_size and vocab_size "
+       "must be positive");
+  need(t.seq_length > 0 && t.global_batch_size > 0 && t.micro_batch_size > 0,
+       "seq_length, global_batch_size and micro_batch_size must be positive");
+  need(t.tp >= 1 && t.pp >= 1 && t.vp >= 1 && t.cp >= 1 && t.ep >= 1 && t.dp >= 1,
+       "every parallel size must be at least 1");
+  if (!p.empty()) return p;
+  need(m.kv_channels > 0 || m.hidden_size % m.num_attention_heads == 0,
+       "hidden_size must be divisible by num_attention_heads (or kv_channels given)");
+  need(m.num_attention_heads % m.num_query_groups == 0,
+       "num_attention_heads must be divisible by num_query_groups");
+  need(m.num_attention_heads % t.tp == 0,
+       "num_attention_heads must be divisible by tensor_model_parallel_size");
+  need(m.num_query_groups % t.tp == 0, "num_query_groups must be divisible by tensor_model_parallel_size");
+  need(m.ffn_hidden_size % t.tp == 0, "ffn_hidden_size must be divisible by tensor_model_parallel_size");
+  for (auto& problem : pipeline_split_problems(m, t)) p.push_back(std::move(problem));
+  if (m.window_size > 0) {
+    need(m.causal, "window_size needs a causal model");
+    need(t.cp == 1, "window_size with context_parallel_size > 1 is not simulated (ring attention over a sliding window)");
+    need(m.window_attn_pattern.empty() || static_cast<std::int64_t>(m.window_attn_pattern.size()) == m.num_layers,
+         "window_attn_skip_freq as a list needs one entry per layer (num_layers)");
+  }
+  need(m.attention_impl != AttentionImpl::unfused || t.cp == 1,
+       "context_parallel_size > 1 needs a fused attention kernel (Megatron-Core's ring attention is Transformer "
+       "Engine's); attention_backend \"unfused\" has none");
+  need(t.seq_length % t.cp == 0, "seq_length must be divisible by context_parallel_size");
+  need(!t.sequence_parallel || t.tp == 1 || (t.micro_batch_size * t.seq_length / t.cp) % t.tp == 0,
+       "with sequence_parallel, micro_batch_size * seq_length / context_parallel_size must be divisible "
+       "by tensor_model_parallel_size");
+  need(t.global_batch_size % (t.micro_batch_size * t.dp) == 0,
+       "global_batch_size must be divisible by micro_batch_size * data_parallel_size");
+  need(t.zero_stage >= 0 && t.zero_stage <= 3, "zero_stage must be 0, 1, 2 or 3");
+  if (m.num_moe_experts > 0) {
+    need(m.moe_router_topk >= 1 && m.moe_router_topk <= m.num_moe_experts,
+         "moe_router_topk must be between 1 and num_moe_experts");
+    need(m.num_moe_experts % t.ep == 0, "num_moe_experts must be divisible by expert_model_parallel_size");
+    need(t.etp >= 0, "expert_tensor_parallel_size must be at least 1");
+    need(t.etp < 0 || (t.tp * t.cp * t.dp) % (t.ep * t.expert_tp()) == 0,
+         "expert_model_parallel_size x expert_tensor_parallel_size must divide tensor x context x data-parallel "
+         "sizes (the ranks the experts fold over)");
+    need(t.etp < 0 || expert_ffn(m) % t.expert_tp() == 0, "moe_ffn_hidden_size must be divisible by expert_tensor_parallel_size");
+    need(t.tp == 1 || t.sequence_parallel, "an MoE model with tensor_model_parallel_size > 1 needs sequence_parallel "
+                                           "(Megatron-Core asserts it: the dispatcher routes each rank's sequence shard)");
+    need(m.moe_shared_expert_intermediate_size % t.tp == 0,
+         "moe_shared_expert_intermediate_size must be divisible by tensor_model_parallel_size");
+    need(m.moe_layer_freq >= 1, "moe_layer_freq must be at least 1");
+    need(m.moe_layer_pattern.empty() || static_cast<std::int64_t>(m.moe_layer_pattern.size()) == m.num_layers,
+         "moe_layer_freq as a list needs one entry per layer (num_layers)");
+  } else {
+    need(t.ep == 1, "expert_model_parallel_size > 1 needs num_moe_experts > 0");
+    need(t.etp == 0 || t.etp == t.tp, "expert_tensor_parallel_size needs num_moe_experts > 0");
+    need(m.moe_shared_expert_intermediate_size == 0, "moe_shared_expert_intermediate_size needs num_moe_experts > 0");
+  }
+  return p;
+}
+
+// Per token, forward: 2 FLOPs per GEMM parameter it passes (QKV, out-proj, MLP / top-k experts and the
+// router) plus attention 2 * 2 * s * (a d) (scores QK^T and context PV, counted in full even when causal,
+// as Megatron does); backward is 2x forward. The LM head adds 2 h V forward. So
+//   flops = B s [ 3 l (2 P_gemm + 4 s a d) + 6 h V ].
+// For GPT-3 (a d = h, P_gemm = 12 h^2) this is Megatron's 72 B s l h^2 (1 + s / 6h + V / 12 l h);
+// Megatron's generalised form (training.py, num_floating_point_operations) is the same with
+// P_gemm = h^2 (2 + 2 g / a) + h f (2 or 3) k; the router (2 h E per token) is added here, which Megatron
+// leaves out (< 0.1% for Mixtral).
+// With kv_channels a d is the query projection size, not h (Megatron's query_projection_size). A
+// sliding-window layer's queries see w' = min(w + 1, s) keys, not s: its attention term is 4 w' a d,
+// counted in full the same way.
+double model_flops_per_step(const ModelConfig& m, const TrainingConfig& t) {
+  const double s = d(t.seq_length);
+  const double ad = d(m.query_projection_size());
+  double gemm_params = 0;     // sum over layers of the GEMM parameters one token passes
+  double attention_keys = 0;  // sum over layers of the keys one query sees
+  for (std::int64_t l = 0; l < m.num_layers; ++l) {
+    gemm_params += attention_gemm_params(m) + mlp_params_per_token(m, is_moe_layer(m, l));
+    attention_keys += is_window_attention_layer(m, l) ? d(window_keys(m, t)) : s;
+  }
+  const double layers_fwd = 2.0 * gemm_params + 4.0 * attention_keys * ad;
+  const double head_fwd = 2.0 * d(m.hidden_size) * d(m.vocab_size);
+  return d(t.global_batch_size) * s * (3.0 * layers_fwd + 3.0 * head_fwd);
+}
+
+// fp8 training (Transformer Engine): a GEMM in fp8 needs its operands in fp8. Activations are quantized
+// on the fly by a cast kernel that reads the bf16 tensor and writes the fp8 copy (2 + 1 bytes per element;
+// the forward input of a GEMM, and in backward the output gradient feeding dgrad). TE's cast-transpose
+// writes the transposed copy that wgrad uses in the same pass, so wgrad needs no cast of its own, and
+// weights are cast once per step (TE caches them across micro-batches), which we neglect. Memory bound,
+// these kernels are a large part of what keeps fp8 training from doubling bf16's speed.
+void add_fp8_casts(std::vector<Op>& ops) {
+  std::vector<Op> out;
+  out.reserve(ops.size() * 2);
+  for (Op& op : ops) {
+    const bool is_wgrad = op.name.size() > 6 && op.name.compare(op.name.size() - 6, 6, "_wgrad") == 0;
+    if (op.kind == OpKind::gemm && op.dtype == Dtype::fp8 && !is_wgrad) {
+      out.push_back(mem(op.name + "_fp8_cast", MemOpKind::elementwise, 3.0 * d(op.gemm.m) * d(op.gemm.k)));
+      out.back().repeat = op.repeat;
+    }
+    out.push_back(std::move(op));
+  }
+  ops = std::move(out);
+}
+
+std::string_view to_string(Recompute r) {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "?";
+}
+
+PositionEmbedding position_embedding(const ModelConfig& m) {
+  if (m.position_embedding_type) return *m.position_embedding_type;
+  if (m.max_position_embeddings > 0) return PositionEmbedding::learned_absolute;
+  return m.activation == Activation::swiglu ? PositionEmbedding::rope : PositionEmbedding::learned_absolute;
+}
+
+std::string_view to_string(PositionEmbedding p) {
+  switch (p) {
+    case PositionEmbedding::rope: return "rope";
+    case PositionEmbedding::learned_absolute: return "learned_absolute";
+    case PositionEmbedding::none: return "none";
+  }
+  return "?";
+}
+
+LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bool window_attention, bool moe_layer) {
+  check_layout(m, t);
+  const bool moe = m.num_moe_experts > 0 && moe_layer;
+  const bool window = window_attention && m.window_size > 0;
+  const Dims x = dims(m, t);
+  const AttentionShape as = attention_shape(m, t, x, window);
+  const bool unfused = m.attention_impl == AttentionImpl::unfused;
+  const UnfusedShape us = unfused_shape(as, t);
+  const bool attention_dropout = m.attention_dropout > 0, hidden_dropout = m.hidden_dropout > 0;
+  LayerOps ops;
+  auto& f = ops.forward;
+
+  // Attention block, forward.
+  f.push_back(norm_fwd("ln1", x));
+  if (x.sp) f.push_back(coll("ag_attn", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
+  const Op qkv = gemm("qkv", x.T, (x.hq + 2 * x.hkv) * x.dh, x.h, x.gemm_dtype);
+  f.push_back(qkv);
+  const bool rotary = position_embedding(m) == PositionEmbedding::rope;
+  if (rotary) f.push_back(rope("rope", x));
+  // Ring attention (cp > 1): each rank passes its K and V chunk around the ring, cp - 1 hops.
+  const double kv_chunk_bytes = 2.0 * d(x.T) * d(x.hkv) * d(x.dh) * kActBytes;
+  if (t.cp > 1) {
+    f.push_back(coll("cp_kv", CollectiveKind::send_recv, ProcessGroup::cp, d(t.cp - 1) * kv_chunk_bytes));
+  }
+  if (unfused) unfused_attention_fwd("attn", us, attention_dropout, f);
+  else f.push_back(attention_fwd("attn", as, window));
+  const Op proj = gemm("proj", x.T, x.h, x.hq * x.dh, x.gemm_dtype);
+  f.push_back(proj);
+  row_parallel_fwd_coll(x, "_attn", f);
+  f.push_back(residual("add1", x, hidden_dropout));
+
+  // MLP block, forward (backward collected alongside). A dense MLP with its TP collectives; an MoE MLP
+  // moves its own tokens (moe_mlp_ops), with no TP collective around it.
+  f.push_back(norm_fwd("ln2", x));
+  std::vector<Op> mlp_bwd;
+  std::vector<Op> mlp_again;  // recompute_modules "mlp" (dense MLPs): the MLP's kernels, re-run in backward
+  {
+    std::vector<Op> mlp_fwd;
+    if (moe) moe_mlp_ops(m, t, x, mlp_fwd, mlp_bwd);
+    else tp_mlp_ops(m, x, "", "_mlp", m.ffn_hidden_size, mlp_fwd, mlp_bwd);
+    const bool selective = t.recompute == Recompute::selective;
+    if (selective && t.recompute_modules.mlp && !moe)
+      for (const auto& op : mlp_fwd) {
+        if (op.kind == OpKind::collective) continue;
+        Op again = op;
+        again.name = "recompute_" + op.name;
+        mlp_again.push_back(std::move(again));
+      }
+    for (auto& op : mlp_fwd) f.push_back(std::move(op));
+  }
+  const bool recompute_norms = t.recompute == Recompute::selective && t.recompute_modules.layernorm;
+  f.push_back(residual("add2", x, hidden_dropout));
+
+  auto& b = ops.backward;
+  if (t.recompute == Recompute::full) {
+    for (const auto& op : ops.forward) {
+      Op r = op;
+      r.name = "recompute_" + op.name;
+      b.push_back(std::move(r));
+    }
+  }
+
+  // MLP block, backward: first re-run what recompute_modules discarded (the norm output FC1's wgrad
+  // needs; the MLP's own forward).
+  b.push_back(residual("add2_bwd", x, hidden_dropout));
+  if (recompute_norms) b.push_back(norm_fwd("recompute_ln2", x));
+  for (auto& op : mlp_again) b.push_back(std::move(op));
+  for (auto& op : mlp_bwd) b.push_back(std::move(op));
+  b.push_back(norm_bwd("ln2_bwd", x));
+
+  // Attention block, backward.
+  b.push_back(residual("add1_bwd", x, hidden_dropout));
+  if (recompute_norms) b.push_back(norm_fwd("recompute_ln1", x));
+  row_parallel_bwd_coll(x, "_attn", b);
+  b.push_back(dgrad(proj));
+  b.push_back(wgrad(proj));
+  if (t.recompute == Recompute::selective && t.recompute_modules.core_attn) {
+    // Re-running ring attention re-runs its KV exchange (Megatron checkpoints TE's core attention,
+    // communication included).
+    if (t.cp > 1) {
+      b.push_back(coll("recompute_cp_kv", CollectiveKind::send_recv, ProcessGroup::cp, d(t.cp - 1) * kv_chunk_bytes));
+    }
+    if (unfused) unfused_attention_fwd("recompute_attn", us, attention_dropout, b);
+    else b.push_back(attention_fwd("recompute_attn", as, window));
+  }
+  if (t.cp > 1) {
+    // Backward passes K, V around the ring again and their gradients back: twice the forward traffic.
+    b.push_back(coll("cp_kv_bwd", CollectiveKind::send_recv, ProcessGroup::cp, 2.0 * d(t.cp - 1) * kv_chunk_bytes));
+  }
+  if (unfused) unfused_attention_bwd("attn_bwd", us, attention_dropout, b);
+  else b.push_back(attention_bwd("attn_bwd", as, window));
+  if (rotary) b.push_back(rope("rope_bwd", x));
+  column_parallel_bwd(qkv, x, "_attn", b);
+  b.push_back(norm_bwd("ln1_bwd", x));
+  add_fp8_casts(ops.forward);
+  add_fp8_casts(ops.backward);
+  return ops;
+}
+
+// Vocab-parallel embedding (Megatron): each TP rank looks up the rows of its vocabulary shard (zeros for
+// the others) and an all-reduce (reduce-scatter with SP) sums them. Backward: with SP, all-gather the
+// output gradient; then scatter-add into the embedding gradient. Learned positions add one more lookup.
+LayerOps embedding_ops(const ModelConfig& m, const TrainingConfig& t) {
+  check_layout(m, t);
+  const Dims x = dims(m, t);
+  LayerOps ops;
+  const double positions = position_embedding(m) == PositionEmbedding::learned_absolute ? 1.0 : 0.0;
+  // Reads T rows (bf16) and the token ids (int64), writes T x h; learned positions read and add another.
+  const double lookup_bytes = (2.0 + 2.0 * positions) * hidden_bytes(x) + d(x.T) * 8.0;
+  ops.forward.push_back(mem("embed", MemOpKind::embedding, lookup_bytes));
+  row_parallel_fwd_coll(x, "_embed", ops.forward);
+  row_parallel_bwd_coll(x, "_embed", ops.backward);
+  // Scatter-add: reads dY and the token ids, read-modify-writes T gradient rows (positions likewise).
+  const double scatter_bytes = (3.0 + 3.0 * positions) * hidden_bytes(x) + d(x.T) * 8.0;
+  ops.backward.push_back(mem("embed_bwd", MemOpKind::embedding, scatter_bytes));
+  return ops;
+}
+
+// Final norm, logits GEMM [T, h] x [h, V/t], vocab-parallel cross-entropy (Megatron: all-reduces of the
+// per-token max, the target logit and the sum of exponentials over the TP group, fp32 each), and back.
+// Cross-entropy bytes: read the bf16 logits and write fp32 (6 B / element), then read and write the fp32
+// softmax in place (8 B): 14 B per logit; the fp32 softmax is kept for backward. Backward reads it and
+// writes the bf16 logit gradient (6 B).
+LayerOps lm_head_ops(const ModelConfig& m, const TrainingConfig& t) {
+  check_layout(m, t);
+  const Dims x = dims(m, t);
+  const std::int64_t v = padded_vocab_size(m, t.tp) / t.tp;
+  const double logits = d(x.T) * d(v);
+  LayerOps ops;
+  auto& f = ops.forward;
+  f.push_back(norm_fwd("ln_f", x));
+  if (x.sp) f.push_back(coll("ag_head", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
+  // bf16 even in fp8 training: Megatron-Core's output layer is tensor_parallel.ColumnParallelLinear, a
+  // plain matmul outside Transformer Engine's fp8 autocast (megatron/core/models/gpt/gpt_model.py), and
+  // NeMo and Megatron-Bridge keep it so; TE's fp8 recipes leave the LM head in higher precision.
+  const Op head = gemm("logits", x.T, v, x.h, Dtype::bf16);
+  f.push_back(head);
+  f.push_back(mem("cross_entropy", MemOpKind::cross_entropy, 14.0 * logits));
+  if (x.t > 1) {
+    for (const char* name : {"ar_ce_max", "ar_ce_target", "ar_ce_sum"}) {
+      f.push_back(coll(name, CollectiveKind::all_reduce, ProcessGroup::tp, d(x.T) * 4.0));
+    }
+  }
+  auto& b = ops.backward;
+  b.push_back(mem("cross_entropy_bwd", MemOpKind::cross_entropy, 6.0 * logits));
+  column_parallel_bwd(head, x, "_head", b);
+  b.push_back(norm_bwd("ln_f_bwd", x));
+  return ops;
+}
+
+// Fused AdamW over fp32 master weights: reads master weight, m, v (12 B) and the gradient, writes master
+// weight, m, v (12 B) and the bf16 model weight. With the fp32 gradient of PyTorch's fused Adam on fp32
+// params that is 12 + 4 + 12 = 28 B per parameter — the traffic of the calibration file's
+// adamw_fused_fp32 kernel (1879048192 B for 67108864 params) — so the op uses 28 B; bf16 grad in and bf16
+// weight out (2 + 2) is the same total. About 12 FLOPs per parameter (moments, bias correction, sqrt,
+// divide, decay), irrelevant next to the bytes.
+Op optimizer_op(double params_on_rank) {
+  CS_CHECK(params_on_rank >= 0);
+  Op op;
+  op.name = "optimizer";
+  op.kind = OpKind::optimizer;
+  op.dtype = Dtype::fp32;
+  op.mem_kind = MemOpKind::optimizer;
+  op.bytes = 28.0 * params_on_rank;
+  op.flops = 12.0 * params_on_rank;
+  return op;
+}
+
+// Gradient norm for clip_grad (Megatron's get_grad_norm_fp32: multi_tensor_l2norm over the fp32 main
+// gradients this rank owns): reads 4 B per gradient, 2 FLOPs each (square, accumulate); the per-tensor
+// partial norms it writes are a few bytes.
+Op grad_norm_op(double grads_on_rank) {
+  CS_CHECK(grads_on_rank >= 0);
+  Op op = mem("grad_norm", MemOpKind::elementwise, 4.0 * grads_on_rank, 2.0 * grads_on_rank);
+  op.dtype = Dtype::fp32;
+  return op;
+}
+
+// The sum of squares, one fp32, all-reduced (Megatron: torch.distributed.all_reduce(total_norm)).
+Op grad_norm_all_reduce_op() { return coll("ar_grad_norm", CollectiveKind::all_reduce, ProcessGroup::dp, 4.0); }
+
+}  // namespace cs::models

@@ -1,0 +1,246 @@
+#pragma once
+// Transformer workload: the kernels one rank runs for one transformer layer (and the embedding, the LM
+// head with its loss, and the optimizer step), forward and backward, for a given model and layout.
+//
+// Shapes follow Megatron-LM. Per layer with hidden h, heads a, query groups g (GQA; g = a for MHA),
+// head dim d (Megatron's kv_channels; h/a when not given, and then a d = h), FFN width f, tokens T = micro_batch * seq / cp, TP degree t:
+//   forward:  norm -> QKV GEMM [T, h] x [h, (a + 2g) d / t] -> attention core (flash, causal)
+//             -> out-proj GEMM [T, a d / t] x [a d / t, h] -> TP all-reduce (or reduce-scatter with SP)
+//             -> residual add -> norm -> (SP: all-gather) -> FC1 [T, h] x [h, f' / t] (f' = 2f for SwiGLU)
+//             -> activation (GeLU / SwiGLU) -> FC2 [T, f / t] x [f / t, h] -> TP all-reduce (or RS)
+//             -> residual add. With SP the attention-block input is all-gathered before the QKV GEMM too,
+//             and norms / residuals / dropout run on T / t tokens.
+//   backward: for every GEMM a dgrad [T, n] x [n, k] and a wgrad [k, T] x [T, n] (2x the forward
+//             FLOPs), the attention backward, the backward of each memory-bound op, and the conjugate TP
+//             collectives (all-reduce of the input gradient; with SP all-gather <-> reduce-scatter).
+// Recompute: "selective" re-runs the attention core forward inside backward; "full" re-runs the whole
+// layer forward (Megatron's uniform full recompute) before the backward. With context parallelism the
+// recomputed attention is ring attention again, so its KV exchange (recompute_cp_kv) is replayed too.
+// Megatron-Core's recompute_modules choose what "selective" recomputes (RecomputeModules): core_attn (the
+// default, above), layernorm (both norms re-run before the backward that needs their outputs, which are
+// then not stored), mlp (a dense MLP's forward re-run before its backward: FC1's output and FC2's input
+// not stored) and moe_act (each expert's activation re-run before its FC2 backward: FC2's input not
+// stored).
+// MoE layers (num_moe_experts > 0) replace the MLP with a router GEMM and top-k experts: each token's FC1
+// and FC2 run k times (FLOPs x k), with all-to-all dispatch and combine on the EP group.
+// Sliding-window attention (Megatron's window_size (w, 0) and window_attn_skip_freq; gpt-oss windows
+// every other layer with w = 128): a query at position i sees keys i - w .. i, i.e. min(i + 1, w + 1)
+// of them. Counted continuously as the causal case is (s^2 / 2 pairs), a windowed layer has
+// s w' - w'^2 / 2 query-key pairs with w' = min(w + 1, s) instead of s^2 / 2, and its attention op is
+// shaped as what the kernel runs: every query block meets about w' keys, uniform work like a
+// non-causal attention over w' keys (AttentionShape{causal = false, seq_kv = w'}), with the exact
+// FLOPs above. Attention sinks (gpt-oss's learned per-head logit) add one column to the softmax and
+// are ignored.
+// Rotary position embedding (RoPE; Megatron's position_embedding_type "rope", Llama / Mistral / Mixtral /
+// Qwen / gpt-oss) is its own memory-bound kernel on Q and K after the QKV GEMM (Transformer Engine's
+// fused RoPE), and on their gradients in backward; learned absolute positions (GPT-3, BERT) are an
+// embedding lookup instead (embedding_ops).
+// The optimizer step is Megatron's: the gradient norm for clip_grad (a pass over
+// the rank's fp32 gradients and a scalar all-reduce), then fused AdamW with the clip scale folded in.
+// What this ignores: dropout (off in modern LLM training), bias terms (absent in Llama, minor in GPT),
+// kernel fusions beyond flash attention and fused norms, the MoE load-balancing loss (a few scalars per
+// token and expert).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/workload/op.hpp"
+
+namespace cs::models {
+
+enum class Activation { gelu, swiglu };
+enum class Recompute { none, selective, full };
+// What recompute_granularity "selective" re-runs: Megatron-Core's recompute_modules.
+struct RecomputeModules {
+  bool core_attn = true, layernorm = false, mlp = false, moe_act = false;
+  bool operator==(const RecomputeModules&) const = default;
+};
+// Megatron's position_embedding_type. none: no position signal in the kernels (ALiBi folds its bias into
+// the attention kernel, NoPE has none).
+enum class PositionEmbedding { rope, learned_absolute, none };
+std::string_view to_string(Recompute r);  // "none", "selective", "full" (Megatron's names)
+
+struct ModelConfig {
+  std::string name;
+  std::int64_t num_layers = 0;
+  std::int64_t hidden_size = 0;
+  std::int64_t num_attention_heads = 0;
+  std::int64_t num_query_groups = 0;  // = num_attention_heads for MHA
+  std::int64_t ffn_hidden_size = 0;
+  std::int64_t vocab_size = 0;
+  Activation activation = Activation::gelu;
+  std::int64_t num_moe_experts = 0;   // 0: dense
+  std::int64_t moe_router_topk = 0;
+  std::int64_t moe_ffn_hidden_size = 0;  // 0: same as ffn_hidden_size
+  bool causal = true;                 // false for encoders (BERT)
+  bool untie_embeddings = true;       // separate LM-head weights (Llama); GPT-3 ties them
+  // Added for the memory model and the parameter count (defaults: a modern Llama-style decoder).
+  // Megatron's attention_dropout / hidden_dropout probabilities (GPT-3 and BERT train with 0.1 each,
+  // Megatron-LM's defaults; Llama-style recipes with 0). Hidden dropout stores a 1-byte mask per
+  // residual-branch element and the embedding output; attention dropout, in the unfused attention, a
+  // mask and the dropped-out probabilities per score (memory_model.cpp); flash kernels regenerate
+  // their mask from the RNG state and store none.
+  double attention_dropout = 0;
+  double hidden_dropout = 0;
+  std::int64_t max_position_embeddings = 0;  // rows of the learned position table (GPT-3, BERT); 0: none
+  // Megatron's --kv-channels: the head dim when it is not hidden / heads (Qwen3: 128 at hidden 4096 with
+  // 64 heads; gpt-oss: 64 at hidden 2880). 0: hidden_size / num_attention_heads.
+  std::int64_t kv_channels = 0;
+  // Megatron's attention_backend: auto / fused / flash3 -> native, flash -> FlashAttention-2,
+  // unfused / local -> unfused (op.hpp).
+  AttentionImpl attention_impl = AttentionImpl::native;
+  // Sliding-window attention: Megatron's window_size (w, 0), the keys before the query a windowed layer
+  // sees; 0: full attention everywhere. Which layers are windowed: Megatron's window_attn_skip_freq N
+  // (layer l, 1-based, is windowed unless l % N == 0; 0: every layer) or its list form, one entry per
+  // layer (true: windowed), which wins when non-empty.
+  std::int64_t window_size = 0;
+  std::int64_t window_attn_skip_freq = 0;
+  std::vector<bool> window_attn_pattern;
+  // Unset: learned_absolute with a position table (max_position_embeddings > 0), else rope for SwiGLU
+  // models (every Llama-style preset) and learned_absolute for the others (GPT-style).
+  std::optional<PositionEmbedding> position_embedding_type;
+  // DeepSeek-style fine-grained MoE (Dai et al. 2024, DeepSeekMoE): shared experts every token passes
+  // through beside its routed ones -- Megatron's moe_shared_expert_intermediate_size, the width of all
+  // of them together (0: none); and dense layers among the MoE ones -- Megatron's moe_layer_freq, an
+  // integer N (0-based layer l is MoE when l % N == 0; 1: every layer) or its list form, one entry per
+  // layer (true: MoE), which wins when non-empty (DeepSeek's first_k_dense_replace = 1 is [0, 1, 1, ...]).
+  // A dense layer's MLP is ffn_hidden_size wide.
+  std::int64_t moe_shared_expert_intermediate_size = 0;
+  std::int64_t moe_layer_freq = 1;
+  std::vector<bool> moe_layer_pattern;
+  std::int64_t head_dim() const { return kv_channels > 0 ? kv_channels : hidden_size / num_attention_heads; }
+  std::int64_t query_projection_size() const { return num_attention_heads * head_dim(); }  // Megatron's a d
+};
+
+// The position embedding the model uses: position_embedding_type, else the default above.
+PositionEmbedding position_embedding(const ModelConfig& m);
+std::string_view to_string(PositionEmbedding p);  // "rope", "learned_absolute", "none" (Megatron's names)
+
+// Whether transformer layer `layer` (0-based) uses the sliding window.
+bool is_window_attention_layer(const ModelConfig& m, std::int64_t layer);
+// Whether transformer layer `layer` (0-based) has the MoE MLP (false for every layer of a dense model).
+bool is_moe_layer(const ModelConfig& m, std::int64_t layer);
+
+// Norm type follows the activation, as in every preset: GeLU models use LayerNorm (weight + bias, 2h
+// parameters), SwiGLU models RMSNorm (weight only, h parameters).
+// Presets: gpt3-175b, llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, llama3-405b, bert-large,
+// mixtral-8x7b, deepseek-moe-16b (architectures from the published configs; source beside each).
+std::optional<ModelConfig> find_preset(std::string_view name);
+std::vector<std::string> preset_names();
+
+enum class PipelineSchedule { one_f_one_b, gpipe, interleaved };
+
+// The layout and batch of one training job, with Megatron-LM's knob names in meaning.
+struct TrainingConfig {
+  std::int64_t seq_length = 0;
+  std::int64_t global_batch_size = 0;
+  std::int64_t micro_batch_size = 1;
+  Dtype precision = Dtype::bf16;  // bf16 or fp8 (GEMMs in fp8, the rest bf16)
+  int tp = 1, pp = 1, vp = 1, cp = 1, ep = 1, dp = 1;
+  // Megatron-Core's expert_tensor_parallel_size: the TP degree inside the experts, 0 = tp (its default).
+  // The expert layout is folded over the TP x CP x DP ranks of a stage ("MoE parallel folding",
+  // models/parallelism/layout.hpp): ETP x EP x expert-DP = TP x CP x DP.
+  int etp = 0;
+  int expert_tp() const { return etp > 0 ? etp : tp; }
+  int expert_dp() const { return tp * cp * dp / (expert_tp() * ep); }
+  bool sequence_parallel = false;
+  int zero_stage = 0;  // 0..3; Megatron's distributed optimizer = 1
+  // FSDP HYBRID_SHARD: ZeRO-3 sharding inside blocks of this many DP x CP ranks (those of one node),
+  // replicated across blocks; 0 shards over the whole DP x CP group.
+  int fsdp_shard_size = 0;
+  Recompute recompute = Recompute::none;
+  RecomputeModules recompute_modules;  // applies when recompute == selective
+  bool overlap_grad_reduce = true;
+  bool overlap_param_gather = true;
+  // Megatron/NeMo tp_comm_overlap (Transformer Engine userbuffers): with sequence parallelism, the TP
+  // all-gather before a GEMM and the reduce-scatter after one are split into tp chunks pipelined with
+  // the GEMM's own chunks (sim/step/step_builder.hpp).
+  bool tp_comm_overlap = false;
+  double tokens_to_train = 0;  // 0: not asked
+  // Memory the framework keeps beyond the tensors it allocates (memory_model.cpp): a fixed reserve (CUDA
+  // context, the framework's kernels and handles) and the caching allocator's fragmentation, a fraction
+  // of everything else.
+  double memory_reserve_gib = 1.0;
+  double allocator_fragmentation = 0.05;
+  PipelineSchedule pipeline_schedule = PipelineSchedule::one_f_one_b;  // interleaved is implied by vp > 1
+  // Uneven pipeline split (Megatron-Core's get_num_layers_to_build). With account_for_embedding /
+  // account_for_loss the embedding / the loss count as one layer each: (L + e + l) / (p v) layers per
+  // model chunk, and the first chunk of the first stage / the last chunk of the last stage builds one
+  // transformer layer fewer (Llama 3.1 405B: 126 + 2 = 128 = 8 x 8 x 2). decoder_first / last
+  // _pipeline_num_layers (>= 0; -1 unset) give the first / last stage that many layers (divided over
+  // its v chunks) and the other stages share the rest evenly. The two forms exclude each other.
+  bool account_for_embedding_in_pipeline_split = false;
+  bool account_for_loss_in_pipeline_split = false;
+  std::int64_t decoder_first_pipeline_num_layers = -1;
+  std::int64_t decoder_last_pipeline_num_layers = -1;
+  std::int64_t num_micro_batches() const { return global_batch_size / (micro_batch_size * dp); }
+  std::int64_t tokens_per_step() const { return global_batch_size * seq_length; }
+};
+
+// Parameter counts (whole model, unsharded).
+double parameter_count(const ModelConfig& m);
+// One transformer layer: with `moe_layer` the MoE MLP (routed experts, router, shared experts), else
+// the dense one (ffn_hidden_size); a dense model's layers are dense either way.
+double parameters_per_layer(const ModelConfig& m, bool moe_layer = true);
+double embedding_parameters(const ModelConfig& m);  // input embedding + untied LM head
+double final_norm_parameters(const ModelConfig& m);  // the norm before the LM head
+// parameter_count = the layers' parameters_per_layer (MoE or dense, is_moe_layer) + embedding_parameters
+// + final_norm_parameters.
+
+// Megatron pads the vocabulary to a multiple of 128 * tp (--make-vocab-size-divisible-by 128) so that the
+// vocab-parallel embedding and LM head split evenly. The op lists and the memory model use the padded
+// size (that work and memory really exist); parameter_count and model_flops_per_step use the real one.
+std::int64_t padded_vocab_size(const ModelConfig& m, int tp);
+
+// The pipeline split: transformer layers of model chunk `chunk` (0 .. vp - 1) of stage `stage`, of the
+// whole stage, and the index of the chunk's first layer in model order (chunk c of every stage, stage
+// by stage, before chunk c + 1). With an even split each chunk has L / (p v).
+std::int64_t layers_in_chunk(const ModelConfig& m, const TrainingConfig& t, int stage, int chunk);
+std::int64_t layers_on_stage(const ModelConfig& m, const TrainingConfig& t, int stage);
+std::int64_t first_layer_of_chunk(const ModelConfig& m, const TrainingConfig& t, int stage, int chunk);
+// Why the split is impossible (Megatron's assertions, naming its knobs), or empty.
+std::vector<std::string> pipeline_split_problems(const ModelConfig& m, const TrainingConfig& t);
+
+// What makes a (model, layout) pair impossible for these functions (heads or groups not divisible by
+// tp, a pipeline split Megatron would reject, ...), one message per problem naming Megatron's knob. Empty when
+// fine. The scenario validator reports these with their JSON paths; the functions below CS_CHECK
+// the same conditions.
+std::vector<std::string> layout_problems(const ModelConfig& m, const TrainingConfig& t);
+
+// Model FLOPs per training step (forward + backward, no recompute), Megatron's
+// num_floating_point_operations generalised to GQA and gated MLPs, with causal attention counted in
+// full as Megatron does. Used for MFU.
+double model_flops_per_step(const ModelConfig& m, const TrainingConfig& t);
+
+// Kernels of one rank for one micro-batch. Each list is in issue order on the compute stream;
+// collective ops sit where the framework calls them.
+struct LayerOps {
+  std::vector<Op> forward;
+  std::vector<Op> backward;  // includes recompute ops when recompute != none
+};
+
+// `window_attention`: the layer's attention is the sliding window (model.window_size > 0).
+// `moe_layer`: the layer's MLP is the MoE one when the model has experts (false: a dense layer of an MoE
+// model, moe_layer_freq).
+LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bool window_attention = false,
+                               bool moe_layer = true);
+LayerOps embedding_ops(const ModelConfig& m, const TrainingConfig& t);  // first stage
+LayerOps lm_head_ops(const ModelConfig& m, const TrainingConfig& t);    // last stage: logits + loss
+// The optimizer step over `params_on_rank` parameters (fused Adam, fp32 master weights and moments).
+Op optimizer_op(double params_on_rank);
+// Gradient clipping (Megatron's clip_grad, 1.0 by default, on in every recipe): the L2 norm of the
+// rank's gradients — with the distributed optimizer (ZeRO >= 1) the fp32 main-gradient shard this rank
+// owns after the reduce-scatter, otherwise all its local fp32 main gradients — a memory-bound pass
+// reading 4 B per gradient (grad_norm_op); the partial sums of squares are then summed over every rank
+// that holds a different part of the model (TP x PP x CP x EP, and DP under the distributed optimizer)
+// by an all-reduce of one fp32 scalar (grad_norm_all_reduce_op: 4 B, latency only). The clip scale
+// max_norm / norm is applied inside the fused Adam step (no extra pass over the gradients; Megatron's
+// separate multi_tensor_scale runs only on the steps where the norm exceeds clip_grad).
+Op grad_norm_op(double grads_on_rank);
+// The norm's all-reduce: 4 B (one fp32), nominally on the DP group; the step builder spans it over the
+// ranks above. Issue order: grad_norm_op, this, optimizer_op.
+Op grad_norm_all_reduce_op();
+
+}  // namespace cs::models

@@ -1,0 +1,318 @@
+// clustersim validate MEASURED... [--scenario S.json] [--profile P.json] [--gpu NAME] [--json]
+//                                 [--leave-one-out] [--worst N]
+//
+// Every measured point beside the simulator's prediction: compute kernels through the compute model
+// (calibrate/check/validate.hpp), collectives through the network model's closed form for one collective alone
+// on the cluster (predict_collective_s below). Then per group and overall: points, MAPE, median error,
+// worst point. The cluster for collectives is --scenario's; without one, a single NVSwitch node of the
+// log's rank count with the GPU its device lines name (multi-node logs then need --scenario).
+// Published nccl-tests figures (shared/validation/nccl.json) are run instead on the cluster each was
+// measured on (sim/validation/nccl_validation.hpp, the mapping tests/sim/test_nccl_validation.cpp holds), through the
+// flow network as `clustersim collective`; points that cannot be expressed are listed as skipped notes.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <numeric>
+
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+#include "calibrate/fit/comm_fit.hpp"
+#include "calibrate/import/import.hpp"
+#include "calibrate/check/validate.hpp"
+#include "models/compute/profile_json.hpp"
+#include "sim/cli/cli.hpp"
+#include "sim/cli/cli_options.hpp"
+#include "sim/scenario/input_error.hpp"
+#include "sim/network/nccl_model.hpp"
+#include "sim/validation/nccl_validation.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "topologies/link_catalog.hpp"
+
+namespace po = boost::program_options;
+
+namespace cs::sim::cli {
+
+namespace {
+
+// The one place a measured collective is predicted: the collective alone on `cluster` over `gpus`, with
+// the algorithm NCCL would pick (or the one the measurement names). The network-fidelity work redirects
+// this to the flow model and the calibrated comm profile.
+double predict_collective_s(const calibrate::CommMeasurement& m, const topo::Cluster& cluster,
+                            const std::vector<int>& gpus) {
+  const GroupGeometry g = group_geometry(cluster, gpus);
+  std::string forced;
+  if (m.algorithm == "ring" || m.algorithm == "tree" || m.algorithm == "nvls") forced = m.algorithm;
+  const AlgorithmChoice choice = choose_algorithm(m.collective, m.size_bytes, g, forced);
+  return to_seconds(choice.duration);
+}
+
+// A single node of n GPUs of `gpu` on NVSwitch (PCIe when the GPU has no NVLink).
+topo::ClusterSpec single_node(const models::GpuSpec& gpu, int n) {
+  topo::ClusterSpec spec;
+  spec.nodes = 1;
+  spec.gpus_per_node = n;
+  spec.intra = *topo::find_intra_node(gpu.nvlink_gbps > 0 ? "nvswitch" : "pcie");
+  if (spec.intra.gpu_bandwidth_GBps <= 0) spec.intra.gpu_bandwidth_GBps = std::max(1.0, gpu.nvlink_gbps / 2);
+  spec.nic = *topo::find_net_link("ib-ndr400");
+  spec.nics_per_node = n;
+  return spec;
+}
+
+// A JSON array whose entries are {"kind": "training", ...}: shared/validation/published-train.json.
+bool is_published_training(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char c = 0;
+  while (in.get(c) && std::isspace(static_cast<unsigned char>(c))) {
+  }
+  if (c != '[') return false;
+  in.seekg(0);
+  const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+  return doc.is_array() && !doc.empty() && doc[0].is_object() && doc[0].value("kind", std::string()) == "training";
+}
+
+// shared/validation/nccl.json (an array of {"kind": "nccl", ...}): run through the published-setup clusters
+// of sim/validation/nccl_validation.hpp, not the importer's single-node guess.
+bool is_published_nccl_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char c = 0;
+  while (in.get(c) && std::isspace(static_cast<unsigned char>(c))) {
+  }
+  if (c != '[') return false;
+  in.seekg(0);
+  return is_published_nccl(nlohmann::json::parse(in, nullptr, false));
+}
+
+std::string comm_group(const calibrate::CommMeasurement& m) {
+  std::string g = std::string(models::to_string(m.collective)) + " ";
+  if (m.algorithm != "default") g += m.algorithm + " ";
+  return g + std::to_string(m.ranks) + " ranks " + std::string(models::to_string(calibrate::level_of(m)));
+}
+
+std::string size_label(double bytes) {
+  char buf[48];
+  if (bytes >= double(1 << 30)) std::snprintf(buf, sizeof buf, "%g GiB", bytes / double(1 << 30));
+  else if (bytes >= double(1 << 20)) std::snprintf(buf, sizeof buf, "%g MiB", bytes / double(1 << 20));
+  else if (bytes >= 1024) std::snprintf(buf, sizeof buf, "%g KiB", bytes / 1024);
+  else std::snprintf(buf, sizeof buf, "%g B", bytes);
+  return buf;
+}
+
+// The setup's fabric in a group name: "nvswitch 450 GB/s NVLS", "pcie-nvlink-bridge", "2x8, 8 ib-hdr200".
+std::string setup_label(const topo::ClusterSpec& c) {
+  char bw[32];
+  std::snprintf(bw, sizeof bw, " %g GB/s", c.intra.gpu_bandwidth_GBps);
+  std::string s = c.intra.name + (c.intra.name == "nvswitch" ? bw : "") + (c.intra.nvls ? " NVLS" : "");
+  if (c.nodes > 1) s += ", " + std::to_string(c.nodes) + " nodes x " + std::to_string(c.nics_per_node) + " " + c.nic.name;
+  return s;
+}
+
+// Published nccl.json points: rows for the held ones, notes (with the numbers) for the skipped ones.
+// `within` counts held points whose busbw is within their tolerance, as tests/sim/test_nccl_validation.cpp.
+void validate_published_nccl(const std::string& path, std::vector<calibrate::ValidationRow>& rows,
+                             std::vector<std::string>& notes, int& held, int& within) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<NcclValidationPoint> points;
+  try {
+    points = nccl_validation_points(nlohmann::json::parse(in));
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path + ": " + e.what());
+  }
+  for (const auto& p : points) {
+    const CollectiveRunResult r = run_nccl_point(p);
+    const double simulated = simulated_GBps(p, r);
+    char numbers[160];
+    std::snprintf(numbers, sizeof numbers, "simulated %.2f GB/s, published %.2f GB/s (%+.1f%%)", simulated,
+                  p.published_GBps, 100 * (simulated / p.published_GBps - 1));
+    const std::string label = std::string(models::to_string(p.kind)) + " " + size_label(p.bytes) +
+                              (p.algbw ? " algbw" : "") + (p.per_nics > 1 ? " per NIC" : "");
+    if (!p.skip.empty()) {
+      notes.push_back(path + ": " + p.id + " " + p.what + " (" + label + ") skipped: " + p.skip + "; " + numbers);
+      continue;
+    }
+    calibrate::ValidationRow row;
+    row.group = std::string(models::to_string(p.kind)) + " " + (p.algorithm.empty() ? "" : p.algorithm + " ") +
+                std::to_string(p.ranks) + " ranks " + (p.cluster.nodes > 1 ? "network" : "nvlink") + " (" +
+                setup_label(p.cluster) + ")";
+    row.label = label;
+    row.where = path + ": " + p.id + " " + p.what;
+    // The published figure as a time: busbw = algbw x factor, per NIC x NICs, algbw = size / time.
+    const double published_algbw =
+        p.published_GBps * p.per_nics / (p.algbw ? 1.0 : busbw_factor(p.kind, p.ranks));
+    row.measured_s = p.bytes / (published_algbw * 1e9);
+    row.predicted_s = to_seconds(r.time);
+    rows.push_back(std::move(row));
+    ++held;
+    if (std::abs(simulated / p.published_GBps - 1) <= p.tolerance) ++within;
+    else notes.push_back(path + ": " + p.id + " " + p.what + " (" + label + ") outside its " +
+                         std::to_string(static_cast<int>(100 * p.tolerance + 0.5)) + "%: " + numbers);
+  }
+}
+
+}  // namespace
+
+int validate(const std::vector<std::string>& args) {
+  po::options_description opts(
+      "usage: clustersim validate MEASURED... [--scenario S.json] [--profile P.json] [--gpu NAME]\n"
+      "                           [--json] [--leave-one-out] [--worst N]\n\n"
+      "Predicts every measured point (clustersim-bench / h200-reference JSON, nccl-tests logs, nccl.json) and\n"
+      "prints prediction, error, MAPE, median and worst points per group. Published training runs\n"
+      "(published-train.json) are simulated whole and compared step by step.\n\noptions");
+  opts.add_options()("help,h", "show this help")
+      ("scenario", po::value<std::string>()->value_name("S.json"),
+       "cluster for collectives (and GPU / calibration profile for compute)")
+      ("profile", po::value<std::string>()->value_name("P.json"), "calibration profile for compute predictions")
+      ("gpu", po::value<std::string>()->value_name("NAME"), "catalog GPU of the compute measurements")
+      ("json", "print one JSON object instead of the table")
+      ("leave-one-out", "compute points: predict each from a profile fitted without it")
+      ("worst", po::value<int>()->value_name("N"), "list only the N worst points (the summary covers all)");
+  po::variables_map vm;
+  if (!parse_options(args, opts, "inputs", -1, vm)) return kExitOk;
+  if (!vm.count("inputs")) throw InputError("clustersim validate: no measurement files (see --help)");
+  {
+    // Published training runs (shared/validation/published-train.json) are the other kind of validation.
+    const auto inputs = vm["inputs"].as<std::vector<std::string>>();
+    std::size_t training = 0;
+    for (const auto& f : inputs) training += is_published_training(f) ? 1 : 0;
+    if (training == inputs.size()) return validate_training(inputs, vm.count("json") > 0);
+    if (training > 0)
+      throw InputError("clustersim validate: give published-training files (kind \"training\") in a separate call");
+  }
+  if (const auto& in = vm["inputs"].as<std::vector<std::string>>(); std::all_of(in.begin(), in.end(), is_published_training_file))
+    return validate_training(in, vm.count("json") > 0);  // published training runs: whole steps
+
+  // nccl.json runs apart (its own clusters); everything else through the importer.
+  std::vector<std::string> nccl_files, measured_files;
+  for (const auto& f : vm["inputs"].as<std::vector<std::string>>())
+    (is_published_nccl_file(f) ? nccl_files : measured_files).push_back(f);
+  calibrate::MeasurementSet set;
+  if (!measured_files.empty()) {
+    try {
+      set = calibrate::import_files(measured_files);
+    } catch (const calibrate::CalibrationError& e) {
+      throw InputError(e.messages());
+    }
+  }
+  std::optional<Scenario> scenario;
+  if (vm.count("scenario")) scenario = load_scenario(vm["scenario"].as<std::string>());
+
+  std::optional<models::CalibrationProfile> profile;
+  if (vm.count("profile")) {
+    try {
+      profile = models::read_profile(vm["profile"].as<std::string>());
+    } catch (const models::ProfileError& e) {
+      throw InputError(e.messages());
+    }
+  }
+  const models::ComputeProfile& compute_profile =
+      profile && profile->compute                  ? *profile->compute
+      : scenario && scenario->compute_profile      ? *scenario->compute_profile
+                                                   : models::default_compute_profile();
+
+  std::vector<calibrate::ValidationRow> rows;
+  std::vector<std::string> notes = set.notes;
+  int nccl_held = 0, nccl_within = 0;
+  for (const auto& f : nccl_files) validate_published_nccl(f, rows, notes, nccl_held, nccl_within);
+
+  if (!set.compute.empty()) {
+    const models::GpuSpec* gpu = nullptr;
+    if (vm.count("gpu")) {
+      gpu = models::find_gpu(vm["gpu"].as<std::string>());
+      if (!gpu) throw InputError("--gpu: unknown GPU \"" + vm["gpu"].as<std::string>() + "\"");
+    } else if (auto* guessed = calibrate::guess_gpu(set.gpu)) {
+      gpu = guessed;
+    } else if (scenario) {
+      gpu = &scenario->gpu;
+    }
+    if (!gpu)
+      throw InputError(set.sources.front() + ": device \"" + set.gpu + "\" is not in the GPU catalog; name it with --gpu");
+    auto compute_rows = vm.count("leave-one-out")
+                            ? calibrate::validate_compute_leave_one_out(set.compute, *gpu, set.sm_count)
+                            : calibrate::validate_compute(set.compute, *gpu, compute_profile);
+    rows.insert(rows.end(), compute_rows.begin(), compute_rows.end());
+  }
+
+  // Collectives: one cluster per (GPU, ranks) without a scenario, the scenario's otherwise.
+  std::map<std::pair<std::string, int>, topo::Cluster> clusters;
+  std::optional<topo::Cluster> scenario_cluster;
+  if (scenario) scenario_cluster.emplace(scenario->cluster);
+  int skipped_multi_node = 0;
+  for (const auto& m : set.comm) {
+    const topo::Cluster* cluster = nullptr;
+    std::vector<int> gpus;
+    if (scenario_cluster) {
+      const auto& spec = scenario->cluster;
+      const int per_node = (m.ranks + m.nodes - 1) / m.nodes;
+      if (m.nodes > spec.nodes || per_node > spec.gpus_per_node) {
+        notes.push_back(m.where + ": " + std::to_string(m.ranks) + " ranks on " + std::to_string(m.nodes) +
+                        " node(s) do not fit the scenario's cluster; skipped");
+        continue;
+      }
+      for (int r = 0; r < m.ranks; ++r) gpus.push_back((r / per_node) * spec.gpus_per_node + r % per_node);
+      cluster = &*scenario_cluster;
+    } else {
+      if (m.nodes > 1) {
+        ++skipped_multi_node;
+        continue;
+      }
+      const models::GpuSpec* gpu = calibrate::guess_gpu(m.gpu);
+      if (!gpu) {
+        gpu = models::find_gpu("H100-SXM");
+        notes.push_back(m.where + ": GPU \"" + m.gpu + "\" is not in the catalog; predicted on an H100-SXM node");
+      }
+      auto key = std::make_pair(gpu->name, m.ranks);
+      auto it = clusters.find(key);
+      if (it == clusters.end()) it = clusters.emplace(key, topo::Cluster(single_node(*gpu, m.ranks))).first;
+      cluster = &it->second;
+      for (int r = 0; r < m.ranks; ++r) gpus.push_back(r);
+    }
+    calibrate::ValidationRow row;
+    row.group = comm_group(m);
+    row.label = std::string(models::to_string(m.collective)) + " " + size_label(m.size_bytes) +
+                (m.in_place ? " in-place" : "");
+    row.where = m.where;
+    row.measured_s = m.time_s;
+    row.predicted_s = predict_collective_s(m, *cluster, gpus);
+    rows.push_back(std::move(row));
+  }
+  if (skipped_multi_node > 0)
+    notes.push_back(std::to_string(skipped_multi_node) +
+                    " multi-node collective points skipped: they need a cluster (--scenario S.json)");
+  if (rows.empty()) throw InputError("clustersim validate: no point could be predicted (see the notes above)");
+
+  const auto summary = calibrate::summarize(rows);
+  if (vm.count("json")) {
+    nlohmann::ordered_json doc;
+    auto group_json = [&](const calibrate::GroupSummary& g) {
+      return nlohmann::ordered_json{{"group", g.group},          {"points", g.points},
+                                    {"mape", g.mape},            {"median_ape", g.median_ape},
+                                    {"worst", rows[g.worst].label}, {"worst_where", rows[g.worst].where},
+                                    {"worst_error", rows[g.worst].error()}};
+    };
+    doc["leave_one_out"] = vm.count("leave-one-out") > 0;
+    doc["points"] = nlohmann::ordered_json::array();
+    for (const auto& r : rows)
+      doc["points"].push_back({{"group", r.group}, {"label", r.label}, {"where", r.where}, {"measured_s", r.measured_s},
+                               {"predicted_s", r.predicted_s}, {"error", r.error()}});
+    doc["groups"] = nlohmann::ordered_json::array();
+    for (const auto& g : summary.groups) doc["groups"].push_back(group_json(g));
+    doc["overall"] = group_json(summary.overall);
+    doc["notes"] = notes;
+    if (!nccl_files.empty()) doc["nccl_within_tolerance"] = {{"held", nccl_held}, {"within", nccl_within}};
+    std::cout << doc.dump(2) << "\n";
+  } else {
+    for (const auto& n : notes) std::cerr << "note: " << n << "\n";
+    const std::size_t worst = vm.count("worst") ? static_cast<std::size_t>(std::max(1, vm["worst"].as<int>())) : 0;
+    if (vm.count("leave-one-out")) std::cout << "leave-one-out: each compute point predicted from a refit without it\n\n";
+    std::cout << calibrate::validation_text(rows, summary, worst);
+    if (!nccl_files.empty())
+      std::cout << "\nnccl.json: " << nccl_within << " of " << nccl_held
+                << " held points within tolerance (busbw within 15%, nccl-tests#149 within 20%)\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace cs::sim::cli

@@ -1,0 +1,55 @@
+#include "sim/engine/event_queue.hpp"
+
+#include <algorithm>
+
+#include "sim/base/check.hpp"
+
+namespace cs::sim {
+
+void EventQueue::schedule(Time at, std::uint32_t target, std::uint32_t tag) {
+  CS_CHECK(at >= now_);
+  const Event e{at, next_seq_++, target, tag};
+  if (at == now_) {
+    fifo_.push_back(e);
+    return;
+  }
+  heap_.push_back(e);
+  std::push_heap(heap_.begin(), heap_.end(), later);
+}
+
+Time EventQueue::next_time() const {
+  if (fifo_head_ < fifo_.size()) return now_;
+  return heap_.empty() ? kNever : heap_.front().time;
+}
+
+void EventQueue::advance_to(Time t) {
+  CS_CHECK(t >= now_ && t <= next_time());
+  now_ = t;
+}
+
+Event EventQueue::pop() {
+  CS_CHECK(!empty());
+  const bool fifo_has = fifo_head_ < fifo_.size();
+  const bool take_fifo = fifo_has && (heap_.empty() || later(heap_.front(), fifo_[fifo_head_]));
+  Event e;
+  if (take_fifo) {
+    e = fifo_[fifo_head_++];
+    if (fifo_head_ == fifo_.size()) {  // drained: reuse the storage
+      fifo_.clear();
+      fifo_head_ = 0;
+    }
+  } else {
+    std::pop_heap(heap_.begin(), heap_.end(), later);
+    e = heap_.back();
+    heap_.pop_back();
+  }
+  if (e.time != now_) {
+    // Time moves on: anything left in the FIFO was scheduled at the old now, which is impossible
+    // because FIFO events sort before any later heap event.
+    CS_CHECK(fifo_head_ == fifo_.size());
+    now_ = e.time;
+  }
+  return e;
+}
+
+}  // namespace cs::sim

@@ -1,0 +1,113 @@
+#include "sim/engine/task_graph.hpp"
+
+#include <algorithm>
+
+#include "sim/base/check.hpp"
+
+namespace cs::sim {
+
+const char* to_string(StreamKind s) {
+  switch (s) {
+    case StreamKind::compute: return "compute";
+    case StreamKind::comm_tp: return "comm-tp";
+    case StreamKind::comm_dp: return "comm-dp";
+    case StreamKind::pp_send_fwd: return "pp-send-fwd";
+    case StreamKind::pp_recv_fwd: return "pp-recv-fwd";
+    case StreamKind::pp_send_bwd: return "pp-send-bwd";
+    case StreamKind::pp_recv_bwd: return "pp-recv-bwd";
+  }
+  return "?";
+}
+
+const char* to_string(Category c) {
+  switch (c) {
+    case Category::compute: return "compute";
+    case Category::recompute: return "recompute";
+    case Category::optimizer: return "optimizer";
+    case Category::tp_comm: return "tp_comm";
+    case Category::cp_comm: return "cp_comm";
+    case Category::ep_comm: return "ep_comm";
+    case Category::dp_comm: return "dp_comm";
+    case Category::pp_comm: return "pp_comm";
+  }
+  return "?";
+}
+
+TaskGraph::TaskGraph(int num_ranks)
+    : num_ranks_(num_ranks), streams_(static_cast<std::size_t>(num_ranks) * kStreamsPerRank) {
+  CS_CHECK(num_ranks > 0);
+}
+
+std::uint32_t TaskGraph::intern(const std::string& name) {
+  // Names are few (one per op kind); a linear scan keeps their order deterministic.
+  for (std::uint32_t i = 0; i < names_.size(); ++i)
+    if (names_[i] == name) return i;
+  names_.push_back(name);
+  return static_cast<std::uint32_t>(names_.size() - 1);
+}
+
+TaskId TaskGraph::add_task(const Task& t) {
+  CS_CHECK(!frozen_);
+  CS_CHECK(t.rank < static_cast<std::uint32_t>(num_ranks_));
+  CS_CHECK(t.duration >= 0);
+  const auto id = static_cast<TaskId>(tasks_.size());
+  tasks_.push_back(t);
+  streams_[static_cast<std::size_t>(t.rank) * kStreamsPerRank + static_cast<std::size_t>(t.stream)]
+      .push_back(id);
+  return id;
+}
+
+std::uint32_t TaskGraph::add_collective(Collective c) {
+  CS_CHECK(!frozen_);
+  collectives_.push_back(std::move(c));
+  return static_cast<std::uint32_t>(collectives_.size() - 1);
+}
+
+std::uint32_t TaskGraph::add_group(const std::vector<int>& gpus) {
+  CS_CHECK(!gpus.empty());
+  auto [it, inserted] = group_ids_.emplace(gpus, static_cast<std::uint32_t>(groups_.size()));
+  if (inserted) {
+    groups_.push_back(gpus);
+    mirrors_.push_back({it->second});
+  }
+  return it->second;
+}
+
+void TaskGraph::set_mirrors(std::uint32_t group, std::vector<std::uint32_t> mirrors) {
+  CS_CHECK(group < groups_.size());
+  for (auto m : mirrors) CS_CHECK(m < groups_.size() && groups_[m].size() == groups_[group].size());
+  mirrors_[group] = std::move(mirrors);
+}
+
+void TaskGraph::add_member(std::uint32_t collective, TaskId member) {
+  CS_CHECK(collective < collectives_.size() && member < tasks_.size());
+  CS_CHECK(tasks_[member].collective == collective);
+  collectives_[collective].members.push_back(member);
+}
+
+void TaskGraph::add_dependency(TaskId before, TaskId after) {
+  CS_CHECK(!frozen_);
+  CS_CHECK(before < tasks_.size() && after < tasks_.size() && before != after);
+  edges_.emplace_back(before, after);
+}
+
+void TaskGraph::freeze() {
+  CS_CHECK(!frozen_);
+  frozen_ = true;
+  const std::size_t n = tasks_.size();
+  succ_offset_.assign(n + 1, 0);
+  pred_count_.assign(n, 0);
+  for (const auto& [a, b] : edges_) {
+    ++succ_offset_[a + 1];
+    ++pred_count_[b];
+  }
+  for (std::size_t i = 0; i < n; ++i) succ_offset_[i + 1] += succ_offset_[i];
+  succ_.resize(edges_.size());
+  std::vector<std::uint32_t> fill(succ_offset_.begin(), succ_offset_.end() - 1);
+  for (const auto& [a, b] : edges_) succ_[fill[a]++] = b;
+  edges_.clear();
+  edges_.shrink_to_fit();
+  for (const auto& c : collectives_) CS_CHECK(!c.members.empty() && c.group < groups_.size());
+}
+
+}  // namespace cs::sim

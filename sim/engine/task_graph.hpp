@@ -1,0 +1,119 @@
+#pragma once
+// The task graph the engine executes: what every simulated GPU does in one training step.
+//
+// A rank owns a few streams, like CUDA streams: tasks on one stream run one at a time in issue order;
+// tasks on different streams of the same rank may overlap. A task starts when it is at the head of its
+// stream, the task before it on that stream has finished, and every task it depends on (on any stream,
+// any rank) has finished — CUDA events between streams.
+//
+// A collective is one operation shared by member tasks, one per participating simulated rank. Each member
+// "arrives" when it could start; the collective runs only once every member has arrived (NCCL kernels
+// wait for their peers), and all members finish together. While waiting, a member holds its stream (the
+// NCCL kernel is launched and spinning) but moves no data.
+//
+// Everything lives in flat vectors addressed by 32-bit index; dependencies are stored compressed (CSR)
+// once the graph is frozen.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/base/collective_kind.hpp"
+#include "sim/engine/time.hpp"
+
+namespace cs::sim {
+
+// Streams of a rank. Megatron runs TP/CP/EP collectives on the compute stream's critical path; we give
+// them their own stream with explicit dependencies so the trace shows them apart (the effect on timing is
+// the same: the next kernel waits for them).
+enum class StreamKind : std::uint8_t {
+  compute,
+  comm_tp,      // tensor/context/expert-parallel collectives (blocking)
+  comm_dp,      // data-parallel gradient reduction / parameter gathering (overlapped)
+  pp_send_fwd,  // activations to the next stage
+  pp_recv_fwd,
+  pp_send_bwd,  // gradients to the previous stage
+  pp_recv_bwd,
+};
+inline constexpr int kStreamsPerRank = 7;
+const char* to_string(StreamKind s);
+
+// What a task's time counts as in the report.
+enum class Category : std::uint8_t { compute, recompute, optimizer, tp_comm, cp_comm, ep_comm, dp_comm, pp_comm };
+inline constexpr int kNumCategories = 8;
+const char* to_string(Category c);
+inline bool is_comm(Category c) { return c >= Category::tp_comm; }
+
+using TaskId = std::uint32_t;
+inline constexpr std::uint32_t kNone = UINT32_MAX;
+
+struct Task {
+  std::uint32_t rank = 0;        // simulated rank
+  StreamKind stream = StreamKind::compute;
+  Category category = Category::compute;
+  Time duration = 0;             // compute: at full speed; collective members: unused
+  std::uint32_t collective = kNone;  // index into TaskGraph::collectives for collective members
+  std::uint32_t name = 0;        // index into TaskGraph::names
+  std::int32_t micro_batch = -1; // for the trace
+};
+
+struct Collective {
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  double bytes = 0;           // nccl-tests "size" of the operation
+  std::uint32_t group = 0;    // the real process group (TaskGraph::group), all its GPUs, simulated or not
+  bool reversed = false;      // send/recv: data goes from the group's second GPU to its first
+  std::vector<TaskId> members;  // the tasks of the simulated ranks that take part
+};
+
+class TaskGraph {
+ public:
+  explicit TaskGraph(int num_ranks);
+
+  int num_ranks() const { return num_ranks_; }
+  std::uint32_t intern(const std::string& name);
+  const std::string& name(std::uint32_t id) const { return names_[id]; }
+
+  TaskId add_task(const Task& t);  // appended to its stream in issue order
+  std::uint32_t add_collective(Collective c);
+  // Process groups: the GPUs (global ranks) of a group, in ring order; equal lists share one id.
+  std::uint32_t add_group(const std::vector<int>& gpus);
+  const std::vector<int>& group(std::uint32_t id) const { return groups_[id]; }
+  std::size_t num_groups() const { return groups_.size(); }
+  // Under symmetry a collective of one group stands for the same collective on every mirrored group
+  // (e.g. the TP all-reduce of one TP group is run by every TP group of the stage at the same time). A
+  // network model with contention puts all of them on the fabric. By default a group mirrors only itself.
+  void set_mirrors(std::uint32_t group, std::vector<std::uint32_t> mirrors);
+  const std::vector<std::uint32_t>& mirrors(std::uint32_t group) const { return mirrors_[group]; }
+  void add_member(std::uint32_t collective, TaskId member);
+  void add_dependency(TaskId before, TaskId after);
+  void freeze();  // builds the CSR adjacency; no more edits after this
+
+  const std::vector<Task>& tasks() const { return tasks_; }
+  const std::vector<Collective>& collectives() const { return collectives_; }
+  std::vector<Collective>& collectives() { return collectives_; }
+  // Successors of a task (after freeze).
+  const TaskId* successors_begin(TaskId t) const { return succ_.data() + succ_offset_[t]; }
+  const TaskId* successors_end(TaskId t) const { return succ_.data() + succ_offset_[t + 1]; }
+  std::uint32_t num_predecessors(TaskId t) const { return pred_count_[t]; }
+  // Tasks of a stream in issue order.
+  const std::vector<TaskId>& stream_tasks(int rank, StreamKind s) const {
+    return streams_[static_cast<std::size_t>(rank) * kStreamsPerRank + static_cast<std::size_t>(s)];
+  }
+
+ private:
+  int num_ranks_;
+  bool frozen_ = false;
+  std::vector<Task> tasks_;
+  std::vector<Collective> collectives_;
+  std::vector<std::string> names_;
+  std::vector<std::vector<int>> groups_;
+  std::vector<std::vector<std::uint32_t>> mirrors_;
+  std::map<std::vector<int>, std::uint32_t> group_ids_;
+  std::vector<std::pair<TaskId, TaskId>> edges_;
+  std::vector<std::uint32_t> succ_offset_;
+  std::vector<TaskId> succ_;
+  std::vector<std::uint32_t> pred_count_;
+  std::vector<std::vector<TaskId>> streams_;
+};
+
+}  // namespace cs::sim

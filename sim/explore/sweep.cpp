@@ -1,0 +1,521 @@
+#include "sim/explore/sweep.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <optional>
+#include <thread>
+
+#include "models/memory/memory_model.hpp"
+#include "sim/scenario/input_error.hpp"
+#include "sim/simulation.hpp"
+
+namespace cs::sim {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr double kGiB = 1073741824.0;
+
+std::string join(const std::vector<std::string>& lines, const std::string& file) {
+  std::string out;
+  const std::string prefix = file + ": ";
+  for (const auto& l : lines) {
+    if (!out.empty()) out += "; ";
+    out += l.rfind(prefix, 0) == 0 ? l.substr(prefix.size()) : l;  // the file is the same for every point
+  }
+  return out;
+}
+
+// The report fields a layout has before it is simulated: what it is and what memory it needs.
+Report unsimulated_report(const Scenario& s, const models::MemoryBreakdown& memory) {
+  const auto& t = s.training;
+  Report r;
+  r.name = s.name;
+  r.gpu = s.gpu.name;
+  r.num_gpus = s.num_gpus();
+  r.nodes = s.cluster.nodes;
+  r.gpus_per_node = s.cluster.gpus_per_node;
+  r.model = s.model.name;
+  r.tp = t.tp, r.pp = t.pp, r.dp = t.dp, r.cp = t.cp, r.ep = t.ep, r.vp = t.vp;
+  r.etp = t.expert_tp();
+  r.micro_batch_size = t.micro_batch_size;
+  r.num_micro_batches = t.num_micro_batches();
+  r.global_batch_size = t.global_batch_size;
+  r.seq_length = t.seq_length;
+  r.precision = std::string(models::to_string(t.precision));
+  r.recompute = std::string(models::to_string(t.recompute));
+  r.zero_stage = t.zero_stage;
+  r.sequence_parallel = t.sequence_parallel;
+  r.memory = memory;
+  r.memory_capacity_bytes = s.gpu.hbm_gib * kGiB;
+  r.fits_in_memory = memory.total_bytes() <= r.memory_capacity_bytes;
+  r.price_per_gpu_hour_usd = s.price_per_gpu_hour_usd;
+  r.tokens_to_train = t.tokens_to_train;
+  return r;
+}
+
+void set_path(json& doc, const std::string& path, const json& value, const std::string& file) {
+  apply_override(doc, path + "=" + value.dump(), file);
+}
+
+std::vector<std::int64_t> divisors(std::int64_t n) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t d = 1; d <= n; ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+std::int64_t json_int(const json& obj, const char* key, std::int64_t fallback) {
+  if (!obj.is_object()) return fallback;
+  const auto it = obj.find(key);
+  return it != obj.end() && it->is_number() ? it->get<std::int64_t>() : fallback;
+}
+
+// Stable ranking of the simulated, fitting points by a key (smaller is better).
+template <class Key>
+std::vector<std::size_t> rank_by(const std::vector<SweepPoint>& points, Key key) {
+  std::vector<std::size_t> idx;
+  for (std::size_t i = 0; i < points.size(); ++i)
+    if (points[i].simulated() && points[i].fits()) idx.push_back(i);
+  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return key(points[a]) < key(points[b]); });
+  return idx;
+}
+
+}  // namespace
+
+const char* to_string(PointStatus s) {
+  switch (s) {
+    case PointStatus::cancelled: return "cancelled";
+    case PointStatus::invalid: return "invalid";
+    case PointStatus::not_fitting: return "not fitting";
+    case PointStatus::pending: return "pending";
+    case PointStatus::dominated: return "dominated";
+    case PointStatus::simulated: return "simulated";
+  }
+  return "?";
+}
+
+double SweepPoint::usd_per_token() const {
+  const double tokens = static_cast<double>(report.global_batch_size) * static_cast<double>(report.seq_length);
+  return tokens > 0 ? report.cost.usd_per_step / tokens : 0;
+}
+
+SweepAxis parse_axis(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw InputError("--vary " + text + ": expected path=v1,v2,... (e.g. training.tensor_model_parallel_size=2,4,8)");
+  SweepAxis axis;
+  axis.path = text.substr(0, eq);
+  const std::string list = text.substr(eq + 1);
+  int depth = 0;
+  bool quoted = false;
+  std::string cur;
+  auto flush = [&] {
+    if (cur.empty()) throw InputError("--vary " + text + ": empty value in the list");
+    json v = json::parse(cur, nullptr, false);
+    axis.values.push_back(v.is_discarded() ? json(cur) : v);
+    cur.clear();
+  };
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const char c = list[i];
+    if (quoted) {
+      if (c == '\\' && i + 1 < list.size()) cur += list[i++];
+      else if (c == '"') quoted = false;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      flush();
+      continue;
+    }
+    cur += c;
+  }
+  flush();
+  return axis;
+}
+
+std::vector<Assignment> cartesian(const std::vector<SweepAxis>& axes) {
+  std::vector<Assignment> out{Assignment{}};
+  for (const auto& axis : axes) {
+    std::vector<Assignment> next;
+    next.reserve(out.size() * axis.values.size());
+    for (const auto& a : out)
+      for (const auto& v : axis.values) {
+        Assignment b = a;
+        b.emplace_back(axis.path, v);
+        next.push_back(std::move(b));
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+namespace {
+// The point's scenario: the base with the assignment applied, parsed. An invalid combination marks the
+// point invalid with the validator's messages and gives nullopt.
+std::optional<Scenario> point_scenario(const json& base, const std::string& file, const Assignment& assignment, SweepPoint& p) {
+  p.assignment = assignment;
+  try {
+    json doc = base;
+    for (const auto& [path, value] : assignment) set_path(doc, path, value, file);
+    std::optional<Scenario> s = parse_scenario(doc, file);
+    p.valid = true;
+    return s;
+  } catch (const InputError& e) {
+    p.status = PointStatus::invalid;
+    p.error = join(e.messages(), file);
+    return std::nullopt;
+  }
+}
+
+// Why a point was dropped before simulating: its peak memory against the GPU's.
+std::string not_fitting_message(const models::MemoryBreakdown& memory, const models::GpuSpec& gpu) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "needs %.1f GiB per GPU on pipeline stage %d, the %s has %.1f GiB", memory.total_bytes() / kGiB,
+                memory.stage, gpu.name.c_str(), gpu.hbm_gib);
+  return buf;
+}
+}  // namespace
+
+SweepPoint evaluate_point(const json& base, const std::string& file, const Assignment& assignment, bool skip_unfitting) {
+  SweepPoint p;
+  const std::optional<Scenario> parsed = point_scenario(base, file, assignment, p);
+  if (!parsed) return p;
+  const Scenario& s = *parsed;
+  if (skip_unfitting) {
+    const models::MemoryBreakdown memory = models::peak_memory_per_gpu(s.model, s.training);
+    if (memory.total_bytes() > s.gpu.hbm_gib * kGiB) {
+      p.status = PointStatus::not_fitting;
+      p.report = unsimulated_report(s, memory);
+      p.error = not_fitting_message(memory, s.gpu);
+      return p;
+    }
+  }
+  p.report = simulate(s).report;
+  p.status = PointStatus::simulated;
+  return p;
+}
+
+namespace {
+SweepPoint screen_point(const json& base, const std::string& file, const Assignment& assignment) {
+  SweepPoint p;
+  const std::optional<Scenario> parsed = point_scenario(base, file, assignment, p);
+  if (!parsed) return p;
+  const Scenario& s = *parsed;
+  p.report = unsimulated_report(s, models::peak_memory_per_gpu(s.model, s.training));
+  p.status = p.report.fits_in_memory ? PointStatus::pending : PointStatus::not_fitting;
+  if (!p.report.fits_in_memory) p.error = not_fitting_message(p.report.memory, s.gpu);
+  return p;
+}
+}  // namespace
+
+std::vector<SweepPoint> run_points(const json& base, const std::string& file, const std::vector<Assignment>& assignments,
+                                   const SweepOptions& options) {
+  const std::size_t total = assignments.size();
+  std::vector<SweepPoint> out(total);
+  for (std::size_t i = 0; i < total; ++i) out[i].assignment = assignments[i];
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t workers = std::min<std::size_t>(options.threads > 0 ? static_cast<std::size_t>(options.threads) : hw,
+                                                    std::max<std::size_t>(total, 1));
+
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex mutex;  // guards done, failure and the progress callback
+  std::size_t done = 0;
+  std::exception_ptr failure;
+  const auto start = std::chrono::steady_clock::now();  // progress display only, never in results
+
+  auto work = [&] {
+    while (!failed.load(std::memory_order_relaxed) && !(options.cancel && options.cancel->load())) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= total) return;
+      try {
+        out[i] = options.simulate ? evaluate_point(base, file, assignments[i], options.skip_unfitting)
+                                  : screen_point(base, file, assignments[i]);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(mutex);
+        if (!failure) failure = std::current_exception();
+        failed = true;
+        return;
+      }
+      if (options.progress) {
+        const std::lock_guard<std::mutex> lock(mutex);
+        ++done;
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        options.progress(SweepProgress{done, total, elapsed});
+      }
+    }
+  };
+  if (workers <= 1) {
+    work();
+  } else {
+    std::vector<std::jthread> pool;
+    pool.reserve(workers);
+    for (std::size_t w = 0; w < workers; ++w) pool.emplace_back(work);
+  }  // joined here
+  if (failure) std::rethrow_exception(failure);
+  return out;
+}
+
+std::vector<SweepPoint> run_sweep(const json& base, const std::string& file, const std::vector<SweepAxis>& axes,
+                                  const SweepOptions& options) {
+  return run_points(base, file, cartesian(axes), options);
+}
+
+std::optional<Objective> parse_objective(const std::string& name) {
+  if (name == "tokens_per_s") return Objective::tokens_per_s;
+  if (name == "usd_per_token") return Objective::usd_per_token;
+  return std::nullopt;
+}
+
+std::vector<std::size_t> rank_points(const std::vector<SweepPoint>& points, Objective objective) {
+  if (objective == Objective::tokens_per_s) return rank_by(points, [](const SweepPoint& p) { return -p.report.tokens_per_s; });
+  return rank_by(points, [](const SweepPoint& p) { return p.usd_per_token(); });
+}
+
+std::vector<std::size_t> pareto_front(const std::vector<SweepPoint>& points) {
+  // Fastest first (ties: cheaper, then enumeration order); a point joins the front when it is strictly
+  // cheaper than everything faster or as fast.
+  std::vector<std::size_t> idx = rank_by(points, [](const SweepPoint& p) {
+    return std::make_pair(-p.report.tokens_per_s, p.usd_per_token());
+  });
+  std::vector<std::size_t> front;
+  double best_cost = 0;
+  for (std::size_t i : idx) {
+    const double cost = points[i].usd_per_token();
+    if (front.empty() || cost < best_cost) {
+      front.push_back(i);
+      best_cost = cost;
+    }
+  }
+  return front;
+}
+
+std::vector<Assignment> enumerate_layouts(const json& base, const std::string& file, const SearchOptions& options,
+                                          const Assignment& prefix) {
+  json doc = base;
+  for (const auto& [path, value] : prefix) set_path(doc, path, value, file);
+  // Probe the cluster and the model with a layout that is always valid (everything 1, DP over all GPUs),
+  // so a base layout that does not suit this cluster does not hide the cluster's own errors.
+  json probe = doc;
+  std::int64_t gbs = 0;
+  if (probe.contains("training") && probe["training"].is_object()) {
+    json& tr = probe["training"];
+    gbs = json_int(tr, "global_batch_size", 0);
+    for (const char* key : {"tensor_model_parallel_size", "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size",
+                            "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size",
+                            "data_parallel_size", "sequence_parallel",
+                            "zero_stage", "fsdp_sharding_strategy", "pipeline_schedule", "micro_batch_size"})
+      tr.erase(key);
+    const json& cl = probe.contains("cluster") ? probe["cluster"] : json();
+    const std::int64_t gpus = json_int(cl, "nodes", 0) * json_int(cl, "gpus_per_node", 8);
+    if (gpus > 0) tr["global_batch_size"] = gpus;
+  }
+  const Scenario s = parse_scenario(probe, file);
+  const auto& m = s.model;
+  const std::int64_t gpus = s.num_gpus();
+  const std::int64_t seq = s.training.seq_length;
+  if (gbs <= 0) gbs = s.training.global_batch_size;
+
+  std::vector<Assignment> out;
+  const std::int64_t tp_limit = options.allow_tp_across_nodes ? gpus : s.cluster.gpus_per_node;
+  for (std::int64_t tp : divisors(std::gcd(m.num_attention_heads, m.num_query_groups))) {
+    if (tp > tp_limit || gpus % tp != 0) continue;
+    for (std::int64_t pp : divisors(m.num_layers)) {
+      if (gpus % (tp * pp) != 0) continue;
+      for (std::int64_t cp = 1; seq % cp == 0 && (cp == 1 || seq / cp >= 1024); cp *= 2) {
+        if (gpus % (tp * pp * cp) != 0) break;
+        const std::int64_t dp = gpus / (tp * pp * cp);
+        std::vector<std::int64_t> vps{1};
+        if (pp > 1)
+          for (std::int64_t v : divisors(m.num_layers / pp))
+            if (v > 1) vps.push_back(v);
+        // Experts fold over TP x CP x DP (models/parallelism/layout.hpp): expert TP = TP with EP dividing CP x DP, and
+        // under TP > 1 also whole experts (expert TP 1) with EP dividing TP x CP x DP.
+        std::vector<std::pair<std::int64_t, std::int64_t>> experts{{1, tp}};  // (ep, etp)
+        if (m.num_moe_experts > 0)
+          for (std::int64_t e : divisors(m.num_moe_experts)) {
+            if (e > 1 && (cp * dp) % e == 0) experts.emplace_back(e, tp);
+            if (tp > 1 && (tp * cp * dp) % e == 0) experts.emplace_back(e, 1);
+          }
+        if (gbs % dp != 0) continue;
+        for (std::int64_t vp : vps)
+          for (const auto& [ep, etp] : experts)
+            for (std::int64_t mb = 1; (gbs / dp) % mb == 0; mb *= 2)
+              for (int zero = 0; zero <= 3; ++zero)
+                for (const char* rc : {"none", "selective", "full"}) {
+                  Assignment a = prefix;
+                  a.emplace_back("training.tensor_model_parallel_size", tp);
+                  a.emplace_back("training.sequence_parallel", tp > 1);
+                  a.emplace_back("training.pipeline_model_parallel_size", pp);
+                  a.emplace_back("training.virtual_pipeline_model_parallel_size", vp);
+                  a.emplace_back("training.pipeline_schedule", vp > 1 ? "interleaved" : "1f1b");
+                  a.emplace_back("training.context_parallel_size", cp);
+                  a.emplace_back("training.expert_model_parallel_size", ep);
+                  if (m.num_moe_experts > 0) a.emplace_back("training.expert_tensor_parallel_size", etp);
+                  a.emplace_back("training.data_parallel_size", nullptr);
+                  a.emplace_back("training.micro_batch_size", mb);
+                  a.emplace_back("training.zero_stage", zero);
+                  a.emplace_back("training.fsdp_sharding_strategy", nullptr);
+                  a.emplace_back("training.recompute_granularity", rc);
+                  out.push_back(std::move(a));
+                }
+      }
+    }
+  }
+  return out;
+}
+
+void mark_dominated(std::vector<SweepPoint>& points) {
+  // Group the pending points by everything but the recompute granularity and the ZeRO stage.
+  auto rank_of_recompute = [](const json& v) { return v == "none" ? 0 : v == "selective" ? 1 : 2; };
+  struct Member {
+    std::size_t index;
+    int recompute;
+    int zero;  // -1: the point does not set it
+    bool single_replica;  // DP x CP = 1: nothing to shard, every ZeRO stage is ZeRO-0
+  };
+  std::map<std::string, std::vector<Member>> groups;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (points[i].status != PointStatus::pending) continue;
+    std::string key;
+    int recompute = -1, zero = -1;
+    for (const auto& [path, v] : points[i].assignment) {
+      if (path == "training.recompute_granularity") recompute = rank_of_recompute(v);
+      else if (path == "training.zero_stage" && v.is_number_integer()) zero = v.get<int>();
+      else key += path + "=" + v.dump() + ";";
+    }
+    if (recompute < 0) continue;  // not a search point
+    if (zero < 0) key += "zero=unset;";
+    groups[key].push_back({i, recompute, zero, points[i].report.dp * points[i].report.cp == 1});
+  }
+  // `a`'s ZeRO stage is never slower than `b`'s: the same, ZeRO-1 against ZeRO-2 (ZeRO-2 reduce-scatters
+  // every micro-batch what ZeRO-1 reduces once and gathers the same parameters after the optimizer), or
+  // any lower stage when there is a single replica (sharding over one rank changes nothing).
+  auto zero_no_slower = [](const Member& a, const Member& b) {
+    return a.zero == b.zero || (a.zero == 1 && b.zero == 2) || (a.single_replica && a.zero >= 0 && a.zero < b.zero);
+  };
+  for (const auto& [key, members] : groups)
+    for (const Member& m : members)
+      for (const Member& o : members)
+        if (o.index != m.index && o.recompute <= m.recompute && zero_no_slower(o, m) &&
+            (o.recompute != m.recompute || o.zero != m.zero)) {
+          points[m.index].status = PointStatus::dominated;
+          break;
+        }
+}
+
+std::vector<SweepPoint> screen_and_simulate(const json& base, const std::string& file, const std::vector<Assignment>& assignments,
+                                            const SearchOptions& options) {
+  SweepOptions screen = options.run;
+  screen.simulate = false;
+  std::vector<SweepPoint> points = run_points(base, file, assignments, screen);
+  if (!options.exhaustive) mark_dominated(points);
+  std::vector<std::size_t> todo;
+  std::vector<Assignment> chosen;
+  for (std::size_t i = 0; i < points.size(); ++i)
+    if (points[i].status == PointStatus::pending) todo.push_back(i), chosen.push_back(points[i].assignment);
+  SweepOptions run = options.run;
+  run.simulate = true;
+  run.skip_unfitting = true;
+  std::vector<SweepPoint> simulated = run_points(base, file, chosen, run);
+  for (std::size_t k = 0; k < todo.size(); ++k) {
+    if (simulated[k].status == PointStatus::cancelled) continue;  // stays pending: cancelled below
+    points[todo[k]] = std::move(simulated[k]);
+  }
+  for (auto& p : points)
+    if (p.status == PointStatus::pending) p.status = PointStatus::cancelled;
+  return points;
+}
+
+SearchCounts count_points(const std::vector<SweepPoint>& points) {
+  SearchCounts c;
+  c.enumerated = points.size();
+  for (const auto& p : points) {
+    switch (p.status) {
+      case PointStatus::cancelled: ++c.cancelled; break;
+      case PointStatus::invalid: ++c.invalid; break;
+      case PointStatus::not_fitting: ++c.not_fitting; break;
+      case PointStatus::pending: ++c.cancelled; break;
+      case PointStatus::dominated: ++c.dominated; break;
+      case PointStatus::simulated: ++c.simulated; break;
+    }
+  }
+  return c;
+}
+
+SearchResult search_layouts(const json& base, const std::string& file, const SearchOptions& options, Objective objective) {
+  SearchResult r;
+  r.points = screen_and_simulate(base, file, enumerate_layouts(base, file, options), options);
+  r.counts = count_points(r.points);
+  r.ranked = rank_points(r.points, objective);
+  return r;
+}
+
+CapacityResult plan_capacity(const json& base, const std::string& file, const CapacityOptions& options) {
+  const json training = base.contains("training") ? base["training"] : json();
+  const json tokens = training.is_object() && training.contains("tokens_to_train") ? training["tokens_to_train"] : json();
+  if (!tokens.is_number() || tokens.get<double>() <= 0)
+    throw InputError(file + ": training.tokens_to_train: capacity planning needs the number of tokens to train (e.g. 15e12)");
+  const json cluster = base.contains("cluster") ? base["cluster"] : json();
+  const std::int64_t gpn = json_int(cluster, "gpus_per_node", 8);
+  const json base_gpu = cluster.is_object() && cluster.contains("gpu") ? cluster["gpu"] : json();
+  std::vector<json> types;
+  for (const auto& t : options.gpu_types) types.emplace_back(t);
+  if (types.empty()) types.push_back(base_gpu);
+  std::vector<std::string> problems;
+  for (int count : options.gpu_counts)
+    if (count <= 0 || gpn <= 0 || count % gpn != 0)
+      problems.push_back(file + ": --gpus " + std::to_string(count) + ": not a positive multiple of cluster.gpus_per_node (" +
+                         std::to_string(gpn) + ")");
+  if (options.gpu_counts.empty()) problems.push_back(file + ": --gpus: no GPU counts given");
+  if (!problems.empty()) throw InputError(problems);
+
+  CapacityResult r;
+  r.tokens_to_train = tokens.get<double>();
+  std::vector<Assignment> all;
+  for (const json& type : types)
+    for (int count : options.gpu_counts) {
+      Assignment prefix;
+      if (!type.is_null()) prefix.emplace_back("cluster.gpu", type);
+      prefix.emplace_back("cluster.nodes", count / gpn);
+      // A price written in the scenario is the price of its GPU; other types use their catalog price.
+      if (type != base_gpu) prefix.emplace_back("cluster.price_per_gpu_hour", nullptr);
+      try {
+        auto layouts = enumerate_layouts(base, file, options.search, prefix);
+        all.insert(all.end(), std::make_move_iterator(layouts.begin()), std::make_move_iterator(layouts.end()));
+      } catch (const InputError& e) {
+        r.skipped.push_back((type.is_string() ? type.get<std::string>() : std::string("GPU")) + " x " + std::to_string(count) +
+                            ": " + join(e.messages(), file));
+      }
+    }
+  r.points = screen_and_simulate(base, file, all, options.search);
+  r.counts = count_points(r.points);
+  r.ranked = rank_points(r.points, Objective::usd_per_token);
+  auto meets = [&](const SweepPoint& p) {
+    return (options.deadline_days <= 0 || p.report.cost.days_to_train <= options.deadline_days) &&
+           (options.budget_usd <= 0 || p.report.cost.usd_to_train <= options.budget_usd);
+  };
+  for (std::size_t i : r.ranked)
+    if (meets(r.points[i])) {
+      r.cheapest = i;
+      break;
+    }
+  for (std::size_t i : rank_points(r.points, Objective::tokens_per_s))
+    if (meets(r.points[i])) {
+      r.fastest = i;
+      break;
+    }
+  r.pareto = pareto_front(r.points);
+  return r;
+}
+
+}  // namespace cs::sim

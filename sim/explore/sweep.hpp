@@ -1,0 +1,192 @@
+#pragma once
+// Sweeps, layout search and capacity planning: many scenarios made from one, simulated on several
+// threads. The CLI (`clustersim sweep`) and the GUI call these; nothing here prints.
+//
+// A point is the base scenario document plus an assignment of values to dotted scenario paths (the
+// `--set` / `--vary` paths, e.g. training.tensor_model_parallel_size=4). Every point goes through the
+// same front door as `clustersim run`: apply the assignment to a copy of the JSON, parse_scenario
+// (which validates), simulate. A point the validator rejects is kept with the validator's message;
+// sweeps never stop on a bad combination.
+//
+// Determinism: points are evaluated by a pool of worker threads that take the next index from an atomic
+// counter and write their own slot, so the result vector is in enumeration order whatever the number of
+// threads or the order in which they finish; ranking is a stable sort with the enumeration order as
+// the last key. Identical input gives identical output with 1 or N threads.
+//
+// Memory first (search): a layout whose peak memory per GPU (models::peak_memory_per_gpu, the same
+// figure the report uses) exceeds the GPU is reported as not fitting without being simulated: it cannot
+// run, and the memory model costs microseconds where a simulation costs milliseconds.
+//
+// Search space (search_layouts): for the scenario's cluster and model,
+//   TP   divisors of gcd(heads, query groups), at most gpus_per_node unless allow_tp_across_nodes;
+//        sequence parallel on whenever TP > 1 (Megatron's recommended setting; it only saves memory);
+//   PP   divisors of the layer count; TP x PP x CP must divide the GPUs; DP is the rest;
+//   CP   1, 2, 4, ... dividing the sequence length with at least 1024 tokens per rank;
+//   VP   (interleaved 1F1B) every v > 1 dividing layers / PP, when PP > 1;
+//   EP   (MoE only) divisors of the expert count that divide DP;
+//   micro-batch 1, 2, 4, ... dividing global_batch / DP;  ZeRO stage 0..3;  recompute none/selective/full.
+// Values the current validator does not accept yet (a strategy not simulated yet) are counted as
+// invalid and dropped, so the search widens by itself as strategies land.
+//
+// Pareto front on (time, cost): with a fixed token count both days-to-train and dollars-to-train are
+// proportional to 1/tokens_per_s and to usd_per_token, so the front is taken on those two and holds for
+// any tokens_to_train. A point is on the front when no other point is at least as fast and as cheap and
+// strictly better in one; of exact ties the first in enumeration order is kept.
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/report/report.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace cs::sim {
+
+// Values for dotted scenario paths, in the order they are applied.
+using Assignment = std::vector<std::pair<std::string, nlohmann::json>>;
+
+struct SweepAxis {
+  std::string path;
+  std::vector<nlohmann::json> values;
+};
+
+// "path=v1,v2,..." as typed after --vary: each value parsed as JSON, else taken as a string; commas
+// inside brackets, braces or quotes do not split. Throws InputError on a malformed axis.
+SweepAxis parse_axis(const std::string& text);
+
+// Cartesian product, the last axis varying fastest.
+std::vector<Assignment> cartesian(const std::vector<SweepAxis>& axes);
+
+struct SweepProgress {
+  std::size_t done = 0, total = 0;
+  double elapsed_s = 0;
+};
+
+struct SweepOptions {
+  int threads = 0;  // 0: std::thread::hardware_concurrency()
+  // Called after each point, from the worker that finished it, never concurrently with itself.
+  std::function<void(const SweepProgress&)> progress;
+  // Polled between points; when it becomes true the remaining points are left unevaluated (status
+  // `cancelled`) and the call returns.
+  const std::atomic<bool>* cancel = nullptr;
+  // Check memory before simulating and skip layouts that do not fit (search); a plain sweep simulates
+  // them and flags them, as `clustersim run` does.
+  bool skip_unfitting = false;
+  // false: validate and check memory only; a fitting point is left `pending` (the search's screening pass).
+  bool simulate = true;
+};
+
+// pending: valid and fitting, not simulated yet; dominated: not simulated because the same layout with
+// a lighter recompute or ZeRO stage fits, and that one is never slower (see mark_dominated).
+enum class PointStatus { cancelled, invalid, not_fitting, pending, dominated, simulated };
+const char* to_string(PointStatus s);
+
+struct SweepPoint {
+  Assignment assignment;
+  PointStatus status = PointStatus::cancelled;
+  bool valid = false;  // the scenario validated (status not_fitting or simulated)
+  std::string error;   // validator messages joined by "; " (invalid), or the memory shortfall (not_fitting)
+  // Simulated: the full report. Not fitting: the layout, memory and capacity fields only.
+  Report report;
+  bool simulated() const { return status == PointStatus::simulated; }
+  bool fits() const { return valid && report.fits_in_memory; }
+  double usd_per_token() const;
+};
+
+// One point, through parse_scenario and simulate. Never throws for bad input (the point says why).
+SweepPoint evaluate_point(const nlohmann::json& base, const std::string& file, const Assignment& assignment,
+                          bool skip_unfitting);
+
+// Every assignment, evaluated on options.threads workers; results in the order of `assignments`.
+std::vector<SweepPoint> run_points(const nlohmann::json& base, const std::string& file,
+                                   const std::vector<Assignment>& assignments, const SweepOptions& options);
+
+// The cartesian product of `axes` over `base`.
+std::vector<SweepPoint> run_sweep(const nlohmann::json& base, const std::string& file,
+                                  const std::vector<SweepAxis>& axes, const SweepOptions& options);
+
+enum class Objective { tokens_per_s, usd_per_token };
+std::optional<Objective> parse_objective(const std::string& name);
+
+// Indices of the simulated, fitting points, best first under `objective` (ties: enumeration order).
+std::vector<std::size_t> rank_points(const std::vector<SweepPoint>& points, Objective objective);
+
+// Indices of the Pareto-optimal simulated, fitting points on (1 / tokens_per_s, usd_per_token), fastest
+// first.
+std::vector<std::size_t> pareto_front(const std::vector<SweepPoint>& points);
+
+struct SearchOptions {
+  bool allow_tp_across_nodes = false;
+  // Simulate dominated layouts too (see mark_dominated); off by default: they cannot win.
+  bool exhaustive = false;
+  SweepOptions run;  // skip_unfitting is forced on
+};
+
+// The layouts of the search space above for the scenario `base` (with `prefix` applied first, e.g. a
+// GPU type and node count in capacity planning); each assignment starts with `prefix`. Throws InputError
+// when the base scenario's cluster or model is itself invalid.
+std::vector<Assignment> enumerate_layouts(const nlohmann::json& base, const std::string& file,
+                                          const SearchOptions& options, const Assignment& prefix = {});
+
+struct SearchCounts {
+  std::size_t enumerated = 0, invalid = 0, not_fitting = 0, dominated = 0, simulated = 0, cancelled = 0;
+};
+
+// Dominance between fitting layouts of the search: a `pending` point is marked `dominated` when another
+// fitting point differs from it only in ways that never make a step faster, so it cannot win:
+//  - recompute: none < selective < full only adds kernels to the step and buys memory, never time;
+//  - ZeRO-2 against ZeRO-1: the same parameter gather after the optimizer step, and a gradient
+//    reduce-scatter every micro-batch instead of once per step (DeepSpeed's stage 2 under accumulation);
+//  - any ZeRO stage against a lower one when DP x CP = 1: there is nothing to shard over.
+// ZeRO-3 is not pruned against ZeRO-1 (it gathers parameters ahead of each layer, overlapped, where
+// ZeRO-1 gathers them after the optimizer step: which is faster is what the simulation decides), nor
+// ZeRO-1 against DDP (a sharded optimizer step against an overlapped all-reduce). The search's test
+// checks every rule against an exhaustive search.
+void mark_dominated(std::vector<SweepPoint>& points);
+
+// Screens every assignment (validation and memory), marks dominated layouts unless `exhaustive`, and
+// simulates the rest; results in assignment order.
+std::vector<SweepPoint> screen_and_simulate(const nlohmann::json& base, const std::string& file,
+                                            const std::vector<Assignment>& assignments, const SearchOptions& options);
+SearchCounts count_points(const std::vector<SweepPoint>& points);
+
+struct SearchResult {
+  SearchCounts counts;
+  std::vector<SweepPoint> points;   // every enumerated layout, enumeration order
+  std::vector<std::size_t> ranked;  // simulated points, best first
+};
+
+SearchResult search_layouts(const nlohmann::json& base, const std::string& file, const SearchOptions& options,
+                            Objective objective);
+
+// Capacity planning: for every GPU type and GPU count (nodes = count / gpus_per_node), the whole layout
+// search; then the cheapest and the fastest plan meeting the deadline and the budget (a constraint <= 0
+// is not set), and the cost-vs-time Pareto front over every simulated layout.
+struct CapacityOptions {
+  std::vector<int> gpu_counts;
+  std::vector<std::string> gpu_types;  // empty: the scenario's GPU
+  double deadline_days = 0;
+  double budget_usd = 0;
+  SearchOptions search;
+};
+
+struct CapacityResult {
+  SearchCounts counts;
+  std::vector<SweepPoint> points;   // every enumerated layout of every (GPU, count)
+  std::vector<std::size_t> ranked;  // simulated points, cheapest per token first
+  std::optional<std::size_t> cheapest, fastest;  // meeting the constraints
+  std::vector<std::size_t> pareto;
+  double tokens_to_train = 0;
+  std::vector<std::string> skipped;  // (GPU, count) pairs that cannot be built, with the reason
+};
+
+// Throws InputError when training.tokens_to_train is missing or a count is not a multiple of
+// gpus_per_node.
+CapacityResult plan_capacity(const nlohmann::json& base, const std::string& file, const CapacityOptions& options);
+
+}  // namespace cs::sim

@@ -1,0 +1,337 @@
+#include "sim/network/flow_network.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "sim/base/check.hpp"
+
+namespace cs::sim {
+
+using models::CollectiveKind;
+
+namespace {
+
+std::vector<double> link_capacities(const topo::Cluster& cluster) {
+  std::vector<double> caps;
+  caps.reserve(cluster.edges().size());
+  for (const auto& e : cluster.edges()) caps.push_back(e.bandwidth_Bps);
+  return caps;
+}
+
+}  // namespace
+
+FlowNetwork::FlowNetwork(const TaskGraph& graph, const topo::Cluster& cluster, FlowNetworkOptions options)
+    : graph_(graph),
+      cluster_(cluster),
+      options_(std::move(options)),
+      solver_(std::make_unique<MaxMinSolver>(link_capacities(cluster))),
+      choices_(graph.collectives().size()),
+      geometry_(graph.num_groups()),
+      have_geometry_(graph.num_groups(), false) {
+  route_.reserve(static_cast<std::size_t>(cluster.max_route_edges()));
+  probe_.reserve(static_cast<std::size_t>(cluster.max_route_edges()));
+  int nodes = 0;
+  for (int g = 0; g < cluster.num_gpus(); ++g) nodes = std::max(nodes, cluster.node_of_gpu(g) + 1);
+  node_slot_.assign(static_cast<std::size_t>(nodes), -1);
+}
+
+void FlowNetwork::expand(const Collective& c, const std::vector<int>& gpus, const AlgorithmChoice& choice,
+                         std::vector<std::vector<FlowSpec>>& phases) const {
+  const int n = static_cast<int>(gpus.size());
+  const double e = protocol_spec(choice.protocol).bandwidth_efficiency;
+  const double S = c.bytes;
+  // GPUs of the group per node, nodes in order of first appearance, GPUs in group order. node_slot_ maps a
+  // node to its index in `nodes` (scratch sized to the cluster, reset below): O(n), no map.
+  std::vector<std::vector<int>> nodes;
+  for (int g : gpus) {
+    int& slot = node_slot_[static_cast<std::size_t>(cluster_.node_of_gpu(g))];
+    if (slot < 0) {
+      slot = static_cast<int>(nodes.size());
+      nodes.emplace_back();
+    }
+    nodes[static_cast<std::size_t>(slot)].push_back(g);
+  }
+  for (int g : gpus) node_slot_[static_cast<std::size_t>(cluster_.node_of_gpu(g))] = -1;
+  std::size_t k_min = nodes.front().size();
+  for (const auto& local : nodes) k_min = std::min(k_min, local.size());
+  const int k = static_cast<int>(k_min);
+  const bool multi_node = geometry_[c.group].multi_node;
+  auto ring = [&](const std::vector<int>& order, double bytes_per_edge, std::vector<FlowSpec>& out) {
+    const int m = static_cast<int>(order.size());
+    for (int i = 0; i < m; ++i) out.push_back({order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>((i + 1) % m)], bytes_per_edge});
+  };
+  auto& flows = phases.emplace_back();
+  double payload = 1.0;  // share of a flow's bytes that is data on the wire (the rest is pipeline fill)
+  switch (choice.algorithm) {
+    case NcclAlgorithm::ring: {
+      // Every ring edge carries what its sender sends, pipeline fill included (nccl_model.hpp).
+      const double sent = ring_pipeline_bytes(c.kind, S, n);
+      payload = busbw_factor(c.kind, n) * S / sent;
+      if (!multi_node) {
+        ring(gpus, sent / e, flows);
+        break;
+      }
+      // One channel per local GPU; channel ch enters and leaves each node through a rotated local order.
+      for (int ch = 0; ch < k; ++ch) {
+        std::vector<int> order;
+        for (const auto& local : nodes)
+          for (int i = 0; i < k; ++i) order.push_back(local[static_cast<std::size_t>((i + ch) % k)]);
+        ring(order, sent / k / e, flows);
+      }
+      break;
+    }
+    case NcclAlgorithm::tree: {
+      // Per channel (one per local GPU) and per tree (two, each half the data): a chain inside each node
+      // from its leader, and NCCL's double binary tree over the nodes' leaders (nccl_model.hpp). Data
+      // flows up and down each edge.
+      const int N = static_cast<int>(nodes.size());
+      const double part = S / (2.0 * k) / e;
+      for (int ch = 0; ch < k; ++ch) {
+        auto leader = [&](int node) { return nodes[static_cast<std::size_t>(node)][static_cast<std::size_t>(ch % k)]; };
+        for (int t = 0; t < 2; ++t) {
+          for (int node = 0; node < N; ++node) {
+            const auto& local = nodes[static_cast<std::size_t>(node)];
+            for (int i = 0; i + 1 < k; ++i) {
+              const int a = local[static_cast<std::size_t>((ch + i) % k)], b = local[static_cast<std::size_t>((ch + i + 1) % k)];
+              flows.push_back({b, a, part});
+              flows.push_back({a, b, part});
+            }
+            const int parent = double_binary_tree_parents(N, node)[static_cast<std::size_t>(t)];
+            if (parent < 0) continue;
+            flows.push_back({leader(node), leader(parent), part});
+            flows.push_back({leader(parent), leader(node), part});
+          }
+        }
+      }
+      break;
+    }
+    case NcclAlgorithm::nvls: {
+      // Each GPU writes S into the switch and receives the reduced S back; the switch reduces at a fraction
+      // kNvlsEfficiency of line rate, so the flows are scaled from the link's payload capacity to that.
+      const double scale = cluster_.spec().intra.efficiency / kNvlsEfficiency;
+      const double sent = nvls_pipeline_bytes(S);
+      payload = S / (sent * scale);
+      for (int g : gpus) {
+        flows.push_back({g, -1, sent * scale / e});
+        flows.push_back({-1, g, sent * scale / e});
+      }
+      break;
+    }
+    case NcclAlgorithm::hierarchical: {
+      // Three phases, one after another: reduce-scatter inside nodes, all-reduce of S/k across nodes among
+      // GPUs of equal local index, all-gather inside nodes.
+      const double kk = k;
+      std::vector<FlowSpec> intra_rs, inter, intra_ag;
+      for (const auto& local : nodes) ring(local, (kk - 1) / kk * S / e, intra_rs);
+      const int N = static_cast<int>(nodes.size());
+      for (int j = 0; j < k; ++j) {
+        std::vector<int> order;
+        for (const auto& local : nodes) order.push_back(local[static_cast<std::size_t>(j)]);
+        ring(order, 2.0 * (N - 1) / N * (S / kk) / e, inter);
+      }
+      intra_ag = intra_rs;
+      phases.back() = std::move(intra_rs);
+      phases.push_back(std::move(inter));
+      phases.push_back(std::move(intra_ag));
+      break;
+    }
+    case NcclAlgorithm::pairwise: {
+      for (int a : gpus)
+        for (int b : gpus)
+          if (a != b) flows.push_back({a, b, S / n / e});
+      break;
+    }
+    case NcclAlgorithm::p2p: {
+      if (n == 2) {
+        const int src = c.reversed ? gpus[1] : gpus[0], dst = c.reversed ? gpus[0] : gpus[1];
+        flows.push_back({src, dst, S / e});
+      } else {
+        ring(gpus, S / e, flows);  // ring shift: every GPU sends S to the next (context parallelism)
+      }
+      break;
+    }
+  }
+  if (payload != 1.0)
+    for (FlowSpec& f : phases.back()) f.payload = payload;
+}
+
+void FlowNetwork::start(std::uint32_t collective, Time now) {
+  const Collective& c = graph_.collectives()[collective];
+  if (!have_geometry_[c.group]) {
+    geometry_[c.group] = group_geometry(cluster_, graph_.group(c.group));
+    have_geometry_[c.group] = true;
+  }
+  const GroupGeometry& geo = geometry_[c.group];
+  const AlgorithmChoice choice = choose_algorithm(c.kind, c.bytes, geo, options_.forced_algorithm);
+  choices_[collective] = choice;
+
+  std::uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<std::uint32_t>(active_.size());
+    active_.emplace_back();
+  }
+  Active& a = active_[slot];
+  a.collective = collective;
+  a.outstanding = 0;
+  a.latency = choice.latency;
+  a.phases.clear();
+  if (geo.ranks >= 2 && c.bytes > 0) {
+    // The group itself, and under symmetry every mirrored group when the traffic leaves the node.
+    const auto& mirrors = graph_.mirrors(c.group);
+    std::vector<std::vector<FlowSpec>> phases;
+    if (geo.multi_node) {
+      for (std::uint32_t m : mirrors) expand(c, graph_.group(m), choice, phases);
+      // expand() appended each mirror's phases; merge phase i of every mirror into one phase.
+      const std::size_t per = phases.size() / mirrors.size();
+      for (std::size_t i = 0; i < per; ++i) {
+        std::vector<FlowSpec> merged;
+        for (std::size_t m = 0; m < mirrors.size(); ++m)
+          merged.insert(merged.end(), phases[m * per + i].begin(), phases[m * per + i].end());
+        a.phases.push_back(std::move(merged));
+      }
+    } else {
+      expand(c, graph_.group(c.group), choice, a.phases);
+    }
+    std::reverse(a.phases.begin(), a.phases.end());  // expand() appends in run order; back() runs first
+    launch_phase(slot, now);
+  }
+  if (a.outstanding == 0) {
+    done_.emplace(now + a.latency, done_seq_++, collective);
+    free_slots_.push_back(slot);
+    return;
+  }
+  solver_->solve(now);
+}
+
+void FlowNetwork::launch_phase(std::uint32_t slot, Time now) {
+  Active& a = active_[slot];
+  while (!a.phases.empty() && a.outstanding == 0) {
+    std::vector<FlowSpec> flows = std::move(a.phases.back());
+    a.phases.pop_back();
+    std::uint64_t channel = 0;
+    for (const FlowSpec& f : flows) {
+      if (f.bytes <= 0) continue;
+      const std::uint64_t flow_id = (static_cast<std::uint64_t>(a.collective) << 20) ^ channel++;
+      if (f.dst < 0 || f.src < 0) {
+        // NVLS: the GPU's link into (or out of) the switch, taken from a route to another GPU of the node.
+        const int g = f.src < 0 ? f.dst : f.src;
+        const int other = g % cluster_.spec().gpus_per_node == 0 ? g + 1 : g - 1;
+        cluster_.route(f.src < 0 ? other : g, f.src < 0 ? g : other, flow_id, route_);
+        CS_CHECK(!route_.empty());
+        const int link = f.src < 0 ? route_.back() : route_.front();
+        solver_->add_flow(std::span<const int>(&link, 1), f.bytes, slot, f.payload);
+      } else {
+        route_least_loaded(f.src, f.dst, flow_id);
+        solver_->add_flow(route_, f.bytes, slot, f.payload);
+      }
+      ++a.outstanding;
+      ++flows_started_;
+    }
+  }
+  (void)now;
+}
+
+bool FlowNetwork::crosses_spine(const std::vector<int>& path) const {
+  for (int l : path) {
+    const auto kind = cluster_.vertices()[static_cast<std::size_t>(cluster_.edges()[static_cast<std::size_t>(l)].dst)].kind;
+    if (kind == topo::VertexKind::spine || kind == topo::VertexKind::core) return true;
+  }
+  return false;
+}
+
+void FlowNetwork::route_least_loaded(int src, int dst, std::uint64_t flow_id) {
+  // Up to kRouteProbes candidate paths (the cluster's ECMP choice under different flow ids); keep the one
+  // whose busiest link would give the flow the largest fair share, capacity / (flows on it + 1); ties go
+  // to the earlier probe. A probe whose links carry nothing yet ends the search; a path that climbs to no
+  // spine or core switch (inside a node, under one leaf) has no alternative and is taken at once.
+  double best = -1;
+  for (std::uint64_t probe = 0; probe < kRouteProbes; ++probe) {
+    cluster_.route(src, dst, flow_id + (probe << 40), probe == 0 ? route_ : probe_);
+    const std::vector<int>& path = probe == 0 ? route_ : probe_;
+    if (probe == 0 && !crosses_spine(route_)) break;  // inside a node or under one leaf: one path
+    double share = std::numeric_limits<double>::infinity();
+    bool idle = true;
+    for (int l : path) {
+      const std::size_t n = solver_->flows_on(l);
+      idle = idle && n == 0;
+      share = std::min(share, solver_->capacity(l) / static_cast<double>(n + 1));
+    }
+    if (probe == 0 || share > best) {
+      if (probe > 0) route_.swap(probe_);
+      best = share;
+    }
+    if (idle) break;
+  }
+}
+
+Time FlowNetwork::next_completion() const {
+  const Time flows = solver_->next_finish();
+  const Time done = done_.empty() ? kNever : std::get<0>(done_.top());
+  return std::min(flows, done);
+}
+
+void FlowNetwork::pop_completed(Time now, std::vector<std::uint32_t>& done) {
+  if (solver_->next_finish() == now) {
+    finished_.clear();
+    solver_->pop_finished(now, finished_);
+    for (std::uint32_t slot : finished_) {
+      Active& a = active_[slot];
+      CS_CHECK(a.outstanding > 0);
+      if (--a.outstanding > 0) continue;
+      launch_phase(slot, now);
+      if (a.outstanding == 0) {
+        done_.emplace(now + a.latency, done_seq_++, a.collective);
+        free_slots_.push_back(slot);
+      }
+    }
+    solver_->solve(now);
+  }
+  while (!done_.empty() && std::get<0>(done_.top()) == now) {
+    done.push_back(std::get<2>(done_.top()));
+    done_.pop();
+  }
+}
+
+std::vector<LinkLoad> FlowNetwork::link_loads() const {
+  // Per class of link: mean bytes over the links that carried traffic, and the busiest link.
+  struct Class {
+    const char* name;
+    double bytes = 0;
+    int used = 0;
+    double capacity = 0;
+    int busiest = -1;
+    double busiest_util = -1;
+  };
+  Class classes[3] = {{"scale-up links (mean of used)"}, {"PCIe links (mean of used)"}, {"network links (mean of used)"}};
+  const auto& edges = cluster_.edges();
+  for (std::size_t l = 0; l < edges.size(); ++l) {
+    const double b = solver_->link_bytes(static_cast<int>(l));
+    if (b <= 0) continue;
+    Class& k = classes[static_cast<int>(edges[l].kind)];
+    k.bytes += b;
+    ++k.used;
+    k.capacity = edges[l].bandwidth_Bps;
+    const double util = b / edges[l].bandwidth_Bps;
+    if (util > k.busiest_util) k.busiest_util = util, k.busiest = static_cast<int>(l);
+  }
+  auto vname = [&](int v) {
+    const auto& vx = cluster_.vertices()[static_cast<std::size_t>(v)];
+    static const char* kinds[] = {"gpu", "nvswitch", "pcie-switch", "nic", "leaf", "spine", "core"};
+    return std::string(kinds[static_cast<int>(vx.kind)]) + std::to_string(vx.index) +
+           (vx.node >= 0 && vx.kind != topo::VertexKind::gpu ? "@node" + std::to_string(vx.node) : "");
+  };
+  std::vector<LinkLoad> out;
+  for (const Class& k : classes) {
+    if (k.used == 0) continue;
+    out.push_back({k.name, k.bytes / k.used, k.capacity});
+    const auto& e = edges[static_cast<std::size_t>(k.busiest)];
+    out.push_back({std::string("busiest: ") + vname(e.src) + " -> " + vname(e.dst), solver_->link_bytes(k.busiest), e.bandwidth_Bps});
+  }
+  return out;
+}
+
+}  // namespace cs::sim

@@ -1,0 +1,92 @@
+#pragma once
+// The flow-level network back-end: every collective becomes the point-to-point transfers its NCCL
+// algorithm makes (nccl_model.hpp), each a flow on its routed path (topologies' route()), and all flows
+// in flight share every link max-min fairly (maxmin.hpp). Oversubscribed spines, NICs shared by several
+// GPUs, rail layouts and a second job on the fabric therefore change collective times by themselves.
+//
+// Granularity: a ring's steps are pipelined by NCCL so that each ring edge streams continuously; we model
+// each ring edge as one flow carrying all the bytes that edge carries over the whole collective, and add
+// the algorithm's latency (launch and hops) once its last flow finishes. Across nodes a ring uses one
+// channel per local GPU of the group, each leaving the node through a different GPU (and so NIC), as
+// NCCL's channels do. Symmetry: when a simulated collective spans nodes, the same collective of every
+// mirrored group is put on the fabric too (TaskGraph::mirrors), so the representative sees the traffic of
+// the ranks it stands for; inside one node mirrored groups use disjoint links and are not expanded.
+//
+// Path choice: a flow takes the least loaded of up to 64 of the fabric's equal-cost paths (by its
+// busiest link's share capacity / (flows + 1), at the moment it starts). Static per-flow ECMP hashing
+// would let a few long NCCL flows collide on one up-link of a non-blocking fat-tree and halve a ring's
+// bandwidth from 8 nodes on (measured, 192 GB/s on DGX A100 8xHDR clusters, says they do not):
+// InfiniBand routes fat-trees deterministically per destination (d-mod-k), which keeps shift patterns
+// such as rings collision-free, Quantum switches add adaptive routing, and on RoCE NCCL spreads every
+// connection over several queue pairs (NCCL_IB_QPS_PER_CONNECTION) that ECMP hashes apart. Where the
+// links themselves are too few (an oversubscribed tier), flows still share them max-min fairly.
+#include <memory>
+#include <queue>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "sim/engine/comm_backend.hpp"
+#include "sim/network/maxmin.hpp"
+#include "sim/network/nccl_model.hpp"
+#include "sim/engine/task_graph.hpp"
+#include "topologies/cluster.hpp"
+
+namespace cs::sim {
+
+struct FlowNetworkOptions {
+  std::string forced_algorithm;  // "" = NCCL-like choice
+};
+
+class FlowNetwork : public CommBackend {
+ public:
+  FlowNetwork(const TaskGraph& graph, const topo::Cluster& cluster, FlowNetworkOptions options = {});
+  void start(std::uint32_t collective, Time now) override;
+  Time next_completion() const override;
+  void pop_completed(Time now, std::vector<std::uint32_t>& done) override;
+  std::vector<LinkLoad> link_loads() const override;
+
+  // What the chooser picked for a collective (valid once started).
+  const AlgorithmChoice& choice(std::uint32_t collective) const { return choices_[collective]; }
+  std::uint64_t flows_started() const { return flows_started_; }
+  const MaxMinSolver& solver() const { return *solver_; }
+
+ private:
+  struct FlowSpec {
+    int src, dst;      // GPUs; dst < 0: the NVSwitch (NVLS write), src < 0: from the NVSwitch (multicast)
+    double bytes;
+    double payload = 1.0;  // share of `bytes` that is data (the rest: pipeline fill, not counted on links)
+  };
+  struct Active {
+    std::uint32_t collective = 0;
+    std::uint32_t outstanding = 0;
+    std::vector<std::vector<FlowSpec>> phases;  // phases still to run, in reverse order (back = next)
+    Time latency = 0;
+  };
+  void expand(const Collective& c, const std::vector<int>& gpus, const AlgorithmChoice& choice,
+              std::vector<std::vector<FlowSpec>>& phases) const;
+  void launch_phase(std::uint32_t slot, Time now);
+  // route_ = the least loaded of a few ECMP candidate paths from src to dst (see the essay above).
+  void route_least_loaded(int src, int dst, std::uint64_t flow_id);
+  static constexpr std::uint64_t kRouteProbes = 64;
+  bool crosses_spine(const std::vector<int>& path) const;
+
+  const TaskGraph& graph_;
+  const topo::Cluster& cluster_;
+  FlowNetworkOptions options_;
+  std::unique_ptr<MaxMinSolver> solver_;  // behind a pointer: next_completion() is const but lazily pops
+  std::vector<AlgorithmChoice> choices_;
+  std::vector<GroupGeometry> geometry_;
+  std::vector<bool> have_geometry_;
+  std::vector<Active> active_;
+  std::vector<std::uint32_t> free_slots_;
+  using Done = std::tuple<Time, std::uint64_t, std::uint32_t>;
+  std::priority_queue<Done, std::vector<Done>, std::greater<>> done_;
+  std::uint64_t done_seq_ = 0;
+  std::uint64_t flows_started_ = 0;
+  std::vector<int> route_, probe_;  // scratch
+  mutable std::vector<int> node_slot_;  // scratch of expand(): node -> index among the group's nodes, -1
+  std::vector<std::uint32_t> finished_;  // scratch
+};
+
+}  // namespace cs::sim

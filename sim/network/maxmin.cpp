@@ -1,0 +1,193 @@
+#include "sim/network/maxmin.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "sim/base/check.hpp"
+
+namespace cs::sim {
+
+MaxMinSolver::MaxMinSolver(std::vector<double> capacity_Bps)
+    : capacity_(std::move(capacity_Bps)),
+      link_bytes_(capacity_.size(), 0.0),
+      link_flows_(capacity_.size()),
+      link_touched_(capacity_.size(), 0),
+      link_mark_(capacity_.size(), 0),
+      residual_(capacity_.size(), 0.0),
+      unfixed_(capacity_.size(), 0) {
+  for (double c : capacity_) CS_CHECK(c > 0);
+}
+
+std::uint32_t MaxMinSolver::add_flow(std::span<const int> links, double bytes, std::uint32_t owner, double payload) {
+  CS_CHECK(bytes >= 0 && payload > 0 && payload <= 1);
+  std::uint32_t id;
+  if (!free_flows_.empty()) {
+    id = free_flows_.back();
+    free_flows_.pop_back();
+  } else {
+    id = static_cast<std::uint32_t>(flows_.size());
+    flows_.emplace_back();
+    flow_mark_.push_back(0);
+  }
+  Flow& f = flows_[id];
+  f.path_begin = static_cast<std::uint32_t>(paths_.size());
+  f.path_len = static_cast<std::uint32_t>(links.size());
+  paths_.insert(paths_.end(), links.begin(), links.end());
+  live_path_ints_ += links.size();
+  f.remaining = bytes;
+  f.rate = 0;
+  f.finish = kNever;
+  f.owner = owner;
+  f.payload = payload;
+  ++f.version;
+  f.active = true;
+  ++active_;
+  for (int l : links) {
+    CS_CHECK(l >= 0 && static_cast<std::size_t>(l) < capacity_.size());
+    link_flows_[static_cast<std::size_t>(l)].push_back(id);
+    touch(l);
+  }
+  pending_.push_back(id);
+  return id;
+}
+
+void MaxMinSolver::touch(int link) {
+  if (!link_touched_[static_cast<std::size_t>(link)]) {
+    link_touched_[static_cast<std::size_t>(link)] = 1;
+    touched_.push_back(link);
+  }
+}
+
+void MaxMinSolver::settle(Flow& f, Time now) {
+  if (now <= f.last) return;
+  const double moved = std::min(f.remaining, f.rate * to_seconds(now - f.last));
+  f.remaining -= moved;
+  for (int l : path(f)) link_bytes_[static_cast<std::size_t>(l)] += moved * f.payload;
+  f.last = now;
+}
+
+void MaxMinSolver::solve(Time now) {
+  ++solves_;
+  ++mark_;
+  comp_flows_.clear();
+  comp_links_.clear();
+  // The touched components: breadth-first over links <-> flows.
+  for (int l : touched_) {
+    link_touched_[static_cast<std::size_t>(l)] = 0;
+    if (link_mark_[static_cast<std::size_t>(l)] == mark_) continue;
+    link_mark_[static_cast<std::size_t>(l)] = mark_;
+    comp_links_.push_back(l);
+  }
+  touched_.clear();
+  for (std::size_t i = 0; i < comp_links_.size(); ++i) {
+    for (std::uint32_t fid : link_flows_[static_cast<std::size_t>(comp_links_[i])]) {
+      if (flow_mark_[fid] == mark_) continue;
+      flow_mark_[fid] = mark_;
+      comp_flows_.push_back(fid);
+      for (int l2 : path(flows_[fid]))
+        if (link_mark_[static_cast<std::size_t>(l2)] != mark_) {
+          link_mark_[static_cast<std::size_t>(l2)] = mark_;
+          comp_links_.push_back(l2);
+        }
+    }
+  }
+  // Flows with an empty path (local copies) finish now.
+  for (std::uint32_t fid : pending_) {
+    Flow& f = flows_[fid];
+    f.last = now;
+    if (f.path_len == 0 && f.active) {
+      f.rate = std::numeric_limits<double>::infinity();
+      f.finish = now;
+      finishes_.emplace(now, fid, f.version);
+    }
+  }
+  pending_.clear();
+  if (comp_flows_.empty()) return;
+
+  for (std::uint32_t fid : comp_flows_) settle(flows_[fid], now);
+  // Progressive filling over the component.
+  using Key = std::pair<double, int>;
+  std::priority_queue<Key, std::vector<Key>, std::greater<>> heap;
+  for (int l : comp_links_) {
+    const auto li = static_cast<std::size_t>(l);
+    residual_[li] = capacity_[li];
+    unfixed_[li] = static_cast<std::uint32_t>(link_flows_[li].size());
+    if (unfixed_[li] > 0) heap.emplace(residual_[li] / unfixed_[li], l);
+  }
+  const std::uint32_t fixed_mark = ++mark_;  // flow_mark_ == fixed_mark: rate decided
+  while (!heap.empty()) {
+    const auto [key, l] = heap.top();
+    heap.pop();
+    const auto li = static_cast<std::size_t>(l);
+    if (unfixed_[li] == 0) continue;
+    const double share = std::max(0.0, residual_[li]) / unfixed_[li];
+    if (share > key * (1 + 1e-12) + 1e-300) {  // stale: the share grew since this entry was pushed
+      heap.emplace(share, l);
+      continue;
+    }
+    for (std::uint32_t fid : link_flows_[li]) {
+      if (flow_mark_[fid] == fixed_mark) continue;
+      flow_mark_[fid] = fixed_mark;
+      flows_[fid].rate = share;
+      for (int l2 : path(flows_[fid])) {
+        const auto l2i = static_cast<std::size_t>(l2);
+        residual_[l2i] -= share;
+        --unfixed_[l2i];
+        if (l2 != l && unfixed_[l2i] > 0) heap.emplace(std::max(0.0, residual_[l2i]) / unfixed_[l2i], l2);
+      }
+    }
+  }
+  for (std::uint32_t fid : comp_flows_) {
+    Flow& f = flows_[fid];
+    CS_CHECK(flow_mark_[fid] == fixed_mark && f.rate > 0);
+    const double seconds = f.remaining / f.rate;
+    f.finish = now + static_cast<Time>(std::ceil(seconds * 1e12));
+    ++f.version;
+    finishes_.emplace(f.finish, fid, f.version);
+  }
+}
+
+Time MaxMinSolver::next_finish() {
+  while (!finishes_.empty()) {
+    const auto& [t, fid, version] = finishes_.top();
+    if (flows_[fid].active && flows_[fid].version == version) return t;
+    finishes_.pop();
+  }
+  return kNever;
+}
+
+void MaxMinSolver::remove_from_links(std::uint32_t fid) {
+  for (int l : path(flows_[fid])) {
+    auto& v = link_flows_[static_cast<std::size_t>(l)];
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (v[i] == fid) {
+        v.erase(v.begin() + static_cast<std::ptrdiff_t>(i));  // keep order: deterministic sums
+        break;
+      }
+    touch(l);
+  }
+}
+
+void MaxMinSolver::pop_finished(Time now, std::vector<std::uint32_t>& owners) {
+  while (next_finish() == now) {
+    const auto [t, fid, version] = finishes_.top();
+    finishes_.pop();
+    Flow& f = flows_[fid];
+    settle(f, now);
+    f.remaining = 0;
+    f.active = false;
+    --active_;
+    owners.push_back(f.owner);
+    remove_from_links(fid);
+    live_path_ints_ -= f.path_len;
+    free_flows_.push_back(fid);
+  }
+  if (active_ == 0) compact_paths();
+}
+
+void MaxMinSolver::compact_paths() {
+  // Every flow is done: the path pool can start over (flows only ever append).
+  if (live_path_ints_ == 0) paths_.clear();
+}
+
+}  // namespace cs::sim

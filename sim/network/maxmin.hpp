@@ -1,0 +1,99 @@
+#pragma once
+// Max-min fair bandwidth sharing between flows on links (progressive filling), the heart of the
+// flow-level network.
+//
+// Every active flow f crosses a set of directed links P(f); link l has capacity C_l (bytes/s). The
+// max-min fair allocation is the unique rate vector in which no flow can go faster without slowing a
+// flow that is no faster than it. Progressive filling computes it (Bertsekas & Gallager, Data Networks,
+// 6.5.2; SimGrid's lmm solver does the same with weights):
+//   all flows start unfixed; repeat: for every link l, its fair share s_l = R_l / n_l (R_l = capacity not
+//   yet given to fixed flows, n_l = unfixed flows on l); the link with the smallest s_l is a bottleneck:
+//   fix each of its unfixed flows at rate s_l and subtract s_l from R of every link those flows cross.
+// When a flow is fixed at s on link l', s <= s_l', so s_l' can only grow: a heap of links keyed by s_l
+// with lazy re-insertion gives O((L + F |P|) log L) per solve.
+//
+// Incremental: rates only change in the connected component (links and flows that share links) of a flow
+// that started or ended. Flows outside it keep their rates and completion times, so a TP all-reduce inside
+// one node never re-solves the fabric. Between solves each flow drains at its rate; its completion time
+// is exact (integer picoseconds, rounded up) and re-issued whenever its rate changes.
+//
+// Worked examples (tests/sim/test_maxmin.cpp): one flow on one link of capacity B gets B; two flows share
+// it B/2 each; a flow crossing a B and a B/2 link gets B/2 and a second flow on the B link alone gets the
+// other B/2.
+#include <cstdint>
+#include <queue>
+#include <span>
+#include <tuple>
+#include <vector>
+
+#include "sim/engine/time.hpp"
+
+namespace cs::sim {
+
+class MaxMinSolver {
+ public:
+  explicit MaxMinSolver(std::vector<double> capacity_Bps);
+
+  // A flow of `bytes` over `links` (directed link ids) on behalf of `owner`; it gets a rate at the next
+  // solve(). An empty path means a local copy that completes at once. `payload` (0..1] is the share of the
+  // bytes counted in link_bytes() (a flow may carry modeled overhead, e.g. a ring's pipeline fill).
+  std::uint32_t add_flow(std::span<const int> links, double bytes, std::uint32_t owner, double payload = 1.0);
+  // Re-computes the rates of every component touched since the last solve, at time `now`.
+  void solve(Time now);
+  // The earliest completion of an active flow; kNever when none.
+  Time next_finish();
+  // Removes the flows that complete at `now` (== next_finish()) and appends their owners to `owners`.
+  void pop_finished(Time now, std::vector<std::uint32_t>& owners);
+
+  std::size_t active_flows() const { return active_; }
+  double rate(std::uint32_t flow) const { return flows_[flow].rate; }
+  // Bytes that crossed a link so far (counted when flows are settled).
+  double link_bytes(int link) const { return link_bytes_[static_cast<std::size_t>(link)]; }
+  std::size_t num_links() const { return capacity_.size(); }
+  double capacity(int link) const { return capacity_[static_cast<std::size_t>(link)]; }
+  // Active flows (started, not finished) on a link, solved or not yet.
+  std::size_t flows_on(int link) const { return link_flows_[static_cast<std::size_t>(link)].size(); }
+  std::uint64_t solves() const { return solves_; }
+
+ private:
+  struct Flow {
+    std::uint32_t path_begin = 0, path_len = 0;
+    double remaining = 0;  // bytes
+    double rate = 0;       // bytes/s
+    Time last = 0;         // remaining is as of this time
+    Time finish = kNever;
+    double payload = 1.0;
+    std::uint32_t owner = 0;
+    std::uint32_t version = 0;
+    bool active = false;
+  };
+  std::span<const int> path(const Flow& f) const { return {paths_.data() + f.path_begin, f.path_len}; }
+  void settle(Flow& f, Time now);
+  void touch(int link);
+  void remove_from_links(std::uint32_t flow);
+  void compact_paths();
+
+  std::vector<double> capacity_;
+  std::vector<double> link_bytes_;
+  std::vector<std::vector<std::uint32_t>> link_flows_;  // active flows per link
+  std::vector<Flow> flows_;
+  std::vector<std::uint32_t> free_flows_;
+  std::vector<int> paths_;
+  std::size_t active_ = 0;
+  std::size_t live_path_ints_ = 0;
+  std::vector<std::uint32_t> pending_;  // flows added since the last solve
+  std::vector<int> touched_;            // links whose flow set changed since the last solve
+  std::vector<std::uint8_t> link_touched_;
+  using Finish = std::tuple<Time, std::uint32_t, std::uint32_t>;  // (time, flow, version)
+  std::priority_queue<Finish, std::vector<Finish>, std::greater<>> finishes_;
+  std::uint64_t solves_ = 0;
+  // Scratch for solve(), kept to avoid allocation.
+  std::vector<std::uint32_t> comp_flows_;
+  std::vector<int> comp_links_;
+  std::vector<std::uint32_t> link_mark_, flow_mark_;
+  std::uint32_t mark_ = 0;
+  std::vector<double> residual_;
+  std::vector<std::uint32_t> unfixed_;
+};
+
+}  // namespace cs::sim

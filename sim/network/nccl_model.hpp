@@ -1,0 +1,177 @@
+#pragma once
+// NCCL's algorithms and protocols as clustersim models them: which algorithm a collective uses, how long
+// it takes alone on the cluster (the analytical network), and which point-to-point transfers it makes
+// (the flow network expands exactly these into flows).
+//
+// Group geometry: n ranks on N nodes, k ranks per node; per GPU a scale-up bandwidth B_up (NVLink payload,
+// one direction) and a network share B_net = B_nic * nics_per_node / gpus_per_node (NICs are shared by
+// the GPUs of a node; the other GPUs of the node run the same collective on their mirrored groups, so a
+// group gets only its GPUs' share), divided by the oversubscription when the group crosses spines.
+// Protocol p scales bandwidth by e_p (LL moves 4 bytes of data per 8-byte line, LL128 120 of 128, Simple
+// all of it) and costs a launch latency L_p plus a per-hop latency h_p (NVLink or network hop).
+//
+// Time of one collective of S bytes (nccl-tests "size"), f = bus factor (2(n-1)/n all-reduce, (n-1)/n
+// all-gather / reduce-scatter / all-to-all, 1 broadcast / send-recv):
+//   ring (C = k channels across nodes, each leaving a node through a different GPU and its NIC). NCCL
+//       pipelines a ring in chunks: the last chunk still has to travel all s steps after the first has
+//       arrived, so a rank sends in effect X = f S + s c bytes, c = min(S/n, C_ring) the chunk of one step
+//       (times 16 / channels for a small message that opens fewer than 16 channels, see "Latency")
+//       over all channels (ring_pipeline_bytes):
+//       t = L_p + s (N/n h_net + (1 - N/n) h_nv) + max( X (k-1)/k / B_up , X / k / B_net ) / e_p
+//       (s = 2(n-1) steps for all-reduce, n-1 otherwise); within one node t = L_p + s h_nv + X / B_up / e_p.
+//       The fill term is why busbw climbs so slowly between 1 MiB and 1 GiB on a real node: with
+//       C_ring = 3.5 MB the Azure ND A100 v4 sweep is matched within 10% from 1 MiB to 8 GiB (at 32 MiB
+//       the fill is 45% of the time, at 8 GiB 0.3%); across many nodes (s large, S/n small) it halves the
+//       ring's bandwidth, which is where NCCL switches to trees.
+//   tree (all-reduce across nodes; NCCL's double binary tree over nodes, src/graph/trees.cc: a binary
+//       tree and its mirror (even N) or shift (odd N), each carrying half the data, one per channel; a
+//       chain inside each node): a node's leader sends S/2k to every tree neighbour per tree, W of them
+//       over both trees (W = tree_max_sends(N): 2 for N = 2, 4 when every node is interior in one tree
+//       and a leaf in the other); the chain moves S up and S down through every GPU but the ends:
+//       t = L_p + 2 (D h_net + (k-1) h_nv) + max( 2(k-1)/k S / B_up , W S / (2k B_net) ) / e_p,
+//       D = ceil(log2 N)+1. NCCL's tuner prices every tree with W = 4 (its tree/ring bandwidth ratio 1/2),
+//       so at N = 2 it keeps the ring for large messages although the tree would be faster: nccl-tests
+//       on two 4xHDR A100 nodes shows the ring's 86-91 GB/s, not the tree's ~180 (nccl.json). The
+//       chooser ranks by that tuner time (`tuned`); the simulated time is the structure's.
+//   NVLS (all-reduce inside an NVSwitch node with in-switch reduction; Simple protocol only, as in
+//       NCCL): each GPU writes S into the switch, which reduces and multicasts S back; the switch's
+//       reduction runs at a fraction e_nvls of line rate, and one chunk of c = min(S/2, C_nvls) fills the
+//       reduce/multicast pipeline (nvls_pipeline_bytes):
+//       t = L_p + L_nvls + 2 h_nv + (S + c) / (B_line e_nvls), L_nvls the extra set-up of the multicast
+//       objects and switch reduction (kNvlsLaunchLatencyUs), so that small messages stay on the LL ring.
+//   hierarchical (all-reduce): reduce-scatter inside nodes, k concurrent all-reduces of S/k across nodes,
+//       all-gather inside nodes, one after another. NCCL has no such algorithm (it is Horovod's and
+//       torch's hierarchical all-reduce): considered only when forced.
+//   pairwise all-to-all: every rank sends S/n to each other rank; the off-node part (n-k)/n S through its
+//       network share: t = L_p + (n-1) h + max( (k-1)/n S / B_up , (n-k)/n S / B_net ) / e_p.
+//   send/recv: t = L_p + h + S / B / e_p over the pair's path, B = B_net across nodes, else B_up. Over a
+//       group of n > 2 it is a ring shift (context parallelism's KV exchange: every rank sends S to the
+//       next one at once); every flow is alone on its path, so the time is the same.
+// The chooser evaluates every applicable (algorithm, protocol) and takes the fastest by the tuner's
+// estimate, as NCCL's tuner does with its own latency/bandwidth tables; `simulation.nccl_algorithm` forces
+// one.
+//
+// Deliberately ignored: NVLS across nodes (NVLS_Tree; NCCL >= 2.18 on H100 clusters with NVLS on:
+// 430 GB/s on 2 nodes in nccl1221, we give the ring's ~330; clustersim has no multi-node NVLink-SHARP
+// topology to put it on), CollNet/SHARP, PAT, and the tree's own pipeline fill.
+//
+// Latency (the small-message regime). A collective of a few KiB moves almost nothing; its time is
+//   t = L_p + (steps) h_p + (fill of one chunk per step on the channels the message opens).
+// L_p is what every NCCL kernel pays once: the launch, NCCL's enqueue of the work element, the first
+// flag exchange and the completion the stream waits for. h_p is one ring (or tree) step: the sender's
+// store of data and flag crossing one hop (GPU -> NVSwitch -> GPU, a PCIe switch, or NIC -> fabric ->
+// NIC), the receiver's poll seeing the flag, its reduction and its own store. LL stores 8-byte
+// data+flag words, so a step costs one store latency; LL128 waits for a whole 128-byte line of a warp;
+// Simple synchronises a step through a separate flag after the data (a fence between them), which is
+// why NCCL's own tuning tables (src/graph/tuning.cc: a base latency per algorithm and protocol plus a
+// per-hop latency per link kind, NVLink < PCIe < network) order them LL < LL128 < Simple.
+// Numbers: LL is anchored on two measurements that differ only in step count, both rings over NVLink:
+// 2 A100s, 8 B all-reduce, 9.85 us (NVIDIA/nccl-tests#331; 2 steps) and 8 H100s, 1-8 KiB, 25.6-27 us
+// (nccl.json azure_h100_8gpu_allreduce_sweep; 14 steps): L_LL = 7 us, h_LL(NVLink) = 1.4 us. LL128 and
+// Simple follow NCCL's tuning-table ratios over LL (per NVLink hop about 2x and 2.5x, launch a little
+// more): L = 8 / 9 us, h = 2.5 / 3.5 us; network hops 2.7 / 4.0 / 6.0 us as NCCL's Ring/NET row. NVLS
+// adds the multicast set-up and in-switch reduction start (kNvlsLaunchLatencyUs = 22 us, of the order of
+// NCCL's NVLS base latency): 9 + 22 + 2 x 3.5 = 38 us, the flat ~42 us of the H100 sweep from 64 KiB to
+// 2 MiB (time minus the transfer).
+// Channel ramp: NCCL gives a small message few channels (it shrinks the channel count until every
+// thread has work), so the per-step chunk of a small ring crosses its hop on one channel, at 1/16 of the
+// node's rate: the fill term is multiplied by kRingChannels / ring_channels(S). This is what makes the H100
+// LL ring's time climb from 27 us at 8 KiB to 33.5 us at 32 KiB and NCCL switch to NVLS at 64 KiB; from
+// 1 MiB on all 16 channels run and the ring is as before.
+// Not modeled: host-side issue time of the benchmark loop. nccl-tests' time per iteration is the larger
+// of the GPU time and the time the host needs to issue one iteration; on Azure ND A100 v4 the 1 KiB ..
+// 512 KiB all-reduce stays flat at 42-48 us (nccl.json azure_a100_8gpu_allreduce_sweep) where the same
+// ring on H100 takes 26 us, a property of that VM's host, not of the network; training launches
+// collectives asynchronously ahead of the GPU, so it does not pay it either.
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "models/workload/op.hpp"
+#include "sim/engine/time.hpp"
+#include "topologies/cluster.hpp"
+
+namespace cs::sim {
+
+enum class NcclAlgorithm : std::uint8_t { ring, tree, nvls, hierarchical, pairwise, p2p };
+enum class NcclProtocol : std::uint8_t { ll, ll128, simple };
+const char* to_string(NcclAlgorithm a);
+const char* to_string(NcclProtocol p);
+
+// nccl-tests' bus-bandwidth factor for a collective over n ranks: busbw = algbw * factor
+// (2(n-1)/n all-reduce; (n-1)/n all-gather, reduce-scatter, all-to-all; 1 broadcast, send/recv).
+double busbw_factor(models::CollectiveKind kind, int n);
+
+struct ProtocolSpec {
+  double bandwidth_efficiency;
+  double launch_latency_us;
+  double hop_latency_nvlink_us;
+  double hop_latency_network_us;
+};
+const ProtocolSpec& protocol_spec(NcclProtocol p);
+
+// In-switch reduction throughput as a fraction of NVLink line rate: nccl-tests all-reduce on 8 H100 with
+// NVLS peaks at 275 GB/s algbw (480 busbw) out of 450 GB/s per direction (NVIDIA/nccl-tests#212, NCCL#1455).
+inline constexpr double kNvlsEfficiency = 0.61;
+// Extra launch latency of NVLS over the Simple ring's: NCCL's tuning tables (src/graph/tuning.cc, baseLat)
+// give NVLS a base latency of the order of 25 us against a few us for Ring/Tree, which keeps NCCL on the
+// LL ring below ~1 MiB on one H100 node (Azure ND H100 v5's 1 KiB all-reduce takes ~26 us).
+inline constexpr double kNvlsLaunchLatencyUs = 22.0;
+
+// Pipeline chunks (bytes over all channels) whose fill time the ring and NVLS pay (see above). Fitted to
+// the nccl-tests sweeps in shared/validation/nccl.json at sizes >= 32 MiB: Azure ND A100 v4 (ring; busbw
+// 132.8 at 32 MiB, 166.6 at 64 MiB out of a 231.6 GB/s plateau) and Azure ND H100 v5 (NVLS; 295.5 at
+// 32 MiB, 423.4 at 256 MiB out of 478.9). NCCL's Simple protocol steps are 512 KiB per channel
+// (NCCL_BUFFSIZE 4 MiB / NCCL_STEPS 8), several channels at once: the fitted figures are of that order.
+inline constexpr double kRingPipelineChunkBytes = 3.5e6;
+inline constexpr double kNvlsPipelineChunkBytes = 16e6;
+// Channels of a ring at full size, and the bytes of message each channel needs before NCCL opens it
+// (NCCL shrinks the channel count, then the thread count, for small messages so that every thread has
+// work; see "Latency" above). Below kRingChannels x kRingChannelMinBytes a ring runs on fewer channels.
+inline constexpr int kRingChannels = 16;
+inline constexpr double kRingChannelMinBytes = 65536;
+
+// Channels a ring runs on for a message of S bytes: clamp(S / kRingChannelMinBytes, 1, kRingChannels).
+double ring_channels(double S);
+// Bytes a rank of a ring sends in effect, fill included (the fill step runs on ring_channels(S) of
+// kRingChannels channels): f S + s min(S/n, kRingPipelineChunkBytes) kRingChannels / ring_channels(S).
+double ring_pipeline_bytes(models::CollectiveKind kind, double S, int n);
+// Bytes an NVLS all-reduce writes into the switch per GPU in effect: S + min(S/2, kNvlsPipelineChunkBytes).
+double nvls_pipeline_bytes(double S);
+// NCCL's double binary tree over `nodes` nodes: the parent of `node` in tree 0 and tree 1 (-1: root).
+std::array<int, 2> double_binary_tree_parents(int nodes, int node);
+// The most tree-edge sends of any node over both trees (each edge carries data up and down).
+int tree_max_sends(int nodes);
+
+// Where a group sits, as the algorithms need it.
+struct GroupGeometry {
+  int ranks = 1;
+  int nodes = 1;
+  int per_node = 1;            // k (the smallest count on any node)
+  double scaleup_Bps = 0;      // B_up, payload, one direction
+  double scaleup_line_Bps = 0; // line rate (for NVLS)
+  double network_Bps = 0;      // B_net per GPU, oversubscription applied
+  bool nvls = false;           // NVLS possible for this group (one NVSwitch node with in-switch reduction)
+  bool multi_node = false;
+};
+GroupGeometry group_geometry(const topo::Cluster& cluster, std::span<const int> gpus);
+
+struct AlgorithmChoice {
+  NcclAlgorithm algorithm = NcclAlgorithm::ring;
+  NcclProtocol protocol = NcclProtocol::simple;
+  Time latency = 0;        // launch + hops
+  Time duration = 0;       // latency + transfer, alone on the cluster
+  Time tuned = 0;          // what NCCL's tuner believes duration to be (the chooser ranks by it)
+  double bytes_sent_per_rank = 0;
+};
+
+// Evaluates one (algorithm, protocol); `ok` false when the algorithm does not apply.
+AlgorithmChoice estimate(models::CollectiveKind kind, double bytes, const GroupGeometry& g, NcclAlgorithm a,
+                         NcclProtocol p, bool* ok);
+// The fastest applicable choice; `forced` (if not empty) restricts the algorithm ("ring", "tree", ...).
+AlgorithmChoice choose_algorithm(models::CollectiveKind kind, double bytes, const GroupGeometry& g,
+                                 const std::string& forced = {});
+
+}  // namespace cs::sim

@@ -1,0 +1,205 @@
+#include "sim/report/report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace cs::sim {
+
+using nlohmann::json;
+
+namespace {
+constexpr double kGiB = 1073741824.0;
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+// 1234567.8 -> "1,234,568"
+std::string grouped(double v) {
+  const long long n = std::llround(v);
+  std::string digits = std::to_string(n < 0 ? -n : n);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return (n < 0 ? "-" : "") + out;
+}
+
+std::string seconds(double s) {
+  if (s >= 1) return fmt("%.3f s", s);
+  if (s >= 1e-3) return fmt("%.2f ms", s * 1e3);
+  return fmt("%.1f us", s * 1e6);
+}
+
+// {0, 1, 2, 5, 8, 9} -> "0-2, 5, 8-9"
+std::string node_ranges(const std::vector<int>& nodes) {
+  std::string out;
+  for (std::size_t i = 0; i < nodes.size();) {
+    std::size_t j = i;
+    while (j + 1 < nodes.size() && nodes[j + 1] == nodes[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += std::to_string(nodes[i]);
+    if (j > i) out.append(1, '-').append(std::to_string(nodes[j]));
+    i = j + 1;
+  }
+  return out;
+}
+
+json links_json(const std::vector<LinkUtilization>& links) {
+  json out = json::array();
+  for (const auto& l : links)
+    out.push_back({{"name", l.name}, {"bytes_per_gpu", l.bytes_per_gpu}, {"bandwidth_Bps", l.bandwidth_Bps}, {"utilization", l.utilization}});
+  return out;
+}
+}  // namespace
+
+json to_json(const Report& r) {
+  const json links = links_json(r.links);
+  json comm = json::object();
+  for (int c = 0; c < kNumCategories; ++c) comm[to_string(static_cast<Category>(c))] = r.busy_s[static_cast<std::size_t>(c)];
+  const auto& m = r.memory;
+  json out = {
+      {"scenario", r.name},
+      {"cluster", {{"gpu", r.gpu}, {"num_gpus", r.num_gpus}, {"nodes", r.nodes}, {"gpus_per_node", r.gpus_per_node},
+                   {"intra_node", r.intra_node}, {"inter_node_link", r.inter_link}, {"fabric", r.fabric}}},
+      {"model", {{"name", r.model}, {"parameters", r.parameters}}},
+      {"layout", {{"tensor_model_parallel_size", r.tp}, {"pipeline_model_parallel_size", r.pp},
+                  {"data_parallel_size", r.dp}, {"context_parallel_size", r.cp}, {"expert_model_parallel_size", r.ep},
+                  {"expert_tensor_parallel_size", r.etp},
+                  {"virtual_pipeline_model_parallel_size", r.vp}, {"sequence_parallel", r.sequence_parallel},
+                  {"zero_stage", r.zero_stage}, {"micro_batch_size", r.micro_batch_size},
+                  {"num_micro_batches", r.num_micro_batches}, {"global_batch_size", r.global_batch_size},
+                  {"seq_length", r.seq_length}, {"precision", r.precision}, {"pipeline_schedule", r.schedule},
+                  {"recompute_granularity", r.recompute}}},
+      {"step_time_s", r.step_time_s},
+      {"tokens_per_s", r.tokens_per_s},
+      {"tokens_per_s_per_gpu", r.tokens_per_s / r.num_gpus},
+      {"model_tflops_per_gpu", r.model_tflops_per_gpu},
+      {"mfu", r.mfu},
+      {"hfu", r.hfu},
+      {"breakdown_s", {{"compute", r.breakdown.compute_s}, {"exposed_comm", r.breakdown.exposed_comm_s},
+                       {"pipeline_bubble", r.breakdown.pipeline_bubble_s}, {"other", r.breakdown.other_s}}},
+      {"busy_s_by_kind", comm},
+      {"memory_gib", {{"weights", m.weights_bytes / kGiB}, {"grads", m.grads_bytes / kGiB},
+                      {"optimizer", m.optimizer_bytes / kGiB}, {"activations", m.activations_bytes / kGiB},
+                      {"buffers", m.buffers_bytes / kGiB}, {"reserved", m.reserved_bytes / kGiB},
+                      {"total", m.total_bytes() / kGiB}, {"capacity", r.memory_capacity_bytes / kGiB},
+                      {"peak_stage", m.stage},
+                      {"over_capacity", std::max(0.0, m.total_bytes() - r.memory_capacity_bytes) / kGiB}}},
+      {"fits_in_memory", r.fits_in_memory},
+      {"cost", {{"price_per_gpu_hour_usd", r.price_per_gpu_hour_usd}, {"usd_per_step", r.cost.usd_per_step},
+                {"usd_per_hour", r.cost.usd_per_hour}, {"tokens_to_train", r.tokens_to_train},
+                {"steps_to_train", r.cost.steps_to_train}, {"days_to_train", r.cost.days_to_train},
+                {"usd_to_train", r.cost.usd_to_train}, {"gpu_hours_to_train", r.cost.gpu_hours_to_train},
+                {"energy_kwh_per_step", r.cost.energy_kwh_per_step}, {"energy_kwh_to_train", r.cost.energy_kwh_to_train},
+                {"energy_usd_per_step", r.cost.energy_usd_per_step}, {"energy_usd_to_train", r.cost.energy_usd_to_train}}},
+      {"utilization", {{"gpu_busy", r.gpu_busy}, {"links", links}}},
+      {"simulator", {{"network", r.network}, {"simulated_ranks", r.simulated_ranks}, {"tasks", r.tasks}, {"events", r.events}}},
+  };
+  if (!r.job.empty()) {
+    out["job"] = r.job;
+    out["job_nodes"] = r.job_nodes;
+    out["step_time_alone_s"] = r.step_time_alone_s;
+    out["slowdown"] = r.slowdown;
+  }
+  return out;
+}
+
+std::string to_text(const Report& r) {
+  std::string o;
+  auto line = [&](const std::string& label, const std::string& text) {
+    o += label;
+    o.append(label.size() < 14 ? 14 - label.size() : 1, ' ');
+    o += text + "\n";
+  };
+  const double step = r.step_time_s;
+  auto pct = [&](double part) { return fmt("%.1f%%", 100.0 * part / step); };
+  o += r.name + (r.job.empty() ? std::string{} : ": job " + r.job + " on node" + (r.job_nodes.size() > 1 ? "s " : " ") + node_ranges(r.job_nodes)) + "\n";
+  line("cluster", std::to_string(r.num_gpus) + " x " + r.gpu + " (" + std::to_string(r.nodes) + " node" + (r.nodes > 1 ? "s" : "") +
+                      " x " + std::to_string(r.gpus_per_node) + ", " + r.intra_node +
+                      (r.nodes > 1 ? ", " + r.fabric + " " + r.inter_link : std::string{}) + ")");
+  line("model", r.model + fmt(", %.2fB parameters", r.parameters / 1e9));
+  line("layout", "TP " + std::to_string(r.tp) + "  PP " + std::to_string(r.pp) + "  DP " + std::to_string(r.dp) + "  CP " +
+                     std::to_string(r.cp) + "  EP " + std::to_string(r.ep) +
+                     (r.etp != r.tp ? "  ETP " + std::to_string(r.etp) : std::string{}) + (r.sequence_parallel ? "  SP" : "") +
+                     (r.zero_stage ? "  ZeRO-" + std::to_string(r.zero_stage) : std::string{}) + "  recompute " + r.recompute);
+  line("batch", "global " + std::to_string(r.global_batch_size) + " = micro " + std::to_string(r.micro_batch_size) + " x " +
+                    std::to_string(r.num_micro_batches) + " micro-batches x DP " + std::to_string(r.dp) + ", seq " +
+                    std::to_string(r.seq_length) + ", " + r.precision + ", " + r.schedule);
+  o += "\n";
+  line("step time", seconds(step));
+  if (!r.job.empty())
+    line("slowdown", fmt("%.3fx", r.slowdown) + " the step alone (" + seconds(r.step_time_alone_s) +
+                         " on the same nodes with the rest of the cluster idle)");
+  line("throughput", grouped(r.tokens_per_s) + " tokens/s (" + grouped(r.tokens_per_s / r.num_gpus) + " per GPU)");
+  line("MFU", fmt("%.1f%%", 100 * r.mfu) + fmt("   (%.0f model TFLOP/s per GPU", r.model_tflops_per_gpu) +
+                  fmt("; HFU %.1f%%)", 100 * r.hfu));
+  line("breakdown", "compute " + seconds(r.breakdown.compute_s) + " (" + pct(r.breakdown.compute_s) + ")  exposed comm " +
+                        seconds(r.breakdown.exposed_comm_s) + " (" + pct(r.breakdown.exposed_comm_s) + ")  bubble " +
+                        seconds(r.breakdown.pipeline_bubble_s) + " (" + pct(r.breakdown.pipeline_bubble_s) + ")  other " +
+                        seconds(r.breakdown.other_s));
+  std::string comm;
+  for (int c = static_cast<int>(Category::tp_comm); c < kNumCategories; ++c) {
+    const double v = r.busy_s[static_cast<std::size_t>(c)];
+    if (v > 0) comm += std::string(to_string(static_cast<Category>(c))) + " " + seconds(v) + "  ";
+  }
+  line("comm total", comm.empty() ? "none" : comm + "(per GPU, overlapped or not)");
+  const auto& m = r.memory;
+  line("memory/GPU", fmt("%.1f GiB", m.total_bytes() / kGiB) + fmt(" of %.1f GiB", r.memory_capacity_bytes / kGiB) +
+                         (r.fits_in_memory ? " - fits"
+                                           : " - DOES NOT FIT (stage " + std::to_string(m.stage) + " over by " +
+                                                 fmt("%.1f GiB)", (m.total_bytes() - r.memory_capacity_bytes) / kGiB)) + fmt("  (weights %.1f", m.weights_bytes / kGiB) +
+                         fmt(", grads %.1f", m.grads_bytes / kGiB) + fmt(", optimizer %.1f", m.optimizer_bytes / kGiB) +
+                         fmt(", activations %.1f", m.activations_bytes / kGiB) +
+                         fmt(", buffers+reserve %.1f", (m.buffers_bytes + m.reserved_bytes) / kGiB) + "; stage " +
+                         std::to_string(m.stage) + ")");
+  line("cost", fmt("$%.2f per GPU-hour: ", r.price_per_gpu_hour_usd) + fmt("$%.4f per step, ", r.cost.usd_per_step) + "$" +
+                   grouped(r.cost.usd_per_hour) + " per hour");
+  if (r.tokens_to_train > 0)
+    line("to train", fmt("%.3g tokens: ", r.tokens_to_train) + fmt("%.1f days, ", r.cost.days_to_train) +
+                         grouped(r.cost.gpu_hours_to_train) + " GPU-hours, $" + grouped(r.cost.usd_to_train));
+  {
+    const bool whole_run = r.tokens_to_train > 0;
+    std::string energy = whole_run ? grouped(r.cost.energy_kwh_to_train / 1000) + " MWh to train"
+                                   : fmt("%.3f kWh per step", r.cost.energy_kwh_per_step);
+    if (r.cost.energy_usd_per_step > 0)
+      energy += ", $" + (whole_run ? grouped(r.cost.energy_usd_to_train) : fmt("%.4f", r.cost.energy_usd_per_step)) + " of power";
+    line("energy", energy + fmt(" (%.3f kWh a step", r.cost.energy_kwh_per_step) + ")");
+  }
+  std::string links;
+  for (const auto& l : r.links) links += l.name + fmt(" %.1f%%  ", 100 * l.utilization);
+  line("links", links + fmt("(GPU busy %.1f%%)", 100 * r.gpu_busy));
+  if (!r.fits_in_memory)
+    o += "\nwarning: this layout needs more memory than the GPU has; the timing above is what it would take if it fit.\n";
+  return o;
+}
+
+json to_json(const MultiJobReport& r) {
+  json jobs = json::array();
+  for (const Report& j : r.jobs) jobs.push_back(to_json(j));
+  return {{"scenario", r.name}, {"network", r.network}, {"makespan_s", r.makespan_s}, {"links", links_json(r.links)},
+          {"jobs", std::move(jobs)}};
+}
+
+std::string to_text(const MultiJobReport& r) {
+  std::string o;
+  for (const Report& j : r.jobs) o += to_text(j) + "\n";
+  o += r.name + ": " + std::to_string(r.jobs.size()) + " jobs sharing the fabric (" + r.network +
+       " network; one step of each, all starting together)\n";
+  for (const Report& j : r.jobs)
+    o += "  " + j.job + fmt(": %.3fx", j.slowdown) + " (" + seconds(j.step_time_s) + " with the others, " +
+         seconds(j.step_time_alone_s) + " alone)\n";
+  std::string links;
+  for (const auto& l : r.links) links += l.name + fmt(" %.1f%%  ", 100 * l.utilization);
+  o += "  shared links: " + (links.empty() ? std::string("none") : links + "(over " + seconds(r.makespan_s) + ")") + "\n";
+  return o;
+}
+
+}  // namespace cs::sim

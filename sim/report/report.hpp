@@ -1,0 +1,99 @@
+#pragma once
+// The report of one simulated training step: what `clustersim run` prints and `--json` emits (the
+// contract in shared/DESIGN.md), computed from the executed task graph.
+//
+// Breakdown of the step on each simulated rank, averaged over ranks (each sums to the step time):
+//   compute          the compute stream is running a kernel (forward, backward, recompute, optimizer);
+//   exposed_comm     a collective of the rank is moving data and no kernel runs (communication the
+//                    schedule failed to hide);
+//   pipeline_bubble  nothing runs and nothing moves while the rank waits on another pipeline stage;
+//   other            idle time on a rank without pipeline parallelism (none in a well-formed step).
+// MFU = model FLOPs per step (models::model_flops_per_step, recompute excluded) / (step time x GPUs x
+// dense bf16 peak); HFU counts the FLOPs the kernels really executed, recompute included. Both are
+// relative to the bf16 peak even for fp8 runs, as NeMo and Megatron report them.
+//
+// Several jobs on one cluster (Scenario::jobs): each job gets its own Report, over its own GPUs (cluster
+// = its nodes, cost = its GPUs), plus the job's name and nodes, its step time alone on the same nodes of
+// the same otherwise idle cluster, and slowdown = step time with the others / alone. Its links are its
+// own traffic (the bytes its collectives move, the same with or without the others) over its step with
+// the others. The MultiJobReport adds the shared fabric: every job's traffic over the whole run. --json
+// prints {"scenario", "network", "makespan_s", "links", "jobs": [report, ...]}, each report with every
+// key of the single-job contract plus "job", "job_nodes", "step_time_alone_s" and "slowdown".
+#include <array>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "models/cost/cost_model.hpp"
+#include "models/memory/memory_model.hpp"
+#include "sim/engine/task_graph.hpp"
+
+namespace cs::sim {
+
+struct LinkUtilization {
+  std::string name;         // "scale-up (nvswitch)", "scale-out (ib-ndr400)"
+  double bytes_per_gpu = 0; // sent per GPU per step
+  double bandwidth_Bps = 0; // per GPU, per direction, line rate
+  double utilization = 0;   // bytes / (bandwidth x step time)
+};
+
+struct Breakdown {
+  double compute_s = 0, exposed_comm_s = 0, pipeline_bubble_s = 0, other_s = 0;
+};
+
+struct Report {
+  std::string name;
+  std::string gpu;
+  int num_gpus = 0, nodes = 0, gpus_per_node = 0;
+  std::string intra_node, inter_link, fabric;
+  std::string model;
+  double parameters = 0;
+  int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vp = 1;
+  int etp = 1;  // expert_tensor_parallel_size (= tp unless set)
+  long long micro_batch_size = 1, num_micro_batches = 1, global_batch_size = 1, seq_length = 0;
+  std::string precision, schedule, recompute;
+  int zero_stage = 0;
+  bool sequence_parallel = false;
+
+  double step_time_s = 0;
+  double tokens_per_s = 0;
+  double model_tflops_per_gpu = 0;
+  double mfu = 0, hfu = 0;
+  Breakdown breakdown;
+  std::array<double, kNumCategories> busy_s{};  // per rank: kernel time, or data-moving time of collectives
+  models::MemoryBreakdown memory;
+  double memory_capacity_bytes = 0;
+  bool fits_in_memory = false;
+  double price_per_gpu_hour_usd = 0;
+  double tokens_to_train = 0;
+  models::CostReport cost;
+  double gpu_busy = 0;
+  std::vector<LinkUtilization> links;
+  // Simulator statistics.
+  std::string network = "analytical";
+  int simulated_ranks = 0;
+  std::size_t tasks = 0;
+  std::uint64_t events = 0;
+  // A job of a multi-job scenario; `job` empty: a single-job scenario, and none of these is printed.
+  std::string job;
+  std::vector<int> job_nodes;
+  double step_time_alone_s = 0;  // the job alone on the same nodes of the same cluster
+  double slowdown = 1;           // step_time_s / step_time_alone_s
+};
+
+// A multi-job scenario: one report per job, and the fabric they share.
+struct MultiJobReport {
+  std::string name;
+  std::string network = "analytical";
+  double makespan_s = 0;                // until the last job's step ends
+  std::vector<LinkUtilization> links;   // every job's traffic, utilization over makespan_s
+  std::vector<Report> jobs;
+};
+
+nlohmann::json to_json(const Report& r);
+std::string to_text(const Report& r);
+nlohmann::json to_json(const MultiJobReport& r);
+std::string to_text(const MultiJobReport& r);
+
+}  // namespace cs::sim

@@ -1,0 +1,69 @@
+#include "sim/report/trace.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/scenario/input_error.hpp"
+
+namespace cs::sim {
+
+using nlohmann::json;
+
+void write_trace(const Scenario& s, const TraceInput& run, const std::string& path) {
+  const TaskGraph& g = run.graph;
+  const int per_node = s.cluster.gpus_per_node;
+  json events = json::array();
+  // Metadata: process = node, thread = GPU stream; only the simulated ranks appear.
+  // Several jobs: each node's process also names its job.
+  std::map<int, std::string> job_of_node;
+  for (const Job& j : s.jobs)
+    for (int n : j.nodes) job_of_node[n] = j.name;
+  std::set<int> nodes;
+  for (std::size_t k = 0; k < run.global_rank.size(); ++k) {
+    const int gpu = run.global_rank[k];
+    const int node = gpu / per_node;
+    const auto job = job_of_node.find(node);
+    const std::string name = "node " + std::to_string(node) + (job == job_of_node.end() ? std::string{} : " (job " + job->second + ")");
+    if (nodes.insert(node).second)
+      events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", node}, {"args", {{"name", name}}}});
+    for (int st = 0; st < kStreamsPerRank; ++st) {
+      const int tid = (gpu % per_node) * kStreamsPerRank + st;
+      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", node}, {"tid", tid},
+                        {"args", {{"name", "GPU " + std::to_string(gpu) + " " + to_string(static_cast<StreamKind>(st))}}}});
+      events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", node}, {"tid", tid}, {"args", {{"sort_index", tid}}}});
+    }
+  }
+  for (TaskId id = 0; id < g.tasks().size(); ++id) {
+    const Task& t = g.tasks()[id];
+    const TaskRecord& rec = run.execution.records[id];
+    const int gpu = run.global_rank[t.rank];
+    json ev = {{"ph", "X"},
+               {"name", g.name(t.name)},
+               {"cat", to_string(t.category)},
+               {"pid", gpu / per_node},
+               {"tid", (gpu % per_node) * kStreamsPerRank + static_cast<int>(t.stream)},
+               {"ts", to_microseconds(rec.start)},
+               {"dur", to_microseconds(rec.end - rec.start)}};
+    json args = {{"micro_batch", t.micro_batch}};
+    if (t.collective != kNone) {
+      const Collective& c = g.collectives()[t.collective];
+      args["bytes"] = c.bytes;
+      args["group_size"] = g.group(c.group).size();
+      args["waited_us"] = to_microseconds(rec.start - rec.arrive);
+    }
+    ev["args"] = std::move(args);
+    events.push_back(std::move(ev));
+  }
+  json doc = {{"traceEvents", std::move(events)},
+              {"displayTimeUnit", "ms"},
+              {"otherData", {{"scenario", s.name},
+                             {"step_time_s", run.step_time_s}}}};
+  write_file_atomically(path, doc.dump());
+}
+
+}  // namespace cs::sim

@@ -1,0 +1,908 @@
+#include "sim/scenario/scenario.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "models/compute/profile_json.hpp"
+#include "sim/base/check.hpp"
+#include "sim/scenario/input_error.hpp"
+
+namespace cs::sim {
+
+using nlohmann::json;
+
+namespace {
+
+std::string type_name(const json& v) {
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_number_integer() || v.is_number_unsigned()) return "an integer";
+  if (v.is_number()) return "a number";
+  if (v.is_string()) return "a string";
+  if (v.is_array()) return "an array";
+  if (v.is_object()) return "an object";
+  return "null";
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string nearest(const std::string& word, const std::vector<std::string>& choices) {
+  // A choice that starts with what was typed ("H100" -> "H100-SXM") beats one a letter away ("H200").
+  for (const auto& c : choices)
+    if (c.size() > word.size() && c.compare(0, word.size(), word) == 0) return c;
+  std::string best;
+  std::size_t best_d = SIZE_MAX;
+  for (const auto& c : choices) {
+    const std::size_t d = edit_distance(word, c);
+    if (d < best_d) best_d = d, best = c;
+  }
+  return best_d <= std::max<std::size_t>(2, word.size() / 3) ? best : std::string{};
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+// Problems found so far; every message is one complete line.
+struct Errors {
+  std::string file;
+  std::vector<std::string> lines;
+  std::string prefix;  // "jobs[1]." while reading a job of a multi-job scenario
+  void add(const std::string& path, const std::string& what) { lines.push_back(file + ": " + prefix + path + ": " + what); }
+};
+
+// Reads the members of one JSON object, remembering which keys were used, so that leftovers can be
+// reported as unknown with a suggestion.
+class ObjectReader {
+ public:
+  ObjectReader(const json& obj, std::string path, Errors& errors) : obj_(obj), path_(std::move(path)), errors_(errors) {}
+
+  std::string path_of(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+  bool has(const std::string& key) {
+    known_.push_back(key);
+    return obj_.contains(key);
+  }
+  const json* raw(const std::string& key) {
+    known_.push_back(key);
+    auto it = obj_.find(key);
+    return it == obj_.end() || it->is_null() ? nullptr : &*it;  // null means "use the default"
+  }
+
+  std::optional<std::int64_t> integer(const std::string& key, std::int64_t min_value, bool required) {
+    const json* v = raw(key);
+    if (!v) {
+      if (required) errors_.add(path_of(key), "missing (expected an integer >= " + std::to_string(min_value) + ")");
+      return std::nullopt;
+    }
+    double d = 0;
+    if (v->is_number_integer() || v->is_number_unsigned()) {
+      d = v->get<double>();
+    } else if (v->is_number_float() && std::floor(v->get<double>()) == v->get<double>()) {
+      d = v->get<double>();  // 8.0 is fine
+    } else {
+      errors_.add(path_of(key), "expected an integer, got " + type_name(*v) + " " + v->dump());
+      return std::nullopt;
+    }
+    if (d < static_cast<double>(min_value) || d > 9.0e15) {
+      errors_.add(path_of(key), v->dump() + " is out of range (expected an integer >= " + std::to_string(min_value) + ")");
+      return std::nullopt;
+    }
+    return static_cast<std::int64_t>(d);
+  }
+
+  std::optional<double> number(const std::string& key, double min_value, bool min_exclusive, bool required) {
+    const json* v = raw(key);
+    if (!v) {
+      if (required) errors_.add(path_of(key), "missing (expected a number)");
+      return std::nullopt;
+    }
+    if (!v->is_number()) {
+      errors_.add(path_of(key), "expected a number, got " + type_name(*v) + " " + v->dump());
+      return std::nullopt;
+    }
+    const double d = v->get<double>();
+    if (!std::isfinite(d) || d < min_value || (min_exclusive && d == min_value)) {
+      std::ostringstream want;
+      want << (min_exclusive ? "> " : ">= ") << min_value;
+      errors_.add(path_of(key), v->dump() + " is out of range (expected a number " + want.str() + ")");
+      return std::nullopt;
+    }
+    return d;
+  }
+
+  // A probability or fraction: a number in [0, 1).
+  std::optional<double> fraction(const std::string& key) {
+    const auto f = number(key, 0, false, false);
+    if (f && *f >= 1) {
+      errors_.add(path_of(key), raw(key)->dump() + " is out of range (expected a number in [0, 1))");
+      return std::nullopt;
+    }
+    return f;
+  }
+
+  std::optional<bool> boolean(const std::string& key) {
+    const json* v = raw(key);
+    if (!v) return std::nullopt;
+    if (!v->is_boolean()) {
+      errors_.add(path_of(key), "expected true or false, got " + type_name(*v) + " " + v->dump());
+      return std::nullopt;
+    }
+    return v->get<bool>();
+  }
+
+  std::optional<std::string> string(const std::string& key, bool required) {
+    const json* v = raw(key);
+    if (!v) {
+      if (required) errors_.add(path_of(key), "missing (expected a string)");
+      return std::nullopt;
+    }
+    if (!v->is_string()) {
+      errors_.add(path_of(key), "expected a string, got " + type_name(*v) + " " + v->dump());
+      return std::nullopt;
+    }
+    return v->get<std::string>();
+  }
+
+  // A string that must be one of `choices`.
+  std::optional<std::string> choice(const std::string& key, const std::vector<std::string>& choices) {
+    auto s = string(key, false);
+    if (!s) return std::nullopt;
+    if (std::find(choices.begin(), choices.end(), *s) != choices.end()) return s;
+    std::string msg = "unknown value \"" + *s + "\" (expected one of: " + join(choices) + ")";
+    if (auto near = nearest(*s, choices); !near.empty()) msg = "unknown value \"" + *s + "\" (did you mean \"" + near + "\"? expected one of: " + join(choices) + ")";
+    errors_.add(path_of(key), msg);
+    return std::nullopt;
+  }
+
+  void finish() {
+    for (auto it = obj_.begin(); it != obj_.end(); ++it) {
+      if (std::find(known_.begin(), known_.end(), it.key()) != known_.end()) continue;
+      std::string msg = "unknown key";
+      if (auto near = nearest(it.key(), known_); !near.empty()) msg += " (did you mean \"" + near + "\"?)";
+      else msg += " (expected one of: " + join(known_) + ")";
+      errors_.add(path_of(it.key()), msg);
+    }
+  }
+
+ private:
+  const json& obj_;
+  std::string path_;
+  Errors& errors_;
+  std::vector<std::string> known_;
+};
+
+bool expect_object(const json* v, const std::string& path, Errors& errors) {
+  if (v && !v->is_object()) {
+    errors.add(path, "expected an object, got " + type_name(*v));
+    return false;
+  }
+  return v != nullptr;
+}
+
+models::GpuSpec read_custom_gpu(const json& v, Errors& errors) {
+  ObjectReader r(v, "cluster.gpu", errors);
+  models::GpuSpec g;
+  g.name = r.string("name", true).value_or("custom");
+  g.peak_tflops_bf16 = r.number("peak_tflops_bf16", 0, true, true).value_or(1);
+  g.peak_tflops_fp32 = r.number("peak_tflops_fp32", 0, true, false).value_or(g.peak_tflops_bf16 / 16);
+  g.peak_tflops_tf32 = r.number("peak_tflops_tf32", 0, true, false).value_or(g.peak_tflops_bf16 / 2);
+  g.peak_tflops_fp8 = r.number("peak_tflops_fp8", 0, false, false).value_or(0);
+  g.hbm_gib = r.number("hbm_gib", 0, true, true).value_or(1);
+  g.hbm_tbps = r.number("hbm_tbps", 0, true, true).value_or(1);
+  g.tdp_w = r.number("tdp_w", 0, false, false).value_or(700);
+  g.nvlink_gbps = r.number("nvlink_gbps", 0, false, false).value_or(0);
+  g.sm_count = static_cast<int>(r.integer("sm_count", 1, false).value_or(132));
+  g.price_per_gpu_hour_usd = r.number("price_per_gpu_hour", 0, false, false).value_or(0);
+  g.mma_sync_fraction = r.number("mma_sync_fraction", 0, true, false).value_or(1);
+  if (g.mma_sync_fraction > 1)
+    errors.add("cluster.gpu.mma_sync_fraction", "must be in (0, 1] (a share of the tensor peak), got " + std::to_string(g.mma_sync_fraction));
+  g.matmul_ceiling_fraction = r.number("matmul_ceiling_fraction", 0, true, false).value_or(0);
+  if (g.matmul_ceiling_fraction > 1)
+    errors.add("cluster.gpu.matmul_ceiling_fraction",
+               "must be in (0, 1] (the best large GEMM's share of the bf16 peak), got " + std::to_string(g.matmul_ceiling_fraction));
+  r.finish();
+  return g;
+}
+
+void read_cluster(const json* v, Scenario& s, Errors& errors) {
+  if (!expect_object(v, "cluster", errors)) {
+    if (!v) errors.add("cluster", "missing (expected an object with gpu, nodes, gpus_per_node, ...)");
+    return;
+  }
+  ObjectReader r(*v, "cluster", errors);
+  if (const json* g = r.raw("gpu"); !g) {
+    errors.add("cluster.gpu", "missing (expected a GPU name: " + join(models::gpu_names()) + ", or an object)");
+  } else if (g->is_string()) {
+    const auto name = g->get<std::string>();
+    if (const auto* spec = models::find_gpu(name)) {
+      s.gpu = *spec;
+    } else {
+      std::string msg = "unknown GPU \"" + name + "\"";
+      if (auto near = nearest(name, models::gpu_names()); !near.empty()) msg += " (did you mean \"" + near + "\"?)";
+      errors.add("cluster.gpu", msg + " (known: " + join(models::gpu_names()) + ")");
+    }
+  } else if (g->is_object()) {
+    s.gpu = read_custom_gpu(*g, errors);
+  } else {
+    errors.add("cluster.gpu", "expected a GPU name or an object, got " + type_name(*g));
+  }
+  s.cluster.nodes = static_cast<int>(r.integer("nodes", 1, true).value_or(1));
+  s.cluster.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", 1, false).value_or(8));
+  if (s.cluster.nodes > 1'000'000 || s.cluster.gpus_per_node > 1024) errors.add("cluster", "cluster too large (nodes <= 1e6, gpus_per_node <= 1024)");
+
+  const std::string intra_default = "nvswitch";
+  bool nvls_given = false;
+  if (const json* in = r.raw("intra_node"); in && in->is_object()) {
+    ObjectReader ir(*in, "cluster.intra_node", errors);
+    const auto base = ir.choice("name", topo::intra_node_names()).value_or(intra_default);
+    s.cluster.intra = *topo::find_intra_node(base);
+    if (auto bw = ir.number("gpu_bandwidth_GBps", 0, true, false)) s.cluster.intra.gpu_bandwidth_GBps = *bw;
+    if (auto eff = ir.number("efficiency", 0, true, false)) s.cluster.intra.efficiency = *eff;
+    if (auto lat = ir.number("latency_us", 0, false, false)) s.cluster.intra.latency_us = *lat;
+    if (auto nvls = ir.boolean("nvls")) s.cluster.intra.nvls = *nvls, nvls_given = true;
+    ir.finish();
+  } else {
+    const auto name = r.choice("intra_node", topo::intra_node_names()).value_or(intra_default);
+    s.cluster.intra = *topo::find_intra_node(name);
+  }
+  if (s.cluster.intra.gpu_bandwidth_GBps <= 0) {
+    if (s.gpu.nvlink_gbps <= 0 && s.cluster.intra.name == "nvswitch" && !s.gpu.name.empty())  // empty: GPU already reported
+      errors.add("cluster.intra_node", "\"nvswitch\" needs a GPU with NVLink (" + s.gpu.name + " has none; use \"pcie\")");
+    s.cluster.intra.gpu_bandwidth_GBps = std::max(1.0, s.gpu.nvlink_gbps / 2);  // per direction
+  }
+  // In-switch reduction (NVLS) came with third-generation NVSwitch, i.e. NVLink 4 (900 GB/s per GPU: H100,
+  // H200) and later (B200); the A100's NVSwitch has none.
+  if (!nvls_given && s.cluster.intra.name == "nvswitch") s.cluster.intra.nvls = s.gpu.nvlink_gbps >= 900;
+
+  const json* inter = r.raw("inter_node");
+  if (inter && expect_object(inter, "cluster.inter_node", errors)) {
+    ObjectReader nr(*inter, "cluster.inter_node", errors);
+    s.cluster.fabric = nr.choice("fabric", {"fat-tree", "rail-optimized", "ethernet"}).value_or("fat-tree");
+    if (const json* link = nr.raw("link"); link && link->is_object()) {
+      ObjectReader lr(*link, "cluster.inter_node.link", errors);
+      s.cluster.nic.name = lr.string("name", false).value_or("custom");
+      s.cluster.nic.line_rate_gbps = lr.number("line_rate_gbps", 0, true, true).value_or(100);
+      s.cluster.nic.efficiency = lr.number("efficiency", 0, true, false).value_or(0.9);
+      s.cluster.nic.latency_us = lr.number("latency_us", 0, false, false).value_or(2);
+      s.cluster.nic.rdma = lr.boolean("rdma").value_or(true);
+      lr.finish();
+    } else if (auto name = nr.choice("link", topo::net_link_names())) {
+      s.cluster.nic = *topo::find_net_link(*name);
+    } else if (!link) {
+      errors.add("cluster.inter_node.link", "missing (expected one of: " + join(topo::net_link_names()) + ")");
+    }
+    s.cluster.nics_per_node = static_cast<int>(nr.integer("nics_per_node", 1, false).value_or(s.cluster.gpus_per_node));
+    s.cluster.oversubscription = nr.number("oversubscription", 1, false, false).value_or(1.0);
+    s.cluster.leaf_radix = static_cast<int>(nr.integer("leaf_radix", 2, false).value_or(32));
+    s.cluster.tiers = static_cast<int>(nr.integer("tiers", 2, false).value_or(2));
+    if (s.cluster.tiers > 3) errors.add("cluster.inter_node.tiers", std::to_string(s.cluster.tiers) + " is out of range (expected 2 or 3)");
+    s.cluster.leaves_per_pod = static_cast<int>(nr.integer("leaves_per_pod", 1, false).value_or(8));
+    s.cluster.spine_oversubscription = nr.number("spine_oversubscription", 1, false, false).value_or(1.0);
+    s.cluster.pxn = nr.boolean("pxn").value_or(true);
+    nr.finish();
+  } else if (!inter && s.cluster.nodes > 1) {
+    errors.add("cluster.inter_node", "missing: " + std::to_string(s.cluster.nodes) +
+                                         " nodes need a network (expected {\"fabric\": ..., \"link\": ...})");
+  }
+  if (!inter) s.cluster.nic = *topo::find_net_link("ib-ndr400");  // unused on one node
+  s.price_per_gpu_hour_usd = r.number("price_per_gpu_hour", 0, false, false).value_or(s.gpu.price_per_gpu_hour_usd);
+  // Host power per node: the GPU's reference server share (gpu_catalog.hpp) times the GPUs per node.
+  s.node_overhead_w = r.number("node_overhead_w", 0, false, false)
+                          .value_or(s.gpu.host_power_w_per_gpu * static_cast<double>(s.cluster.gpus_per_node));
+  s.pue = r.number("pue", 1, false, false).value_or(1.2);
+  s.usd_per_kwh = r.number("usd_per_kwh", 0, false, false).value_or(0);
+  r.finish();
+}
+
+void read_model(const json* v, Scenario& s, Errors& errors) {
+  if (!expect_object(v, "model", errors)) {
+    if (!v) errors.add("model", "missing (expected {\"preset\": ...} or hyperparameters)");
+    return;
+  }
+  ObjectReader r(*v, "model", errors);
+  models::ModelConfig& m = s.model;
+  bool have_preset = false;
+  if (auto preset = r.string("preset", false)) {
+    if (auto p = models::find_preset(*preset)) {
+      m = *p;
+      have_preset = true;
+    } else {
+      std::string msg = "unknown preset \"" + *preset + "\"";
+      if (auto near = nearest(*preset, models::preset_names()); !near.empty()) msg += " (did you mean \"" + near + "\"?)";
+      errors.add("model.preset", msg + " (known: " + join(models::preset_names()) + ")");
+      return;
+    }
+  }
+  const bool req = !have_preset;  // without a preset the core hyperparameters are required
+  auto set_int = [&](const char* key, std::int64_t& field, std::int64_t min_value, bool required) {
+    if (auto x = r.integer(key, min_value, required)) field = *x;
+  };
+  set_int("num_layers", m.num_layers, 1, req);
+  set_int("hidden_size", m.hidden_size, 1, req);
+  set_int("num_attention_heads", m.num_attention_heads, 1, req);
+  if (!have_preset) m.num_query_groups = m.num_attention_heads;
+  set_int("num_query_groups", m.num_query_groups, 1, false);
+  if (!have_preset) m.ffn_hidden_size = 4 * m.hidden_size;
+  set_int("ffn_hidden_size", m.ffn_hidden_size, 1, false);
+  set_int("vocab_size", m.vocab_size, 1, req);
+  set_int("num_moe_experts", m.num_moe_experts, 0, false);
+  set_int("moe_router_topk", m.moe_router_topk, 0, false);
+  set_int("moe_ffn_hidden_size", m.moe_ffn_hidden_size, 0, false);
+  set_int("kv_channels", m.kv_channels, 1, false);
+  // Megatron's window_size is a pair (left, right); a causal decoder's is (w, 0). An integer is w.
+  if (const json* w = r.raw("window_size")) {
+    const bool pair = w->is_array() && w->size() == 2 && (*w)[0].is_number_integer() && (*w)[1].is_number_integer();
+    if (w->is_number_integer() && w->get<std::int64_t>() >= 0) {
+      m.window_size = w->get<std::int64_t>();
+    } else if (pair && (*w)[0].get<std::int64_t>() >= 0 && (*w)[1].get<std::int64_t>() == 0) {
+      m.window_size = (*w)[0].get<std::int64_t>();
+    } else {
+      errors.add("model.window_size", "expected an integer >= 0 or Megatron's pair [w, 0] (a causal window), got " + w->dump());
+    }
+  }
+  // Megatron's per-layer frequency knobs: an integer N >= 1, or a list of 0/1 (or booleans), one per layer.
+  const auto layer_freq = [](const json& f, std::int64_t& freq, std::vector<bool>& pattern) {
+    if (f.is_number_integer() && f.get<std::int64_t>() >= 1) {
+      freq = f.get<std::int64_t>();
+      return true;
+    }
+    const auto bit = [](const json& x) { return x.is_boolean() || (x.is_number_integer() && (x == 0 || x == 1)); };
+    if (!f.is_array() || f.empty() || !std::all_of(f.begin(), f.end(), bit)) return false;
+    for (const json& x : f) pattern.push_back(x.is_boolean() ? x.get<bool>() : x.get<int>() == 1);
+    return true;
+  };
+  if (const json* f = r.raw("window_attn_skip_freq")) {
+    if (!layer_freq(*f, m.window_attn_skip_freq, m.window_attn_pattern)) {
+      errors.add("model.window_attn_skip_freq",
+                 "expected an integer >= 1 (every N-th layer full attention) or a list of 0/1, one per layer (1: windowed), got " + f->dump());
+    }
+    if (m.window_size == 0 && !r.raw("window_size"))
+      errors.add("model.window_attn_skip_freq", "needs model.window_size (the sliding window it applies to)");
+  }
+  set_int("moe_shared_expert_intermediate_size", m.moe_shared_expert_intermediate_size, 0, false);
+  if (const json* f = r.raw("moe_layer_freq")) {
+    m.moe_layer_pattern.clear();  // the scenario's knob replaces a preset's
+    m.moe_layer_freq = 1;
+    if (!layer_freq(*f, m.moe_layer_freq, m.moe_layer_pattern))
+      errors.add("model.moe_layer_freq",
+                 "expected an integer >= 1 (every N-th layer MoE) or a list of 0/1, one per layer (1: MoE), got " + f->dump());
+  }
+  if (auto a = r.choice("activation", {"gelu", "swiglu"})) m.activation = *a == "swiglu" ? models::Activation::swiglu : models::Activation::gelu;
+  if (auto c = r.boolean("causal")) m.causal = *c;
+  if (auto b = r.choice("attention_backend", {"auto", "fused", "flash", "flash3", "flash1", "unfused", "local"}))
+    m.attention_impl = *b == "flash"                       ? models::AttentionImpl::flash2
+                       : *b == "flash1"                    ? models::AttentionImpl::flash1
+                       : *b == "unfused" || *b == "local" ? models::AttentionImpl::unfused
+                                                           : models::AttentionImpl::native;
+  // Megatron's dropout probabilities (a preset's values unless given).
+  m.attention_dropout = r.fraction("attention_dropout").value_or(m.attention_dropout);
+  m.hidden_dropout = r.fraction("hidden_dropout").value_or(m.hidden_dropout);
+  if (auto u = r.boolean("untie_embeddings_and_output_weights")) m.untie_embeddings = *u;
+  // Megatron's position_embedding_type; unset: rope for SwiGLU models, learned_absolute otherwise.
+  if (auto pe = r.choice("position_embedding_type", {"rope", "learned_absolute", "none"}))
+    m.position_embedding_type = *pe == "rope"               ? models::PositionEmbedding::rope
+                                : *pe == "learned_absolute" ? models::PositionEmbedding::learned_absolute
+                                                            : models::PositionEmbedding::none;
+  if (auto n = r.string("name", false)) m.name = *n;
+  else if (!have_preset) m.name = "custom";
+  r.finish();
+
+  if (m.kv_channels == 0 && m.hidden_size > 0 && m.num_attention_heads > 0 && m.hidden_size % m.num_attention_heads != 0)
+    errors.add("model.hidden_size", std::to_string(m.hidden_size) + " is not a multiple of model.num_attention_heads (" +
+                                        std::to_string(m.num_attention_heads) + "; give model.kv_channels for a head dim other than hidden / heads)");
+  if (!m.window_attn_pattern.empty() && m.num_layers > 0 && static_cast<std::int64_t>(m.window_attn_pattern.size()) != m.num_layers)
+    errors.add("model.window_attn_skip_freq", "the list has " + std::to_string(m.window_attn_pattern.size()) +
+                                                  " entries, expected one per layer (model.num_layers " + std::to_string(m.num_layers) + ")");
+  if (!r.raw("moe_layer_freq") && !m.moe_layer_pattern.empty() && m.num_layers > 0) {
+    // A preset's pattern (DeepSeek's leading dense layers) under another num_layers: the same leading
+    // dense layers, the rest MoE.
+    const auto dense = std::find(m.moe_layer_pattern.begin(), m.moe_layer_pattern.end(), true) - m.moe_layer_pattern.begin();
+    m.moe_layer_pattern.assign(static_cast<std::size_t>(m.num_layers), true);
+    for (std::int64_t l = 0; l < std::min<std::int64_t>(dense, m.num_layers); ++l) m.moe_layer_pattern[static_cast<std::size_t>(l)] = false;
+  }
+  if (!m.moe_layer_pattern.empty() && m.num_layers > 0 && static_cast<std::int64_t>(m.moe_layer_pattern.size()) != m.num_layers)
+    errors.add("model.moe_layer_freq", "the list has " + std::to_string(m.moe_layer_pattern.size()) +
+                                           " entries, expected one per layer (model.num_layers " + std::to_string(m.num_layers) + ")");
+  if (m.num_moe_experts == 0 && (m.moe_shared_expert_intermediate_size > 0 || r.raw("moe_layer_freq")))
+    errors.add(m.moe_shared_expert_intermediate_size > 0 ? "model.moe_shared_expert_intermediate_size" : "model.moe_layer_freq",
+               "needs a mixture-of-experts model (model.num_moe_experts > 0)");
+  if (m.window_size > 0 && !m.causal)
+    errors.add("model.window_size", "a sliding window needs a causal model (model.causal true)");
+  if (m.num_query_groups > 0 && m.num_attention_heads % m.num_query_groups != 0)
+    errors.add("model.num_query_groups", std::to_string(m.num_query_groups) + " does not divide model.num_attention_heads (" +
+                                             std::to_string(m.num_attention_heads) + ")");
+  if (m.num_moe_experts > 0 && (m.moe_router_topk < 1 || m.moe_router_topk > m.num_moe_experts))
+    errors.add("model.moe_router_topk", std::to_string(m.moe_router_topk) + " must be between 1 and model.num_moe_experts (" +
+                                            std::to_string(m.num_moe_experts) + ")");
+}
+
+void read_training(const json* v, Scenario& s, Errors& errors) {
+  if (!expect_object(v, "training", errors)) {
+    if (!v) errors.add("training", "missing (expected seq_length, global_batch_size, ...)");
+    return;
+  }
+  ObjectReader r(*v, "training", errors);
+  models::TrainingConfig& t = s.training;
+  t.seq_length = r.integer("seq_length", 1, true).value_or(1);
+  t.global_batch_size = r.integer("global_batch_size", 1, true).value_or(1);
+  t.micro_batch_size = r.integer("micro_batch_size", 1, false).value_or(1);
+  if (auto p = r.choice("precision", {"bf16", "fp16", "fp8"})) t.precision = *models::parse_dtype(*p);
+  t.tp = static_cast<int>(r.integer("tensor_model_parallel_size", 1, false).value_or(1));
+  t.pp = static_cast<int>(r.integer("pipeline_model_parallel_size", 1, false).value_or(1));
+  t.vp = static_cast<int>(r.integer("virtual_pipeline_model_parallel_size", 1, false).value_or(1));
+  t.cp = static_cast<int>(r.integer("context_parallel_size", 1, false).value_or(1));
+  t.ep = static_cast<int>(r.integer("expert_model_parallel_size", 1, false).value_or(1));
+  t.etp = static_cast<int>(r.integer("expert_tensor_parallel_size", 1, false).value_or(0));
+  const auto dp = r.integer("data_parallel_size", 1, false);
+  t.sequence_parallel = r.boolean("sequence_parallel").value_or(false);
+  t.zero_stage = static_cast<int>(r.integer("zero_stage", 0, false).value_or(0));
+  if (t.zero_stage > 3) errors.add("training.zero_stage", std::to_string(t.zero_stage) + " is out of range (expected 0, 1, 2 or 3)");
+  bool hybrid_shard = false;
+  if (auto f = r.choice("fsdp_sharding_strategy", {"FULL_SHARD", "SHARD_GRAD_OP", "HYBRID_SHARD", "NO_SHARD"})) {
+    hybrid_shard = *f == "HYBRID_SHARD";
+    t.zero_stage = *f == "FULL_SHARD" || hybrid_shard ? 3 : *f == "SHARD_GRAD_OP" ? 2 : 0;
+  }
+  if (auto rc = r.choice("recompute_granularity", {"none", "selective", "full"}))
+    t.recompute = *rc == "full" ? models::Recompute::full : *rc == "selective" ? models::Recompute::selective : models::Recompute::none;
+  // Megatron-Core's recompute_modules: which submodules selective recompute re-runs. As there, the list
+  // only matters under recompute_granularity "selective" (a layout search varies the granularity).
+  if (const json* mods = r.raw("recompute_modules")) {
+    const std::string at = "training.recompute_modules";
+    if (!mods->is_array() || mods->empty()) {
+      errors.add(at, "expected a non-empty list of module names (core_attn, layernorm, mlp, moe_act), got " + mods->dump());
+    } else {
+      models::RecomputeModules rm;
+      rm.core_attn = false;
+      for (std::size_t i = 0; i < mods->size(); ++i) {
+        const json& item = (*mods)[i];
+        const std::string name = item.is_string() ? item.get<std::string>() : item.dump();
+        if (name == "core_attn") rm.core_attn = true;
+        else if (name == "layernorm") rm.layernorm = true;
+        else if (name == "mlp") rm.mlp = true;
+        else if (name == "moe_act") rm.moe_act = true;
+        else if (name == "moe" || name == "shared_experts" || name == "mla_up_proj")
+          errors.add(at + "[" + std::to_string(i) + "]", "\"" + name + "\" is a Megatron-Core module this simulator does not recompute yet (modelled: core_attn, layernorm, mlp, moe_act)");
+        else
+          errors.add(at + "[" + std::to_string(i) + "]", "unknown module " + item.dump() + " (expected core_attn, layernorm, mlp or moe_act)");
+      }
+      t.recompute_modules = rm;
+    }
+  }
+  const auto schedule_name = r.choice("pipeline_schedule", {"1f1b", "gpipe", "interleaved"});
+  if (schedule_name)
+    t.pipeline_schedule = *schedule_name == "gpipe"         ? PipelineSchedule::gpipe
+                          : *schedule_name == "interleaved" ? PipelineSchedule::interleaved
+                                                            : PipelineSchedule::one_f_one_b;
+  // Megatron: virtual pipeline stages imply the interleaved schedule.
+  if (t.vp > 1 && t.pipeline_schedule == PipelineSchedule::one_f_one_b && schedule_name.value_or("1f1b") != "gpipe")
+    t.pipeline_schedule = PipelineSchedule::interleaved;
+  t.overlap_grad_reduce = r.boolean("overlap_grad_reduce").value_or(true);
+  t.overlap_param_gather = r.boolean("overlap_param_gather").value_or(true);
+  t.tp_comm_overlap = r.boolean("tp_comm_overlap").value_or(false);
+  t.tokens_to_train = r.number("tokens_to_train", 0, false, false).value_or(0);
+  t.memory_reserve_gib = r.number("memory_reserve_gib", 0, false, false).value_or(t.memory_reserve_gib);
+  t.allocator_fragmentation = r.fraction("allocator_fragmentation").value_or(t.allocator_fragmentation);
+  t.account_for_embedding_in_pipeline_split = r.boolean("account_for_embedding_in_pipeline_split").value_or(false);
+  t.account_for_loss_in_pipeline_split = r.boolean("account_for_loss_in_pipeline_split").value_or(false);
+  t.decoder_first_pipeline_num_layers = r.integer("decoder_first_pipeline_num_layers", 0, false).value_or(-1);
+  t.decoder_last_pipeline_num_layers = r.integer("decoder_last_pipeline_num_layers", 0, false).value_or(-1);
+  r.finish();
+
+  if (!errors.lines.empty()) return;  // the checks below need sane values
+  const models::ModelConfig& m = s.model;
+  const int gpus = s.num_gpus();
+  const std::int64_t model_par = static_cast<std::int64_t>(t.tp) * t.pp * t.cp;
+  const std::string gpus_str = std::to_string(gpus) + " GPUs (" + (errors.prefix.empty() ? "cluster." : errors.prefix) + "nodes " +
+                               std::to_string(s.cluster.nodes) + " x cluster.gpus_per_node " + std::to_string(s.cluster.gpus_per_node) + ")";
+  if (gpus % model_par != 0) {
+    errors.add("training", "tensor (" + std::to_string(t.tp) + ") x pipeline (" + std::to_string(t.pp) + ") x context (" +
+                               std::to_string(t.cp) + ") = " + std::to_string(model_par) + " does not divide the " + gpus_str);
+    return;
+  }
+  t.dp = static_cast<int>(gpus / model_par);
+  if (dp && *dp != t.dp) {
+    errors.add("training.data_parallel_size", std::to_string(*dp) + " x tensor " + std::to_string(t.tp) + " x pipeline " +
+                                                  std::to_string(t.pp) + " x context " + std::to_string(t.cp) + " = " +
+                                                  std::to_string(*dp * model_par) + ", not the " + gpus_str);
+    return;
+  }
+  if (m.num_attention_heads % t.tp != 0)
+    errors.add("training.tensor_model_parallel_size", std::to_string(t.tp) + " does not divide model.num_attention_heads (" +
+                                                          std::to_string(m.num_attention_heads) + ")");
+  else if (m.num_query_groups % t.tp != 0)
+    errors.add("training.tensor_model_parallel_size", std::to_string(t.tp) + " does not divide model.num_query_groups (" +
+                                                          std::to_string(m.num_query_groups) + ")");
+  // The pipeline split (models::pipeline_split_problems, Megatron's assertions), named by the knob that
+  // chose it.
+  if (const auto split = models::pipeline_split_problems(m, t); !split.empty()) {
+    const bool uneven = t.decoder_first_pipeline_num_layers >= 0 || t.decoder_last_pipeline_num_layers >= 0;
+    const bool accounted = t.account_for_embedding_in_pipeline_split || t.account_for_loss_in_pipeline_split;
+    const std::string layout = std::to_string(t.pp) + (t.vp > 1 ? " x virtual " + std::to_string(t.vp) : std::string{});
+    if (uneven)
+      errors.add(t.decoder_first_pipeline_num_layers >= 0 ? "training.decoder_first_pipeline_num_layers" : "training.decoder_last_pipeline_num_layers",
+                 split.front() + " (model.num_layers " + std::to_string(m.num_layers) + ", pipeline " + layout + ")");
+    else if (accounted)
+      errors.add(t.account_for_embedding_in_pipeline_split ? "training.account_for_embedding_in_pipeline_split" : "training.account_for_loss_in_pipeline_split",
+                 split.front() + " (model.num_layers " + std::to_string(m.num_layers) + ", pipeline " + layout + ")");
+    else
+      errors.add("training.pipeline_model_parallel_size",
+                 layout + " does not divide model.num_layers (" + std::to_string(m.num_layers) +
+                     ") (account_for_embedding/loss_in_pipeline_split or decoder_first/last_pipeline_num_layers split unevenly)");
+  }
+  if (m.window_size > 0 && t.cp > 1)
+    errors.add("training.context_parallel_size", std::to_string(t.cp) + " with a sliding window (model.window_size) is not simulated "
+                                                 "(Transformer Engine runs windowed attention with all-gather CP, not the ring)");
+  if (t.vp > 1 && t.pipeline_schedule == PipelineSchedule::gpipe)
+    errors.add("training.virtual_pipeline_model_parallel_size", "needs pipeline_schedule \"interleaved\"");
+  if (t.pipeline_schedule == PipelineSchedule::interleaved && t.vp == 1)
+    errors.add("training.pipeline_schedule", "\"interleaved\" needs training.virtual_pipeline_model_parallel_size > 1");
+  if (t.vp > 1 && t.pp < 2)
+    errors.add("training.virtual_pipeline_model_parallel_size", std::to_string(t.vp) + " needs pipeline_model_parallel_size >= 2 (got " +
+                                                                     std::to_string(t.pp) + ")");
+  const std::int64_t per_step = t.micro_batch_size * t.dp;
+  if (t.global_batch_size % per_step != 0)
+    errors.add("training.global_batch_size", std::to_string(t.global_batch_size) + " is not divisible by micro_batch_size (" +
+                                                 std::to_string(t.micro_batch_size) + ") x data-parallel size (" +
+                                                 std::to_string(t.dp) + ") = " + std::to_string(per_step));
+  if (t.seq_length % t.cp != 0)
+    errors.add("training.context_parallel_size", std::to_string(t.cp) + " does not divide training.seq_length (" +
+                                                     std::to_string(t.seq_length) + ")");
+  if (t.pipeline_schedule == PipelineSchedule::interleaved && t.vp > 1 && t.pp >= 2 && t.global_batch_size % per_step == 0 &&
+      t.num_micro_batches() % t.pp != 0)
+    errors.add("training.global_batch_size", "the interleaved schedule needs the number of micro-batches (" +
+                                                 std::to_string(t.num_micro_batches()) + " = global_batch_size / (micro_batch_size x data-parallel " +
+                                                 std::to_string(t.dp) + ")) to be a multiple of pipeline_model_parallel_size (" +
+                                                 std::to_string(t.pp) + ")");
+  // Load-balanced causal ring attention (Transformer Engine) splits each sequence into 2 x CP chunks.
+  if (t.cp > 1 && m.causal && t.seq_length % (2 * t.cp) != 0)
+    errors.add("training.context_parallel_size", std::to_string(t.cp) + " needs training.seq_length (" + std::to_string(t.seq_length) +
+                                                     ") divisible by 2 x context_parallel_size (load-balanced ring attention)");
+  if (hybrid_shard) {
+    // HYBRID_SHARD shards inside a node: the DP x CP ranks of one node (TP is innermost, so a node holds
+    // gpus_per_node / tp of them) form a shard block; blocks replicate across nodes.
+    const int gpn = s.cluster.gpus_per_node;
+    const int dp_cp = t.dp * t.cp;
+    if (gpn % t.tp != 0) {
+      errors.add("training.fsdp_sharding_strategy", "\"HYBRID_SHARD\" needs tensor_model_parallel_size (" + std::to_string(t.tp) +
+                                                        ") to divide cluster.gpus_per_node (" + std::to_string(gpn) + ")");
+    } else if (t.ep > 1) {
+      errors.add("training.fsdp_sharding_strategy", "\"HYBRID_SHARD\" with expert_model_parallel_size > 1 is not simulated (use FULL_SHARD)");
+    } else {
+      const int block = std::min(dp_cp, gpn / t.tp);
+      if (dp_cp % block != 0)
+        errors.add("training.fsdp_sharding_strategy", "\"HYBRID_SHARD\" needs the data-parallel x context-parallel size (" +
+                                                          std::to_string(dp_cp) + ") to be a multiple of its ranks per node (" +
+                                                          std::to_string(block) + ")");
+      else
+        t.fsdp_shard_size = block < dp_cp ? block : 0;
+    }
+  }
+  if (t.sequence_parallel && t.seq_length % t.tp != 0)
+    errors.add("training.sequence_parallel", "needs training.seq_length (" + std::to_string(t.seq_length) +
+                                                 ") divisible by tensor_model_parallel_size (" + std::to_string(t.tp) + ")");
+  if (t.ep > 1 && m.num_moe_experts == 0)
+    errors.add("training.expert_model_parallel_size", std::to_string(t.ep) + " needs a mixture-of-experts model (model.num_moe_experts > 0)");
+  else if (t.ep > 1 && m.num_moe_experts % t.ep != 0)
+    errors.add("training.expert_model_parallel_size", std::to_string(t.ep) + " must divide model.num_moe_experts (" +
+                                                          std::to_string(m.num_moe_experts) + ")");
+  else if (m.num_moe_experts > 0 && (t.tp * t.cp * t.dp) % (t.ep * t.expert_tp()) != 0)
+    errors.add(t.etp > 0 ? "training.expert_tensor_parallel_size" : "training.expert_model_parallel_size",
+               "expert_model_parallel_size x expert_tensor_parallel_size (" + std::to_string(t.ep) + " x " +
+                   std::to_string(t.expert_tp()) + ") must divide the ranks the experts fold over, tensor x context x data " +
+                   "parallel (" + std::to_string(t.tp) + " x " + std::to_string(t.cp) + " x " + std::to_string(t.dp) + ")");
+  if (t.etp > 0 && m.num_moe_experts == 0 && t.etp != t.tp)
+    errors.add("training.expert_tensor_parallel_size", std::to_string(t.etp) + " needs a mixture-of-experts model (model.num_moe_experts > 0)");
+  if (t.precision == models::Dtype::fp8 && !s.gpu.has_fp8())
+    errors.add("training.precision", "\"fp8\" needs a GPU with fp8 tensor cores (" + s.gpu.name + " has none)");
+  // Backstop: whatever else the workload model cannot build (each check above has a precise path; this
+  // catches the rest, e.g. ffn_hidden_size not divisible by TP).
+  if (errors.lines.empty())
+    for (const auto& p : models::layout_problems(m, t)) errors.add("training", p);
+}
+
+void read_simulation(const json* v, Scenario& s, Errors& errors) {
+  if (!v || !expect_object(v, "simulation", errors)) return;
+  ObjectReader r(*v, "simulation", errors);
+  if (auto n = r.choice("network", {"analytical", "flow"})) s.simulation.network = *n;
+  if (auto a = r.choice("nccl_algorithm", {"ring", "tree", "nvls", "hierarchical"})) s.simulation.nccl_algorithm = *a;
+  if (auto sym = r.boolean("symmetry")) s.simulation.symmetry = *sym;
+  if (auto c = r.number("comm_compute_contention", 0, false, false)) s.simulation.comm_compute_contention = *c;
+  if (auto b = r.number("grad_bucket_params", 1, false, false)) s.simulation.grad_bucket_params = *b;
+  r.finish();
+}
+
+// "jobs": each job read like a single-job scenario on its own nodes (see the header).
+void read_jobs(const json& v, Scenario& s, Errors& errors) {
+  if (!v.is_array() || v.empty()) {
+    errors.add("jobs", "expected a non-empty array of jobs ({\"name\", \"nodes\", \"model\", \"training\"}), got " +
+                           (v.is_array() ? std::string("an empty array") : type_name(v)));
+    return;
+  }
+  const bool cluster_ok = errors.lines.empty();  // node checks and training checks need a sane cluster
+  const int gpn = s.cluster.gpus_per_node;
+  std::map<int, std::size_t> owner;  // node -> job
+  int next_node = 0;                 // where a job placed by count starts by default
+  for (std::size_t j = 0; j < v.size(); ++j) {
+    const std::string path = "jobs[" + std::to_string(j) + "]";
+    const json& item = v[j];
+    if (!item.is_object()) {
+      errors.add(path, "expected an object ({\"name\", \"nodes\", \"model\", \"training\"}), got " + type_name(item));
+      continue;
+    }
+    ObjectReader r(item, path, errors);
+    Job job;
+    job.name = r.string("name", false).value_or("job" + std::to_string(j));
+    for (std::size_t k = 0; k < s.jobs.size(); ++k)
+      if (s.jobs[k].name == job.name)
+        errors.add(path + ".name", "\"" + job.name + "\" is already the name of jobs[" + std::to_string(k) + "] (names must differ)");
+
+    // Placement: a node count (from first_node), a GPU count of whole nodes, or a list of nodes.
+    const std::size_t errors_before = errors.lines.size();
+    const json* nodes = r.raw("nodes");
+    const json* gpus = r.raw("gpus");
+    const auto first_node = r.integer("first_node", 0, false);
+    std::optional<std::int64_t> count;
+    bool placed = false;
+    if (nodes && gpus) {
+      errors.add(path, "give either nodes or gpus, not both");
+    } else if (nodes && !nodes->is_array() && !nodes->is_number()) {
+      errors.add(path + ".nodes", "expected a node count or a list of node indices, got " + type_name(*nodes) + " " + nodes->dump());
+    } else if (nodes && nodes->is_array()) {
+      if (first_node) errors.add(path + ".first_node", "only with a node count (nodes is a list here)");
+      if (nodes->empty()) errors.add(path + ".nodes", "expected at least one node index");
+      std::set<int> seen;
+      for (std::size_t k = 0; k < nodes->size(); ++k) {
+        const json& n = (*nodes)[k];
+        const std::string np = path + ".nodes[" + std::to_string(k) + "]";
+        if (!(n.is_number_integer() || n.is_number_unsigned()) || n.get<double>() < 0) {
+          errors.add(np, "expected a node index (an integer >= 0), got " + type_name(n) + " " + n.dump());
+          continue;
+        }
+        const double d = n.get<double>();
+        if (cluster_ok && d >= s.cluster.nodes) {
+          errors.add(np, "node " + n.dump() + " is outside the cluster (cluster.nodes " + std::to_string(s.cluster.nodes) + ": 0.." +
+                             std::to_string(s.cluster.nodes - 1) + ")");
+          continue;
+        }
+        const int node = static_cast<int>(d);
+        if (!seen.insert(node).second) errors.add(np, "node " + std::to_string(node) + " is listed twice");
+        job.nodes.push_back(node);
+      }
+      placed = true;
+    } else if (nodes || gpus) {
+      if (nodes) {
+        count = r.integer("nodes", 1, true);
+      } else if (auto g = r.integer("gpus", 1, true)) {
+        if (*g % gpn != 0)
+          errors.add(path + ".gpus", std::to_string(*g) + " is not a whole number of nodes (cluster.gpus_per_node " + std::to_string(gpn) +
+                                         "); jobs run on whole nodes");
+        else
+          count = *g / gpn;
+      }
+      const std::int64_t first = first_node.value_or(next_node);
+      if (count && cluster_ok) {
+        if (first + *count > s.cluster.nodes) {
+          errors.add(path + (nodes ? ".nodes" : ".gpus"),
+                     "nodes " + std::to_string(first) + ".." + std::to_string(first + *count - 1) + " reach outside the cluster (cluster.nodes " +
+                         std::to_string(s.cluster.nodes) + (first_node ? ")" : "; jobs placed by count follow each other: give first_node or fewer nodes)"));
+        } else {
+          for (std::int64_t n = first; n < first + *count; ++n) job.nodes.push_back(static_cast<int>(n));
+          placed = true;
+        }
+      }
+    } else {
+      errors.add(path, "missing nodes (a node count, or a list of node indices) or gpus (expected where the job runs)");
+    }
+    placed = placed && cluster_ok && errors.lines.size() == errors_before;
+    if (placed) {
+      for (int n : job.nodes) {
+        auto [it, fresh] = owner.emplace(n, j);
+        if (!fresh) {
+          errors.add(path + ".nodes", "node " + std::to_string(n) + " is already used by jobs[" + std::to_string(it->second) + "] (\"" +
+                                          s.jobs[it->second].name + "\"); jobs need disjoint nodes");
+          break;
+        }
+      }
+      if (!job.nodes.empty()) next_node = *std::max_element(job.nodes.begin(), job.nodes.end()) + 1;
+    }
+
+    // The job's model and training, validated as a scenario of the job's GPUs.
+    Errors job_errors{errors.file, {}, path + "."};
+    Scenario view = s;
+    view.cluster.nodes = std::max<int>(1, static_cast<int>(job.nodes.size()));
+    read_model(r.raw("model"), view, job_errors);
+    if (placed && errors.lines.size() == errors_before && job_errors.lines.empty())
+      read_training(r.raw("training"), view, job_errors);
+    else if (!r.raw("training"))
+      job_errors.add("training", "missing (expected seq_length, global_batch_size, ...)");
+    errors.lines.insert(errors.lines.end(), job_errors.lines.begin(), job_errors.lines.end());
+    r.finish();
+    job.model = view.model;
+    job.training = view.training;
+    s.jobs.push_back(std::move(job));
+  }
+}
+
+}  // namespace
+
+Scenario Scenario::job_scenario(std::size_t j) const {
+  CS_CHECK(j < jobs.size());
+  Scenario v = *this;
+  v.jobs.clear();
+  v.model = jobs[j].model;
+  v.training = jobs[j].training;
+  v.cluster.nodes = static_cast<int>(jobs[j].nodes.size());
+  return v;
+}
+
+std::vector<int> Scenario::job_gpus(std::size_t j) const {
+  CS_CHECK(j < jobs.size());
+  std::vector<int> gpus;
+  const int gpn = cluster.gpus_per_node;
+  for (int node : jobs[j].nodes)
+    for (int g = 0; g < gpn; ++g) gpus.push_back(node * gpn + g);
+  return gpus;
+}
+
+double Scenario::contention() const {
+  if (simulation.comm_compute_contention >= 0) return simulation.comm_compute_contention;
+  return gpu.sm_count > 0 ? simulation.nccl_channels / gpu.sm_count : 0.1;
+}
+
+json read_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open file");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  const std::string text = buf.str();
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    // Byte offset -> line and column for the message.
+    const std::size_t at = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+    const auto nl = text.rfind('\n', at == 0 ? 0 : at - 1);
+    const auto col = at - (nl == std::string::npos ? 0 : nl + 1) + 1;
+    std::string what = e.what();
+    if (auto p = what.find("syntax error"); p != std::string::npos) what = what.substr(p);
+    throw InputError(path + ":" + std::to_string(line) + ":" + std::to_string(col) + ": invalid JSON: " + what);
+  }
+}
+
+void apply_override(json& doc, const std::string& assignment, const std::string& file) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError(file + ": --set " + assignment + ": expected path=value (e.g. training.tensor_model_parallel_size=4)");
+  const std::string path = assignment.substr(0, eq);
+  const std::string text = assignment.substr(eq + 1);
+  json value = json::parse(text, nullptr, false);
+  if (value.is_discarded()) value = text;  // a bare word is a string
+  // Components: split at dots, and "key[3]" is "key" then "3".
+  std::vector<std::string> keys;
+  std::size_t start = 0;
+  while (true) {
+    const auto dot = path.find('.', start);
+    std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    while (!key.empty() && key.back() == ']' && key.find('[') != std::string::npos && key.find('[') > 0) {
+      const auto open = key.rfind('[');
+      keys.push_back(key.substr(0, open));
+      key = key.substr(open + 1, key.size() - open - 2);
+    }
+    if (key.empty()) throw InputError(file + ": --set " + assignment + ": empty component in path \"" + path + "\"");
+    keys.push_back(key);
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  json* node = &doc;
+  std::string walked;  // the components so far, for messages
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const std::string& key = keys[i];
+    const bool last = i + 1 == keys.size();
+    if (node->is_array()) {
+      // An element of an array (jobs.1.training...): an existing index only.
+      const bool digits = key.find_first_not_of("0123456789") == std::string::npos && key.size() <= 9;
+      if (!digits || std::stoul(key) >= node->size())
+        throw InputError(file + ": --set " + path + ": \"" + walked + "\" is an array of " + std::to_string(node->size()) +
+                         " (expected an index 0.." + std::to_string(node->size() - 1) + ", got \"" + key + "\")");
+      node = &(*node)[std::stoul(key)];
+    } else if (node->is_object()) {
+      if (last) {
+        (*node)[key] = value;
+        return;
+      }
+      node = &(*node)[key];
+      if (node->is_null()) *node = json::object();
+    } else {
+      // e.g. --set cluster.gpu.hbm_gib=80 on a named GPU: replace by an object only if the user meant it.
+      throw InputError(file + ": --set " + path + ": \"" + walked + "\" is not an object");
+    }
+    if (last) {
+      *node = value;
+      return;
+    }
+    walked += (walked.empty() ? "" : ".") + key;
+  }
+}
+
+Scenario parse_scenario(const json& doc, const std::string& file) {
+  Errors errors{file, {}, {}};
+  Scenario s;
+  s.file = file;
+  if (!doc.is_object()) throw InputError(file + ": (top level): expected an object, got " + type_name(doc));
+  ObjectReader top(doc, "", errors);
+  s.name = top.string("name", false).value_or(std::filesystem::path(file).stem().string());
+  if (auto desc = top.raw("description"); desc && !desc->is_string()) errors.add("description", "expected a string");
+  read_cluster(top.raw("cluster"), s, errors);
+  if (doc.contains("jobs")) {
+    // Several jobs, each with its own model and training: no top-level ones.
+    for (const char* key : {"model", "training"})
+      if (top.has(key)) errors.add(key, "not allowed with jobs (each job has its own model and training)");
+    read_jobs(doc.at("jobs"), s, errors);
+    if (!s.jobs.empty()) s.model = s.jobs.front().model, s.training = s.jobs.front().training;
+  } else {
+    read_model(top.raw("model"), s, errors);
+    if (errors.lines.empty()) read_training(top.raw("training"), s, errors);
+    else top.raw("training");
+  }
+  if (auto cal = top.string("calibration", false)) {
+    std::filesystem::path p(*cal);
+    if (p.is_relative()) p = std::filesystem::path(file).parent_path() / p;
+    s.calibration = p.lexically_normal().string();
+    try {
+      models::CalibrationProfile profile = models::read_profile(s.calibration);
+      s.compute_profile = std::move(profile.compute);
+      if (!profile.comm.fits.empty()) s.comm_profile = std::move(profile.comm);
+    } catch (const models::ProfileError& e) {
+      for (const auto& m : e.messages()) errors.add("calibration", m);
+    }
+  }
+  read_simulation(top.raw("simulation"), s, errors);
+  top.raw("jobs");  // read above; known here so that a misspelt top-level key may be told "jobs"
+  top.finish();
+  if (!errors.lines.empty()) throw InputError(std::move(errors.lines));
+  return s;
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  json doc = read_json_file(path);
+  for (const auto& o : overrides) apply_override(doc, o, path);
+  try {
+    return parse_scenario(doc, path);
+  } catch (const InputError& e) {
+    // An error at a path a --set wrote says so: the value is not in the file the line names.
+    std::vector<std::string> lines;
+    for (std::string line : e.messages()) {
+      for (const auto& o : overrides) {
+        const std::string set_path = o.substr(0, o.find('='));
+        if (line.rfind(path + ": " + set_path + ":", 0) == 0) {
+          line += " (the value given by --set " + o + ")";
+          break;
+        }
+      }
+      lines.push_back(std::move(line));
+    }
+    throw InputError(std::move(lines));
+  }
+}
+
+}  // namespace cs::sim

@@ -1,0 +1,98 @@
+#pragma once
+// A scenario: the cluster, the model and the training job, as read from a scenario JSON file (the
+// contract in shared/DESIGN.md), fully validated. Everything downstream can trust it.
+//
+// Loading collects every problem before giving up: each is one line "FILE: JSON.PATH: what is wrong
+// (what was expected)", thrown together as an InputError. Unknown keys are errors, with the nearest
+// known key suggested. `--set path=value` overrides are applied to the JSON before validation, so they
+// are validated exactly like the file (and named as coming from --set).
+//
+// Several jobs on one cluster: instead of top-level "model" and "training", a scenario may give "jobs",
+// an array of {"name", "nodes" | "gpus", "first_node", "model", "training"}. Jobs run on whole nodes,
+// disjoint, sharing the fabric: "nodes" is a node count (placed from "first_node", default: right after
+// the previous job's last node, job 0 from node 0) or an explicit list of node indices in rank order (to
+// interleave jobs under the same leaves); "gpus" is a count of whole nodes' GPUs. Each job is validated
+// like a single-job scenario on a cluster of its own GPU count, and its errors are named by their path
+// (jobs[1].training.tensor_model_parallel_size). The single-job form is the common case and its
+// Scenario is unchanged: `jobs` stays empty. In the multi-job form Scenario::model and ::training are
+// job 0's (for callers that know one job only); job_scenario(j) is job j as a single-job scenario.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "models/compute/comm_profile.hpp"
+#include "models/compute/compute_model.hpp"
+#include "models/hardware/gpu_catalog.hpp"
+#include "models/workload/transformer.hpp"
+#include "models/parallelism/pipeline_schedule.hpp"
+#include "topologies/cluster.hpp"
+
+namespace cs::sim {
+
+struct SimulationOptions {
+  std::string network = "analytical";  // or "flow": routed flows sharing links max-min fairly
+  std::string nccl_algorithm;          // force "ring", "tree", "nvls" or "hierarchical"; "" = NCCL-like choice
+  // Simulate one rank per class of identical ranks (one TP/CP/DP representative per pipeline stage) and
+  // mirror it; the group sizes of its collectives are still the real ones.
+  bool symmetry = true;
+  // Compute slowdown while NCCL moves data on the same GPU (see executor.hpp). Default: the share of SMs
+  // NCCL occupies, nccl_channels / sm_count.
+  double comm_compute_contention = -1;
+  double nccl_channels = 16;
+  double grad_bucket_params = 40e6;  // Megatron DDP bucket size, parameters
+};
+
+// One job of a multi-job scenario: its model and training on its own nodes of the shared cluster. Its
+// rank r runs on GPU nodes[r / gpus_per_node] * gpus_per_node + r % gpus_per_node (job_gpus()).
+struct Job {
+  std::string name;
+  std::vector<int> nodes;  // cluster node indices, in rank order
+  models::ModelConfig model;
+  models::TrainingConfig training;  // validated against the job's GPUs (data_parallel_size derived)
+};
+
+struct Scenario {
+  std::string file;  // where it came from, for messages
+  std::string name;
+  models::GpuSpec gpu;
+  topo::ClusterSpec cluster;
+  double price_per_gpu_hour_usd = 0;
+  // Energy (models/cost/cost_model.hpp): each node's host power, the data centre's PUE, the price of a kWh.
+  double node_overhead_w = 0;
+  double pue = 1.2;
+  double usd_per_kwh = 0;
+  models::ModelConfig model;
+  models::TrainingConfig training;
+  std::string calibration;  // profile path, resolved against the scenario's folder; empty = default
+  // The profile at `calibration`, read and validated with the scenario: its compute tables (absent: the
+  // built-in defaults, models::default_compute_profile()) and its fitted collectives (absent: the
+  // catalog's link parameters; consumed by the network model).
+  std::optional<models::ComputeProfile> compute_profile;
+  std::optional<models::CommProfile> comm_profile;
+  SimulationOptions simulation;
+  std::vector<Job> jobs;  // multi-job form; empty: one job (model, training) on the whole cluster
+  int num_gpus() const { return cluster.nodes * cluster.gpus_per_node; }
+  double contention() const;
+  bool multi_job() const { return !jobs.empty(); }
+  // Job j as a single-job scenario: its model and training, cluster.nodes = its node count (everything
+  // else the scenario's), no jobs. What the step builder and the report of that job read; its ranks sit
+  // on job_gpus(j) of the real cluster.
+  Scenario job_scenario(std::size_t j) const;
+  // The cluster GPU of each rank of job j.
+  std::vector<int> job_gpus(std::size_t j) const;
+};
+
+// Reads and validates a scenario file; throws InputError.
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+// Validates an already-parsed document; `file` names it in messages. Throws InputError.
+Scenario parse_scenario(const nlohmann::json& doc, const std::string& file);
+// Applies one "dotted.path=value" override (value parsed as JSON, else taken as a string). A component
+// that is an index selects an element of an array: jobs.1.training.global_batch_size or
+// jobs[1].training.global_batch_size.
+void apply_override(nlohmann::json& doc, const std::string& assignment, const std::string& file);
+// The JSON text of a file with its parse errors as InputError naming line and column.
+nlohmann::json read_json_file(const std::string& path);
+
+}  // namespace cs::sim

@@ -1,0 +1,607 @@
+#include "sim/step/step_builder.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "models/memory/memory_model.hpp"
+#include "models/workload/transformer.hpp"
+#include "sim/base/check.hpp"
+#include "models/parallelism/layout.hpp"
+#include "models/parallelism/pipeline_schedule.hpp"
+
+namespace cs::sim {
+
+using models::CollectiveKind;
+using models::Op;
+using models::OpKind;
+using models::ProcessGroup;
+
+namespace {
+
+// Bytes of a gradient element on the wire (bf16 gradients, as PyTorch DDP and the ZeRO paper count;
+// Megatron can reduce in fp32, which doubles this) and of a parameter element in ZeRO all-gathers.
+constexpr double kGradBytes = 2.0;
+constexpr double kParamBytes = 2.0;
+
+// An MoE model with dense layers among its MoE ones (moe_layer_freq); a dense model's layers are built
+// by the one op list either way.
+bool has_dense_layers(const models::ModelConfig& m) {
+  if (m.num_moe_experts <= 0) return false;
+  for (std::int64_t l = 0; l < m.num_layers; ++l)
+    if (!models::is_moe_layer(m, l)) return true;
+  return false;
+}
+
+Category category_of(ProcessGroup g) {
+  switch (g) {
+    case ProcessGroup::tp: return Category::tp_comm;
+    case ProcessGroup::cp: return Category::cp_comm;
+    case ProcessGroup::ep: return Category::ep_comm;
+    case ProcessGroup::dp: return Category::dp_comm;
+    case ProcessGroup::pp: return Category::pp_comm;
+    case ProcessGroup::etp: return Category::ep_comm;
+  }
+  return Category::tp_comm;
+}
+
+// Everything an op's modelled duration depends on (models::op_time_s reads no other field).
+struct DurationKey {
+  std::array<std::int64_t, 15> ints;
+  double flops, bytes;
+  bool operator==(const DurationKey&) const = default;
+};
+struct DurationKeyHash {
+  std::size_t operator()(const DurationKey& k) const {
+    std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the fields' bits
+    auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
+    for (std::int64_t v : k.ints) mix(static_cast<std::uint64_t>(v));
+    mix(std::bit_cast<std::uint64_t>(k.flops));
+    mix(std::bit_cast<std::uint64_t>(k.bytes));
+    return static_cast<std::size_t>(h);
+  }
+};
+
+// An FSDP unit (and, for every sharding, the granularity at which gradients become ready): the
+// embedding, one transformer layer, or the LM head, with the parameters it holds on this rank.
+struct Unit {
+  const models::LayerOps* ops;
+  double dense;   // parameters reduced / sharded over the dense data-parallel group
+  double expert;  // over the expert-data-parallel group
+};
+
+class Builder {
+ public:
+  Builder(const Scenario& s, const models::ComputeProfile& profile, const std::vector<int>& gpus)
+      : s_(s),
+        profile_(profile),
+        gpus_(gpus),
+        t_(s.training),
+        layout_(t_.tp, t_.cp, t_.dp, t_.pp, t_.ep, t_.zero_stage >= 3 ? t_.fsdp_shard_size : 0, t_.expert_tp()),
+        layer_(models::transformer_layer_ops(s.model, t_)),
+        window_layer_(s.model.window_size > 0 ? models::transformer_layer_ops(s.model, t_, true) : models::LayerOps{}),
+        mixed_layers_(has_dense_layers(s.model)),
+        dense_layer_(mixed_layers_ ? models::transformer_layer_ops(s.model, t_, false, false) : models::LayerOps{}),
+        dense_window_layer_(mixed_layers_ && s.model.window_size > 0
+                                ? models::transformer_layer_ops(s.model, t_, true, false)
+                                : models::LayerOps{}),
+        embedding_(models::embedding_ops(s.model, t_)),
+        head_(models::lm_head_ops(s.model, t_)) {
+    CS_CHECK(gpus_.empty() || static_cast<int>(gpus_.size()) == layout_.world_size());
+  }
+
+  StepPlan build() {
+    StepPlan plan;
+    // Which ranks to simulate.
+    if (s_.simulation.symmetry) {
+      for (int stage = 0; stage < t_.pp; ++stage) plan.global_rank.push_back(layout_.rank({0, 0, 0, stage}));
+      plan.mirrors = t_.tp * t_.cp * t_.dp;
+    } else {
+      for (int r = 0; r < layout_.world_size(); ++r) plan.global_rank.push_back(r);
+    }
+    plan.graph = TaskGraph(static_cast<int>(plan.global_rank.size()));
+    g_ = &plan.graph;
+    flops_ = &plan.flops;
+
+    for (std::size_t i = 0; i < plan.global_rank.size(); ++i) build_rank(static_cast<std::uint32_t>(i), plan.global_rank[i]);
+    plan.graph.freeze();
+    for (int& r : plan.global_rank) r = gpu_of(r);
+    return plan;
+  }
+
+ private:
+  // Per-rank emission state.
+  struct Emitter {
+    std::uint32_t rank;
+    int global;
+    TaskId last_compute = kNone;
+    std::vector<TaskId> wait_for;  // tasks the next compute kernel must wait for
+    std::map<std::tuple<int, std::uint32_t, int>, int> sequence;  // (category, group id, channel) -> next index
+    double ring_step_bytes = 0;    // pending ring-attention KV exchange for the next attention op
+  };
+
+  int gpu_of(int rank) const { return gpus_.empty() ? rank : gpus_[static_cast<std::size_t>(rank)]; }
+  // A process group of ranks, as the task graph records it: their GPUs.
+  std::uint32_t add_group(const std::vector<int>& ranks) {
+    if (gpus_.empty()) return g_->add_group(ranks);
+    std::vector<int> g;
+    g.reserve(ranks.size());
+    for (int r : ranks) g.push_back(gpu_of(r));
+    return g_->add_group(g);
+  }
+
+  // The compute model is a pure function of the op's shape; a step repeats each shape for every layer and
+  // micro-batch, so durations are memoized per build (the GEMM interpolation dominated a search's time).
+  Time op_duration(const Op& op) {
+    const auto& a = op.attention;
+    const DurationKey key{{static_cast<std::int64_t>(op.kind), static_cast<std::int64_t>(op.dtype), static_cast<std::int64_t>(op.mem_kind),
+                           op.gemm.m, op.gemm.n, op.gemm.k, a.batch, a.heads_q, a.heads_kv, a.seq_q, a.seq_kv, a.head_dim,
+                           static_cast<std::int64_t>(a.causal), static_cast<std::int64_t>(a.kernel), op.repeat},
+                          op.flops, op.bytes};
+    const auto it = durations_.find(key);
+    if (it != durations_.end()) return it->second;
+    const Time t = from_seconds(models::op_time_s(op, s_.gpu, profile_));
+    durations_.emplace(key, t);
+    return t;
+  }
+
+  TaskId emit_compute(Emitter& e, const Op& op, Category cat, int mb) {
+    Task t;
+    t.rank = e.rank;
+    t.stream = StreamKind::compute;
+    t.category = cat;
+    t.duration = op_duration(op);
+    t.name = g_->intern(op.name);
+    t.micro_batch = mb;
+    const TaskId id = g_->add_task(t);
+    flops_->resize(id + 1, 0.0);
+    (*flops_)[id] = op.flops * op.repeat;
+    for (TaskId w : e.wait_for) g_->add_dependency(w, id);
+    e.wait_for.clear();
+    e.last_compute = id;
+    return id;
+  }
+
+  // The collective shared by every simulated member of `members` (global ranks, the real group of kind
+  // `kind`; GroupKind::pp stands for a point-to-point pair), matched by its order on (category, group,
+  // channel).
+  TaskId emit_collective(Emitter& e, StreamKind stream, Category cat, CollectiveKind kind, double bytes, GroupKind gk,
+                         const std::vector<int>& members, int channel, const std::string& name, int mb,
+                         bool reversed = false) {
+    const std::uint32_t group = group_id(members, e.global, gk);
+    const auto key = std::make_tuple(static_cast<int>(cat), group, channel);
+    const int seq = e.sequence[key]++;
+    auto& list = collectives_[key];
+    if (static_cast<int>(list.size()) <= seq) {
+      CS_CHECK(static_cast<int>(list.size()) == seq);
+      Collective c;
+      c.kind = kind;
+      c.bytes = bytes;
+      c.group = group;
+      c.reversed = reversed;
+      list.push_back(g_->add_collective(std::move(c)));
+    }
+    const std::uint32_t cid = list[static_cast<std::size_t>(seq)];
+    CS_CHECK(g_->collectives()[cid].kind == kind && g_->collectives()[cid].bytes == bytes &&
+             g_->collectives()[cid].reversed == reversed);
+    Task t;
+    t.rank = e.rank;
+    t.stream = stream;
+    t.category = cat;
+    t.collective = cid;
+    t.name = g_->intern(name);
+    t.micro_batch = mb;
+    const TaskId id = g_->add_task(t);
+    flops_->resize(id + 1, 0.0);
+    g_->add_member(cid, id);
+    return id;
+  }
+
+  // The task graph's id for a real group, with its mirrors under symmetry: the same group of every rank
+  // the simulated one stands for (same pipeline stage, any TP / CP / DP index).
+  // The members of rank `global`'s group of `kind`, memoized: every layer and micro-batch asks again.
+  const std::vector<int>& group_of(GroupKind kind, int global) {
+    const std::uint64_t key = (static_cast<std::uint64_t>(kind) << 32) | static_cast<std::uint32_t>(global);
+    auto it = members_.find(key);
+    if (it == members_.end()) it = members_.emplace(key, layout_.group(kind, global)).first;
+    return it->second;  // unordered_map keeps references to elements valid across rehashing
+  }
+
+  std::uint32_t group_id(const std::vector<int>& members, int global, GroupKind kind) {
+    // Memoized by what determines the group: its kind and the asking rank, or a pipeline pair's two ranks.
+    const std::uint64_t key = kind == GroupKind::pp
+                                  ? (static_cast<std::uint64_t>(kind) << 56) | (static_cast<std::uint64_t>(members.front()) << 28) |
+                                        static_cast<std::uint64_t>(members.back())
+                                  : (static_cast<std::uint64_t>(kind) << 56) | static_cast<std::uint32_t>(global);
+    CS_CHECK(kind != GroupKind::pp || members.size() == 2);
+    if (const auto it = group_ids_.find(key); it != group_ids_.end()) return it->second;
+    const std::uint32_t id = group_id_uncached(members, global, kind);
+    group_ids_.emplace(key, id);
+    return id;
+  }
+
+  std::uint32_t group_id_uncached(const std::vector<int>& members, int global, GroupKind kind) {
+    const std::uint32_t id = add_group(members);
+    if (!s_.simulation.symmetry || !mirrored_.insert(id).second) return id;
+    const RankCoord self = layout_.coord(global);
+    std::vector<std::uint32_t> mirrors;
+    std::set<std::uint32_t> seen;
+    for (int dp = 0; dp < t_.dp; ++dp)
+      for (int cp = 0; cp < t_.cp; ++cp)
+        for (int tp = 0; tp < t_.tp; ++tp) {
+          const int r = layout_.rank({tp, cp, dp, self.pp});
+          std::vector<int> gpus;
+          if (kind == GroupKind::pp) {
+            // The same pair of stages, shifted to this rank's TP / CP / DP index.
+            for (int m : members) {
+              RankCoord c = layout_.coord(r);
+              c.pp = layout_.coord(m).pp;
+              gpus.push_back(layout_.rank(c));
+            }
+          } else {
+            gpus = layout_.group(kind, r);
+          }
+          const std::uint32_t mid = add_group(gpus);
+          if (seen.insert(mid).second) mirrors.push_back(mid);
+        }
+    g_->set_mirrors(id, std::move(mirrors));
+    return id;
+  }
+
+  // `t` consumes what the rank has produced so far: the last kernel and any collective still pending.
+  void after_producers(const Emitter& e, TaskId t) {
+    if (e.last_compute != kNone) g_->add_dependency(e.last_compute, t);
+    for (TaskId w : e.wait_for) g_->add_dependency(w, t);
+  }
+
+  Category compute_category(const Op& op, bool backward) const {
+    if (op.kind == OpKind::optimizer) return Category::optimizer;
+    return backward && op.name.rfind("recompute", 0) == 0 ? Category::recompute : Category::compute;
+  }
+
+  // Ring attention (cp > 1): the attention op in cp steps, step i's KV transfer overlapping step i's
+  // compute and gating step i + 1 (see the header).
+  void run_ring_attention(Emitter& e, const Op& op, int mb, bool backward) {
+    const int cp = t_.cp;
+    Op step = op;
+    step.flops = op.flops / cp;
+    step.bytes = op.bytes / cp;
+    step.attention.seq_kv = op.attention.seq_kv / cp;
+    const Category cat = compute_category(op, backward);
+    const std::vector<int>& ring = group_of(GroupKind::cp, e.global);
+    for (int i = 0; i < cp; ++i) {
+      TaskId transfer = kNone;
+      if (i + 1 < cp) {
+        transfer = emit_collective(e, StreamKind::comm_tp, Category::cp_comm, CollectiveKind::send_recv, e.ring_step_bytes,
+                                   GroupKind::cp, ring, 0, backward && op.kind == OpKind::attention_bwd ? "cp_kv_bwd" : "cp_kv", mb);
+        after_producers(e, transfer);
+      }
+      emit_compute(e, step, cat, mb);
+      if (transfer != kNone) e.wait_for.push_back(transfer);
+    }
+    e.ring_step_bytes = 0;
+  }
+
+  // tp_comm_overlap applies to this TP all-gather / reduce-scatter (step_builder.hpp).
+  bool overlappable_tp(const Op& op, CollectiveKind kind) const {
+    return t_.tp_comm_overlap && t_.sequence_parallel && t_.tp > 1 && op.kind == OpKind::collective &&
+           op.group == ProcessGroup::tp && op.collective == kind;
+  }
+
+  // Runs an op list: kernels on the compute stream, collectives on the TP stream between them.
+  void run_ops(Emitter& e, const std::vector<Op>& ops, int mb, bool backward) {
+    TaskId overlapped = kNone;  // the overlapped part of a TP collective the op after the next GEMM waits for
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
+      const Op* next = i + 1 < ops.size() ? &ops[i + 1] : nullptr;
+      if (overlappable_tp(op, CollectiveKind::all_gather) && next && next->kind == OpKind::gemm) {
+        const std::vector<int>& members = group_of(group_kind(op.group), e.global);
+        const double chunk = op.comm_bytes / t_.tp;
+        const TaskId first = emit_collective(e, StreamKind::comm_tp, category_of(op.group), op.collective, chunk,
+                                             group_kind(op.group), members, 0, op.name, mb);
+        after_producers(e, first);
+        overlapped = emit_collective(e, StreamKind::comm_tp, category_of(op.group), op.collective, op.comm_bytes - chunk,
+                                     group_kind(op.group), members, 0, op.name, mb);
+        after_producers(e, overlapped);
+        e.wait_for.clear();
+        e.wait_for.push_back(first);
+        continue;
+      }
+      if (op.kind == OpKind::gemm && next && overlappable_tp(*next, CollectiveKind::reduce_scatter)) {
+        const std::vector<int>& members = group_of(group_kind(next->group), e.global);
+        const double chunk = next->comm_bytes / t_.tp;
+        // Starts with the GEMM (after what the GEMM waits for), beside it on the comm_tp stream.
+        const TaskId rest = emit_collective(e, StreamKind::comm_tp, category_of(next->group), next->collective,
+                                            next->comm_bytes - chunk, group_kind(next->group), members, 0, next->name, mb);
+        after_producers(e, rest);
+        emit_compute(e, op, compute_category(op, backward), mb);
+        const TaskId last = emit_collective(e, StreamKind::comm_tp, category_of(next->group), next->collective, chunk,
+                                            group_kind(next->group), members, 0, next->name, mb);
+        after_producers(e, last);
+        e.wait_for.clear();
+        e.wait_for.push_back(rest);
+        e.wait_for.push_back(last);
+        if (overlapped != kNone) e.wait_for.push_back(overlapped), overlapped = kNone;
+        ++i;  // the reduce-scatter is emitted
+        continue;
+      }
+      if (op.kind == OpKind::collective) {
+        const std::vector<int>& members = group_of(group_kind(op.group), e.global);
+        if (members.size() < 2) continue;
+        if (op.group == ProcessGroup::cp) {
+          // The KV exchange of ring attention: issued step by step with the attention op that follows.
+          CS_CHECK(op.collective == CollectiveKind::send_recv && e.ring_step_bytes == 0);
+          e.ring_step_bytes = op.comm_bytes / (t_.cp - 1);
+          continue;
+        }
+        const TaskId c = emit_collective(e, StreamKind::comm_tp, category_of(op.group), op.collective, op.comm_bytes,
+                                         group_kind(op.group), members, 0, op.name, mb);
+        after_producers(e, c);
+        e.wait_for.clear();
+        e.wait_for.push_back(c);
+        continue;
+      }
+      if ((op.kind == OpKind::attention_fwd || op.kind == OpKind::attention_bwd) && e.ring_step_bytes > 0) {
+        run_ring_attention(e, op, mb, backward);
+        continue;
+      }
+      emit_compute(e, op, compute_category(op, backward), mb);
+      if (overlapped != kNone && op.kind == OpKind::gemm) e.wait_for.push_back(overlapped), overlapped = kNone;
+    }
+    if (overlapped != kNone) e.wait_for.push_back(overlapped);
+    CS_CHECK(e.ring_step_bytes == 0);
+  }
+
+  // Send/recv of a pipeline tensor between two stages (both simulated under symmetry). Channels keep the
+  // four flows of a stage pair apart — activations and gradients, each way (interleaved schedules with
+  // p = 2 send activations both ways between the same two stages).
+  TaskId emit_p2p(Emitter& e, StreamKind stream, int peer_stage, double bytes, int mb) {
+    RankCoord c = layout_.coord(e.global);
+    CS_CHECK(c.pp != peer_stage);
+    c.pp = peer_stage;
+    const int peer = layout_.rank(c);
+    const std::vector<int> members = {std::min(e.global, peer), std::max(e.global, peer)};
+    const bool fwd = stream == StreamKind::pp_send_fwd || stream == StreamKind::pp_recv_fwd;
+    const bool send = stream == StreamKind::pp_send_fwd || stream == StreamKind::pp_send_bwd;
+    const int sender = send ? e.global : peer;
+    const int channel = 1 + (fwd ? 0 : 2) + (sender == members[0] ? 0 : 1);
+    return emit_collective(e, stream, Category::pp_comm, CollectiveKind::send_recv, bytes, GroupKind::pp, members, channel,
+                           std::string(send ? "send-" : "recv-") + (fwd ? "activation" : "gradient"), mb,
+                           sender != members[0]);
+  }
+
+  // A data-parallel collective on the comm_dp stream after `deps` (nothing when the group is one rank).
+  TaskId emit_dp(Emitter& e, CollectiveKind kind, double bytes, GroupKind gk, int channel, const char* name, int mb,
+                 const std::vector<TaskId>& deps) {
+    const std::vector<int>& members = group_of(gk, e.global);
+    if (members.size() < 2 || bytes <= 0) return kNone;
+    const TaskId c = emit_collective(e, StreamKind::comm_dp, Category::dp_comm, kind, bytes, gk, members, channel, name, mb);
+    for (TaskId d : deps)
+      if (d != kNone) g_->add_dependency(d, c);
+    return c;
+  }
+
+  void build_rank(std::uint32_t sim_rank, int global) {
+    Emitter e{sim_rank, global, kNone, {}, {}, 0};
+    const RankCoord coord = layout_.coord(global);
+    const int stage = coord.pp;
+    const int p = t_.pp, v = t_.vp;
+    const bool first = stage == 0, last = stage == p - 1;
+    const int m = static_cast<int>(t_.num_micro_batches());
+    const int zero = t_.zero_stage;
+    // Pipeline tensor: [micro_batch, seq / cp, hidden] in bf16; with sequence parallelism each TP rank
+    // holds (and sends) only its 1/tp slice.
+    const double p2p_bytes = static_cast<double>(t_.micro_batch_size) * static_cast<double>(t_.seq_length / t_.cp) *
+                             static_cast<double>(s_.model.hidden_size) * 2.0 / (t_.sequence_parallel ? t_.tp : 1);
+
+    // Parameters this rank holds before sharding (models::parameters_on_rank), split into units: the
+    // embedding (vocab-parallel word embedding + learned positions) on stage 0, the final norm and the
+    // LM head on the last stage (a copy of the tied embedding when pp > 1), the layers the rest.
+    const models::RankParameters rp = models::parameters_on_rank(s_.model, t_, stage);
+    const double h = static_cast<double>(s_.model.hidden_size);
+    const double word = static_cast<double>(models::padded_vocab_size(s_.model, t_.tp)) * h / t_.tp;
+    const double emb_params = first ? word + static_cast<double>(s_.model.max_position_embeddings) * h : 0;
+    const double head_params =
+        last ? models::final_norm_parameters(s_.model) + (s_.model.untie_embeddings || p > 1 ? word : 0) : 0;
+    // The pipeline split (models::layers_in_chunk): chunks may hold different numbers of layers, and
+    // an MoE model's layers may be MoE or dense (moe_layer_freq). With a single expert-parallel rank
+    // the experts reduce with the dense parameters.
+    const bool separate_experts = t_.ep > 1 && rp.expert > 0;
+    auto layer_params = [&](bool moe) {
+      const models::RankParameters lp = models::layer_parameters_on_rank(s_.model, t_, moe);
+      return separate_experts ? lp : models::RankParameters{lp.dense + lp.expert, 0};
+    };
+    const models::RankParameters moe_layer_params = layer_params(true), dense_layer_params = layer_params(false);
+    std::vector<std::vector<Unit>> chunk_units(static_cast<std::size_t>(v));
+    for (int c = 0; c < v; ++c) {
+      auto& units = chunk_units[static_cast<std::size_t>(c)];
+      if (first && c == 0) units.push_back({&embedding_, emb_params, 0});
+      const std::int64_t first_layer = models::first_layer_of_chunk(s_.model, t_, stage, c);
+      for (std::int64_t l = 0; l < models::layers_in_chunk(s_.model, t_, stage, c); ++l) {
+        const bool window = models::is_window_attention_layer(s_.model, first_layer + l);
+        const bool moe = !mixed_layers_ || models::is_moe_layer(s_.model, first_layer + l);
+        const models::LayerOps* ops = moe ? (window ? &window_layer_ : &layer_) : (window ? &dense_window_layer_ : &dense_layer_);
+        const models::RankParameters& lp = moe ? moe_layer_params : dense_layer_params;
+        units.push_back({ops, lp.dense, lp.expert});
+      }
+      if (last && c == v - 1) units.push_back({&head_, head_params, 0});
+    }
+
+    // Data-parallel groups: ZeRO-3 under HYBRID_SHARD shards inside the node's block and all-reduces
+    // across blocks; everything else works on the whole DP x CP group (experts: expert-DP).
+    const bool hybrid = zero >= 3 && layout_.shard_size() < layout_.size(GroupKind::dp_cp);
+    const GroupKind dense_group = hybrid ? GroupKind::shard : GroupKind::dp_cp;
+    const GroupKind expert_group = GroupKind::expert_dp;
+    const double dense_shards = layout_.size(dense_group), expert_shards = layout_.size(expert_group);
+    std::vector<TaskId> grad_reductions;
+
+    // ZeRO 0-2: bucketed gradient reduction (dense and expert buckets apart).
+    const CollectiveKind bucket_kind = zero >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
+    const char* bucket_name = zero >= 1 ? "grad-reduce-scatter" : "grad-all-reduce";
+    const double bucket_limit = s_.simulation.grad_bucket_params;
+    double dense_bucket = 0, expert_bucket = 0;
+    std::vector<std::pair<GroupKind, double>> deferred;
+    auto reduce_bucket = [&](GroupKind gk, double params, int mb) {
+      std::vector<TaskId> deps = e.wait_for;
+      deps.push_back(e.last_compute);
+      const TaskId c = emit_dp(e, bucket_kind, params * kGradBytes, gk, 0, bucket_name, mb, deps);
+      if (c != kNone) grad_reductions.push_back(c);
+    };
+    auto close_bucket = [&](GroupKind gk, double& bucket, int mb) {
+      if (bucket <= 0) return;
+      if (t_.overlap_grad_reduce)
+        reduce_bucket(gk, bucket, mb);
+      else
+        deferred.emplace_back(gk, bucket);
+      bucket = 0;
+    };
+    auto add_grads = [&](const Unit& u, int mb) {
+      dense_bucket += u.dense;
+      expert_bucket += u.expert;
+      if (dense_bucket >= bucket_limit) close_bucket(dense_group, dense_bucket, mb);
+      if (expert_bucket >= bucket_limit) close_bucket(expert_group, expert_bucket, mb);
+    };
+
+    // ZeRO-3: a unit's parameter gathers (dense and expert) and its gradient reduce-scatter (+ the
+    // HYBRID_SHARD all-reduce of the shard across nodes).
+    auto gather_unit = [&](const Unit& u, int mb) {
+      const std::vector<TaskId> deps = {e.last_compute};
+      TaskId last_gather = emit_dp(e, CollectiveKind::all_gather, u.dense * kParamBytes, dense_group, 1, "param-all-gather", mb, deps);
+      const TaskId eg = emit_dp(e, CollectiveKind::all_gather, u.expert * kParamBytes, expert_group, 1, "param-all-gather", mb, deps);
+      return eg != kNone ? eg : last_gather;
+    };
+    auto reduce_unit = [&](const Unit& u, int mb) {
+      const std::vector<TaskId> deps = {e.last_compute};
+      const TaskId rs = emit_dp(e, CollectiveKind::reduce_scatter, u.dense * kGradBytes, dense_group, 0, "grad-reduce-scatter", mb, deps);
+      if (rs != kNone) grad_reductions.push_back(rs);
+      if (hybrid) {
+        const TaskId ar = emit_dp(e, CollectiveKind::all_reduce, u.dense / dense_shards * kGradBytes, GroupKind::replica, 0,
+                                  "grad-all-reduce-replicas", mb, {rs, e.last_compute});
+        if (ar != kNone) grad_reductions.push_back(ar);
+      }
+      const TaskId ers = emit_dp(e, CollectiveKind::reduce_scatter, u.expert * kGradBytes, expert_group, 0, "grad-reduce-scatter", mb, deps);
+      if (ers != kNone) grad_reductions.push_back(ers);
+    };
+
+    // One pass (forward or backward of one chunk for one micro-batch) over its units.
+    auto run_units = [&](const std::vector<Unit>& units, int mb, bool backward, bool reducing) {
+      const int n = static_cast<int>(units.size());
+      std::vector<TaskId> gathers(static_cast<std::size_t>(n), kNone);
+      std::vector<bool> gathered(static_cast<std::size_t>(n), false);
+      auto at = [&](int i) { return backward ? n - 1 - i : i; };
+      auto gather = [&](int i) {
+        if (gathered[static_cast<std::size_t>(i)]) return;
+        gathered[static_cast<std::size_t>(i)] = true;
+        gathers[static_cast<std::size_t>(i)] = gather_unit(units[static_cast<std::size_t>(at(i))], mb);
+      };
+      for (int i = 0; i < n; ++i) {
+        const Unit& u = units[static_cast<std::size_t>(at(i))];
+        if (zero >= 3) {
+          gather(i);
+          if (t_.overlap_param_gather && i + 1 < n) gather(i + 1);  // prefetch the next unit
+          if (gathers[static_cast<std::size_t>(i)] != kNone) e.wait_for.push_back(gathers[static_cast<std::size_t>(i)]);
+        }
+        run_ops(e, backward ? u.ops->backward : u.ops->forward, mb, backward);
+        if (!backward) continue;
+        if (zero >= 3)
+          reduce_unit(u, mb);
+        else if (reducing)
+          add_grads(u, mb);
+      }
+      if (backward && reducing && zero < 3) {
+        close_bucket(dense_group, dense_bucket, mb);
+        close_bucket(expert_group, expert_bucket, mb);
+      }
+    };
+
+    const auto order = pipeline_order(t_.pipeline_schedule, p, m, stage, v);
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const PipelineAction& a = order[k];
+      const int mb = a.micro_batch, c = a.chunk;
+      // Neighbours in the model's layer order: (stage - 1, c) or, wrapping, (p - 1, c - 1) before; (stage
+      // + 1, c) or (0, c + 1) after.
+      const bool has_prev = !(first && c == 0), has_next = !(last && c == v - 1);
+      const int prev_stage = first ? p - 1 : stage - 1, next_stage = last ? 0 : stage + 1;
+      const auto& units = chunk_units[static_cast<std::size_t>(c)];
+      if (a.forward) {
+        if (has_prev) e.wait_for.push_back(emit_p2p(e, StreamKind::pp_recv_fwd, prev_stage, p2p_bytes, mb));
+        run_units(units, mb, false, false);
+        if (has_next) after_producers(e, emit_p2p(e, StreamKind::pp_send_fwd, next_stage, p2p_bytes, mb));
+      } else {
+        // DDP / ZeRO-1 reduce the accumulated gradients once, in the last micro-batch's backward; ZeRO-2
+        // every micro-batch.
+        const bool reducing = zero == 2 || mb == m - 1;
+        if (has_next) e.wait_for.push_back(emit_p2p(e, StreamKind::pp_recv_bwd, next_stage, p2p_bytes, mb));
+        run_units(units, mb, true, reducing);
+        if (has_prev) after_producers(e, emit_p2p(e, StreamKind::pp_send_bwd, prev_stage, p2p_bytes, mb));
+        // Without overlap the buckets go after the backward: after each micro-batch's (ZeRO-2), else after
+        // the rank's last backward pass.
+        const bool final_backward = k + 1 == order.size();
+        if (!deferred.empty() && (zero == 2 || final_backward)) {
+          for (const auto& [gk, params] : deferred) reduce_bucket(gk, params, mb);
+          deferred.clear();
+        }
+      }
+    }
+    CS_CHECK(deferred.empty());
+
+    // Optimizer step after every gradient reduction, on the rank's shard; ZeRO-1/2 gather the updated
+    // parameter shards back (ZeRO-3 gathers them in the next step's forward).
+    for (TaskId c : grad_reductions) e.wait_for.push_back(c);
+    const double shard = zero >= 1 ? (rp.dense + (separate_experts ? 0 : rp.expert)) / dense_shards +
+                                         (separate_experts ? rp.expert / expert_shards : 0)
+                                   : rp.total();
+    // clip_grad: the norm over the rank's fp32 gradients (its shard under the distributed optimizer), one
+    // fp32 sum of squares all-reduced (Megatron spans TP x PP x DP; DP x CP is the group built here, and a
+    // 4 B all-reduce costs its latency only), then Adam with the clip scale folded in.
+    emit_compute(e, models::grad_norm_op(shard), Category::optimizer, -1);
+    const TaskId norm_ar = emit_dp(e, CollectiveKind::all_reduce, models::grad_norm_all_reduce_op().comm_bytes, GroupKind::dp_cp, 2,
+                                   "grad-norm-all-reduce", -1, {e.last_compute});
+    if (norm_ar != kNone) e.wait_for.push_back(norm_ar);
+    emit_compute(e, models::optimizer_op(shard), Category::optimizer, -1);
+    if (zero == 1 || zero == 2) {
+      const std::vector<TaskId> deps = {e.last_compute};
+      const double dense_params = rp.dense + (separate_experts ? 0 : rp.expert);
+      const TaskId g1 = emit_dp(e, CollectiveKind::all_gather, dense_params * kParamBytes, dense_group, 1, "param-all-gather", -1, deps);
+      if (g1 != kNone) after_producers(e, g1);
+      if (separate_experts) {
+        const TaskId g2 = emit_dp(e, CollectiveKind::all_gather, rp.expert * kParamBytes, expert_group, 1, "param-all-gather", -1, deps);
+        if (g2 != kNone) after_producers(e, g2);
+      }
+    }
+  }
+
+  const Scenario& s_;
+  const models::ComputeProfile& profile_;
+  const std::vector<int>& gpus_;  // GPU of each rank; empty: rank r on GPU r
+  const models::TrainingConfig& t_;
+  Layout layout_;
+  // window_: sliding-window attention; dense_: the dense layers of an MoE model (moe_layer_freq), which
+  // mixed_layers_ says it has.
+  models::LayerOps layer_, window_layer_;
+  bool mixed_layers_;
+  models::LayerOps dense_layer_, dense_window_layer_, embedding_, head_;
+  TaskGraph* g_ = nullptr;
+  std::vector<double>* flops_ = nullptr;
+  std::map<std::tuple<int, std::uint32_t, int>, std::vector<std::uint32_t>> collectives_;
+  std::set<std::uint32_t> mirrored_;
+  std::unordered_map<DurationKey, Time, DurationKeyHash> durations_;
+  std::unordered_map<std::uint64_t, std::vector<int>> members_;    // group_of
+  std::unordered_map<std::uint64_t, std::uint32_t> group_ids_;     // group_id
+};
+
+}  // namespace
+
+StepPlan build_step(const Scenario& s, const models::ComputeProfile& profile) {
+  return build_step(s, profile, {});
+}
+
+StepPlan build_step(const Scenario& s, const models::ComputeProfile& profile, const std::vector<int>& gpus) {
+  return Builder(s, profile, gpus).build();
+}
+
+}  // namespace cs::sim
