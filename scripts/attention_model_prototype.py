@@ -1,5 +1,5 @@
 import json, math, heapq
-d=json.load(open('/work/shared/calibration/h200-reference.json'))
+d=json.load(open('calibrate/measurements/h200-reference.json'))
 A=d['attention']; P=989.0; SM=132
 def balance(a, bm, slots, order):
     nb=math.ceil(a['seq']/bm); works=[]

@@ -1,5 +1,5 @@
 // Link catalog entries. Line rates are from the standards; efficiencies are anchored on nccl-tests
-// figures collected in ../shared/validation/nccl.json (entry ids quoted beside each value).
+// figures collected in calibrate/published/nccl.json (entry ids quoted beside each value).
 //
 // How the efficiency is read from nccl-tests: for an all-reduce over N > 1 nodes with one NIC per GPU,
 // nccl-tests' busbw ~= (NICs per node) x (payload bandwidth of one NIC), because every ring channel

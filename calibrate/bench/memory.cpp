@@ -1,6 +1,6 @@
 // Memory sweeps: device-to-device copy (HBM bandwidth), pinned host<->device (PCIe / C2C), and the
 // memory-bound kernels of a transformer step (residual add, SwiGLU, RMSNorm, fused AdamW), in the same
-// units as shared/calibration/h200-reference.json: "bytes" counts bytes read plus bytes written once.
+// units as calibrate/measurements/h200-reference.json: "bytes" counts bytes read plus bytes written once.
 #include "bench.hpp"
 
 namespace csbench {

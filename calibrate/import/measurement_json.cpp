@@ -313,7 +313,7 @@ std::string algorithm_of(const std::string& text) {
   return "default";
 }
 
-// Format 2: shared/validation/nccl.json.
+// Format 2: calibrate/published/nccl.json.
 MeasurementSet read_published_nccl(const json& doc, Reader& r) {
   MeasurementSet set;
   for (std::size_t i = 0; i < doc.size(); ++i) {

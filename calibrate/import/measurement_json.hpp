@@ -1,7 +1,7 @@
 #pragma once
 // Import of the JSON measurement files.
 //
-// 1. The compute reference / harness format (shared/calibration/h200-reference.json; clustersim-bench
+// 1. The compute reference / harness format (calibrate/measurements/h200-reference.json; clustersim-bench
 //    writes a superset of it, calibrate/bench/README.md):
 //      "device", "sm_count",
 //      "gemm":         [ {"m","n","k","dtype": "bfloat16"|"float16"|"float32"|"tf32"|"fp8", "ms"} ]
@@ -11,7 +11,7 @@
 //      "d2d_copy":     [ {"bytes","ms"} ]            bytes = read + write
 //      "nccl":         [ {"collective","ranks","nodes","algorithm","bytes","time_us","in_place"} ]  (harness)
 //    Other keys (pcie, overlap, note, machine identity) are kept out of the fit.
-// 2. shared/validation/nccl.json: an array of published collective measurements; the entries with a
+// 2. calibrate/published/nccl.json: an array of published collective measurements; the entries with a
 //    full sweep ("busbw_GBps_by_bytes" or "busbw_GBps_by_bytes_out_of_place") become points with
 //    t = S * factor(n) / busbw. Single-number entries (a peak quoted in an issue) carry no size and are
 //    noted, not used.

@@ -10,7 +10,7 @@
 //    ceil(tiles/SMs) waves, the last one partly empty) and the k-loop is short relative to the
 //    prologue/epilogue. The table of measured efficiencies (fraction of bf16 peak) over (m, n, k) comes
 //    from a calibration profile; the default profile is the real H200 sweep in
-//    shared/calibration/h200-reference.json (scripts/derive_compute_defaults.py regenerates
+//    calibrate/measurements/h200-reference.json (scripts/derive_compute_defaults.py regenerates
 //    models/compute/compute_defaults.cpp from it). A shape between measured points is interpolated in log space.
 //    The 128x128 tile: cuBLAS picks among several tiles (and persistent / stream-K kernels on Hopper);
 //    on the H200 sweep a 128x128 tile explains the measured shape dependence better than 128x256

@@ -54,7 +54,7 @@ std::vector<GpuSpec> make_catalog() {
   // NVIDIA H200 Tensor Core GPU datasheet (https://nvdam.widen.net/s/nb5zzzsjdf/hpc-datasheet-sc23-h200-datasheet-3002446),
   // H200 SXM column: FP32 67, TF32 989*, BF16 1,979*, FP8 3,958* (dense 494.5 / 989 / 1,979); 141GB HBM3e
   // 4.8 TB/s; up to 700 W; NVLink 900 GB/s. 132 SMs (GH100 as H100 SXM; the reference calibration file
-  // shared/calibration/h200-reference.json records sm_count 132). Price: ~$3.79 (Lambda/RunPod class).
+  // calibrate/measurements/h200-reference.json records sm_count 132). Price: ~$3.79 (Lambda/RunPod class).
   // Host power: DGX H200 datasheet, ~10.2 kW max, as the DGX H100: 575 W per GPU.
   c.push_back({"H200", 67, 494.5, 989, 1979, 141, 4.8, 700, 900, 132, 3.79, 2.0 / 3.0, 0.803, 575});
   // NVIDIA DGX B200 / HGX B200 datasheets (https://resources.nvidia.com/en-us-dgx-systems/dgx-b200-datasheet,

@@ -6,7 +6,7 @@
 // on the cluster (predict_collective_s below). Then per group and overall: points, MAPE, median error,
 // worst point. The cluster for collectives is --scenario's; without one, a single NVSwitch node of the
 // log's rank count with the GPU its device lines name (multi-node logs then need --scenario).
-// Published nccl-tests figures (shared/validation/nccl.json) are run instead on the cluster each was
+// Published nccl-tests figures (calibrate/published/nccl.json) are run instead on the cluster each was
 // measured on (sim/validation/nccl_validation.hpp, the mapping tests/sim/test_nccl_validation.cpp holds), through the
 // flow network as `clustersim collective`; points that cannot be expressed are listed as skipped notes.
 #include <algorithm>
@@ -62,7 +62,7 @@ topo::ClusterSpec single_node(const models::GpuSpec& gpu, int n) {
   return spec;
 }
 
-// A JSON array whose entries are {"kind": "training", ...}: shared/validation/published-train.json.
+// A JSON array whose entries are {"kind": "training", ...}: calibrate/published/published-train.json.
 bool is_published_training(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   char c = 0;
@@ -74,7 +74,7 @@ bool is_published_training(const std::string& path) {
   return doc.is_array() && !doc.empty() && doc[0].is_object() && doc[0].value("kind", std::string()) == "training";
 }
 
-// shared/validation/nccl.json (an array of {"kind": "nccl", ...}): run through the published-setup clusters
+// calibrate/published/nccl.json (an array of {"kind": "nccl", ...}): run through the published-setup clusters
 // of sim/validation/nccl_validation.hpp, not the importer's single-node guess.
 bool is_published_nccl_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -173,7 +173,7 @@ int validate(const std::vector<std::string>& args) {
   if (!parse_options(args, opts, "inputs", -1, vm)) return kExitOk;
   if (!vm.count("inputs")) throw InputError("clustersim validate: no measurement files (see --help)");
   {
-    // Published training runs (shared/validation/published-train.json) are the other kind of validation.
+    // Published training runs (calibrate/published/published-train.json) are the other kind of validation.
     const auto inputs = vm["inputs"].as<std::vector<std::string>>();
     std::size_t training = 0;
     for (const auto& f : inputs) training += is_published_training(f) ? 1 : 0;

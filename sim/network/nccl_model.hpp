@@ -121,7 +121,7 @@ inline constexpr double kNvlsEfficiency = 0.61;
 inline constexpr double kNvlsLaunchLatencyUs = 22.0;
 
 // Pipeline chunks (bytes over all channels) whose fill time the ring and NVLS pay (see above). Fitted to
-// the nccl-tests sweeps in shared/validation/nccl.json at sizes >= 32 MiB: Azure ND A100 v4 (ring; busbw
+// the nccl-tests sweeps in calibrate/published/nccl.json at sizes >= 32 MiB: Azure ND A100 v4 (ring; busbw
 // 132.8 at 32 MiB, 166.6 at 64 MiB out of a 231.6 GB/s plateau) and Azure ND H100 v5 (NVLS; 295.5 at
 // 32 MiB, 423.4 at 256 MiB out of 478.9). NCCL's Simple protocol steps are 512 KiB per channel
 // (NCCL_BUFFSIZE 4 MiB / NCCL_STEPS 8), several channels at once: the fitted figures are of that order.

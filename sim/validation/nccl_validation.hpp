@@ -1,5 +1,5 @@
 #pragma once
-// The published nccl-tests figures of shared/validation/nccl.json as points clustersim can run: for each
+// The published nccl-tests figures of calibrate/published/nccl.json as points clustersim can run: for each
 // setup the cluster it was measured on (NVLS on H100 NVSwitch nodes, the H100 PCIe pair on an NVLink
 // bridge, the stated NICs), the rank count, size, forced algorithm and the published figure. The one
 // mapping from a published setup to a clustersim cluster: tests/sim/test_nccl_validation.cpp holds the

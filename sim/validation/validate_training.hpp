@@ -1,5 +1,5 @@
 #pragma once
-// Validation against published training runs: ../shared/validation/published-train.json (an array of
+// Validation against published training runs: calibrate/published/published-train.json (an array of
 // objects with "kind": "training"; format in that folder's README) turned into scenarios, simulated, and
 // compared with what their sources measured.
 //

@@ -17,7 +17,7 @@ namespace {
 
 const MeasurementSet& reference() {
   static const MeasurementSet set =
-      import_file(std::string(CLUSTERSIM_SHARED_DIR) + "/calibration/h200-reference.json");
+      import_file(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/measurements/h200-reference.json");
   return set;
 }
 

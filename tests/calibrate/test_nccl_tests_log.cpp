@@ -11,7 +11,7 @@ using cs::models::CollectiveKind;
 
 namespace {
 
-std::string logs_dir() { return std::string(CLUSTERSIM_SHARED_DIR) + "/calibration/nccl-tests-logs/"; }
+std::string logs_dir() { return std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/published/nccl-tests-logs/"; }
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);
@@ -148,7 +148,7 @@ TEST_CASE("nccl-tests log: a file with nothing usable is an error naming it", "[
 }
 
 TEST_CASE("import: published nccl.json sweeps become points, quoted figures are noted", "[calibrate]") {
-  const MeasurementSet set = import_file(std::string(CLUSTERSIM_SHARED_DIR) + "/validation/nccl.json");
+  const MeasurementSet set = import_file(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/published/nccl.json");
   // Sweeps: Azure A100 (24 sizes), Azure H100 (24), ring 4-NIC (rank count unknown: noted), H100 PCIe (3).
   CHECK(set.comm.size() == 24 + 24 + 3);
   CHECK(!set.notes.empty());

@@ -12,8 +12,8 @@ using namespace cs::calibrate;
 namespace models = cs::models;
 
 TEST_CASE("profile json: a fitted profile round-trips exactly", "[calibrate]") {
-  const MeasurementSet set = import_files({std::string(CLUSTERSIM_SHARED_DIR) + "/calibration/h200-reference.json",
-                                           std::string(CLUSTERSIM_SHARED_DIR) + "/validation/nccl.json"});
+  const MeasurementSet set = import_files({std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/measurements/h200-reference.json",
+                                           std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/published/nccl.json"});
   const ProfileFit fit = fit_profile(set, models::find_gpu("H200"));
   const std::string text = models::profile_to_json(fit.profile);
   const models::CalibrationProfile back = models::parse_profile(text, "mem.json");

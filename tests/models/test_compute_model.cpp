@@ -66,7 +66,7 @@ TEST_CASE("compute: the default profile is the H200 reference, every efficiency 
 }
 
 TEST_CASE("compute: measured H200 GEMMs reproduce their measured times", "[models]") {
-  // Straight from shared/calibration/h200-reference.json (gemm, bfloat16, each shape measured once).
+  // Straight from calibrate/measurements/h200-reference.json (gemm, bfloat16, each shape measured once).
   // The profile stores e = 2mnk / ((t - L) * 989e12), and op_time_s = L + 2mnk / (e * 989e12) = t.
   const GpuSpec& h200 = gpu("H200");
   struct Case { std::int64_t m, n, k; double ms; };
@@ -347,7 +347,7 @@ TEST_CASE("compute: attention efficiency is e_max * balance * kv / (kv + c)", "[
 }
 
 TEST_CASE("compute: measured attention is predicted within a few percent", "[models]") {
-  // shared/calibration/h200-reference.json, attention b=1 hq=32 hkv=8 s=8192 d=128:
+  // calibrate/measurements/h200-reference.json, attention b=1 hq=32 hkv=8 s=8192 d=128:
   // fwd 0.9774239957332611 ms, fwd+bwd 3.6661438941955566 ms. The fitted model is not an interpolation,
   // so a measured point is not reproduced exactly; at this shape the residuals are about +1% (forward)
   // and 0% (backward).

@@ -1,4 +1,4 @@
-// The simulated NCCL against published nccl-tests figures (shared/validation/nccl.json): every setup the
+// The simulated NCCL against published nccl-tests figures (calibrate/published/nccl.json): every setup the
 // topologies can express is built as a ClusterSpec by sim/validation/nccl_validation.cpp (shared with `clustersim
 // validate nccl.json`), run through run_collective() (the engine with
 // the flow network, as `clustersim collective` does) and held within 15% of the published busbw at the
@@ -40,7 +40,7 @@ constexpr double kMiB = 1048576.0, kGiB = 1073741824.0;
 
 const json& published() {
   static const json doc = [] {
-    std::ifstream in(std::string(CLUSTERSIM_SHARED_DIR) + "/validation/nccl.json");
+    std::ifstream in(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/published/nccl.json");
     REQUIRE(in.good());
     return json::parse(in);
   }();

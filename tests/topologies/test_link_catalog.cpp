@@ -1,5 +1,5 @@
 // Link catalog: names the scenarios use, and efficiencies held against the nccl-tests figures in
-// ../shared/validation/nccl.json that they were chosen from.
+// calibrate/published/nccl.json that they were chosen from.
 #include <catch2/catch.hpp>
 
 #include <string>
