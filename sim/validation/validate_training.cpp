@@ -13,6 +13,7 @@
 #include "sim/scenario/input_error.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
+#include "sim/validation/framework_defaults.hpp"
 
 namespace cs::sim {
 
@@ -84,7 +85,28 @@ std::string join_messages(const std::vector<std::string>& lines, const std::stri
   return out;
 }
 
-TrainingPoint convert_entry(const json& e, const std::string& file, std::size_t index) {
+// The entry's value for `knob` from the framework defaults (calibrate/published/framework-defaults.json),
+// with the rule's assumption written into the point; null when no rule applies.
+json knob_value(const EntryDefaults& d, const std::string& knob, TrainingPoint& p, const DefaultRule** used = nullptr) {
+  const DefaultRule* r = d.rule(knob);
+  if (used) *used = r;
+  if (!r) return nullptr;
+  if (const std::string says = d.says(*r); !says.empty()) p.assumptions.push_back(says);
+  return r->value;
+}
+// Applies the scenario keys of the entry's rule for `knob` (and writes its assumption); false when none.
+bool knob_apply(const EntryDefaults& d, const std::string& knob, TrainingPoint& p, json& model, json& training) {
+  const DefaultRule* r = d.rule(knob);
+  if (!r) return false;
+  EntryDefaults::apply(*r, model, training);
+  if (const std::string says = d.says(*r); !says.empty()) p.assumptions.push_back(says);
+  return true;
+}
+
+// One published entry -> scenario. Everything a framework, release or model family does where the entry
+// says nothing comes from the defaults table (framework_defaults.hpp); what is here is the entry's own
+// numbers, what the simulator cannot express, and the sources' throughput conventions.
+TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size_t index) {
   TrainingPoint p;
   p.id = str(e, "id");
   if (p.id.empty()) p.id = "#" + std::to_string(index);
@@ -98,13 +120,16 @@ TrainingPoint convert_entry(const json& e, const std::string& file, std::size_t 
   p.model = str(model, "name");
   p.gpu = str(cluster, "gpu");
   p.gpus = static_cast<int>(num(cluster, "count").value_or(0));
-  const std::string framework = str(e, "framework");
   const std::string notes = str(e, "notes");
+  EntryDefaults defaults(table, e);
+  p.framework = defaults.framework();
+  p.release = defaults.release();
   auto skip = [&](const std::string& reason) {
     p.skipped = true;
     p.skip_reason = reason;
     return p;
   };
+  json m = json::object(), tr = json::object();  // the scenario's model and training, filled below
 
   // What the simulator cannot express.
   const std::string arch = str(model, "arch");
@@ -121,22 +146,14 @@ TrainingPoint convert_entry(const json& e, const std::string& file, std::size_t 
   }
   if (!layers || !hidden || !heads || !ffn) return skip("model dimensions not given in the file");
   // Head dim (Megatron's kv_channels) where it is not hidden / heads: from the entry, else the model
-  // family's published config (the file gives none for these).
+  // family's published config.
   double kv_channels = num(model, "head_dim").value_or(num(model, "kv_channels").value_or(0));
-  if (kv_channels <= 0 && has(p.model, "qwen3")) {
-    kv_channels = 128;
-    p.assumptions.push_back("head_dim not in the file: 128 (Qwen3 config.json head_dim), kv_channels 128");
-  } else if (kv_channels <= 0 && has(p.model, "gpt-oss")) {
-    kv_channels = 64;
-    p.assumptions.push_back("head_dim not in the file: 64 (gpt-oss config.json head_dim), kv_channels 64");
-  }
+  if (kv_channels <= 0)
+    if (const json v = knob_value(defaults, "head_dim", p); v.is_number()) kv_channels = v.get<double>();
   if (kv_channels > 0 && std::fmod(*hidden, *heads) == 0 && kv_channels == *hidden / *heads) kv_channels = 0;  // the default
-  // gpt-oss: sliding window of 128 tokens on every other layer, starting with the first (config.json
-  // layer_types; Megatron-Bridge's GPT-OSS provider: window_size (128, 0), window_attn_skip_freq 2).
-  const bool gpt_oss_window = has(p.model, "gpt-oss");
-  if (gpt_oss_window)
-    p.assumptions.push_back("sliding window 128 on every other layer (gpt-oss config; Megatron window_size [128, 0], "
-                            "window_attn_skip_freq 2); attention sinks ignored");
+  // A sliding window of the model family (set into the model below, said here).
+  const DefaultRule* window = nullptr;
+  knob_value(defaults, "sliding_window", p, &window);
   const auto tp = num(par, "tp"), pp = num(par, "pp");
   if (!tp || !pp) return skip("layout (TP/PP) not published");
   const std::string gpu = catalog_gpu(p.gpu);
@@ -149,109 +166,42 @@ TrainingPoint convert_entry(const json& e, const std::string& file, std::size_t 
   // Layout.
   const double cp = num(par, "cp").value_or(1), ep = num(par, "ep").value_or(1), vp = num(par, "vp").value_or(1);
   double mbs = num(batch, "micro").value_or(0);
-  if (mbs <= 0) {
-    mbs = 1;
-    p.assumptions.push_back("micro-batch size not published: 1");
-  }
-  const bool modern = has(framework, "nemo") || has(framework, "megatron-core") || has(framework, "megatron-bridge");
+  if (mbs <= 0) mbs = knob_value(defaults, "micro_batch_size", p).get<double>();
   bool sp = false;
-  if (const auto it = par.find("sp"); it != par.end() && it->is_boolean()) {
-    sp = it->get<bool>();
-  } else if (*tp > 1) {
-    sp = modern;
-    p.assumptions.push_back(std::string("sequence parallelism not stated: ") + (sp ? "on (Megatron-Core default with TP > 1)" : "off (predates it)"));
-  }
-  const std::string rc_text = str(par, "recompute");
-  std::string recompute = "none";
-  json recompute_modules;  // null: Megatron's default (core_attn) where selective
-  if (has(rc_text, "full")) recompute = "full";
-  else if (has(rc_text, "selective")) recompute = "selective";
-  else if (has(rc_text, "per recipe") && has(p.model, "gpt-oss") && has(framework, "megatron-bridge")) {
-    // Megatron-Bridge's gpt-oss pretraining recipes (gpt_oss_workload_base_configs.py, the H100 BF16
-    // configs) set recompute_modules = [layernorm, moe_act] under selective granularity.
-    recompute = "selective";
-    recompute_modules = json::array({"layernorm", "moe_act"});
-    p.assumptions.push_back("recompute per Megatron-Bridge's gpt-oss recipe: selective, recompute_modules [layernorm, moe_act]");
-  } else if (!has(rc_text, "none")) p.assumptions.push_back("recompute \"" + rc_text + "\": none");
+  if (const auto it = par.find("sp"); it != par.end() && it->is_boolean()) sp = it->get<bool>();
+  else if (*tp > 1) sp = knob_value(defaults, "sequence_parallel", p).get<bool>();
+  defaults.derive("sequence_parallel", sp);
+  const DefaultRule* recompute_rule = nullptr;
+  const std::string recompute = knob_value(defaults, "recompute", p, &recompute_rule).get<std::string>();
+  const json fsdp_value = knob_value(defaults, "fsdp", p);
+  const std::string fsdp = fsdp_value.is_string() ? fsdp_value.get<std::string>() : "";
   int zero = 0;
-  std::string fsdp;
-  const std::string zero_text = str(par, "zero"), fsdp_text = str(par, "fsdp");
-  if (has(zero_text, "zero-1")) zero = 1;
-  else if (has(zero_text, "zero-2")) zero = 2;
-  else if (has(zero_text, "zero-3")) zero = 3;
-  if (has(fsdp_text, "shard_grad_op")) fsdp = "SHARD_GRAD_OP";
-  else if (has(fsdp_text, "full_shard") || has(fsdp_text, "fully sharded")) fsdp = "FULL_SHARD";
-  else if (const auto f = num(par, "fsdp"); f && *f > 0) {
-    fsdp = "FULL_SHARD";
-    p.assumptions.push_back("fsdp " + fsdp_text + ": FULL_SHARD");
-  }
-  if (zero == 0 && fsdp.empty() && modern) {
-    zero = 1;
-    p.assumptions.push_back("distributed optimizer (ZeRO-1), the Megatron-Core recipe default");
-  }
-  // Megatron-LM before Megatron-Core reduced gradients after the backward pass, not overlapped with it.
-  const bool old_megatron = !modern && has(framework, "megatron");
-  std::string precision = "bf16";
-  if (has(str(e, "precision"), "fp8")) precision = "fp8";
+  if (fsdp.empty())
+    if (const json z = knob_value(defaults, "optimizer_sharding", p); z.is_number()) zero = z.get<int>();
+  const std::string precision = knob_value(defaults, "precision", p).get<std::string>();
 
   // Model.
   std::int64_t vocab = static_cast<std::int64_t>(num(model, "vocab").value_or(0));
-  if (vocab <= 0) {
-    vocab = has(p.model, "nemotron") ? 256000 : 50257;
-    p.assumptions.push_back("vocabulary not given: " + std::to_string(vocab) + (vocab == 256000 ? " (Nemotron tokenizer)" : " (GPT-2 BPE)"));
-  }
-  const bool swiglu = has(p.model, "llama") || has(p.model, "qwen3") || has(p.model, "gpt-oss");
+  if (vocab <= 0) vocab = knob_value(defaults, "vocab", p).get<std::int64_t>();
   const double groups = num(model, "kv_heads").value_or(*heads);
-  json m = {{"name", p.model},
-            {"num_layers", *layers},
-            {"hidden_size", *hidden},
-            {"num_attention_heads", *heads},
-            {"num_query_groups", groups},
-            {"ffn_hidden_size", *ffn},
-            {"vocab_size", vocab},
-            {"activation", swiglu ? "swiglu" : "gelu"},
-            {"untie_embeddings_and_output_weights", swiglu}};
+  m = {{"name", p.model},
+       {"num_layers", *layers},
+       {"hidden_size", *hidden},
+       {"num_attention_heads", *heads},
+       {"num_query_groups", groups},
+       {"ffn_hidden_size", *ffn},
+       {"vocab_size", vocab}};
+  knob_apply(defaults, "mlp", p, m, tr);  // activation, untied output layer
+  const bool swiglu = m.value("activation", std::string()) == "swiglu";
   if (const json& moe = sub(model, "moe"); moe.is_object()) {
     m["num_moe_experts"] = num(moe, "experts").value_or(0);
     m["moe_router_topk"] = num(moe, "topk").value_or(0);
     if (auto f = num(moe, "moe_ffn_hidden")) m["moe_ffn_hidden_size"] = *f;
   }
   if (kv_channels > 0) m["kv_channels"] = kv_channels;
-  // Transformer Engine 1.x (NeMo 24.03 and earlier containers) ran attention, and its context-parallel
-  // ring, through flash-attn 2's kernels (TE's CP path calls flash-attn's _flash_attn_forward /
-  // _backward, NVIDIA/TransformerEngine PR #572, Jan 2024); later containers take cuDNN's Hopper-native
-  // fused attention, which is what the calibration profile measured.
-  // Position encoding where the MLP kind does not imply it: MPT uses ALiBi (a bias inside the attention
-  // kernel, no kernel of its own), Nemotron rotary embeddings with its non-gated MLP.
-  if (has(str(model, "note"), "alibi")) m["position_embedding_type"] = "none";
-  else if (has(p.model, "nemotron")) m["position_embedding_type"] = "rope";
-  if (has(framework, "nemo 24.03") || has(framework, "nemo 24.01") || has(framework, "nemo 23.")) {
-    m["attention_backend"] = "flash";
-    p.assumptions.push_back("attention through flash-attn 2 (Transformer Engine 1.x of the " + framework + " container)");
-  }
-  // llm-foundry's 2023 benchmarks (MPT, Composer, torch 1.13 / 2.0) pinned flash-attn==1.0.3.post0: its
-  // attn_impl "flash" is FlashAttention v1 (flash-attn 2 came with llm-foundry 0.3, Aug 2023).
-  if (has(framework, "llm-foundry") && has(str(model, "note"), "attn_impl flash")) {
-    m["attention_backend"] = "flash1";
-    p.assumptions.push_back("attention through flash-attn 1.0.3 (llm-foundry's 2023 pin)");
-  }
-  // Megatron-LM before 2023 (SC'21, Korthikanti et al.) and the Megatron-DeepSpeed forks (BLOOM,
-  // MT-NLG) had no flash kernel: CoreAttention ran baddbmm, FusedScaleMaskSoftmax, the attention dropout
-  // and bmm (megatron/model/transformer.py; FlashAttention arrived with NVIDIA/Megatron-LM#267, merged
-  // January 2023, and never reached bigscience's fork, where #357 is still open). Their dropout is
-  // Megatron-LM's default, --attention-dropout 0.1 and --hidden-dropout 0.1 (megatron/arguments.py;
-  // BLOOM's tr11 README: "the default Megatron-LM dropout settings are inherited").
-  if (old_megatron) {
-    m["attention_backend"] = "unfused";
-    m["attention_dropout"] = 0.1;
-    m["hidden_dropout"] = 0.1;
-    p.assumptions.push_back("unfused attention (baddbmm, fused softmax, dropout, bmm) and dropout 0.1: " + framework +
-                            " predates FlashAttention in Megatron; Megatron-LM's default dropout");
-  }
-  if (gpt_oss_window) {
-    m["window_size"] = json::array({128, 0});
-    m["window_attn_skip_freq"] = 2;
-  }
+  knob_apply(defaults, "position_embedding", p, m, tr);  // where the MLP kind does not imply it
+  knob_apply(defaults, "attention", p, m, tr);           // the framework release's attention kernel
+  if (window) EntryDefaults::apply(*window, m, tr);
 
   // Cluster.
   int gpn = static_cast<int>(num(cluster, "gpus_per_node").value_or(8));
@@ -261,59 +211,39 @@ TrainingPoint convert_entry(const json& e, const std::string& file, std::size_t 
   json cl = {{"gpu", gpu}, {"nodes", nodes}, {"gpus_per_node", gpn}, {"intra_node", "nvswitch"}};
   if (nodes > 1) cl["inter_node"] = inter_node(gpu, str(cluster, "inter_node"), p.assumptions);
 
-  json tr = {{"seq_length", *seq},
-             {"global_batch_size", *gbs},
-             {"micro_batch_size", mbs},
-             {"precision", precision},
-             {"tensor_model_parallel_size", *tp},
-             {"pipeline_model_parallel_size", *pp},
-             {"context_parallel_size", cp},
-             {"expert_model_parallel_size", ep},
-             {"sequence_parallel", sp},
-             {"recompute_granularity", recompute}};
-  if (!recompute_modules.is_null()) tr["recompute_modules"] = recompute_modules;
-  // Megatron-Bridge's Qwen3 MoE presets fold the experts without tensor parallelism
-  // (scripts/performance/configs/qwen/qwen3_workload_base_configs.py: expert_tensor_parallel_size=1 in
-  // BASE_QWEN3_235B_A22B_CONFIG and BASE_QWEN3_30B_A3B_CONFIG).
-  if (has(p.model, "qwen3") && moe_dims.is_object() && has(framework, "megatron-bridge")) {
-    tr["expert_tensor_parallel_size"] = 1;
-    if (*tp > 1)
-      p.assumptions.push_back("expert_tensor_parallel_size 1 (Megatron-Bridge's Qwen3 MoE presets): EP " + fmt("%g", ep) +
-                              " folds over TP x DP; the presets' moe_a2a_overlap (EP all-to-all hidden behind another "
-                              "micro-batch's compute) is not modelled");
-  }
+  tr.update(json{{"seq_length", *seq},
+                 {"global_batch_size", *gbs},
+                 {"micro_batch_size", mbs},
+                 {"precision", precision},
+                 {"tensor_model_parallel_size", *tp},
+                 {"pipeline_model_parallel_size", *pp},
+                 {"context_parallel_size", cp},
+                 {"expert_model_parallel_size", ep},
+                 {"sequence_parallel", sp},
+                 {"recompute_granularity", recompute}});
+  if (recompute_rule) EntryDefaults::apply(*recompute_rule, m, tr);  // recompute_modules of a recipe
+  knob_apply(defaults, "expert_tensor_parallel", p, m, tr);
   if (vp > 1) {
     tr["virtual_pipeline_model_parallel_size"] = vp;
     tr["pipeline_schedule"] = "interleaved";
   }
   // Layers that do not split evenly over the pipeline: the frameworks count the embedding and the loss
-  // as one layer each (Megatron-Bridge's account_for_embedding / loss_in_pipeline_split, set by its
-  // Llama 3.1 405B and Qwen3 recipes; Megatron-DeepSpeed's --pp-partition-method
-  // type:transformer|embedding, BLOOM's tr11 script, which counts the input and the tied output
-  // embedding), so the first and last stages hold one transformer layer fewer.
+  // as one layer each, so the first and last stages hold one transformer layer fewer; the framework's
+  // convention is named.
   const auto layer_count = static_cast<std::int64_t>(*layers);
   const auto chunks = static_cast<std::int64_t>(*pp * vp);
   if (*pp > 1 && layer_count % chunks != 0 && (layer_count + 2) % chunks == 0) {
     tr["account_for_embedding_in_pipeline_split"] = true;
     tr["account_for_loss_in_pipeline_split"] = true;
+    const DefaultRule* convention = defaults.rule("pipeline_split");
     p.assumptions.push_back(std::to_string(layer_count) + " layers over " + fmt("%g", *pp * vp) + " pipeline chunks: embedding and loss " +
-                            "each counted as a layer (" +
-                            (modern ? "Megatron-Bridge account_for_embedding/loss_in_pipeline_split, recipe default"
-                                    : "Megatron-DeepSpeed pp-partition-method type:transformer|embedding") +
+                            "each counted as a layer (" + (convention ? defaults.says(*convention) : std::string("framework convention")) +
                             "), first and last chunk hold " + std::to_string((layer_count + 2) / chunks - 1) + " layers");
   }
   if (!fsdp.empty()) tr["fsdp_sharding_strategy"] = fsdp;
   else tr["zero_stage"] = zero;
-  if (old_megatron || has(notes, "no overlap of grad")) {
-    tr["overlap_grad_reduce"] = false;
-    p.assumptions.push_back("gradient all-reduce after the backward pass (Megatron-LM before Megatron-Core)");
-  }
-  // NeMo's and Megatron-Bridge's performance recipes turn on Transformer Engine's userbuffers TP overlap
-  // (tp_comm_overlap) whenever TP > 1 with sequence parallelism; Megatron-LM's default is off.
-  if (modern && sp && *tp > 1) {
-    tr["tp_comm_overlap"] = true;
-    p.assumptions.push_back("tp_comm_overlap on (NeMo / Megatron-Bridge performance recipes with TP > 1 and SP)");
-  }
+  knob_apply(defaults, "overlap_grad_reduce", p, m, tr);
+  knob_apply(defaults, "tp_comm_overlap", p, m, tr);
   if (const auto dp = num(par, "dp"); dp && std::llround(*dp * *tp * *pp * cp) != p.gpus)
     p.assumptions.push_back("published DP " + fmt("%g", *dp) + " does not match GPUs / (TP PP CP); DP derived from the GPU count");
   p.scenario = {{"name", p.id}, {"cluster", cl}, {"model", m}, {"training", tr}};
@@ -365,7 +295,6 @@ TrainingPoint convert_entry(const json& e, const std::string& file, std::size_t 
   } else {
     return skip("no measured figure that converts to throughput");
   }
-  (void)file;
   return p;
 }
 
@@ -420,10 +349,14 @@ bool is_published_training(const json& doc) {
 }
 
 std::vector<TrainingPoint> convert_published_training(const json& doc, const std::string& file) {
+  return convert_published_training(doc, file, framework_defaults());
+}
+
+std::vector<TrainingPoint> convert_published_training(const json& doc, const std::string& file, const DefaultsTable& table) {
   if (!is_published_training(doc))
     throw InputError(file + ": (top level): expected an array of objects with \"kind\": \"training\" (published-train.json format)");
   std::vector<TrainingPoint> out;
-  for (std::size_t i = 0; i < doc.size(); ++i) out.push_back(convert_entry(doc[i], file, i));
+  for (std::size_t i = 0; i < doc.size(); ++i) out.push_back(convert_entry(doc[i], table, i));
   return out;
 }
 

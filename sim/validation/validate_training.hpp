@@ -22,18 +22,21 @@
 // H100-SXM5-80GB -> H100-SXM), NVSwitch nodes of gpus_per_node GPUs (fewer when the run had fewer
 // GPUs), the inter-node network the source names (Selene and Azure: 8 x HDR200; DGX-H100: 8 x NDR400;
 // MosaicML: 1600 Gb/s RoCE = 8 x 200G; BLOOM: 4 x 100 Gb/s Omni-Path), the model's published dimensions
-// (SwiGLU for Llama, GeLU-style 2-matrix MLP otherwise), the layout, batch and precision (FP8 when the
-// source says FP8 or "likely FP8"). What the source leaves out is filled with the framework's default and
-// written into the point's assumptions: micro-batch 1, recompute none ("per recipe"), sequence
-// parallelism on with TP > 1 for Megatron-Core/NeMo (off for 2021-2022 Megatron-DeepSpeed runs), the
-// distributed optimizer (ZeRO-1) for Megatron-Core/NeMo, GPT-2's vocabulary for NeMo GPT-3.
+// (the MLP kind from the model family), the layout, batch and precision. What the source leaves out is
+// filled with the framework's, release's or model family's default and written into the point's
+// assumptions; every such default, and how the entry's free-text fields are read (precision, recompute,
+// ZeRO / FSDP), is data with its source: calibrate/published/framework-defaults.json
+// (framework_defaults.hpp), which matches the entry's "framework" text to a framework and release by the
+// patterns it declares. Today it holds: micro-batch 1; recompute none (Megatron-Bridge's gpt-oss recipe:
+// selective); sequence parallelism on with TP > 1, the distributed optimizer (ZeRO-1) and TP-communication
+// overlap for Megatron-Core / NeMo / Megatron-Bridge; Megatron-LM before Megatron-Core (and its forks)
+// unfused attention, dropout 0.1 and no gradient-reduce overlap; flash-attn 2 for NeMo's TE 1.x containers,
+// flash-attn 1 for llm-foundry's 2023 runs; head_dim, sliding windows and vocabularies of model families.
 //
-// Architectures: head_dim from the model family's config where it is not hidden / heads (Qwen3 128,
-// gpt-oss 64: model.kv_channels), gpt-oss's sliding window (128 on every other layer), an all-MoE
-// model's dense FFN width taken as the expert width (unused). A layer count that does not split over
-// the pipeline chunks but does with the embedding and the loss counted as layers gets
-// account_for_embedding / loss_in_pipeline_split (Megatron-Bridge recipes; Megatron-DeepSpeed's
-// type:transformer|embedding partition for BLOOM). Each is written into the point's assumptions.
+// Architectures: an all-MoE model's dense FFN width taken as the expert width (unused). A layer count that
+// does not split over the pipeline chunks but does with the embedding and the loss counted as layers gets
+// account_for_embedding / loss_in_pipeline_split, with the framework's convention named. Each is written
+// into the point's assumptions.
 //
 // An entry the simulator cannot express is skipped with the reason (Mamba layers, multi-head latent
 // attention, an unpublished layout, or whatever the scenario validator rejects, e.g. a strategy not
@@ -48,6 +51,7 @@ namespace cs::sim {
 
 struct TrainingPoint {
   std::string id, group, confidence, model, gpu;
+  std::string framework, release;  // matched in calibrate/published/framework-defaults.json ("" if none)
   int gpus = 0;
   std::string layout;          // "TP8 PP4 DP2 VP5 mbs1 fp8 rc-none"
   std::string measured_from;   // the published field used and its convention
@@ -85,6 +89,9 @@ bool is_published_training(const nlohmann::json& doc);
 // Builds the scenario and the measured figure of every entry (no simulation). Throws InputError naming
 // the file and the entry when the document is malformed.
 std::vector<TrainingPoint> convert_published_training(const nlohmann::json& doc, const std::string& file);
+// The same with another defaults table than the compiled-in framework-defaults.json (framework_defaults.hpp).
+struct DefaultsTable;
+std::vector<TrainingPoint> convert_published_training(const nlohmann::json& doc, const std::string& file, const DefaultsTable& table);
 
 // Converts, simulates on `threads` workers (0: all cores) and compares. Deterministic in output.
 TrainingValidation validate_published_training(const nlohmann::json& doc, const std::string& file, int threads = 0);
