@@ -4,6 +4,10 @@
 # The function is `std::string_view FUNCTION()`; the text goes in a raw string literal, which it must not
 # close itself.
 file(READ "${INPUT}" text)
+string(LENGTH "${text}" length)
+if(length GREATER 65000)  # -Woverlength-strings (-Wpedantic) beyond 65536 characters
+  message(FATAL_ERROR "${INPUT} is ${length} characters: past what one string literal may hold without a warning")
+endif()
 set(delimiter "clustersim_embed")
 string(FIND "${text}" ")${delimiter}\"" clash)
 if(NOT clash EQUAL -1)
