@@ -96,10 +96,46 @@ json knob_value(const EntryDefaults& d, const std::string& knob, TrainingPoint& 
 }
 // Applies the scenario keys of the entry's rule for `knob` (and writes its assumption); false when none.
 bool knob_apply(const EntryDefaults& d, const std::string& knob, TrainingPoint& p, json& model, json& training) {
-  const DefaultRule* r = d.rule(knob);
-  if (!r) return false;
-  EntryDefaults::apply(*r, model, training);
-  if (const std::string says = d.says(*r); !says.empty()) p.assumptions.push_back(says);
+  const DefaultRule* r = nullptr;
+  knob_value(d, knob, p, &r);
+  if (r) EntryDefaults::apply(*r, model, training);
+  return r != nullptr;
+}
+
+// The published figure as tokens/s per GPU with the source's own convention (the header's list, in its
+// preference order); false when none converts. `mf` is the step's Megatron FLOP count input, `vocab` the
+// unpadded vocabulary (SC'21's formula).
+bool measured_throughput(const json& measured, const std::string& notes, const MegatronFlopsInput& mf, double vocab, TrainingPoint& p) {
+  const double gpus = p.gpus, gbs = mf.batch, seq = mf.seq;
+  auto from_flops = [&](double tflops, double flops_per_step) { return gbs * seq / (flops_per_step / (tflops * 1e12 * gpus) * gpus); };
+  if (auto t = num(measured, "iteration_time_s")) {
+    p.measured_from = "iteration_time_s " + fmt("%g", *t);
+    p.measured_tokens_per_s_per_gpu = gbs * seq / (*t * gpus);
+  } else if (auto v = num(measured, "tokens_per_s_per_gpu")) {
+    p.measured_from = "tokens_per_s_per_gpu";
+    p.measured_tokens_per_s_per_gpu = *v;
+  } else if (auto v2 = num(measured, "tokens_per_s")) {
+    p.measured_from = "tokens_per_s / GPUs";
+    p.measured_tokens_per_s_per_gpu = *v2 / gpus;
+  } else if (auto s = num(measured, "samples_per_s")) {
+    p.measured_from = "samples_per_s x seq / GPUs";
+    p.measured_tokens_per_s_per_gpu = *s * seq / gpus;
+  } else if (auto f = num(measured, "tflops_per_gpu"); f && (has(p.group, "sc21") || has(notes, "96*"))) {
+    p.measured_from = "tflops_per_gpu " + fmt("%g", *f) + ", SC'21 96Bslh^2(1+s/6h+V/16lh) incl. recompute";
+    p.measured_tokens_per_s_per_gpu = from_flops(*f, sc21_flops_per_step(gbs, seq, mf.layers, mf.hidden, vocab));
+  } else if (auto fc = num(measured, "tflops_per_gpu_with_cp")) {
+    p.measured_from = "tflops_per_gpu_with_cp " + fmt("%g", *fc) + ", Megatron model FLOPs";
+    p.measured_tokens_per_s_per_gpu = from_flops(*fc, megatron_model_flops_per_step(mf));
+  } else if (auto fu = num(measured, "tflops_per_gpu_up_to")) {
+    p.measured_from = "tflops_per_gpu_up_to " + fmt("%g", *fu) + ", taken as Megatron model FLOPs";
+    p.assumptions.push_back("'up to' figure of unstated convention, read as model FLOPs at the best step");
+    p.measured_tokens_per_s_per_gpu = from_flops(*fu, megatron_model_flops_per_step(mf));
+  } else if (auto f2 = num(measured, "tflops_per_gpu")) {
+    p.measured_from = "tflops_per_gpu " + fmt("%g", *f2) + ", taken as Megatron model FLOPs";
+    p.measured_tokens_per_s_per_gpu = from_flops(*f2, megatron_model_flops_per_step(mf));
+  } else {
+    return false;
+  }
   return true;
 }
 
@@ -258,7 +294,6 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
               " rc-" + recompute + " " + precision;
 
   // Measured figure -> tokens/s per GPU, with the source's convention.
-  const double gpus = p.gpus;
   MegatronFlopsInput mf{*gbs, *seq, *layers, *hidden, *heads, groups, *ffn,
                         std::ceil(static_cast<double>(vocab) / (128.0 * *tp)) * 128.0 * *tp, swiglu, 1};
   mf.kv_channels = kv_channels;
@@ -266,35 +301,7 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
     mf.experts_per_token = num(moe, "topk").value_or(1);
     mf.moe_ffn_hidden = num(moe, "moe_ffn_hidden").value_or(0);
   }
-  auto from_flops = [&](double tflops, double flops_per_step) { return *gbs * *seq / (flops_per_step / (tflops * 1e12 * gpus) * gpus); };
-  if (auto t = num(measured, "iteration_time_s")) {
-    p.measured_from = "iteration_time_s " + fmt("%g", *t);
-    p.measured_tokens_per_s_per_gpu = *gbs * *seq / (*t * gpus);
-  } else if (auto v = num(measured, "tokens_per_s_per_gpu")) {
-    p.measured_from = "tokens_per_s_per_gpu";
-    p.measured_tokens_per_s_per_gpu = *v;
-  } else if (auto v2 = num(measured, "tokens_per_s")) {
-    p.measured_from = "tokens_per_s / GPUs";
-    p.measured_tokens_per_s_per_gpu = *v2 / gpus;
-  } else if (auto s = num(measured, "samples_per_s")) {
-    p.measured_from = "samples_per_s x seq / GPUs";
-    p.measured_tokens_per_s_per_gpu = *s * *seq / gpus;
-  } else if (auto f = num(measured, "tflops_per_gpu"); f && (has(p.group, "sc21") || has(notes, "96*"))) {
-    p.measured_from = "tflops_per_gpu " + fmt("%g", *f) + ", SC'21 96Bslh^2(1+s/6h+V/16lh) incl. recompute";
-    p.measured_tokens_per_s_per_gpu = from_flops(*f, sc21_flops_per_step(*gbs, *seq, *layers, *hidden, static_cast<double>(vocab)));
-  } else if (auto fc = num(measured, "tflops_per_gpu_with_cp")) {
-    p.measured_from = "tflops_per_gpu_with_cp " + fmt("%g", *fc) + ", Megatron model FLOPs";
-    p.measured_tokens_per_s_per_gpu = from_flops(*fc, megatron_model_flops_per_step(mf));
-  } else if (auto fu = num(measured, "tflops_per_gpu_up_to")) {
-    p.measured_from = "tflops_per_gpu_up_to " + fmt("%g", *fu) + ", taken as Megatron model FLOPs";
-    p.assumptions.push_back("'up to' figure of unstated convention, read as model FLOPs at the best step");
-    p.measured_tokens_per_s_per_gpu = from_flops(*fu, megatron_model_flops_per_step(mf));
-  } else if (auto f2 = num(measured, "tflops_per_gpu")) {
-    p.measured_from = "tflops_per_gpu " + fmt("%g", *f2) + ", taken as Megatron model FLOPs";
-    p.measured_tokens_per_s_per_gpu = from_flops(*f2, megatron_model_flops_per_step(mf));
-  } else {
-    return skip("no measured figure that converts to throughput");
-  }
+  if (!measured_throughput(measured, notes, mf, static_cast<double>(vocab), p)) return skip("no measured figure that converts to throughput");
   return p;
 }
 
