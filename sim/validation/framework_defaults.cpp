@@ -200,9 +200,26 @@ class Reader {
     }
   }
 
-  DefaultScope scope(const json& s, const std::string& path, bool match_required) {
+  // Calls each(element, "path[i]") for the elements of the array at doc[key], if there is one.
+  template <class Each>
+  void array(const json& obj, const std::string& key, const std::string& path, Each each) {
+    const auto it = obj.find(key);
+    if (it == obj.end()) return;
+    if (!it->is_array()) {
+      error(path, "expected an array");
+      return;
+    }
+    for (std::size_t i = 0; i < it->size(); ++i) each((*it)[i], path + "[" + std::to_string(i) + "]");
+  }
+
+  // A framework (with based_on and releases, read by the caller), a release or a model family.
+  enum class Kind { framework, release, family };
+  DefaultScope scope(const json& s, const std::string& path, Kind kind) {
     DefaultScope out;
-    if (!object(s, path, {"id", "name", "match", "based_on", "source", "releases", "defaults"})) return out;
+    const bool ok = kind == Kind::framework ? object(s, path, {"id", "name", "match", "based_on", "source", "releases", "defaults"})
+                                            : object(s, path, {"id", "name", "match", "source", "defaults"});
+    if (!ok) return out;
+    const bool match_required = kind != Kind::release;
     out.id = string(s, path, "id", true);
     if (s.contains("name")) out.name = string(s, path, "name", false);
     if (s.contains("source")) out.source = string(s, path, "source", false);
@@ -260,30 +277,17 @@ DefaultsTable parse_defaults_table(const json& doc, const std::string& file) {
     if (!unconditional) r.error(std::string("defaults.") + k.name, "missing (a rule without \"when\": the value when nothing else applies)");
   }
   std::set<std::string> ids;
-  if (const auto it = doc.find("frameworks"); it != doc.end()) {
-    if (!it->is_array()) r.error("frameworks", "expected an array");
-    else
-      for (std::size_t i = 0; i < it->size(); ++i) {
-        const std::string path = "frameworks[" + std::to_string(i) + "]";
-        const json& f = (*it)[i];
-        FrameworkDefaults fw;
-        fw.scope = r.scope(f, path, true);
-        if (!f.is_object()) continue;
-        if (!fw.scope.id.empty() && !ids.insert(fw.scope.id).second) r.error(path + ".id", "\"" + fw.scope.id + "\" appears twice");
-        if (f.contains("based_on")) fw.based_on = r.string(f, path, "based_on", false);
-        if (const auto rel = f.find("releases"); rel != f.end()) {
-          if (!rel->is_array()) r.error(path + ".releases", "expected an array");
-          else
-            for (std::size_t k = 0; k < rel->size(); ++k) {
-              const std::string rp = path + ".releases[" + std::to_string(k) + "]";
-              if ((*rel)[k].is_object() && (*rel)[k].contains("releases")) r.error(rp + ".releases", "unknown key");
-              if ((*rel)[k].is_object() && (*rel)[k].contains("based_on")) r.error(rp + ".based_on", "unknown key");
-              fw.releases.push_back(r.scope((*rel)[k], rp, false));
-            }
-        }
-        t.frameworks.push_back(std::move(fw));
-      }
-  }
+  r.array(doc, "frameworks", "frameworks", [&](const json& f, const std::string& path) {
+    FrameworkDefaults fw;
+    fw.scope = r.scope(f, path, Reader::Kind::framework);
+    if (!f.is_object()) return;
+    if (!fw.scope.id.empty() && !ids.insert(fw.scope.id).second) r.error(path + ".id", "\"" + fw.scope.id + "\" appears twice");
+    if (f.contains("based_on")) fw.based_on = r.string(f, path, "based_on", false);
+    r.array(f, "releases", path + ".releases", [&](const json& rel, const std::string& rp) {
+      fw.releases.push_back(r.scope(rel, rp, Reader::Kind::release));
+    });
+    t.frameworks.push_back(std::move(fw));
+  });
   // based_on names an earlier or later framework of the file, without a cycle.
   for (std::size_t i = 0; i < t.frameworks.size(); ++i) {
     std::set<std::string> seen{t.frameworks[i].scope.id};
@@ -302,17 +306,9 @@ DefaultsTable parse_defaults_table(const json& doc, const std::string& file) {
       next = it->based_on;
     }
   }
-  if (const auto it = doc.find("model_families"); it != doc.end()) {
-    if (!it->is_array()) r.error("model_families", "expected an array");
-    else
-      for (std::size_t i = 0; i < it->size(); ++i) {
-        const std::string path = "model_families[" + std::to_string(i) + "]";
-        const json& f = (*it)[i];
-        if (f.is_object() && f.contains("releases")) r.error(path + ".releases", "unknown key");
-        if (f.is_object() && f.contains("based_on")) r.error(path + ".based_on", "unknown key");
-        t.model_families.push_back(r.scope(f, path, true));
-      }
-  }
+  r.array(doc, "model_families", "model_families", [&](const json& f, const std::string& path) {
+    t.model_families.push_back(r.scope(f, path, Reader::Kind::family));
+  });
   r.finish();
   return t;
 }
