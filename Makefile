@@ -5,18 +5,23 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 # Extra CMake options for the first configure, e.g. CMAKE_ARGS=-DCLUSTERSIM_WERROR=ON (CI).
 CMAKE_ARGS ?=
+NVCC := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+REQUIRED_PARTS := -DCLUSTERSIM_GUI=ON -DCLUSTERSIM_PYTHON=ON -DPython3_EXECUTABLE=/usr/bin/python3 \
+                  -DCLUSTERSIM_CUDA=$(if $(NVCC),ON,OFF)
 DEMO_SCENARIO ?= scenarios/llama3-70b-h100x64-ndr400.json
 # Debian 12 packages the build needs. Every optional part whose packages are installed here is configured
-# as required (CLUSTERSIM_GUI=ON), so a missing package fails the build with CMake's message instead of
+# as required (CLUSTERSIM_GUI=ON, CLUSTERSIM_PYTHON=ON for Debian's python3, CLUSTERSIM_CUDA=ON where nvcc
+# is installed), so a missing package fails the build with CMake's message instead of
 # silently dropping the part. Qt6Charts' CMake config needs Qt6OpenGL's, which is in libqt6opengl6-dev.
 PACKAGES := cmake ninja-build g++ libboost-graph-dev libboost-program-options-dev libeigen3-dev \
             nlohmann-json3-dev catch2 qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl1-mesa-dev \
-            fonts-dejavu-core
+            fonts-dejavu-core pybind11-dev python3-dev python3-pytest python3-matplotlib python3-pandas
 
-.PHONY: demo test build deps configure clean sanitize bench
+.PHONY: demo test build deps configure clean sanitize bench deb fresh-check
 
 demo: build
 	./$(BUILD)/clustersim run $(DEMO_SCENARIO)
+	@./scripts/built-parts.sh $(BUILD)
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -26,10 +31,10 @@ build: configure
 
 configure: deps
 	@if [ ! -f $(BUILD)/CMakeCache.txt ]; then \
-	  cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCLUSTERSIM_GUI=ON $(CMAKE_ARGS); \
+	  cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(REQUIRED_PARTS) $(CMAKE_ARGS); \
 	elif ! grep -q '^CMAKE_BUILD_TYPE:STRING=Release$$' $(BUILD)/CMakeCache.txt; then \
 	  echo "$(BUILD) was configured as another build type; reconfiguring it as Release"; \
-	  cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCLUSTERSIM_GUI=ON $(CMAKE_ARGS); \
+	  cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(REQUIRED_PARTS) $(CMAKE_ARGS); \
 	fi
 
 deps:
@@ -43,6 +48,15 @@ sanitize: deps
 
 bench: build
 	./$(BUILD)/bench/clustersim-engine-bench
+
+# The Debian package (CPack): build/package/clustersim_<version>_<arch>.deb.
+deb: build
+	@./scripts/install-deps.sh dpkg-dev file
+	cd $(BUILD) && cpack -G DEB
+
+# The README's set-up in a fresh Debian 12 root (debootstrap + chroot; needs root): scripts/fresh-check.sh.
+fresh-check:
+	./scripts/fresh-check.sh
 
 clean:
 	rm -rf $(BUILD) build-asan

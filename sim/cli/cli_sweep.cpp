@@ -140,23 +140,6 @@ std::string point_csv(const SweepPoint& p) {
          "," + num(p.usd_per_token() * 1e6) + "," + num(r.cost.days_to_train) + "," + num(r.cost.usd_to_train);
 }
 
-json point_json(const SweepPoint& p) {
-  json a = json::object();
-  for (const auto& [path, v] : p.assignment) a[path] = v;
-  json o = {{"assignment", a}, {"status", to_string(p.status)}};
-  if (!p.error.empty()) o["error"] = p.error;
-  if (p.simulated()) {
-    o["report"] = to_json(p.report);
-    o["usd_per_million_tokens"] = p.usd_per_token() * 1e6;
-  }
-  return o;
-}
-
-json counts_json(const SearchCounts& c) {
-  return {{"enumerated", c.enumerated}, {"invalid", c.invalid}, {"not_fitting", c.not_fitting}, {"dominated", c.dominated},
-          {"simulated", c.simulated}};
-}
-
 std::string layout_text(const Report& r) {
   std::string s = "TP" + std::to_string(r.tp) + " PP" + std::to_string(r.pp) + " DP" + std::to_string(r.dp);
   if (r.cp > 1) s += " CP" + std::to_string(r.cp);
@@ -239,7 +222,7 @@ int vary_mode(const json& doc, const std::string& file, const std::vector<SweepA
   const auto points = run_sweep(doc, file, axes, opts);
   if (vm.count("json")) {
     json arr = json::array();
-    for (const auto& p : points) arr.push_back(point_json(p));
+    for (const auto& p : points) arr.push_back(to_json(p));
     std::cout << json{{"mode", "vary"}, {"points", arr}}.dump(2) << "\n";
   } else {
     std::vector<std::string> head;
@@ -285,11 +268,11 @@ int search_mode(const json& doc, const std::string& file, const SearchOptions& o
     json arr = json::array();
     std::size_t rank = 0;
     for (std::size_t i : shown) {
-      json p = point_json(r.points[i]);
+      json p = to_json(r.points[i]);
       p["rank"] = ++rank;
       arr.push_back(p);
     }
-    std::cout << json{{"mode", "search"}, {"objective", vm["objective"].as<std::string>()}, {"counts", counts_json(r.counts)},
+    std::cout << json{{"mode", "search"}, {"objective", vm["objective"].as<std::string>()}, {"counts", to_json(r.counts)},
                       {"ranked", arr}}
                      .dump(2)
               << "\n";
@@ -330,13 +313,13 @@ int capacity_mode(const json& doc, const std::string& file, const CapacityOption
            (opts.budget_usd <= 0 || p.report.cost.usd_to_train <= opts.budget_usd);
   };
   if (vm.count("json")) {
-    auto pick = [&](const std::optional<std::size_t>& i) { return i ? point_json(r.points[*i]) : json(nullptr); };
+    auto pick = [&](const std::optional<std::size_t>& i) { return i ? to_json(r.points[*i]) : json(nullptr); };
     json front = json::array();
-    for (std::size_t i : r.pareto) front.push_back(point_json(r.points[i]));
+    for (std::size_t i : r.pareto) front.push_back(to_json(r.points[i]));
     json ranked = json::array();
-    for (std::size_t i : head_of(r.ranked, top)) ranked.push_back(point_json(r.points[i]));
+    for (std::size_t i : head_of(r.ranked, top)) ranked.push_back(to_json(r.points[i]));
     std::cout << json{{"mode", "capacity"}, {"tokens_to_train", r.tokens_to_train}, {"deadline_days", opts.deadline_days},
-                      {"budget_usd", opts.budget_usd}, {"counts", counts_json(r.counts)}, {"cheapest", pick(r.cheapest)},
+                      {"budget_usd", opts.budget_usd}, {"counts", to_json(r.counts)}, {"cheapest", pick(r.cheapest)},
                       {"fastest", pick(r.fastest)}, {"pareto_front", front}, {"ranked", ranked}, {"skipped", r.skipped}}
                      .dump(2)
               << "\n";

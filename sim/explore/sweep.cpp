@@ -518,4 +518,21 @@ CapacityResult plan_capacity(const json& base, const std::string& file, const Ca
   return r;
 }
 
+nlohmann::json to_json(const SweepPoint& p) {
+  nlohmann::json a = nlohmann::json::object();
+  for (const auto& [path, v] : p.assignment) a[path] = v;
+  nlohmann::json o = {{"assignment", a}, {"status", to_string(p.status)}};
+  if (!p.error.empty()) o["error"] = p.error;
+  if (p.simulated()) {
+    o["report"] = to_json(p.report);
+    o["usd_per_million_tokens"] = p.usd_per_token() * 1e6;
+  }
+  return o;
+}
+
+nlohmann::json to_json(const SearchCounts& c) {
+  return {{"enumerated", c.enumerated}, {"invalid", c.invalid}, {"not_fitting", c.not_fitting},
+          {"dominated", c.dominated}, {"simulated", c.simulated}};
+}
+
 }  // namespace cs::sim

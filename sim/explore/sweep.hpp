@@ -155,6 +155,11 @@ std::vector<SweepPoint> screen_and_simulate(const nlohmann::json& base, const st
                                             const std::vector<Assignment>& assignments, const SearchOptions& options);
 SearchCounts count_points(const std::vector<SweepPoint>& points);
 
+// The sweep's JSON contract (sweep --json): a point is {assignment, status, error?, report?,
+// usd_per_million_tokens?}; counts are {enumerated, invalid, not_fitting, dominated, simulated}.
+nlohmann::json to_json(const SweepPoint& p);
+nlohmann::json to_json(const SearchCounts& c);
+
 struct SearchResult {
   SearchCounts counts;
   std::vector<SweepPoint> points;   // every enumerated layout, enumeration order

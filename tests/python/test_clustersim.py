@@ -1,0 +1,78 @@
+"""The Python package against the CLI: the same numbers, the same errors (run by ctest: `python`)."""
+import json
+import os
+import subprocess
+import threading
+
+import pytest
+
+import clustersim
+
+SRC = os.environ["CLUSTERSIM_SOURCE_DIR"]
+CLI = os.environ["CLUSTERSIM_BINARY"]
+SCENARIO = os.path.join(SRC, "scenarios", "llama3-8b-h100x8.json")
+
+
+def cli_json(*args):
+    out = subprocess.run([CLI, *args], check=True, capture_output=True, text=True, cwd=SRC)
+    return json.loads(out.stdout)
+
+
+def test_run_is_the_cli_report():
+    assert clustersim.run(SCENARIO) == cli_json("run", SCENARIO, "--json")
+
+
+def test_run_takes_a_dict_and_overrides():
+    with open(SCENARIO) as f:
+        doc = json.load(f)
+    by_dict = clustersim.run(doc, set={"training.micro_batch_size": 2})
+    by_cli = cli_json("run", SCENARIO, "--json", "--set", "training.micro_batch_size=2")
+    assert by_dict == by_cli
+    assert by_dict["step_time_s"] != clustersim.run(doc)["step_time_s"]
+
+
+def test_input_error_carries_file_and_path():
+    with pytest.raises(clustersim.InputError) as e:
+        clustersim.run(SCENARIO, set={"training.micro_batch_size": 0})
+    assert e.value.file == SCENARIO
+    assert e.value.path == "training.micro_batch_size"
+    with pytest.raises(clustersim.InputError) as e:
+        clustersim.run({"model": {"preset": "llama3-8b"}})
+    assert e.value.file == "<dict>"
+
+
+def test_sweep_rows_are_flat_and_match_the_cli():
+    rows = clustersim.sweep(SCENARIO, vary={"training.micro_batch_size": [1, 2]}, threads=1)
+    cli = cli_json("sweep", SCENARIO, "--vary", "training.micro_batch_size=1,2", "--json", "--threads", "1")
+    assert [r["training.micro_batch_size"] for r in rows] == [1, 2]
+    for row, point in zip(rows, cli["points"]):
+        assert row["status"] == point["status"]
+        assert row["report.step_time_s"] == point["report"]["step_time_s"]
+        assert all(not isinstance(v, dict) for v in row.values())
+    pandas = pytest.importorskip("pandas")
+    frame = pandas.DataFrame(rows)
+    assert frame.shape[0] == 2 and "report.tokens_per_s" in frame.columns
+
+
+def test_collective_is_the_cli_table():
+    py = clustersim.collective(SCENARIO, "all_reduce", ranks=8, bytes="1M..16M")
+    assert py == cli_json("collective", "--scenario", SCENARIO, "--op", "all_reduce", "--ranks", "8",
+                          "--bytes", "1M..16M", "--json")
+
+
+def test_long_calls_release_the_gil():
+    # While one thread simulates, another keeps running Python code.
+    ticks = []
+    done = threading.Event()
+
+    def tick():
+        while not done.is_set():
+            ticks.append(1)
+            done.wait(0.001)
+
+    t = threading.Thread(target=tick)
+    t.start()
+    clustersim.sweep(SCENARIO, vary={"training.micro_batch_size": [1, 2, 4]}, threads=1)
+    done.set()
+    t.join()
+    assert len(ticks) > 1
