@@ -9,6 +9,7 @@
 #include "sim/base/check.hpp"
 #include "sim/engine/intervals.hpp"
 #include "sim/network/flow_network.hpp"
+#include "sim/report/breakdown.hpp"
 
 namespace cs::sim {
 namespace {
@@ -87,6 +88,7 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
     (t.pp > 1 ? sum.pipeline_bubble_s : sum.other_s) += to_seconds(idle);
   }
   r.breakdown = {sum.compute_s / ranks, sum.exposed_comm_s / ranks, sum.pipeline_bubble_s / ranks, sum.other_s / ranks};
+  r.exposed_comm_s_by_kind = exposed_comm_by_kind(g, ex.records, r.breakdown.exposed_comm_s);
   r.gpu_busy = r.breakdown.compute_s / step;
 
   for (const LinkLoad& l : loads)

@@ -1,5 +1,7 @@
 #include "gui/app/main_window.hpp"
 
+#include <algorithm>
+
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
@@ -89,8 +91,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     progress_->setValue(done);
     status_->setText(tr("sweep: %1 of %2 layouts").arg(done).arg(total));
   });
-  connect(sweeper_, &SweepRunner::finished, this, [this](quint64, std::shared_ptr<const std::vector<SweepPoint>> points) {
-    show_sweep(std::move(points));
+  connect(sweeper_, &SweepRunner::finished, this, [this](quint64, std::shared_ptr<const SweepResult> result) {
+    show_sweep(std::move(result));
   });
   connect(sweeper_, &SweepRunner::idle, this, [this]() {
     sweep_running_ = false;
@@ -389,43 +391,49 @@ void MainWindow::maybe_run_sweep() {
   update_busy();
 }
 
-void MainWindow::show_sweep(std::shared_ptr<const std::vector<SweepPoint>> points) {
-  sweep_ = std::move(points);
+void MainWindow::show_sweep(std::shared_ptr<const SweepResult> result) {
+  sweep_ = std::move(result);
   scaling_->show_points(sweep_);
-  const bool per_billion = !current_ || current_->report.tokens_to_train <= 0;
-  pareto_->show_points(sweep_, per_billion);
-  std::vector<const SweepPoint*> rows;
-  for (const auto& p : *sweep_)
-    if (p.valid) rows.push_back(&p);
-  std::sort(rows.begin(), rows.end(), [](const SweepPoint* a, const SweepPoint* b) {
-    if (a->pareto != b->pareto) return a->pareto;
-    if (a->fits != b->fits) return a->fits;
-    return a->days_to_train < b->days_to_train;
+  pareto_->show_points(sweep_);
+  // The simulated points: the front first (fastest first), then the rest by time to train.
+  const auto& points = sweep_->points;
+  std::vector<std::size_t> rows;
+  for (std::size_t i = 0; i < points.size(); ++i)
+    if (points[i].simulated()) rows.push_back(i);
+  std::stable_sort(rows.begin(), rows.end(), [&](std::size_t a, std::size_t b) {
+    const sim::SweepPoint &p = points[a], &q = points[b];
+    if (sweep_->on_front(a) != sweep_->on_front(b)) return sweep_->on_front(a);
+    if (p.fits() != q.fits()) return p.fits();
+    return p.report.cost.days_to_train < q.report.cost.days_to_train;
   });
   sweep_table_->setSortingEnabled(false);
   sweep_table_->setRowCount(static_cast<int>(rows.size()));
-  for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
-    const SweepPoint& p = *rows[static_cast<std::size_t>(i)];
-    const QStringList cells{QString::fromStdString(point_label(p)) + (p.current ? tr("  (current)") : QString()),
-                            QString::number(p.gpus), format_seconds(p.step_time_s), format_rate(p.tokens_per_s),
-                            format_percent(p.mfu), p.fits ? tr("yes") : tr("no"), format_days(p.days_to_train),
-                            format_usd(p.usd_to_train), p.pareto ? tr("★") : QString()};
+  for (int row = 0; row < static_cast<int>(rows.size()); ++row) {
+    const std::size_t i = rows[static_cast<std::size_t>(row)];
+    const sim::SweepPoint& p = points[i];
+    const sim::Report& r = p.report;
+    const bool current = sweep_->is_current(i);
+    const QStringList cells{QString::fromStdString(point_label(p)) + (current ? tr("  (current)") : QString()),
+                            QString::number(r.num_gpus), format_seconds(r.step_time_s), format_rate(r.tokens_per_s),
+                            format_percent(r.mfu), p.fits() ? tr("yes") : tr("no"), format_days(r.cost.days_to_train),
+                            format_usd(r.cost.usd_to_train), sweep_->on_front(i) ? tr("★") : QString()};
     for (int c = 0; c < cells.size(); ++c) {
       auto* item = new QTableWidgetItem(cells[c]);
-      if (!p.fits) item->setForeground(QColor(0x99, 0x99, 0x99));
-      if (p.current) item->setBackground(QColor(0xfd, 0xec, 0xea));
-      sweep_table_->setItem(i, c, item);
+      if (!p.fits()) item->setForeground(QColor(0x99, 0x99, 0x99));
+      if (current) item->setBackground(QColor(0xfd, 0xec, 0xea));
+      sweep_table_->setItem(row, c, item);
     }
   }
-  status_->setText(tr("sweep: %1 layouts simulated, %2 on the Pareto front")
-                       .arg(rows.size())
-                       .arg(std::count_if(rows.begin(), rows.end(), [](const SweepPoint* p) { return p->pareto; })));
+  if (!sweep_->error.empty())
+    status_->setText(tr("sweep failed: %1").arg(QString::fromStdString(sweep_->error)));
+  else
+    status_->setText(tr("sweep: %1 layouts simulated, %2 on the Pareto front").arg(rows.size()).arg(sweep_->pareto.size()));
   emit sweep_shown();
 }
 
-void MainWindow::load_sweep_point(const SweepPoint& p) {
+void MainWindow::load_sweep_point(const sim::SweepPoint& p) {
   try {
-    for (const auto& o : p.overrides) doc_.set(o);
+    for (const auto& [path, value] : layout_of(p)) doc_.set(path + "=" + value.dump());
   } catch (const std::exception& e) {
     show_error(message_lines(e));
     return;
@@ -581,13 +589,19 @@ void MainWindow::export_csv() {
   try {
     sim::write_file_atomically(path.toStdString(), text.toStdString());
     if (sweep_) {
-      QString s = "nodes,gpus,tp,pp,dp,valid,fits,step_time_s,tokens_per_s,mfu,days_to_train,usd_to_train,pareto,error\n";
-      for (const auto& p : *sweep_)
-        s += QStringLiteral("%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14\n")
-                 .arg(p.nodes).arg(p.gpus).arg(p.tp).arg(p.pp).arg(p.dp)
-                 .arg(p.valid).arg(p.fits).arg(p.step_time_s, 0, 'g', 12).arg(p.tokens_per_s, 0, 'g', 12)
-                 .arg(p.mfu, 0, 'g', 6).arg(p.days_to_train, 0, 'g', 8).arg(p.usd_to_train, 0, 'g', 10)
-                 .arg(p.pareto).arg(csv_field(QString::fromStdString(p.error)));
+      QString s = "nodes,gpus,tp,pp,dp,valid,status,fits,step_time_s,tokens_per_s,mfu,days_to_train,usd_to_train,pareto,error\n";
+      for (std::size_t i = 0; i < sweep_->points.size(); ++i) {
+        const sim::SweepPoint& p = sweep_->points[i];
+        const sim::Report& r = p.report;
+        const sim::Assignment layout = layout_of(p);  // nodes, TP, PP
+        auto value = [&](std::size_t k) { return k < layout.size() ? QString::fromStdString(layout[k].second.dump()) : QString(); };
+        s += QStringLiteral("%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15\n")
+                 .arg(value(0)).arg(p.valid ? r.num_gpus : 0).arg(value(1)).arg(value(2)).arg(p.valid ? r.dp : 0)
+                 .arg(p.valid).arg(QString::fromLatin1(sim::to_string(p.status))).arg(p.fits())
+                 .arg(r.step_time_s, 0, 'g', 12).arg(r.tokens_per_s, 0, 'g', 12).arg(r.mfu, 0, 'g', 6)
+                 .arg(r.cost.days_to_train, 0, 'g', 8).arg(r.cost.usd_to_train, 0, 'g', 10).arg(sweep_->on_front(i))
+                 .arg(csv_field(QString::fromStdString(p.error)));
+      }
       QString sweep_path = path;
       sweep_path.replace(QRegularExpression("\\.csv$"), "") += "-sweep.csv";
       sim::write_file_atomically(sweep_path.toStdString(), s.toStdString());

@@ -13,7 +13,7 @@
 
 #include "gui/app/scenario_document.hpp"
 #include "gui/app/sim_outcome.hpp"
-#include "gui/app/sweep.hpp"
+#include "gui/app/sweep_plan.hpp"
 
 class QLabel;
 class QProgressBar;
@@ -54,16 +54,19 @@ class MainWindow : public QMainWindow {
 
   const ScenarioDocument& document() const { return doc_; }
   const sim::Report* current_report() const { return current_ ? &current_->report : nullptr; }
-  std::shared_ptr<const std::vector<SweepPoint>> sweep_points() const { return sweep_; }
+  std::shared_ptr<const SweepResult> sweep_result() const { return sweep_; }
   QString validation_message() const;  // empty when the knobs are valid
   HeadlinePanel* headline() const { return headline_; }
   KnobPanel* knobs() const { return knobs_; }
   TimelineView* timeline() const { return timeline_; }
   ParetoChart* pareto() const { return pareto_; }
+  QTableWidget* sweep_table() const { return sweep_table_; }
+  BreakdownChart* breakdown() const { return breakdown_; }
 
   void pin_baseline();
   void clear_baseline();
-  void load_sweep_point(const SweepPoint& p);
+  // Applies the point's layout (layout_of) to the document, as if typed into the knobs.
+  void load_sweep_point(const sim::SweepPoint& p);
   // Recovery file of unsaved edits (autosaved while dirty, removed on save or discard).
   static QString recovery_path();
   bool restore_recovery();
@@ -85,7 +88,7 @@ class MainWindow : public QMainWindow {
   void show_error(const QString& message);
   void refresh_charts();
   void maybe_run_sweep();
-  void show_sweep(std::shared_ptr<const std::vector<SweepPoint>> points);
+  void show_sweep(std::shared_ptr<const SweepResult> result);
   void update_busy();
   void update_title();
   void autosave();
@@ -102,7 +105,7 @@ class MainWindow : public QMainWindow {
   QString error_;
   std::shared_ptr<const SimOutcome> current_;
   std::shared_ptr<const SimOutcome> baseline_;
-  std::shared_ptr<const std::vector<SweepPoint>> sweep_;
+  std::shared_ptr<const SweepResult> sweep_;
   bool sweep_stale_ = true;
   bool sweep_running_ = false;
 

@@ -1,13 +1,8 @@
 #include "gui/app/sim_outcome.hpp"
 
-#include "sim/engine/intervals.hpp"
-
 #include <algorithm>
 
 namespace cs::gui {
-
-using sim::Time;
-
 
 TimelineData make_timeline(const sim::SimulationResult& result) {
   const sim::TaskGraph& g = result.plan.graph;
@@ -47,36 +42,9 @@ TimelineData make_timeline(const sim::SimulationResult& result) {
   return data;
 }
 
-std::array<double, sim::kNumCategories> exposed_comm_by_kind(const sim::SimulationResult& result) {
-  const sim::TaskGraph& g = result.plan.graph;
-  const auto ranks = static_cast<std::size_t>(g.num_ranks());
-  std::vector<std::vector<sim::Interval>> compute(ranks);
-  std::vector<std::array<std::vector<sim::Interval>, sim::kNumCategories>> comm(ranks);
-  for (sim::TaskId id = 0; id < g.tasks().size(); ++id) {
-    const sim::Task& t = g.tasks()[id];
-    const sim::TaskRecord& rec = result.execution.records[id];
-    if (rec.start == sim::kNever || rec.end == sim::kNever) continue;
-    if (t.collective == sim::kNone) compute[t.rank].push_back({rec.start, rec.end});
-    else comm[t.rank][static_cast<std::size_t>(t.category)].push_back({rec.start, rec.end});
-  }
-  std::array<double, sim::kNumCategories> out{};
-  for (std::size_t r = 0; r < ranks; ++r) {
-    const auto c = sim::merged(std::move(compute[r]));
-    for (std::size_t k = 0; k < out.size(); ++k)
-      out[k] += sim::to_seconds(sim::uncovered(sim::merged(std::move(comm[r][k])), c));
-  }
-  double sum = 0;
-  for (double& v : out) sum += v /= static_cast<double>(std::max<std::size_t>(ranks, 1));
-  const double target = result.report.breakdown.exposed_comm_s;
-  if (sum > 0)
-    for (double& v : out) v *= target / sum;
-  return out;
-}
-
 SimOutcome make_outcome(const sim::SimulationResult& result) {
   SimOutcome o;
   o.report = result.report;
-  o.exposed_s = exposed_comm_by_kind(result);
   o.timeline = std::make_shared<const TimelineData>(make_timeline(result));
   return o;
 }

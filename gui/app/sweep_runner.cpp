@@ -1,53 +1,62 @@
 #include "gui/app/sweep_runner.hpp"
 
+#include <algorithm>
+#include <exception>
+
 #include <QMetaObject>
+#include <QThread>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "gui/app/cpu_state.hpp"
 
 namespace cs::gui {
 
-SweepRunner::SweepRunner(QObject* parent) : QObject(parent) {
-  // Leave a core to the main simulation and the UI.
-  pool_.setMaxThreadCount(std::max(1, QThread::idealThreadCount() - 1));
-}
+SweepRunner::SweepRunner(QObject* parent) : QObject(parent) { pool_.setMaxThreadCount(1); }
 
 SweepRunner::~SweepRunner() {
-  ++latest_;
+  cancel();
   pool_.clear();
   pool_.waitForDone();
 }
 
+void SweepRunner::cancel() {
+  ++latest_;
+  if (cancel_) *cancel_ = true;
+}
+
 quint64 SweepRunner::run(nlohmann::json doc, std::string file) {
-  const quint64 generation = ++latest_;
+  cancel();
+  const quint64 generation = latest_.load();
+  cancel_ = std::make_shared<std::atomic<bool>>(false);
   ++running_;
-  auto points = std::make_shared<std::vector<SweepPoint>>(plan_sweep(doc));
-  auto next = std::make_shared<std::atomic<std::size_t>>(0);
-  auto done = std::make_shared<std::atomic<int>>(0);
-  const int workers = std::max(1, std::min(pool_.maxThreadCount(), static_cast<int>(points->size())));
-  auto remaining = std::make_shared<std::atomic<int>>(workers);
-  auto shared_doc = std::make_shared<const nlohmann::json>(std::move(doc));
-  const int total = static_cast<int>(points->size());
-  for (int w = 0; w < workers; ++w) {
-    (void)QtConcurrent::run(&pool_, [=, this]() {
-      for (std::size_t i = (*next)++; i < points->size() && latest_.load() == generation; i = (*next)++) {
-        prepare_worker_thread();
-        run_sweep_point(*shared_doc, file, (*points)[i]);
-        const int d = ++*done;
-        QMetaObject::invokeMethod(this, [this, generation, d, total]() {
-          if (generation == latest_.load()) emit progress(generation, d, total);
-        }, Qt::QueuedConnection);
-      }
-      if (--*remaining != 0) return;  // the last worker out delivers
-      QMetaObject::invokeMethod(this, [this, generation, points]() {
-        if (generation == latest_.load()) {
-          mark_pareto(*points);
-          emit finished(generation, points);
-        }
-        if (--running_ == 0) emit idle();
+  auto job = [this, generation, stop = cancel_, doc = std::move(doc), file = std::move(file)]() {
+    prepare_worker_thread();
+    auto result = std::make_shared<SweepResult>();
+    result->plan = plan_sweep(doc);
+    sim::SweepOptions options;
+    // Leave a core to the main simulation and the UI.
+    options.threads = std::max(1, QThread::idealThreadCount() - 1);
+    options.on_worker_start = [] { prepare_worker_thread(); };
+    options.cancel = stop.get();
+    options.progress = [this, generation](const sim::SweepProgress& p) {
+      QMetaObject::invokeMethod(this, [this, generation, done = static_cast<int>(p.done), total = static_cast<int>(p.total)]() {
+        if (generation == latest_.load()) emit progress(generation, done, total);
       }, Qt::QueuedConnection);
-    });
-  }
+    };
+    try {
+      result->points = sim::run_points(doc, file, result->plan.assignments, options);
+      result->pareto = sim::pareto_front(result->points);
+    } catch (const std::exception& e) {  // a broken simulation, not bad input: the points say that
+      result->points.clear();
+      result->error = e.what();
+    }
+    QMetaObject::invokeMethod(this, [this, generation, result = std::shared_ptr<const SweepResult>(std::move(result))]() {
+      --running_;  // before the signals, so their receivers see busy() as it now is
+      if (generation == latest_.load()) emit finished(generation, result);
+      if (running_ == 0) emit idle();
+    }, Qt::QueuedConnection);
+  };
+  (void)QtConcurrent::run(&pool_, std::move(job));
   return generation;
 }
 

@@ -43,7 +43,7 @@ void BreakdownChart::show_outcomes(const std::shared_ptr<const SimOutcome>& curr
     const auto cat = static_cast<sim::Category>(k);
     if (!sim::is_comm(cat)) continue;
     add(tr("%1 exposed").arg(category_label(cat).section(' ', 0, 0)), category_color(cat),
-        [k](const SimOutcome& o) { return o.exposed_s[static_cast<std::size_t>(k)]; });
+        [k](const SimOutcome& o) { return o.report.exposed_comm_s_by_kind[static_cast<std::size_t>(k)]; });
   }
   add(tr("PP bubble"), kBubbleColor, [](const SimOutcome& o) { return o.report.breakdown.pipeline_bubble_s; });
   add(tr("other"), kOtherColor, [](const SimOutcome& o) { return o.report.breakdown.other_s; });

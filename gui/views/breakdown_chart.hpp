@@ -1,6 +1,7 @@
 #pragma once
-// Step-time breakdown as a stacked bar: compute, exposed communication by kind (TP/CP/EP/DP/PP),
-// pipeline bubble, other; the pinned baseline is drawn beside the current result (A/B compare).
+// Step-time breakdown as a stacked bar: compute, exposed communication by kind (TP/CP/EP/DP/PP, the
+// report's exposed_comm_s_by_kind), pipeline bubble, other; the pinned baseline is drawn beside the
+// current result (A/B compare).
 #include <memory>
 
 #include <QChartView>

@@ -24,41 +24,45 @@ ParetoChart::ParetoChart(QWidget* parent) : QChartView(new QChart, parent) {
 void ParetoChart::connect_series(QScatterSeries* s) {
   connect(s, &QScatterSeries::clicked, this, [this](const QPointF& v) {
     const int i = nearest(v);
-    if (i >= 0) emit point_clicked((*points_)[static_cast<std::size_t>(i)]);
+    if (i >= 0) emit point_clicked(sweep_->points[static_cast<std::size_t>(i)]);
   });
   connect(s, &QScatterSeries::hovered, this, [this](const QPointF& v, bool on) {
     const int i = nearest(v);
     if (!on || i < 0) return QToolTip::hideText();
-    const SweepPoint& p = (*points_)[static_cast<std::size_t>(i)];
+    const sim::SweepPoint& p = sweep_->points[static_cast<std::size_t>(i)];
+    const sim::Report& r = p.report;
     QToolTip::showText(QCursor::pos(),
                        QStringLiteral("%1\nstep %2, MFU %3\n%4, %5%6")
-                           .arg(QString::fromStdString(point_label(p)), format_seconds(p.step_time_s), format_percent(p.mfu),
-                                format_days(p.days_to_train), format_usd(p.usd_to_train),
-                                p.fits ? QString() : tr("\ndoes not fit in memory")),
+                           .arg(QString::fromStdString(point_label(p)), format_seconds(r.step_time_s), format_percent(r.mfu),
+                                format_days(r.cost.days_to_train), format_usd(r.cost.usd_to_train),
+                                p.fits() ? QString() : tr("\ndoes not fit in memory")),
                        this);
   });
 }
 
 int ParetoChart::nearest(QPointF v) const {
-  if (!points_) return -1;
+  if (!sweep_) return -1;
   int best = -1;
   double best_d = 1e300;
-  for (std::size_t i = 0; i < points_->size(); ++i) {
-    const SweepPoint& p = (*points_)[i];
-    if (!p.layout || !p.valid) continue;
-    const double dx = (p.days_to_train - v.x()) / x_span_, dy = (p.usd_to_train / y_scale_ - v.y()) / y_span_;
+  for (std::size_t i = 0; i < sweep_->points.size(); ++i) {
+    const sim::SweepPoint& p = sweep_->points[i];
+    if (!p.simulated()) continue;
+    const auto& cost = p.report.cost;
+    const double dx = (cost.days_to_train - v.x()) / x_span_, dy = (cost.usd_to_train / y_scale_ - v.y()) / y_span_;
     const double d = dx * dx + dy * dy;
     if (d < best_d) best_d = d, best = static_cast<int>(i);
   }
   return best_d < 0.05 * 0.05 ? best : -1;
 }
 
-void ParetoChart::show_points(const std::shared_ptr<const std::vector<SweepPoint>>& points, bool per_billion_tokens) {
+void ParetoChart::show_points(const std::shared_ptr<const SweepResult>& sweep) {
   QChart* c = chart();
   c->removeAllSeries();
   for (QAbstractAxis* a : c->axes()) c->removeAxis(a), delete a;
-  points_ = points;
-  if (!points) return;
+  sweep_ = sweep;
+  if (!sweep) return;
+  const bool per_billion_tokens = sweep->plan.per_billion_tokens;
+  const auto& points = sweep->points;
 
   auto scatter = [&](const QString& name, QColor color, double size, QScatterSeries::MarkerShape shape) {
     auto* s = new QScatterSeries;
@@ -78,17 +82,20 @@ void ParetoChart::show_points(const std::shared_ptr<const std::vector<SweepPoint
   line->setColor(QColor(0xe6, 0x8a, 0x1a));
   std::vector<QPointF> front_pts;
   double usd_max = 0;
-  for (const SweepPoint& p : *points)
-    if (p.layout && p.valid) usd_max = std::max(usd_max, p.usd_to_train);
+  std::size_t shown = 0;
+  for (const sim::SweepPoint& p : points)
+    if (p.simulated()) usd_max = std::max(usd_max, p.report.cost.usd_to_train), ++shown;
   const bool millions = usd_max >= 1e6;
   y_scale_ = millions ? 1e6 : 1;
   double xmin = 1e300, xmax = 0, ymin = 1e300, ymax = 0;
-  for (const SweepPoint& p : *points) {
-    if (!p.layout || !p.valid) continue;
-    const QPointF pt(p.days_to_train, p.usd_to_train / y_scale_);
-    (p.pareto ? front : p.fits ? fits : no_fit)->append(pt);
-    if (p.pareto) front_pts.push_back(pt);
-    if (p.current) current->append(pt);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const sim::SweepPoint& p = points[i];
+    if (!p.simulated()) continue;
+    const QPointF pt(p.report.cost.days_to_train, p.report.cost.usd_to_train / y_scale_);
+    const bool on_front = sweep->on_front(i);
+    (on_front ? front : p.fits() ? fits : no_fit)->append(pt);
+    if (on_front) front_pts.push_back(pt);
+    if (sweep->is_current(i)) current->append(pt);
     xmin = std::min(xmin, pt.x()), xmax = std::max(xmax, pt.x());
     ymin = std::min(ymin, pt.y()), ymax = std::max(ymax, pt.y());
   }
@@ -96,8 +103,7 @@ void ParetoChart::show_points(const std::shared_ptr<const std::vector<SweepPoint
     c->setTitle(tr("Cost vs time: no valid layout in the sweep"));
     return;
   }
-  c->setTitle(tr("Cost vs time to train, %1 layouts (click a point to load it)")
-                  .arg(std::count_if(points->begin(), points->end(), [](const SweepPoint& p) { return p.layout && p.valid; })));
+  c->setTitle(tr("Cost vs time to train, %1 layouts (click a point to load it)").arg(shown));
   std::sort(front_pts.begin(), front_pts.end(), [](QPointF a, QPointF b) { return a.x() < b.x(); });
   for (QPointF p : front_pts) line->append(p);
   for (QAbstractSeries* s : std::initializer_list<QAbstractSeries*>{line, no_fit, fits, front, current}) c->addSeries(s);

@@ -1,13 +1,13 @@
 #pragma once
-// Cost vs time of the layout sweep: each point a layout (nodes, TP, PP), time and dollars to train;
-// the Pareto front (no other fitting layout is both faster and cheaper) joined and highlighted; layouts
-// that do not fit in memory greyed. Clicking a point emits its overrides so the window loads it.
+// Cost vs time of the layout sweep: each point a layout (nodes, TP, PP) at its report's days and dollars
+// to train (per billion tokens when the scenario sets no tokens_to_train); sim::pareto_front's points
+// (no other fitting layout is both faster and cheaper) joined and highlighted; layouts that do not fit
+// in memory greyed. Clicking a point emits it so the window loads its layout.
 #include <memory>
-#include <vector>
 
 #include <QChartView>
 
-#include "gui/app/sweep.hpp"
+#include "gui/app/sweep_plan.hpp"
 
 class QScatterSeries;
 
@@ -17,16 +17,16 @@ class ParetoChart : public QChartView {
   Q_OBJECT
  public:
   explicit ParetoChart(QWidget* parent = nullptr);
-  void show_points(const std::shared_ptr<const std::vector<SweepPoint>>& points, bool per_billion_tokens);
-  // Index of the point nearest to a value-space position, or -1.
+  void show_points(const std::shared_ptr<const SweepResult>& sweep);
+  // Index (into SweepResult::points) of the point nearest to a value-space position, or -1.
   int nearest(QPointF value) const;
 
  signals:
-  void point_clicked(const cs::gui::SweepPoint& point);
+  void point_clicked(const cs::sim::SweepPoint& point);
 
  private:
   void connect_series(QScatterSeries* s);
-  std::shared_ptr<const std::vector<SweepPoint>> points_;
+  std::shared_ptr<const SweepResult> sweep_;
   double x_span_ = 1, y_span_ = 1;
   double y_scale_ = 1;  // dollars per unit of the y axis
 };

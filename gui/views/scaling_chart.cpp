@@ -19,22 +19,21 @@ ScalingChart::ScalingChart(QWidget* parent) : QChartView(new QChart, parent) {
   setMinimumSize(320, 240);
 }
 
-void ScalingChart::show_points(const std::shared_ptr<const std::vector<SweepPoint>>& points) {
+void ScalingChart::show_points(const std::shared_ptr<const SweepResult>& sweep) {
   QChart* c = chart();
   c->removeAllSeries();
   for (QAbstractAxis* a : c->axes()) c->removeAxis(a), delete a;
-  if (!points) return;
-  std::vector<const SweepPoint*> pts;
-  for (const auto& p : *points)
-    if (p.scaling && p.valid) pts.push_back(&p);
-  std::sort(pts.begin(), pts.end(), [](const SweepPoint* a, const SweepPoint* b) { return a->gpus < b->gpus; });
+  if (!sweep) return;
+  std::vector<const sim::Report*> pts;  // fewest GPUs first (the plan's order)
+  for (std::size_t i : sweep->plan.scaling)
+    if (i < sweep->points.size() && sweep->points[i].simulated()) pts.push_back(&sweep->points[i].report);
   if (pts.empty()) {
     c->setTitle(tr("Scaling: no valid point (see the knobs' message)"));
     return;
   }
   c->setTitle(tr("Scaling: throughput and efficiency vs GPUs (same layout, same global batch)"));
   double peak = 0;
-  for (const SweepPoint* p : pts) peak = std::max(peak, p->tokens_per_s);
+  for (const sim::Report* p : pts) peak = std::max(peak, p->tokens_per_s);
   const bool mega = peak >= 2e6;
   const double unit = mega ? 1e6 : 1e3;
   auto* tput = new QLineSeries;
@@ -47,11 +46,11 @@ void ScalingChart::show_points(const std::shared_ptr<const std::vector<SweepPoin
   eff->setName(tr("scaling efficiency (%)"));
   eff->setPointsVisible(true);
   eff->setColor(QColor(0xe6, 0x8a, 0x1a));
-  const double base = pts.front()->tokens_per_s / pts.front()->gpus;
+  const double base = pts.front()->tokens_per_s / pts.front()->num_gpus;
   double max_tput = 0;
-  for (const SweepPoint* p : pts) {
-    tput->append(p->gpus, std::round(p->tokens_per_s / unit * 10) / 10);
-    eff->append(p->gpus, p->tokens_per_s / p->gpus / base * 100);
+  for (const sim::Report* p : pts) {
+    tput->append(p->num_gpus, std::round(p->tokens_per_s / unit * 10) / 10);
+    eff->append(p->num_gpus, p->tokens_per_s / p->num_gpus / base * 100);
     max_tput = std::max(max_tput, p->tokens_per_s / unit);
   }
   c->addSeries(tput);
@@ -60,7 +59,7 @@ void ScalingChart::show_points(const std::shared_ptr<const std::vector<SweepPoin
   x->setBase(2);
   x->setLabelFormat("%d");
   x->setTitleText(tr("GPUs"));
-  x->setRange(pts.front()->gpus / 1.4, pts.back()->gpus * 1.4);
+  x->setRange(pts.front()->num_gpus / 1.4, pts.back()->num_gpus * 1.4);
   c->addAxis(x, Qt::AlignBottom);
   auto* y = new QValueAxis;
   y->setTitleText(mega ? tr("M tokens/s") : tr("k tokens/s"));

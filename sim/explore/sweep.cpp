@@ -234,6 +234,7 @@ std::vector<SweepPoint> run_points(const json& base, const std::string& file, co
   const auto start = std::chrono::steady_clock::now();  // progress display only, never in results
 
   auto work = [&] {
+    if (options.on_worker_start) options.on_worker_start();
     while (!failed.load(std::memory_order_relaxed) && !(options.cancel && options.cancel->load())) {
       const std::size_t i = next.fetch_add(1);
       if (i >= total) return;

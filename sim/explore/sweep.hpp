@@ -71,6 +71,9 @@ struct SweepOptions {
   int threads = 0;  // 0: std::thread::hardware_concurrency()
   // Called after each point, from the worker that finished it, never concurrently with itself.
   std::function<void(const SweepProgress&)> progress;
+  // Called once on each worker thread before its first point (the GUI lowers its workers' priority
+  // there, so a sweep never starves its event loop).
+  std::function<void()> on_worker_start;
   // Polled between points; when it becomes true the remaining points are left unevaluated (status
   // `cancelled`) and the call returns.
   const std::atomic<bool>* cancel = nullptr;

@@ -64,6 +64,10 @@ json to_json(const Report& r) {
   const json links = links_json(r.links);
   json comm = json::object();
   for (int c = 0; c < kNumCategories; ++c) comm[to_string(static_cast<Category>(c))] = r.busy_s[static_cast<std::size_t>(c)];
+  json exposed = json::object();
+  for (int c = 0; c < kNumCategories; ++c)
+    if (is_comm(static_cast<Category>(c)))
+      exposed[to_string(static_cast<Category>(c))] = r.exposed_comm_s_by_kind[static_cast<std::size_t>(c)];
   const auto& m = r.memory;
   json out = {
       {"scenario", r.name},
@@ -87,6 +91,7 @@ json to_json(const Report& r) {
       {"breakdown_s", {{"compute", r.breakdown.compute_s}, {"exposed_comm", r.breakdown.exposed_comm_s},
                        {"pipeline_bubble", r.breakdown.pipeline_bubble_s}, {"other", r.breakdown.other_s}}},
       {"busy_s_by_kind", comm},
+      {"exposed_comm_s_by_kind", exposed},
       {"memory_gib", {{"weights", m.weights_bytes / kGiB}, {"grads", m.grads_bytes / kGiB},
                       {"optimizer", m.optimizer_bytes / kGiB}, {"activations", m.activations_bytes / kGiB},
                       {"buffers", m.buffers_bytes / kGiB}, {"reserved", m.reserved_bytes / kGiB},
@@ -145,6 +150,12 @@ std::string to_text(const Report& r) {
                         seconds(r.breakdown.exposed_comm_s) + " (" + pct(r.breakdown.exposed_comm_s) + ")  bubble " +
                         seconds(r.breakdown.pipeline_bubble_s) + " (" + pct(r.breakdown.pipeline_bubble_s) + ")  other " +
                         seconds(r.breakdown.other_s));
+  std::string exposed;
+  for (int c = static_cast<int>(Category::tp_comm); c < kNumCategories; ++c) {
+    const double v = r.exposed_comm_s_by_kind[static_cast<std::size_t>(c)];
+    if (v > 0) exposed += std::string(to_string(static_cast<Category>(c))) + " " + seconds(v) + "  ";
+  }
+  line("comm exposed", exposed.empty() ? "none" : exposed + "(per GPU, not hidden by compute)");
   std::string comm;
   for (int c = static_cast<int>(Category::tp_comm); c < kNumCategories; ++c) {
     const double v = r.busy_s[static_cast<std::size_t>(c)];

@@ -8,6 +8,7 @@
 //                    schedule failed to hide);
 //   pipeline_bubble  nothing runs and nothing moves while the rank waits on another pipeline stage;
 //   other            idle time on a rank without pipeline parallelism (none in a well-formed step).
+// exposed_comm is split by kind (TP, CP, EP, DP, PP) in exposed_comm_s_by_kind (sim/report/breakdown.hpp).
 // MFU = model FLOPs per step (models::model_flops_per_step, recompute excluded) / (step time x GPUs x
 // dense bf16 peak); HFU counts the FLOPs the kernels really executed, recompute included. Both are
 // relative to the bf16 peak even for fp8 runs, as NeMo and Megatron report them.
@@ -61,6 +62,8 @@ struct Report {
   double model_tflops_per_gpu = 0;
   double mfu = 0, hfu = 0;
   Breakdown breakdown;
+  // breakdown.exposed_comm_s by communication category (the compute categories 0); sums to it.
+  std::array<double, kNumCategories> exposed_comm_s_by_kind{};
   std::array<double, kNumCategories> busy_s{};  // per rank: kernel time, or data-moving time of collectives
   models::MemoryBreakdown memory;
   double memory_capacity_bytes = 0;
