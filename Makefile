@@ -46,8 +46,19 @@ sanitize: deps
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ctest --output-on-failure -j $(JOBS)
 
+# The benchmarks' figures (bench/, binaries in $(BUILD)/): engine events/s and wall time per step, flow-network
+# flows/s, sweep layouts/s (a 40-layout sample of the 70B search; without --limit the whole search, minutes)
+# and the GUI's event-loop gaps while it simulates and sweeps. Each runs as it is, one after another.
 bench: build
-	./$(BUILD)/bench/clustersim-engine-bench
+	./$(BUILD)/clustersim-engine-bench
+	./$(BUILD)/clustersim-flow-bench
+	./$(BUILD)/clustersim-sweep-bench --limit 40
+	@if [ -x ./$(BUILD)/clustersim-gui-bench ]; then \
+	  echo "QT_QPA_PLATFORM=offscreen ./$(BUILD)/clustersim-gui-bench"; \
+	  QT_QPA_PLATFORM=offscreen ./$(BUILD)/clustersim-gui-bench; \
+	else \
+	  echo "clustersim-gui-bench: not built ($(BUILD) is configured without the GUI)"; \
+	fi
 
 # The Debian package (CPack): build/package/clustersim_<version>_<arch>.deb.
 deb: build

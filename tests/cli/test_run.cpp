@@ -141,6 +141,33 @@ TEST_CASE("every scenario's report is self-consistent", "[cli]") {
   }
 }
 
+TEST_CASE("every scenario's exposed communication by kind adds up to its exposed communication", "[cli]") {
+  // exposed_comm_s_by_kind: one key per communication kind, none negative, none above that kind's busy
+  // time (busy_s_by_kind), and together breakdown_s.exposed_comm; the text report prints the line.
+  for (const auto& job : job_runs(json_runs_of_all_scenarios())) {
+    INFO(job.label);
+    REQUIRE(job.report.is_object());
+    const json& r = job.report;
+    REQUIRE(r.contains("exposed_comm_s_by_kind"));
+    const json& by_kind = r.at("exposed_comm_s_by_kind");
+    CHECK(by_kind.size() == 5);
+    double sum = 0;
+    for (const char* kind : {"tp_comm", "cp_comm", "ep_comm", "dp_comm", "pp_comm"}) {
+      const double v = number_at(by_kind, json::json_pointer(std::string("/") + kind));
+      INFO(kind << " exposed " << v);
+      CHECK(v >= 0);
+      CHECK(v <= number_at(r, json::json_pointer(std::string("/busy_s_by_kind/") + kind)) * (1 + 1e-9));
+      sum += v;
+    }
+    const double exposed = number_at(r, json::json_pointer("/breakdown_s/exposed_comm"));
+    CHECK(std::fabs(sum - exposed) <= 1e-9 * std::max(exposed, 1e-12));
+  }
+  for (const auto& run : text_runs_of_all_scenarios()) {
+    INFO(run.file.filename().string());
+    CHECK(contains(run.result.out, "comm exposed  "));
+  }
+}
+
 TEST_CASE("two runs of every scenario print byte-identical output", "[cli]") {
   const auto& first_json = json_runs_of_all_scenarios();
   const auto& first_text = text_runs_of_all_scenarios();

@@ -281,8 +281,15 @@ TEST_CASE("The sweep view shows what sim/explore computed and a clicked point lo
     if (s->name() == "Pareto front") front_shown = static_cast<int>(qobject_cast<QScatterSeries*>(s)->count());
   CHECK(front_shown == static_cast<int>(sweep->pareto.size()));
 
+  // This scenario's cluster has no inter-node network: the library rejects every multi-node point, and
+  // the view keeps them out with its message.
+  for (const auto& p : points)
+    if (p.report.nodes > 1 || p.assignment[0].second != 1) {
+      CHECK(p.status == cs::sim::PointStatus::invalid);
+      CHECK_THAT(p.error, Catch::Contains("cluster.inter_node"));
+    }
   const auto it = std::find_if(points.begin(), points.end(), [&](const auto& p) {
-    return p.simulated() && &p != &current && p.report.num_gpus != current.report.num_gpus;
+    return p.simulated() && &p != &current && p.report.tp != current.report.tp && p.report.pp != current.report.pp;
   });
   REQUIRE(it != points.end());
   w.load_sweep_point(*it);

@@ -193,13 +193,23 @@ TEST_CASE("pipeline schedules: every combination of strategies completes (proper
   // {1, 2}, ZeRO 0-3, recompute and overlap settings, dense or MoE with ep in {1, 2}, simulated with
   // symmetry or rank by rank. Each must finish (the executor throws on deadlock, naming the blocked
   // ranks), satisfy the report's self-checks (step >= compute on every rank, MFU <= 1), and have a
-  // non-negative pipeline bubble.
+  // non-negative pipeline bubble. Whatever the layout, the report must also add up:
+  //  - every task ran, within the step;
+  //  - compute + exposed comm + bubble + other = the step (the four partition each rank's timeline);
+  //  - the idle time is bubble with pipeline parallelism and "other" without (never both);
+  //  - exposed comm <= the comm busy time (the exposed part is a subset of the union of the collectives,
+  //    itself at most their sum), kind by kind, and the kinds add up to the exposed total;
+  //  - throughput x step = the tokens of the global batch;
+  //  - the same layout simulated again gives the same report, byte for byte.
+  // And the draw covers what it claims to: all three schedules, every ZeRO stage, dense and MoE.
   std::mt19937 rng(20240611);
   auto pick = [&](std::initializer_list<int> xs) {
     std::vector<int> v(xs);
     return v[std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(rng)];
   };
-  int ran = 0;
+  std::set<std::string> schedules;
+  std::set<int> zero_stages;
+  std::set<bool> moe_seen;
   for (int trial = 0; trial < 40; ++trial) {
     const int p = pick({1, 2, 3, 4}), tp = pick({1, 2}), cp = pick({1, 2}), dp = pick({1, 2});
     int v = p >= 2 ? pick({1, 2, 3}) : 1;
@@ -232,14 +242,49 @@ TEST_CASE("pipeline schedules: every combination of strategies completes (proper
     if (v == 1 && p > 1 && pick({0, 1}) == 1) t["pipeline_schedule"] = "gpipe";
     doc["simulation"]["symmetry"] = pick({0, 1, 1}) == 1;
     INFO("case " << trial << ": " << doc.dump());
-    const SimulationResult r = simulate(parse_scenario(doc, "t.json"));
+    const Scenario scenario = parse_scenario(doc, "t.json");
+    const SimulationResult r = simulate(scenario);
     CHECK(r.report.step_time_s > 0);
     CHECK(r.report.breakdown.pipeline_bubble_s >= 0);
     CHECK(r.report.breakdown.other_s >= 0);
     CHECK(r.report.mfu <= 1.0);
-    ++ran;
+
+    const Report& rep = r.report;
+    const double step = rep.step_time_s;
+    REQUIRE(r.execution.records.size() == r.plan.graph.tasks().size());
+    std::size_t outside = 0;  // tasks that never ran, or ran outside the step
+    for (const TaskRecord& rec : r.execution.records)
+      outside += rec.end == kNever || rec.start > rec.end || rec.end > r.execution.makespan;
+    CHECK(outside == 0);
+    const Breakdown& b = rep.breakdown;
+    CHECK(b.compute_s + b.exposed_comm_s + b.pipeline_bubble_s + b.other_s == Approx(step).epsilon(1e-9));
+    CHECK(b.compute_s > 0);
+    CHECK(b.exposed_comm_s >= 0);
+    if (p > 1) CHECK(b.other_s == 0);
+    else CHECK(b.pipeline_bubble_s == 0);
+    double comm_busy = 0, by_kind = 0;
+    for (int k = 0; k < kNumCategories; ++k) {
+      const auto kind = static_cast<std::size_t>(k);
+      const double exposed = rep.exposed_comm_s_by_kind[kind];
+      INFO(to_string(static_cast<Category>(k)) << ": exposed " << exposed << " s, busy " << rep.busy_s[kind] << " s");
+      CHECK(exposed >= 0);
+      CHECK(exposed <= rep.busy_s[kind] * (1 + 1e-9));
+      if (!is_comm(static_cast<Category>(k))) CHECK(exposed == 0);
+      else comm_busy += rep.busy_s[kind];
+      by_kind += exposed;
+    }
+    CHECK(b.exposed_comm_s <= comm_busy * (1 + 1e-9));
+    CHECK(by_kind == Approx(b.exposed_comm_s).epsilon(1e-9).margin(1e-15));
+    CHECK(rep.tokens_per_s * step == Approx(static_cast<double>(m * dp) * 512).epsilon(1e-9));
+    CHECK(to_json(simulate(scenario).report).dump() == to_json(rep).dump());
+
+    schedules.insert(rep.schedule);
+    zero_stages.insert(rep.zero_stage);
+    moe_seen.insert(moe);
   }
-  CHECK(ran == 40);
+  CHECK(schedules == std::set<std::string>{"1f1b", "gpipe", "interleaved"});
+  CHECK(zero_stages == std::set<int>{0, 1, 2, 3});
+  CHECK(moe_seen == std::set<bool>{false, true});
 }
 
 namespace {

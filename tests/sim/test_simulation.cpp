@@ -74,6 +74,58 @@ TEST_CASE("simulation: DP gradient reduction overlaps backward; turning overlap 
   REQUIRE(off.step_time_s - on.step_time_s == Approx(total - on.breakdown.exposed_comm_s).epsilon(1e-6));
 }
 
+TEST_CASE("simulation: exposed communication by kind is DP alone when DP is the only communication", "[sim]") {
+  // The data-parallel scenario above: no TP, CP, EP or PP, so every exposed second is a DP collective's
+  // and exposed_comm_s_by_kind holds all of exposed_comm_s under dp_comm and 0 elsewhere, with overlap
+  // (the last bucket) and without (all of the reduction: exposed = DP busy time).
+  json doc = base_doc();
+  doc["cluster"] = json::parse(R"({"gpu": "H100-SXM", "nodes": 4, "gpus_per_node": 8, "intra_node": "nvswitch",
+      "inter_node": {"fabric": "fat-tree", "link": "roce-100g", "nics_per_node": 2}})");
+  doc["model"]["vocab_size"] = 32000;
+  doc["training"] = json::parse(R"({"seq_length": 2048, "global_batch_size": 32, "micro_batch_size": 1})");
+  for (const bool overlap : {true, false}) {
+    doc["training"]["overlap_grad_reduce"] = overlap;
+    const Report r = run(doc);
+    INFO("overlap_grad_reduce " << overlap);
+    REQUIRE(r.breakdown.exposed_comm_s > 0);
+    for (int k = 0; k < kNumCategories; ++k) {
+      const auto c = static_cast<Category>(k);
+      INFO(to_string(c));
+      if (c == Category::dp_comm) CHECK(r.exposed_comm_s_by_kind[static_cast<std::size_t>(k)] == Approx(r.breakdown.exposed_comm_s).epsilon(1e-12));
+      else CHECK(r.exposed_comm_s_by_kind[static_cast<std::size_t>(k)] == 0);
+    }
+    if (!overlap)
+      CHECK(r.exposed_comm_s_by_kind[static_cast<std::size_t>(Category::dp_comm)] ==
+            Approx(r.busy_s[static_cast<std::size_t>(Category::dp_comm)]).epsilon(1e-9));
+    // The report prints it: one line of text, one JSON object keyed by kind.
+    CHECK_THAT(to_text(r), Catch::Contains("comm exposed  dp_comm "));
+    const json j = to_json(r).at("exposed_comm_s_by_kind");
+    CHECK(j.size() == 5);
+    CHECK(j.at("dp_comm").get<double>() == r.exposed_comm_s_by_kind[static_cast<std::size_t>(Category::dp_comm)]);
+    CHECK(j.at("tp_comm").get<double>() == 0);
+  }
+}
+
+TEST_CASE("simulation: exposed communication by kind splits TP and PP and adds up to the exposed total", "[sim]") {
+  // TP 2 x PP 2 on one node: TP collectives block the compute stream (always exposed), PP sends and
+  // receives are exposed where a stage waits on its neighbour. Both kinds show, nothing else does, and
+  // the kinds add up to exposed_comm_s.
+  json doc = base_doc();
+  doc["training"]["tensor_model_parallel_size"] = 2;
+  doc["training"]["pipeline_model_parallel_size"] = 2;
+  const Report r = run(doc);
+  const auto at = [&](Category c) { return r.exposed_comm_s_by_kind[static_cast<std::size_t>(c)]; };
+  CHECK(at(Category::tp_comm) > 0);
+  CHECK(at(Category::pp_comm) > 0);
+  CHECK(at(Category::cp_comm) == 0);
+  CHECK(at(Category::ep_comm) == 0);
+  CHECK(at(Category::dp_comm) == 0);  // DP 1
+  double sum = 0;
+  for (double v : r.exposed_comm_s_by_kind) sum += v;
+  CHECK(sum == Approx(r.breakdown.exposed_comm_s).epsilon(1e-12));
+  CHECK(at(Category::tp_comm) <= r.busy_s[static_cast<std::size_t>(Category::tp_comm)] * (1 + 1e-12));
+}
+
 TEST_CASE("simulation: symmetric and full simulation agree", "[sim]") {
   // Mirroring one rank per stage must give the same step as simulating every rank (here 2 TP x 2 DP x 2 PP
   // = 8 ranks) when nothing distinguishes the mirrored ranks.

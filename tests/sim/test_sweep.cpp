@@ -3,7 +3,9 @@
 
 #include <atomic>
 #include <map>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -126,6 +128,28 @@ TEST_CASE("progress is reported once per point; cancel stops the sweep", "[sim][
   REQUIRE(points.size() == 2);
   CHECK(points[0].status == PointStatus::cancelled);
   CHECK(points[1].status == PointStatus::cancelled);
+}
+
+TEST_CASE("on_worker_start runs once on each worker thread, before its points", "[sim][sweep]") {
+  std::mutex mutex;
+  std::set<std::thread::id> started, evaluated_on;
+  bool evaluated_before_start = false;
+  SweepOptions opts;
+  opts.threads = 3;
+  opts.on_worker_start = [&] {
+    const std::lock_guard<std::mutex> lock(mutex);
+    CHECK(started.insert(std::this_thread::get_id()).second);  // once per thread
+  };
+  opts.progress = [&](const SweepProgress&) {  // runs on the worker that finished the point
+    const std::lock_guard<std::mutex> lock(mutex);
+    evaluated_on.insert(std::this_thread::get_id());
+    evaluated_before_start = evaluated_before_start || !started.count(std::this_thread::get_id());
+  };
+  const auto points = run_sweep(small_doc(), "small.json", {{"training.micro_batch_size", {1, 2, 4, 8}}}, opts);
+  REQUIRE(points.size() == 4);
+  CHECK(started.size() == 3);
+  CHECK_FALSE(evaluated_before_start);
+  for (const auto& id : evaluated_on) CHECK(started.count(id) == 1);
 }
 
 TEST_CASE("Pareto front on (time, cost): hand-checked", "[sim][sweep]") {
