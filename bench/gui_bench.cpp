@@ -12,13 +12,11 @@
 // not a test (the GUI test keeps the properties that do not depend on the machine's load).
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include <QApplication>
 #include <QElapsedTimer>
-#include <QStandardPaths>
 #include <QTimer>
 
 #include "gui/app/main_window.hpp"
@@ -82,14 +80,9 @@ int main(int argc, char** argv) {
     }
   }
   if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-  QStandardPaths::setTestModeEnabled(true);  // never touch the user's recovery file
-  int qt_argc = 1;
-  char name[] = "clustersim-gui-bench";
-  char* qt_argv[] = {name, nullptr};
-  QApplication app(qt_argc, qt_argv);
-
+  QApplication app(argc, argv);
   cs::gui::MainWindow w;
-  w.set_headless(true);
+  w.set_headless(true);  // no dialogs, and no recovery file is written
   w.show();
   w.wait_until_idle(10 * 60 * 1000);
   std::printf("%-9s  %-42s  %8s  %7s  %11s  %10s  %10s\n", "phase", "scenario", "wall_s", "ticks", "mean_gap_ms",

@@ -27,6 +27,17 @@ json base_doc() {
 
 Report run(const json& doc) { return simulate(parse_scenario(doc, "test.json")).report; }
 
+// Data parallel over 4 nodes of 8, one micro-batch per step, no TP or PP, no contention: all
+// communication is the DP gradient reduction.
+json dp_only_doc() {
+  json doc = base_doc();
+  doc["cluster"] = json::parse(R"({"gpu": "H100-SXM", "nodes": 4, "gpus_per_node": 8, "intra_node": "nvswitch",
+      "inter_node": {"fabric": "fat-tree", "link": "roce-100g", "nics_per_node": 2}})");
+  doc["model"]["vocab_size"] = 32000;
+  doc["training"] = json::parse(R"({"seq_length": 2048, "global_batch_size": 32, "micro_batch_size": 1})");
+  return doc;
+}
+
 }  // namespace
 
 TEST_CASE("simulation: 1F1B bubble of a real model is (p-1)/(m+p-1)", "[sim]") {
@@ -57,11 +68,7 @@ TEST_CASE("simulation: DP gradient reduction overlaps backward; turning overlap 
   // Data parallel over 4 nodes, one micro-batch per step, no TP or PP, no contention: all communication
   // is the DP gradient reduction. With overlap the buckets reduce while backward continues; without, the
   // same buckets reduce after backward. So step_off - step_on = total_comm - exposed_on exactly.
-  json doc = base_doc();
-  doc["cluster"] = json::parse(R"({"gpu": "H100-SXM", "nodes": 4, "gpus_per_node": 8, "intra_node": "nvswitch",
-      "inter_node": {"fabric": "fat-tree", "link": "roce-100g", "nics_per_node": 2}})");
-  doc["model"]["vocab_size"] = 32000;
-  doc["training"] = json::parse(R"({"seq_length": 2048, "global_batch_size": 32, "micro_batch_size": 1})");
+  json doc = dp_only_doc();
   const Report on = run(doc);
   doc["training"]["overlap_grad_reduce"] = false;
   const Report off = run(doc);
@@ -78,11 +85,7 @@ TEST_CASE("simulation: exposed communication by kind is DP alone when DP is the 
   // The data-parallel scenario above: no TP, CP, EP or PP, so every exposed second is a DP collective's
   // and exposed_comm_s_by_kind holds all of exposed_comm_s under dp_comm and 0 elsewhere, with overlap
   // (the last bucket) and without (all of the reduction: exposed = DP busy time).
-  json doc = base_doc();
-  doc["cluster"] = json::parse(R"({"gpu": "H100-SXM", "nodes": 4, "gpus_per_node": 8, "intra_node": "nvswitch",
-      "inter_node": {"fabric": "fat-tree", "link": "roce-100g", "nics_per_node": 2}})");
-  doc["model"]["vocab_size"] = 32000;
-  doc["training"] = json::parse(R"({"seq_length": 2048, "global_batch_size": 32, "micro_batch_size": 1})");
+  json doc = dp_only_doc();
   for (const bool overlap : {true, false}) {
     doc["training"]["overlap_grad_reduce"] = overlap;
     const Report r = run(doc);
