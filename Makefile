@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc)
 # Extra CMake options for the first configure, e.g. CMAKE_ARGS=-DCLUSTERSIM_WERROR=ON (CI).
 CMAKE_ARGS ?=
 NVCC := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
-REQUIRED_PARTS := -DCLUSTERSIM_GUI=ON -DCLUSTERSIM_PYTHON=ON -DPython3_EXECUTABLE=/usr/bin/python3 \
+REQUIRED_PARTS := -DCLUSTERSIM_GUI=ON -DCLUSTERSIM_PYTHON=ON \
                   -DCLUSTERSIM_CUDA=$(if $(NVCC),ON,OFF)
 DEMO_SCENARIO ?= scenarios/llama3-70b-h100x64-ndr400.json
 # Debian 12 packages the build needs. Every optional part whose packages are installed here is configured
