@@ -20,9 +20,11 @@
 // "default".
 //
 // Bad rows (truncated, unreadable numbers, busbw inconsistent with size / time at the run's rank count)
-// are reported with their line number and skipped; the rest of the file is imported. Only a file with no
+// are reported with their line number and skipped; so are placements whose #wrong is nonzero (nccl-tests
+// found wrong results: a broken run, not a timing), in one warning with their count and line numbers; the rest of the file is imported. Only a file with no
 // usable row at all is an error.
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -63,6 +65,9 @@ struct NcclTestsLog {
 
 // Parses the text of one log. Never throws: problems are collected in the result.
 NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file);
+// The same, read from a stream a line at a time: memory holds one line and the rows, never the text (a
+// 200 MB log). A line over 64 KiB (no nccl-tests line is) is a problem, skipped.
+NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& file);
 
 // The measurements of a parsed log: one per row and placement (out-of-place, in-place). Runs without a
 // collective or rank count, and rows whose busbw contradicts size/time, become notes. Throws
