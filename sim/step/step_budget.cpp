@@ -140,13 +140,14 @@ void check_budget(const Scenario& s) {
   const double max_tasks = s.simulation.max_tasks, max_bytes = s.simulation.max_memory_gib * kGiB;
   const bool too_many = e.tasks > max_tasks, too_big = e.memory_bytes > max_bytes;
   if (!too_many && !too_big) return;
-  // The knob that drives it: the cluster's size when the graph of GPUs and NICs dominates the memory,
-  // else the largest factor of the task count.
+  // The knob that drives it: the cluster's GPUs or NICs when their graph is the larger part of the memory
+  // and the memory is what is over, else the largest factor of the task count.
   const double task_bytes = kBytesPerTask * e.tasks;
-  const double gpu_bytes = e.memory_bytes - task_bytes - kBytesPerNic * e.nics;
+  const double gpu_bytes = (s.simulation.network == "flow" ? kBytesPerGpuFlow : kBytesPerGpuAnalytical) * e.gpus;
+  const double nic_bytes = kBytesPerNic * e.nics;
   std::string knob;
-  if (!too_many && std::max(gpu_bytes, kBytesPerNic * e.nics) > task_bytes) {
-    knob = kBytesPerNic * e.nics > gpu_bytes
+  if (!too_many && std::max(gpu_bytes, nic_bytes) > task_bytes) {
+    knob = nic_bytes > gpu_bytes
                ? "cluster.inter_node.nics_per_node (" + sci(e.nics) + " NICs)"
                : "cluster.nodes x cluster.gpus_per_node (" + sci(e.gpus) + " GPUs)";
   } else if (e.micro_batches >= e.layers_per_rank && e.micro_batches >= e.simulated_ranks) {
@@ -158,7 +159,10 @@ void check_budget(const Scenario& s) {
            sci(e.simulated_ranks) + " simulated ranks)";
   }
   char buf[96];
-  std::snprintf(buf, sizeof buf, "%.1f GiB", e.memory_bytes / kGiB);
+  if (e.memory_bytes >= kGiB)
+    std::snprintf(buf, sizeof buf, "%.1f GiB", e.memory_bytes / kGiB);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f MiB", e.memory_bytes / 1048576.0);
   const std::string limit = too_many ? "simulation.max_tasks " + sci(max_tasks)
                                      : "simulation.max_memory_gib / --max-memory-gib " + sci(s.simulation.max_memory_gib);
   throw InputError(s.file + ": simulation: too large to simulate: about " + sci(e.tasks) + " tasks and " + buf +
