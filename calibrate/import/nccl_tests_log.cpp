@@ -86,6 +86,10 @@ class Parser {
 
   NcclTestsLog finish() {
     finish_run();
+    if (too_many_line_ > 0)
+      log_.too_many_rows = log_.file + ":" + std::to_string(too_many_line_) + ": more than " +
+                           std::to_string(kMaxNcclTestsRows) + " data rows (" + std::to_string(rows_seen_) +
+                           " in all; an nccl-tests sweep prints tens per run): split the file or keep the runs to fit";
     for (auto& r : runs_)
       if (!r.rows.empty() || !r.collective_name.empty() || r.ranks > 0) log_.runs.push_back(std::move(r));
     if (!wrong_lines_.empty()) {
@@ -253,10 +257,19 @@ class Parser {
     }
     if (!row.present[0] || !row.present[1]) wrong_lines_.push_back(line);
     if (!row.present[0] && !row.present[1]) return;
+    if (++rows_seen_ > kMaxNcclTestsRows) {
+      if (rows_seen_ == kMaxNcclTestsRows + 1) {
+        too_many_line_ = line;
+        for (auto& r : runs_) std::vector<NcclTestsRow>().swap(r.rows);  // nothing is fitted; free them now
+      }
+      return;
+    }
     cur().rows.push_back(std::move(row));
   }
 
   static constexpr std::size_t kWrongLinesShown = 20;
+  std::size_t rows_seen_ = 0;
+  int too_many_line_ = 0;
   NcclTestsLog log_;
   std::vector<int> wrong_lines_;
   std::vector<NcclTestsRun> runs_;
@@ -338,6 +351,7 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& file) {
 }
 
 MeasurementSet nccl_tests_measurements(const NcclTestsLog& log) {
+  if (!log.too_many_rows.empty()) throw CalibrationError(std::vector<std::string>{log.too_many_rows});
   MeasurementSet set;
   set.sources.push_back(log.file);
   set.notes = log.problems;

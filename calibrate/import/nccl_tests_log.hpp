@@ -60,8 +60,15 @@ struct NcclTestsLog {
   std::string file;
   std::vector<NcclTestsRun> runs;
   std::vector<std::string> problems;  // "FILE:LINE: what", rows skipped
+  // More data rows than kMaxNcclTestsRows: the rows are dropped (memory stays bounded) and
+  // nccl_tests_measurements refuses the file with this message.
+  std::string too_many_rows;
   std::size_t row_count() const;
 };
+
+// The most data rows one log may hold: an nccl-tests sweep prints tens of rows per run, so 2 x 10^5 is
+// thousands of runs; a file with more is refused rather than fitted from gigabytes of points.
+inline constexpr std::size_t kMaxNcclTestsRows = 200000;
 
 // Parses the text of one log. Never throws: problems are collected in the result.
 NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file);

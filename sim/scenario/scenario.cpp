@@ -604,8 +604,10 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   }
   // Megatron-LM refuses it too (megatron/training/arguments.py, validate_args: "Tensor parallel
   // communication/GEMM overlap can happen only when sequence parallelism is enabled"): the overlap splits the
-  // sequence-parallel all-gathers and reduce-scatters, which a plain TP all-reduce does not have.
-  if (t.tp_comm_overlap && !t.sequence_parallel)
+  // sequence-parallel all-gathers and reduce-scatters, which a plain TP all-reduce does not have. With TP 1
+  // there is no TP communication and the flag changes nothing (Megatron turns SP off there and would
+  // refuse too; a search over layouts keeps a base scenario's flag at TP 1, so we do not).
+  if (t.tp_comm_overlap && !t.sequence_parallel && t.tp > 1)
     errors.add("training.tp_comm_overlap", "needs training.sequence_parallel (the overlap pipelines sequence parallelism's "
                                            "all-gathers and reduce-scatters with their GEMMs, as in Megatron-LM)");
   if (t.sequence_parallel && t.seq_length % t.tp != 0)

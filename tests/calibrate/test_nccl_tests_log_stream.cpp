@@ -80,3 +80,24 @@ TEST_CASE("nccl-tests log: a stream gives what the whole text gives, and an over
   CHECK(l.runs[0].rows.size() == 2);
   CHECK(l.runs[0].rows[0].line == 6);
 }
+
+TEST_CASE("nccl-tests log: more than 2x10^5 data rows is refused, the rows not kept", "[calibrate]") {
+  // A 200 MB log of data rows held 2.8 million measurements (1.6 GB). Past kMaxNcclTestsRows the parser
+  // stops keeping rows and the import is refused naming the first row over the limit (header: 4 lines).
+  std::string text = kHeader;
+  const std::string row =
+      "     1048576        262144     float     sum      -1    20.00   52.43   91.75      0    20.00   52.43   91.75      0\n";
+  for (std::size_t i = 0; i < kMaxNcclTestsRows + 10; ++i) text += row;
+  std::istringstream in(text);
+  const NcclTestsLog log = parse_nccl_tests_log(in, "big.log");
+  CHECK(log.row_count() == 0);
+  CHECK(log.too_many_rows == "big.log:200005: more than 200000 data rows (200010 in all; an nccl-tests sweep prints tens "
+                             "per run): split the file or keep the runs to fit");
+  try {
+    (void)nccl_tests_measurements(log);
+    FAIL("no error");
+  } catch (const CalibrationError& e) {
+    REQUIRE(e.messages().size() == 1);
+    CHECK(e.messages()[0] == log.too_many_rows);
+  }
+}
