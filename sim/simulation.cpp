@@ -10,6 +10,7 @@
 #include "sim/engine/intervals.hpp"
 #include "sim/network/flow_network.hpp"
 #include "sim/report/breakdown.hpp"
+#include "sim/step/step_budget.hpp"
 
 namespace cs::sim {
 namespace {
@@ -235,6 +236,7 @@ SimulationResult simulate_jobs(const Scenario& s) {
 }  // namespace
 
 SimulationResult simulate(const Scenario& scenario) {
+  check_budget(scenario);  // before anything is built
   if (scenario.multi_job()) return simulate_jobs(scenario);
   topo::Cluster cluster(scenario.cluster);
   SimulationResult result;

@@ -19,6 +19,9 @@ struct NetLinkSpec {
   double efficiency = 0;      // achievable payload fraction of line rate
   double latency_us = 0;      // per hop
   bool rdma = true;           // false for TCP Ethernet (kernel stack: more latency, lower efficiency)
+  // A scenario's custom link whose latency_us is given: the NCCL model's per-hop network latency follows
+  // it (sim/network/nccl_model.hpp). The catalog's links keep the NCCL tuning table's network row.
+  bool latency_given = false;
   double payload_GBps() const { return line_rate_gbps / 8.0 * efficiency; }
 };
 

@@ -19,6 +19,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iomanip>
@@ -116,6 +117,149 @@ boost::dynamic_properties collecting_properties(G& g) {
         if (key.type() == typeid(ED)) return boost::shared_ptr<boost::dynamic_property_map>(new AttrMap<G, ED>(&g, name));
         return boost::shared_ptr<boost::dynamic_property_map>(new IgnoreMap(key.type()));
       });
+}
+
+
+// Nesting deeper than this (DOT braces, XML elements) is refused before Boost's recursive-descent readers
+// see it: 10^4 nested DOT subgraphs or 10^5 nested GraphML elements overflowed the stack. A real topology
+// nests a few levels (graphml > graph > node > data; a subgraph per node and rack).
+constexpr int kMaxNesting = 256;
+// The router keeps a hop distance per (GPU, vertex) pair (routing.cpp, Cluster::from_graph): 4 bytes each.
+// Past this table size the file is refused instead of asking for tens of GB (5 x 10^4 GPUs: 15 GB).
+constexpr double kMaxRouteTableBytes = 2.0 * 1073741824.0;
+
+int line_at(const std::string& text, std::size_t pos) {
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(std::min(pos, text.size())), '\n'));
+}
+
+bool id_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || static_cast<unsigned char>(c) >= 128; }
+
+// DOT: the nesting depth of braces and brackets is checked, and unquoted numerals in scientific notation
+// (3e2, 1.5E-3), which the DOT grammar does not have and Boost's reader cut at the 'e' (3e2 read as 3), are
+// quoted so that they reach the attribute checks whole. Strings, comments and HTML labels are copied as
+// they are. Throws TopologyError naming the line of a too-deep nesting.
+std::string prepare_dot(const std::string& text, const std::string& file) {
+  std::string out;
+  out.reserve(text.size() + 16);
+  int depth = 0;
+  const std::size_t n = text.size();
+  std::size_t i = 0;
+  auto copy_until = [&](std::size_t end) {
+    out.append(text, i, end - i);
+    i = end;
+  };
+  while (i < n) {
+    const char c = text[i];
+    if (c == '"') {  // quoted string, with \" escapes
+      std::size_t j = i + 1;
+      while (j < n && text[j] != '"') j += text[j] == '\\' ? 2 : 1;
+      copy_until(std::min(n, j + 1));
+    } else if (c == '/' && i + 1 < n && text[i + 1] == '/') {
+      copy_until(std::min(n, text.find('\n', i) == std::string::npos ? n : text.find('\n', i)));
+    } else if (c == '#' && (i == 0 || text[i - 1] == '\n')) {
+      copy_until(text.find('\n', i) == std::string::npos ? n : text.find('\n', i));
+    } else if (c == '/' && i + 1 < n && text[i + 1] == '*') {
+      const std::size_t end = text.find("*/", i + 2);
+      copy_until(end == std::string::npos ? n : end + 2);
+    } else if (c == '<') {  // HTML label: balanced angle brackets
+      std::size_t j = i, level = 0;
+      do {
+        if (text[j] == '<') ++level;
+        else if (text[j] == '>') --level;
+        ++j;
+      } while (j < n && level > 0);
+      copy_until(j);
+    } else if (c == '{' || c == '[') {
+      if (++depth > kMaxNesting)
+        throw TopologyError({file + ":" + std::to_string(line_at(text, i)) + ": nesting deeper than " +
+                             std::to_string(kMaxNesting) + " levels (subgraphs or attribute lists)"});
+      out += c;
+      ++i;
+    } else if (c == '}' || c == ']') {
+      --depth;
+      out += c;
+      ++i;
+    } else if (id_char(c) || c == '-') {
+      // One token: an identifier, a numeral, or an edge operator's '-'.
+      std::size_t j = i;
+      if (c == '-') {
+        if (i + 1 < n && (text[i + 1] == '-' || text[i + 1] == '>')) {
+          copy_until(i + 2);
+          continue;
+        }
+        ++j;
+      }
+      while (j < n && id_char(text[j])) ++j;
+      const std::string_view token(text.data() + i, j - i);
+      // Numeral with an exponent: digits (with a '.'), 'e' or 'E', maybe a sign, digits.
+      bool sci = false;
+      std::size_t k = c == '-' ? 1 : 0;
+      std::size_t digits = 0;
+      while (k < token.size() && (std::isdigit(static_cast<unsigned char>(token[k])) || token[k] == '.')) digits += token[k++] != '.';
+      if (digits > 0 && k < token.size() && (token[k] == 'e' || token[k] == 'E')) {
+        std::size_t m = k + 1;
+        // The sign sits outside the token (id_char has no '+'/'-'): take it and the digits after it.
+        if (m == token.size() && j < n && (text[j] == '+' || text[j] == '-') && j + 1 < n && std::isdigit(static_cast<unsigned char>(text[j + 1]))) {
+          ++j;
+          while (j < n && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+          sci = j >= n || !id_char(text[j]);
+        } else {
+          std::size_t exp_digits = 0;
+          while (m < token.size() && std::isdigit(static_cast<unsigned char>(token[m]))) ++m, ++exp_digits;
+          sci = exp_digits > 0 && m == token.size();
+        }
+      }
+      if (sci) {
+        out += '"';
+        out.append(text, i, j - i);
+        out += '"';
+        i = j;
+      } else {
+        copy_until(i + token.size());
+      }
+    } else {
+      out += c;
+      ++i;
+    }
+  }
+  return out;
+}
+
+// GraphML: the element nesting depth, before the XML readers (both recursive) see the text.
+void check_xml_depth(const std::string& text, const std::string& file) {
+  int depth = 0;
+  const std::size_t n = text.size();
+  std::size_t i = text.find('<');
+  while (i != std::string::npos && i < n) {
+    std::size_t end;
+    if (text.compare(i, 4, "<!--") == 0) {
+      end = text.find("-->", i + 4);
+      end = end == std::string::npos ? n : end + 3;
+    } else if (text.compare(i, 9, "<![CDATA[") == 0) {
+      end = text.find("]]>", i + 9);
+      end = end == std::string::npos ? n : end + 3;
+    } else if (text.compare(i, 2, "<?") == 0 || text.compare(i, 2, "<!") == 0) {
+      end = text.find('>', i);
+      end = end == std::string::npos ? n : end + 1;
+    } else if (text.compare(i, 2, "</") == 0) {
+      --depth;
+      end = text.find('>', i);
+      end = end == std::string::npos ? n : end + 1;
+    } else {  // an opening tag, attribute values quoted with ' or "
+      std::size_t j = i + 1;
+      char quote = 0;
+      while (j < n && (quote || text[j] != '>')) {
+        if (quote ? text[j] == quote : (text[j] == '"' || text[j] == '\'')) quote = quote ? 0 : text[j];
+        ++j;
+      }
+      const bool self_closing = j < n && text[j - 1] == '/';
+      if (!self_closing && ++depth > kMaxNesting)
+        throw TopologyError({file + ":" + std::to_string(line_at(text, i)) + ": nesting deeper than " +
+                             std::to_string(kMaxNesting) + " levels of XML elements"});
+      end = j < n ? j + 1 : n;
+    }
+    i = text.find('<', end);
+  }
 }
 
 enum class Syntax { graphml, dot };
@@ -280,9 +424,12 @@ void collect(const G& g, Parsed& p) {
   }
 }
 
-Parsed parse(const std::string& text, const std::string& file) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  const Syntax syntax = first != std::string::npos && text[first] == '<' ? Syntax::graphml : Syntax::dot;
+Parsed parse(const std::string& original, const std::string& file) {
+  const auto first = original.find_first_not_of(" \t\r\n");
+  const Syntax syntax = first != std::string::npos && original[first] == '<' ? Syntax::graphml : Syntax::dot;
+  if (syntax == Syntax::graphml) check_xml_depth(original, file);
+  const std::string dot = syntax == Syntax::dot ? prepare_dot(original, file) : std::string();
+  const std::string& text = syntax == Syntax::dot ? dot : original;
   Parsed p;
   try {
     RawGraph<boost::directedS> dg;
@@ -439,6 +586,12 @@ Cluster load_topology_text(const std::string& text, const std::string& file) {
     }
   }
   if (gpus == 0) problems.push_back(file + ": no GPUs (no vertex has kind gpu)");
+  if (const double table = 4.0 * gpus * n; table > kMaxRouteTableBytes) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf, ": %d GPUs and %d vertices: the route table (a hop count per GPU and vertex) would take %.1f GiB, over the %.0f GiB limit",
+                  gpus, n, table / 1073741824.0, kMaxRouteTableBytes / 1073741824.0);
+    throw TopologyError({file + buf});
+  }
   if (!gpus_per_node.empty()) {
     const int nodes = gpus_per_node.rbegin()->first + 1;
     for (int node = 0; node < nodes; ++node) {

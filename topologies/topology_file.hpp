@@ -21,6 +21,10 @@
 // other vertices by id; edges follow their endpoints' new numbers, each cable's reverse right after it.
 // The same graph in GraphML and in DOT gives the same cluster, edge ids included.
 // Routing: fewest hops, GPUs never transit, ECMP by flow id (cluster.hpp).
+// Numbers: DOT numerals may be written in scientific notation unquoted (bandwidth_GBps=3e2 is 300), which
+// the DOT grammar lacks and Boost's reader would cut at the 'e'. Limits (input errors, not crashes):
+// nesting deeper than 256 levels (DOT braces and brackets, GraphML elements), and a graph whose route table
+// (a 4-byte hop count per GPU and vertex) would pass 2 GiB (about 2 x 10^4 GPUs).
 //
 // Every problem is collected and reported together; each message is "FILE: where: what", e.g.
 //   two_nodes.graphml: vertex 'leaf0': missing attribute kind

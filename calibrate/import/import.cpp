@@ -12,13 +12,21 @@ namespace cs::calibrate {
 MeasurementSet import_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CalibrationError(path + ": cannot open measurement file");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string text = buf.str();
-  std::size_t i = 0;
-  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-  if (i < text.size() && (text[i] == '{' || text[i] == '[')) return measurements_from_json_text(text, path);
-  return nccl_tests_measurements(parse_nccl_tests_log(text, path));
+  // JSON (the harness, published sweeps) is read whole; an nccl-tests log, which may be hundreds of MB,
+  // a line at a time.
+  int c = in.peek();
+  while (c != std::char_traits<char>::eof() && std::isspace(c)) {
+    in.get();
+    c = in.peek();
+  }
+  if (c == '{' || c == '[') {
+    std::stringstream buf;
+    buf << in.rdbuf();
+    return measurements_from_json_text(buf.str(), path);
+  }
+  in.clear();
+  in.seekg(0);
+  return nccl_tests_measurements(parse_nccl_tests_log(in, path));
 }
 
 MeasurementSet import_files(const std::vector<std::string>& paths) {

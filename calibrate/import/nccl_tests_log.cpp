@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <istream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -19,6 +21,8 @@ namespace {
 constexpr double kBusbwTolerance = 0.05;
 // Below this printed busbw the rounding to 0.01 GB/s dominates; no check.
 constexpr double kBusbwCheckFloor_GBps = 1.0;
+// A streamed log is read a line at a time through a buffer of this size (nccl-tests' lines are ~150 bytes).
+constexpr std::size_t kMaxLineBytes = 65536;
 
 std::vector<std::string_view> tokens_of(std::string_view s) {
   std::vector<std::string_view> out;
@@ -60,38 +64,50 @@ std::string lower(std::string_view s) {
 struct Layout {
   int leading = 0;  // 0: detect per row
   int block = 4;    // columns per out-of-place / in-place block
+  bool wrong = false;  // the header names the 4th column of a block "#wrong" (the old format's "error" is a max error)
 };
 
 class Parser {
  public:
-  Parser(std::string_view text, const std::string& file) : text_(text) { log_.file = file; }
-
-  NcclTestsLog run() {
+  explicit Parser(const std::string& file) {
+    log_.file = file;
     runs_.emplace_back();
     runs_.back().first_line = 1;
-    int line_no = 0;
-    std::size_t pos = 0;
-    while (pos <= text_.size()) {
-      const std::size_t nl = text_.find('\n', pos);
-      std::string_view line = text_.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-      ++line_no;
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      handle(line, line_no);
-      if (nl == std::string_view::npos) break;
-      pos = nl + 1;
-    }
+  }
+
+  // One line of the log (without its '\n'), numbered from 1.
+  void line(std::string_view line, int line_no) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    handle(line, line_no);
+  }
+  void problem(int line, const std::string& what) {
+    log_.problems.push_back(log_.file + ":" + std::to_string(line) + ": " + what);
+  }
+
+  NcclTestsLog finish() {
     finish_run();
+    if (too_many_line_ > 0)
+      log_.too_many_rows = log_.file + ":" + std::to_string(too_many_line_) + ": more than " +
+                           std::to_string(kMaxNcclTestsRows) + " data rows (" + std::to_string(rows_seen_) +
+                           " in all; an nccl-tests sweep prints tens per run): split the file or keep the runs to fit";
     for (auto& r : runs_)
       if (!r.rows.empty() || !r.collective_name.empty() || r.ranks > 0) log_.runs.push_back(std::move(r));
+    if (!wrong_lines_.empty()) {
+      // One warning for all of them: nccl-tests counted wrong results in these rows (its #wrong column).
+      std::string lines;
+      const std::size_t shown = std::min<std::size_t>(wrong_lines_.size(), kWrongLinesShown);
+      for (std::size_t i = 0; i < shown; ++i) lines += (i ? ", " : "") + std::to_string(wrong_lines_[i]);
+      if (wrong_lines_.size() > shown) lines += " and " + std::to_string(wrong_lines_.size() - shown) + " more";
+      log_.problems.push_back(log_.file + ": " + std::to_string(wrong_lines_.size()) + " row" +
+                              (wrong_lines_.size() == 1 ? "" : "s") +
+                              " with a nonzero #wrong (nccl-tests found wrong results) skipped: line" +
+                              (wrong_lines_.size() == 1 ? " " : "s ") + lines);
+    }
     return std::move(log_);
   }
 
  private:
   NcclTestsRun& cur() { return runs_.back(); }
-
-  void problem(int line, const std::string& what) {
-    log_.problems.push_back(log_.file + ":" + std::to_string(line) + ": " + what);
-  }
 
   // A header line of a new run: start one if the current run already has rows.
   void maybe_new_run(int line) {
@@ -188,6 +204,8 @@ class Parser {
       if (!starts.empty()) {
         layout_.leading = starts[0];
         if (starts.size() >= 2) layout_.block = starts[1] - starts[0];
+        const std::size_t fourth = static_cast<std::size_t>(layout_.leading + 3);
+        layout_.wrong = layout_.block >= 4 && fourth < t.size() && t[fourth] == "#wrong";
       }
       return;
     }
@@ -225,6 +243,10 @@ class Parser {
                           "\"); skipped");
         return;
       }
+      // nccl-tests' #wrong: the count of wrong elements it found in this placement ("N/A": not checked).
+      if (layout_.wrong) {
+        if (const auto wrong = parse_double(t[at + 3]); wrong && *wrong > 0) continue;
+      }
       row.present[b] = true;
       row.time_us[b] = *time;
       row.busbw_GBps[b] = *busbw;
@@ -233,11 +255,23 @@ class Parser {
       problem(line, "size " + std::to_string(*size) + " is not positive; skipped");
       return;
     }
+    if (!row.present[0] || !row.present[1]) wrong_lines_.push_back(line);
+    if (!row.present[0] && !row.present[1]) return;
+    if (++rows_seen_ > kMaxNcclTestsRows) {
+      if (rows_seen_ == kMaxNcclTestsRows + 1) {
+        too_many_line_ = line;
+        for (auto& r : runs_) std::vector<NcclTestsRow>().swap(r.rows);  // nothing is fitted; free them now
+      }
+      return;
+    }
     cur().rows.push_back(std::move(row));
   }
 
-  std::string_view text_;
+  static constexpr std::size_t kWrongLinesShown = 20;
+  std::size_t rows_seen_ = 0;
+  int too_many_line_ = 0;
   NcclTestsLog log_;
+  std::vector<int> wrong_lines_;
   std::vector<NcclTestsRun> runs_;
   Layout layout_;
   std::set<std::string> rank_hosts_;
@@ -268,16 +302,56 @@ std::optional<models::CollectiveKind> collective_from_name(std::string_view name
   return std::nullopt;
 }
 
-NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file) {
-  NcclTestsLog log = Parser(text, file).run();
+namespace {
+void resolve_collectives(NcclTestsLog& log, const std::string& file) {
   for (auto& r : log.runs) {
     if (!r.collective_name.empty()) r.collective = collective_from_name(r.collective_name);
     if (!r.collective) r.collective = collective_from_name(file);
   }
+}
+}  // namespace
+
+NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file) {
+  Parser parser(file);
+  int line_no = 0;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t nl = text.find('\n', pos);
+    parser.line(text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos), ++line_no);
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+  }
+  NcclTestsLog log = parser.finish();
+  resolve_collectives(log, file);
+  return log;
+}
+
+NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& file) {
+  Parser parser(file);
+  std::vector<char> buf(kMaxLineBytes + 1);
+  int line_no = 0;
+  for (;;) {
+    in.getline(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (in.bad() || (in.fail() && got == 0)) break;  // end of file (or unreadable)
+    ++line_no;
+    if (in.fail()) {  // the buffer filled before a '\n': no nccl-tests line is that long
+      in.clear();
+      in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+      parser.problem(line_no, "line longer than " + std::to_string(kMaxLineBytes) + " bytes; skipped");
+      continue;
+    }
+    // gcount counts the '\n' getline consumed but did not store; the last line may have none.
+    parser.line(std::string_view(buf.data(), in.eof() ? got : got - 1), line_no);
+    if (in.eof()) break;
+  }
+  NcclTestsLog log = parser.finish();
+  resolve_collectives(log, file);
   return log;
 }
 
 MeasurementSet nccl_tests_measurements(const NcclTestsLog& log) {
+  if (!log.too_many_rows.empty()) throw CalibrationError(std::vector<std::string>{log.too_many_rows});
   MeasurementSet set;
   set.sources.push_back(log.file);
   set.notes = log.problems;

@@ -20,9 +20,11 @@
 // "default".
 //
 // Bad rows (truncated, unreadable numbers, busbw inconsistent with size / time at the run's rank count)
-// are reported with their line number and skipped; the rest of the file is imported. Only a file with no
+// are reported with their line number and skipped; so are placements whose #wrong is nonzero (nccl-tests
+// found wrong results: a broken run, not a timing), in one warning with their count and line numbers; the rest of the file is imported. Only a file with no
 // usable row at all is an error.
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,11 +60,21 @@ struct NcclTestsLog {
   std::string file;
   std::vector<NcclTestsRun> runs;
   std::vector<std::string> problems;  // "FILE:LINE: what", rows skipped
+  // More data rows than kMaxNcclTestsRows: the rows are dropped (memory stays bounded) and
+  // nccl_tests_measurements refuses the file with this message.
+  std::string too_many_rows;
   std::size_t row_count() const;
 };
 
+// The most data rows one log may hold: an nccl-tests sweep prints tens of rows per run, so 2 x 10^5 is
+// thousands of runs; a file with more is refused rather than fitted from gigabytes of points.
+inline constexpr std::size_t kMaxNcclTestsRows = 200000;
+
 // Parses the text of one log. Never throws: problems are collected in the result.
 NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& file);
+// The same, read from a stream a line at a time: memory holds one line and the rows, never the text (a
+// 200 MB log). A line over 64 KiB (no nccl-tests line is) is a problem, skipped.
+NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& file);
 
 // The measurements of a parsed log: one per row and placement (out-of-place, in-place). Runs without a
 // collective or rank count, and rows whose busbw contradicts size/time, become notes. Throws

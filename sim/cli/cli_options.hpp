@@ -1,10 +1,14 @@
 #pragma once
 // Command-line parsing shared by the subcommands: named options plus positional arguments, and --help.
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include <boost/program_options.hpp>
+
+#include "sim/scenario/input_error.hpp"
 
 namespace cs::sim::cli {
 
@@ -27,6 +31,19 @@ inline bool parse_options(const std::vector<std::string>& args, const boost::pro
     return false;
   }
   return true;
+}
+
+// --max-memory-gib G (run, sweep): the simulation budget's memory limit (simulation.max_memory_gib, see
+// sim/step/step_budget.hpp) as the scenario override it stands for; nothing when the option is absent.
+inline void add_max_memory_override(const boost::program_options::variables_map& vm, const std::string& command,
+                                    std::vector<std::string>& overrides) {
+  if (!vm.count("max-memory-gib")) return;
+  const std::string text = vm["max-memory-gib"].as<std::string>();
+  char* end = nullptr;
+  const double g = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(g) || g <= 0)
+    throw InputError("clustersim " + command + ": --max-memory-gib " + text + ": expected a positive number of GiB");
+  overrides.push_back("simulation.max_memory_gib=" + text);
 }
 
 }  // namespace cs::sim::cli

@@ -25,12 +25,15 @@ int run(const std::vector<std::string>& args) {
       ("json", "print the report as one JSON object (the report contract) instead of text")
       ("trace", po::value<std::string>()->value_name("FILE"), "write a Chrome/Perfetto trace of the step to FILE")
       ("set", po::value<std::vector<std::string>>()->composing()->value_name("PATH=VALUE"),
-       "override a scenario value, e.g. --set training.tensor_model_parallel_size=4 (repeatable)");
+       "override a scenario value, e.g. --set training.tensor_model_parallel_size=4 (repeatable)")
+      ("max-memory-gib", po::value<std::string>()->value_name("G"),
+       "memory the simulation may take before it is refused as too large (default 4; simulation.max_memory_gib)");
   po::variables_map vm;
   if (!parse_options(args, opts, "scenario", 1, vm)) return kExitOk;
   if (!vm.count("scenario")) throw InputError("clustersim run: missing SCENARIO.json (see clustersim run --help)");
   const std::string path = vm["scenario"].as<std::string>();
-  const auto overrides = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  auto overrides = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  add_max_memory_override(vm, "run", overrides);
   const Scenario scenario = load_scenario(path, overrides);
   if (vm.count("trace")) check_writable(vm["trace"].as<std::string>());  // before simulating, not after
   const SimulationResult result = simulate(scenario);

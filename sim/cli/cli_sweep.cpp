@@ -395,7 +395,9 @@ int sweep(const std::vector<std::string>& args) {
       ("exhaustive", "also simulate layouts dominated by the same layout with a lighter recompute or ZeRO stage that fits")
       ("csv", po::value<std::string>()->value_name("FILE"), "write every point to FILE as CSV")
       ("json", "print the results as JSON")
-      ("threads", po::value<int>()->value_name("N"), "worker threads (default: all cores)");
+      ("threads", po::value<int>()->value_name("N"), "worker threads (default: all cores)")
+      ("max-memory-gib", po::value<std::string>()->value_name("G"),
+       "memory one point's simulation may take before it is refused as too large (default 4; simulation.max_memory_gib)");
   po::variables_map vm;
   if (!parse_options(args, opts, "scenario", 1, vm)) return kExitOk;
   if (!vm.count("scenario")) throw InputError("clustersim sweep: missing SCENARIO.json (see clustersim sweep --help)");
@@ -403,6 +405,11 @@ int sweep(const std::vector<std::string>& args) {
   json doc = read_json_file(file);
   if (vm.count("set"))
     for (const auto& o : vm["set"].as<std::vector<std::string>>()) apply_override(doc, o, file);
+  {
+    std::vector<std::string> budget;
+    add_max_memory_override(vm, "sweep", budget);
+    for (const auto& o : budget) apply_override(doc, o, file);
+  }
 
   SweepOptions run;
   if (vm.count("threads")) {

@@ -12,6 +12,7 @@
 #include "models/memory/memory_model.hpp"
 #include "sim/scenario/input_error.hpp"
 #include "sim/simulation.hpp"
+#include "sim/step/step_budget.hpp"
 
 namespace cs::sim {
 
@@ -198,6 +199,14 @@ SweepPoint evaluate_point(const json& base, const std::string& file, const Assig
       p.error = not_fitting_message(memory, s.gpu);
       return p;
     }
+  }
+  try {
+    check_budget(s);  // a point too large to simulate is refused like an invalid one, with the knob to turn
+  } catch (const InputError& e) {
+    p.status = PointStatus::invalid;
+    p.valid = false;
+    p.error = join(e.messages(), file);
+    return p;
   }
   p.report = simulate(s).report;
   p.status = PointStatus::simulated;

@@ -67,6 +67,7 @@ GroupGeometry group_geometry(const topo::Cluster& cluster, std::span<const int> 
   if (link.span == topo::Span::core) net /= spec.spine_oversubscription;
   g.network_Bps = net;
   g.nvls = spec.intra.nvls && spec.intra.switched && !g.multi_node && g.ranks > 1;
+  if (spec.nic.latency_given) g.network_hop_extra_s = (spec.nic.latency_us - kReferenceNetworkHopUs) * 1e-6;
   return g;
 }
 
@@ -140,7 +141,7 @@ AlgorithmChoice estimate(CollectiveKind kind, double S, const GroupGeometry& g, 
   const ProtocolSpec& ps = protocol_spec(p);
   const int n = g.ranks, N = g.nodes, k = g.per_node;
   const double f = busbw_factor(kind, n);
-  const double hnv = ps.hop_latency_nvlink_us * 1e-6, hnet = ps.hop_latency_network_us * 1e-6;
+  const double hnv = ps.hop_latency_nvlink_us * 1e-6, hnet = ps.hop_latency_network_us * 1e-6 + g.network_hop_extra_s;
   double lat = ps.launch_latency_us * 1e-6, transfer = 0, tuned_transfer = -1;
   switch (a) {
     case NcclAlgorithm::ring: {

@@ -73,6 +73,11 @@
 // adds the multicast set-up and in-switch reduction start (kNvlsLaunchLatencyUs = 22 us, of the order of
 // NCCL's NVLS base latency): 9 + 22 + 2 x 3.5 = 38 us, the flat ~42 us of the H100 sweep from 64 KiB to
 // 2 MiB (time minus the transfer).
+// A custom inter-node link (cluster.inter_node.link as an object) with its own latency_us: the network row
+// of the table stands for NCCL over the catalog's InfiniBand, whose wire, switch and NIC cost
+// kReferenceNetworkHopUs = 1 us a hop (topologies/link_catalog.cpp); the custom link replaces that part, so
+// every network hop of every protocol costs h_p + (latency_us - kReferenceNetworkHopUs)
+// (GroupGeometry::network_hop_extra_s). The catalog's links keep the table as measured.
 // Channel ramp: NCCL gives a small message few channels (it shrinks the channel count until every
 // thread has work), so the per-step chunk of a small ring crosses its hop on one channel, at 1/16 of the
 // node's rate: the fill term is multiplied by kRingChannels / ring_channels(S). This is what makes the H100
@@ -119,6 +124,8 @@ inline constexpr double kNvlsEfficiency = 0.61;
 // give NVLS a base latency of the order of 25 us against a few us for Ring/Tree, which keeps NCCL on the
 // LL ring below ~1 MiB on one H100 node (Azure ND H100 v5's 1 KiB all-reduce takes ~26 us).
 inline constexpr double kNvlsLaunchLatencyUs = 22.0;
+// The per-hop latency of the link the table's network row was measured on (InfiniBand; see "Latency").
+inline constexpr double kReferenceNetworkHopUs = 1.0;
 
 // Pipeline chunks (bytes over all channels) whose fill time the ring and NVLS pay (see above). Fitted to
 // the nccl-tests sweeps in calibrate/published/nccl.json at sizes >= 32 MiB: Azure ND A100 v4 (ring; busbw
@@ -155,6 +162,7 @@ struct GroupGeometry {
   double network_Bps = 0;      // B_net per GPU, oversubscription applied
   bool nvls = false;           // NVLS possible for this group (one NVSwitch node with in-switch reduction)
   bool multi_node = false;
+  double network_hop_extra_s = 0;  // added to every network hop: a custom link's latency over the reference
 };
 GroupGeometry group_geometry(const topo::Cluster& cluster, std::span<const int> gpus);
 

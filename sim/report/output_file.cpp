@@ -15,12 +15,23 @@ std::filesystem::path temporary_of(const std::string& path) {
 }  // namespace
 
 void write_file_atomically(const std::string& path, const std::string& text) {
+  write_file_atomically(path, [&text](std::ostream& out) { out << text; });
+}
+
+void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
   const std::filesystem::path target(path);
   const std::filesystem::path tmp = temporary_of(path);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw InputError(path + ": cannot write (is the folder there and writable?)");
-    out << text;
+    try {
+      write(out);
+    } catch (...) {
+      out.close();
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      throw;
+    }
     out.flush();
     if (!out) {
       std::error_code ec;

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
+#include <ostream>
 #include <map>
 #include <set>
 
@@ -14,10 +14,28 @@ namespace cs::sim {
 
 using nlohmann::json;
 
-void write_trace(const Scenario& s, const TraceInput& run, const std::string& path) {
+namespace {
+// The trace is written as it is produced, one event at a time, instead of as one JSON document: a step of
+// 10^4 micro-batches has tens of millions of events, whose document took gigabytes. The bytes are those
+// nlohmann::json's dump() gives the whole document (keys in its sorted order, each event dumped by it),
+// so the format is unchanged: {"displayTimeUnit":..,"otherData":{..},"traceEvents":[..]}.
+class EventWriter {
+ public:
+  explicit EventWriter(std::ostream& out) : out_(out) {}
+  void add(const json& event) {
+    if (!first_) out_ << ',';
+    first_ = false;
+    out_ << event.dump();
+  }
+
+ private:
+  std::ostream& out_;
+  bool first_ = true;
+};
+
+void write_events(const Scenario& s, const TraceInput& run, EventWriter& events) {
   const TaskGraph& g = run.graph;
   const int per_node = s.cluster.gpus_per_node;
-  json events = json::array();
   // Metadata: process = node, thread = GPU stream; only the simulated ranks appear.
   // Several jobs: each node's process also names its job.
   std::map<int, std::string> job_of_node;
@@ -30,12 +48,12 @@ void write_trace(const Scenario& s, const TraceInput& run, const std::string& pa
     const auto job = job_of_node.find(node);
     const std::string name = "node " + std::to_string(node) + (job == job_of_node.end() ? std::string{} : " (job " + job->second + ")");
     if (nodes.insert(node).second)
-      events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", node}, {"args", {{"name", name}}}});
+      events.add(json({{"ph", "M"}, {"name", "process_name"}, {"pid", node}, {"args", {{"name", name}}}}));
     for (int st = 0; st < kStreamsPerRank; ++st) {
       const int tid = (gpu % per_node) * kStreamsPerRank + st;
-      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", node}, {"tid", tid},
-                        {"args", {{"name", "GPU " + std::to_string(gpu) + " " + to_string(static_cast<StreamKind>(st))}}}});
-      events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", node}, {"tid", tid}, {"args", {{"sort_index", tid}}}});
+      events.add(json({{"ph", "M"}, {"name", "thread_name"}, {"pid", node}, {"tid", tid},
+                        {"args", {{"name", "GPU " + std::to_string(gpu) + " " + to_string(static_cast<StreamKind>(st))}}}}));
+      events.add(json({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", node}, {"tid", tid}, {"args", {{"sort_index", tid}}}}));
     }
   }
   for (TaskId id = 0; id < g.tasks().size(); ++id) {
@@ -57,13 +75,20 @@ void write_trace(const Scenario& s, const TraceInput& run, const std::string& pa
       args["waited_us"] = to_microseconds(rec.start - rec.arrive);
     }
     ev["args"] = std::move(args);
-    events.push_back(std::move(ev));
+    events.add(ev);
   }
-  json doc = {{"traceEvents", std::move(events)},
-              {"displayTimeUnit", "ms"},
-              {"otherData", {{"scenario", s.name},
-                             {"step_time_s", run.step_time_s}}}};
-  write_file_atomically(path, doc.dump());
+}
+}  // namespace
+
+
+void write_trace(const Scenario& s, const TraceInput& run, const std::string& path) {
+  write_file_atomically(path, [&](std::ostream& out) {
+    const json other = {{"scenario", s.name}, {"step_time_s", run.step_time_s}};
+    out << "{\"displayTimeUnit\":" << json("ms").dump() << ",\"otherData\":" << other.dump() << ",\"traceEvents\":[";
+    EventWriter events(out);
+    write_events(s, run, events);
+    out << "]}";
+  });
 }
 
 }  // namespace cs::sim

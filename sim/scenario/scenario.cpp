@@ -260,6 +260,9 @@ void read_cluster(const json* v, Scenario& s, Errors& errors) {
     if (auto eff = ir.number("efficiency", 0, true, false)) s.cluster.intra.efficiency = *eff;
     if (auto lat = ir.number("latency_us", 0, false, false)) s.cluster.intra.latency_us = *lat;
     if (auto nvls = ir.boolean("nvls")) s.cluster.intra.nvls = *nvls, nvls_given = true;
+    if (nvls_given && s.cluster.intra.nvls && !s.cluster.intra.switched)
+      errors.add("cluster.intra_node.nvls", "NVLS is in-switch reduction (NVLink SHARP) and needs an NVSwitch fabric; \"" +
+                                                s.cluster.intra.name + "\" has none");
     ir.finish();
   } else {
     const auto name = r.choice("intra_node", topo::intra_node_names()).value_or(intra_default);
@@ -283,7 +286,9 @@ void read_cluster(const json* v, Scenario& s, Errors& errors) {
       s.cluster.nic.name = lr.string("name", false).value_or("custom");
       s.cluster.nic.line_rate_gbps = lr.number("line_rate_gbps", 0, true, true).value_or(100);
       s.cluster.nic.efficiency = lr.number("efficiency", 0, true, false).value_or(0.9);
-      s.cluster.nic.latency_us = lr.number("latency_us", 0, false, false).value_or(2);
+      const auto latency = lr.number("latency_us", 0, false, false);
+      s.cluster.nic.latency_us = latency.value_or(2);
+      s.cluster.nic.latency_given = latency.has_value();
       s.cluster.nic.rdma = lr.boolean("rdma").value_or(true);
       lr.finish();
     } else if (auto name = nr.choice("link", topo::net_link_names())) {
@@ -347,7 +352,7 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
   set_int("vocab_size", m.vocab_size, 1, req);
   set_int("num_moe_experts", m.num_moe_experts, 0, false);
   set_int("moe_router_topk", m.moe_router_topk, 0, false);
-  set_int("moe_ffn_hidden_size", m.moe_ffn_hidden_size, 0, false);
+  set_int("moe_ffn_hidden_size", m.moe_ffn_hidden_size, 1, false);  // absent: ffn_hidden_size (0 was read as that)
   set_int("kv_channels", m.kv_channels, 1, false);
   // Megatron's window_size is a pair (left, right); a causal decoder's is (w, 0). An integer is w.
   if (const json* w = r.raw("window_size")) {
@@ -597,6 +602,14 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
         t.fsdp_shard_size = block < dp_cp ? block : 0;
     }
   }
+  // Megatron-LM refuses it too (megatron/training/arguments.py, validate_args: "Tensor parallel
+  // communication/GEMM overlap can happen only when sequence parallelism is enabled"): the overlap splits the
+  // sequence-parallel all-gathers and reduce-scatters, which a plain TP all-reduce does not have. With TP 1
+  // there is no TP communication and the flag changes nothing (Megatron turns SP off there and would
+  // refuse too; a search over layouts keeps a base scenario's flag at TP 1, so we do not).
+  if (t.tp_comm_overlap && !t.sequence_parallel && t.tp > 1)
+    errors.add("training.tp_comm_overlap", "needs training.sequence_parallel (the overlap pipelines sequence parallelism's "
+                                           "all-gathers and reduce-scatters with their GEMMs, as in Megatron-LM)");
   if (t.sequence_parallel && t.seq_length % t.tp != 0)
     errors.add("training.sequence_parallel", "needs training.seq_length (" + std::to_string(t.seq_length) +
                                                  ") divisible by tensor_model_parallel_size (" + std::to_string(t.tp) + ")");
@@ -624,10 +637,17 @@ void read_simulation(const json* v, Scenario& s, Errors& errors) {
   if (!v || !expect_object(v, "simulation", errors)) return;
   ObjectReader r(*v, "simulation", errors);
   if (auto n = r.choice("network", {"analytical", "flow"})) s.simulation.network = *n;
-  if (auto a = r.choice("nccl_algorithm", {"ring", "tree", "nvls", "hierarchical"})) s.simulation.nccl_algorithm = *a;
+  if (auto a = r.choice("nccl_algorithm", {"ring", "tree", "nvls", "hierarchical"})) {
+    s.simulation.nccl_algorithm = *a;
+    if (*a == "nvls" && !(s.cluster.intra.nvls && s.cluster.intra.switched))
+      errors.add("simulation.nccl_algorithm", "\"nvls\" needs NVSwitch with in-switch reduction (NVLink SHARP: H100 / H200 / "
+                                              "B200 nodes, NVL72); cluster.intra_node \"" + s.cluster.intra.name + "\" has none");
+  }
   if (auto sym = r.boolean("symmetry")) s.simulation.symmetry = *sym;
   if (auto c = r.number("comm_compute_contention", 0, false, false)) s.simulation.comm_compute_contention = *c;
   if (auto b = r.number("grad_bucket_params", 1, false, false)) s.simulation.grad_bucket_params = *b;
+  if (auto t = r.number("max_tasks", 1, false, false)) s.simulation.max_tasks = *t;
+  if (auto g = r.number("max_memory_gib", 0, true, false)) s.simulation.max_memory_gib = *g;
   r.finish();
 }
 

@@ -42,6 +42,10 @@ struct SimulationOptions {
   double comm_compute_contention = -1;
   double nccl_channels = 16;
   double grad_bucket_params = 40e6;  // Megatron DDP bucket size, parameters
+  // The budget checked before building the step (sim/step/step_budget.hpp): the most tasks and the most
+  // memory a simulation may take; past either the scenario is refused with the knob that drives it.
+  double max_tasks = 2e8;
+  double max_memory_gib = 4;
 };
 
 // One job of a multi-job scenario: its model and training on its own nodes of the shared cluster. Its

@@ -218,3 +218,72 @@ TEST_CASE("topology text: every problem is reported, each in one line", "[topolo
     CHECK(via_l0 <= 650);
   }
 }
+
+// Input limits of the readers (issue 13, class 10): numbers in scientific notation, nesting, size.
+TEST_CASE("DOT: unquoted numbers in scientific notation are read whole", "[topologies]") {
+  // DOT's numerals have no exponent, and Boost's reader cut "3e2" at the 'e' (bandwidth 3 GB/s). The file's
+  // 3e2 GB/s must be 300 GB/s, 5E-1 us 0.5 us and 1.5e+1 GB/s 15 GB/s, in attribute values and quoted or not.
+  const std::string text =
+      "graph g { a [kind=gpu, \"node\"=0]; b [kind=gpu, \"node\"=0]; s [kind=nvswitch];\n"
+      "  a -- s [kind=nvlink, bandwidth_GBps=3e2, latency_us=5E-1];\n"
+      "  b -- s [kind=nvlink, bandwidth_GBps=1.5e+1, latency_us=\"2e0\"]; }";
+  const Cluster c = load_topology_text(text, "t.dot");
+  REQUIRE(c.edges().size() == 4);
+  CHECK(c.edges()[0].bandwidth_Bps == Approx(300e9));
+  CHECK(c.edges()[0].latency_s == Approx(0.5e-6));
+  CHECK(c.edges()[2].bandwidth_Bps == Approx(15e9));
+  CHECK(c.edges()[2].latency_s == Approx(2e-6));
+  // A number too large for a double is an error naming the edge, not 1.
+  const std::string huge =
+      "graph g { a [kind=gpu, \"node\"=0]; b [kind=gpu, \"node\"=0];\n"
+      "  a -- b [kind=nvlink, bandwidth_GBps=1e999, latency_us=0]; }";
+  CHECK(error_of_text(huge) == "t.dot: edge 'a' -- 'b': bandwidth_GBps must be positive, got 1e999");
+}
+
+TEST_CASE("DOT: subgraphs nested 10^4 deep are an input error at 256 levels", "[topologies]") {
+  std::string text = "graph g {\n";
+  for (int i = 0; i < 10000; ++i) {
+    text += "subgraph s";  // appended piecewise: GCC 12 -O3 warns (-Wrestrict) falsely on "s" + to_string
+    text += std::to_string(i);
+    text += " {\n";
+  }
+  text += "a [kind=gpu, \"node\"=0];\n";
+  for (int i = 0; i < 10000; ++i) text += "}\n";
+  text += "}\n";
+  // Line 1 opens the graph (level 1); line 257 opens the 257th level.
+  CHECK(error_of_text(text) == "t.dot:257: nesting deeper than 256 levels (subgraphs or attribute lists)");
+}
+
+TEST_CASE("GraphML: elements nested 10^5 deep are an input error at 256 levels", "[topologies]") {
+  std::string text = "<?xml version=\"1.0\"?>\n<graphml>\n<graph edgedefault=\"undirected\">\n";
+  for (int i = 0; i < 100000; ++i) {
+    text += "<node id=\"n";
+    text += std::to_string(i);
+    text += "\">\n";
+  }
+  for (int i = 0; i < 100000; ++i) text += "</node>\n";
+  text += "</graph>\n</graphml>\n";
+  std::string error;
+  try {
+    (void)load_topology_text(text, "x.graphml");
+  } catch (const TopologyError& e) {
+    error = e.what();
+  }
+  // graphml (line 2) is level 1, graph level 2, the 254th <node> (line 257) level 256, the next one 257.
+  CHECK(error == "x.graphml:258: nesting deeper than 256 levels of XML elements");
+}
+
+TEST_CASE("a topology of 5x10^4 GPUs is refused by the route table's size, not allocated", "[topologies]") {
+  // 50000 GPUs around one NVSwitch: 50001 vertices; the router's table holds a 4-byte hop count per GPU and
+  // vertex, 50000 x 50001 x 4 B = 9.3 GiB, over the 2 GiB limit.
+  std::string text = "graph g { s [kind=nvswitch];\n";
+  for (int i = 0; i < 50000; ++i) {
+    std::string g = "g";
+    g += std::to_string(i);
+    text += g + " [kind=gpu, \"node\"=0]; " + g + " -- s [kind=nvlink, bandwidth_GBps=100, latency_us=0.5];\n";
+  }
+  text += "}\n";
+  CHECK(error_of_text(text) ==
+        "t.dot: 50000 GPUs and 50001 vertices: the route table (a hop count per GPU and vertex) would take 9.3 GiB, "
+        "over the 2 GiB limit");
+}

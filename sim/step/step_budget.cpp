@@ -1,0 +1,172 @@
+#include "sim/step/step_budget.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "models/memory/memory_model.hpp"
+#include "models/parallelism/layout.hpp"
+#include "models/workload/transformer.hpp"
+#include "sim/scenario/input_error.hpp"
+
+namespace cs::sim {
+
+using models::OpKind;
+
+namespace {
+
+constexpr double kBytesPerTask = 200;
+constexpr double kBytesPerGpuAnalytical = 1536;
+constexpr double kBytesPerGpuFlow = 2560;
+constexpr double kBytesPerNic = 1000;
+constexpr double kBaseBytes = 8e6;
+constexpr double kEventsPerTask = 1.25;
+constexpr double kGiB = 1073741824.0;
+
+// Tasks of one op list on one rank (see the header).
+double list_tasks(const std::vector<models::Op>& ops, const Layout& layout, const models::TrainingConfig& t) {
+  double n = 0;
+  for (const models::Op& op : ops) {
+    if (op.kind == OpKind::collective) {
+      if (layout.size(op.group) < 2 || op.group == models::ProcessGroup::cp) continue;  // cp: counted with attention
+      const bool split = t.tp_comm_overlap && t.sequence_parallel && op.group == models::ProcessGroup::tp &&
+                         (op.collective == models::CollectiveKind::all_gather || op.collective == models::CollectiveKind::reduce_scatter);
+      n += split ? 2 : 1;
+    } else if ((op.kind == OpKind::attention_fwd || op.kind == OpKind::attention_bwd) && t.cp > 1) {
+      n += 2.0 * t.cp - 1;
+    } else {
+      n += 1;
+    }
+  }
+  return n;
+}
+
+struct JobEstimate {
+  double tasks = 0;
+  double ranks = 0;
+  double micro_batches = 0;
+  double layers_per_rank = 0;
+};
+
+JobEstimate estimate_job(const models::ModelConfig& model, const models::TrainingConfig& t, bool symmetry,
+                         double grad_bucket_params) {
+  const Layout layout(t.tp, t.cp, t.dp, t.pp, t.ep, t.zero_stage >= 3 ? t.fsdp_shard_size : 0, t.expert_tp());
+  const bool moe = model.num_moe_experts > 0;
+  const bool window = model.window_size > 0;
+  // Tasks of a layer's forward + backward, per (moe, window) kind; built only for the kinds the model has.
+  double layer_tasks[2][2] = {{0, 0}, {0, 0}};
+  auto kind_tasks = [&](bool moe_layer, bool window_layer) {
+    double& v = layer_tasks[moe_layer][window_layer];
+    if (v == 0) {
+      const models::LayerOps ops = models::transformer_layer_ops(model, t, window_layer, moe_layer);
+      v = list_tasks(ops.forward, layout, t) + list_tasks(ops.backward, layout, t);
+    }
+    return v;
+  };
+  const models::LayerOps emb = models::embedding_ops(model, t), head = models::lm_head_ops(model, t);
+  const double emb_tasks = list_tasks(emb.forward, layout, t) + list_tasks(emb.backward, layout, t);
+  const double head_tasks = list_tasks(head.forward, layout, t) + list_tasks(head.backward, layout, t);
+  const double m = static_cast<double>(t.num_micro_batches());
+  const bool zero3 = t.zero_stage >= 3;
+  const double dp_group = layout.size(GroupKind::dp_cp);
+
+  JobEstimate e;
+  e.micro_batches = m;
+  const double ranks_per_stage = symmetry ? 1.0 : static_cast<double>(t.tp) * t.cp * t.dp;
+  for (int stage = 0; stage < t.pp; ++stage) {
+    double per_mb = 0, layers = 0, units = 0;
+    for (int c = 0; c < t.vp; ++c) {
+      const std::int64_t first = models::first_layer_of_chunk(model, t, stage, c);
+      const std::int64_t n = models::layers_in_chunk(model, t, stage, c);
+      for (std::int64_t l = 0; l < n; ++l) {
+        const bool moe_layer = !moe || models::is_moe_layer(model, first + l);  // as build_step picks its op list
+        per_mb += kind_tasks(moe_layer, window && models::is_window_attention_layer(model, first + l));
+      }
+      layers += static_cast<double>(n);
+      units += static_cast<double>(n);
+      if (stage == 0 && c == 0) per_mb += emb_tasks, units += 1;
+      if (stage == t.pp - 1 && c == t.vp - 1) per_mb += head_tasks, units += 1;
+      if (t.pp > 1) per_mb += 2;  // a receive and a send per pass, forward and backward (at most 4)
+    }
+    if (zero3 && dp_group > 1) per_mb += units * (moe ? 3 : 2);
+    double rank = m * per_mb;
+    // Gradient buckets (each micro-batch under ZeRO-2), the optimizer and its gathers.
+    const models::RankParameters rp = models::parameters_on_rank(model, t, stage);
+    if (!zero3 && dp_group > 1) rank += std::ceil(rp.total() / std::max(1.0, grad_bucket_params) + 1) * (t.zero_stage == 2 ? m : 1) + 2;
+    rank += 3;
+    e.tasks += rank * ranks_per_stage;
+    e.layers_per_rank = std::max(e.layers_per_rank, layers);
+  }
+  e.ranks = ranks_per_stage * t.pp;
+  return e;
+}
+
+std::string sci(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2g", v);
+  return buf;
+}
+
+}  // namespace
+
+StepEstimate estimate_step(const Scenario& s) {
+  StepEstimate e;
+  const bool flow = s.simulation.network == "flow";
+  double job_tasks = 0;
+  auto add = [&](const models::ModelConfig& m, const models::TrainingConfig& t) {
+    const JobEstimate j = estimate_job(m, t, s.simulation.symmetry, s.simulation.grad_bucket_params);
+    job_tasks += j.tasks;
+    e.simulated_ranks += j.ranks;
+    e.micro_batches = std::max(e.micro_batches, j.micro_batches);
+    e.layers_per_rank = std::max(e.layers_per_rank, j.layers_per_rank);
+  };
+  if (s.multi_job())
+    for (const Job& j : s.jobs) add(j.model, j.training);
+  else
+    add(s.model, s.training);
+  // Several jobs: every job's graph alone, then all of them merged (simulation.cpp).
+  e.tasks = job_tasks;
+  const double built = s.multi_job() ? 2 * job_tasks : job_tasks;
+  e.events = kEventsPerTask * built;
+  e.gpus = static_cast<double>(s.cluster.nodes) * s.cluster.gpus_per_node;
+  e.nics = s.cluster.nodes > 1 ? static_cast<double>(s.cluster.nodes) * s.cluster.nics_per_node : 0;
+  e.memory_bytes = kBaseBytes + kBytesPerTask * built + (flow ? kBytesPerGpuFlow : kBytesPerGpuAnalytical) * e.gpus +
+                   kBytesPerNic * e.nics;
+  return e;
+}
+
+void check_budget(const Scenario& s) {
+  const StepEstimate e = estimate_step(s);
+  const double max_tasks = s.simulation.max_tasks, max_bytes = s.simulation.max_memory_gib * kGiB;
+  const bool too_many = e.tasks > max_tasks, too_big = e.memory_bytes > max_bytes;
+  if (!too_many && !too_big) return;
+  // The knob that drives it: the cluster's GPUs or NICs when their graph is the larger part of the memory
+  // and the memory is what is over, else the largest factor of the task count.
+  const double task_bytes = kBytesPerTask * e.tasks;
+  const double gpu_bytes = (s.simulation.network == "flow" ? kBytesPerGpuFlow : kBytesPerGpuAnalytical) * e.gpus;
+  const double nic_bytes = kBytesPerNic * e.nics;
+  std::string knob;
+  if (!too_many && std::max(gpu_bytes, nic_bytes) > task_bytes) {
+    knob = nic_bytes > gpu_bytes
+               ? "cluster.inter_node.nics_per_node (" + sci(e.nics) + " NICs)"
+               : "cluster.nodes x cluster.gpus_per_node (" + sci(e.gpus) + " GPUs)";
+  } else if (e.micro_batches >= e.layers_per_rank && e.micro_batches >= e.simulated_ranks) {
+    knob = "training.global_batch_size (" + sci(e.micro_batches) + " micro-batches per step)";
+  } else if (e.layers_per_rank >= e.simulated_ranks) {
+    knob = "model.num_layers (" + sci(e.layers_per_rank) + " layers on one pipeline stage)";
+  } else {
+    knob = std::string(s.simulation.symmetry ? "the pipeline stages" : "simulation.symmetry false") + " (" +
+           sci(e.simulated_ranks) + " simulated ranks)";
+  }
+  char buf[96];
+  if (e.memory_bytes >= kGiB)
+    std::snprintf(buf, sizeof buf, "%.1f GiB", e.memory_bytes / kGiB);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f MiB", e.memory_bytes / 1048576.0);
+  const std::string limit = too_many ? "simulation.max_tasks " + sci(max_tasks)
+                                     : "simulation.max_memory_gib / --max-memory-gib " + sci(s.simulation.max_memory_gib);
+  throw InputError(s.file + ": simulation: too large to simulate: about " + sci(e.tasks) + " tasks and " + buf +
+                   " (limit " + limit + "), driven by " + knob + "; raise the limit or shrink the step");
+}
+
+}  // namespace cs::sim
