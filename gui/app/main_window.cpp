@@ -39,7 +39,7 @@
 #include "gui/app/sim_runner.hpp"
 #include "gui/app/sweep_runner.hpp"
 #include "gui/views/timeline_view.hpp"
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
 #include "sim/report/output_file.hpp"
 
 namespace cs::gui {
@@ -304,7 +304,7 @@ void MainWindow::revalidate() {
     sweep_stale_ = true;
     sweeper_->cancel();
     maybe_run_sweep();
-  } catch (const sim::InputError& e) {
+  } catch (const InputError& e) {
     valid_ = false;
     runner_->supersede();  // whatever was in flight is for an older edit
     sweeper_->cancel();

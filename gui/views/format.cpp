@@ -1,4 +1,5 @@
 #include "gui/views/format.hpp"
+#include "sim/base/units.hpp"
 
 #include <cmath>
 
@@ -33,7 +34,7 @@ QString format_days(double days) {
   return QString::number(days, 'f', 1) + " days";
 }
 
-QString format_gib(double bytes) { return QString::number(bytes / 1073741824.0, 'f', 1) + " GiB"; }
+QString format_gib(double bytes) { return QString::number(bytes / kGiB, 'f', 1) + " GiB"; }
 
 QString format_percent(double fraction, int decimals) { return QString::number(fraction * 100, 'f', decimals) + " %"; }
 

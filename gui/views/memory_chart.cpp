@@ -8,11 +8,11 @@
 #include <QValueAxis>
 
 #include "gui/views/format.hpp"
+#include "sim/base/units.hpp"
 
 namespace cs::gui {
 
 namespace {
-constexpr double kGiB = 1073741824.0;
 }
 
 MemoryChart::MemoryChart(QWidget* parent) : QChartView(new QChart, parent) {

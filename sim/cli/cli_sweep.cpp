@@ -18,10 +18,11 @@
 
 #include "sim/cli/cli.hpp"
 #include "sim/cli/cli_options.hpp"
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
 #include "sim/report/output_file.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/explore/sweep.hpp"
+#include "sim/base/units.hpp"
 
 namespace po = boost::program_options;
 using nlohmann::json;
@@ -29,7 +30,6 @@ using nlohmann::json;
 namespace cs::sim::cli {
 namespace {
 
-constexpr double kGiB = 1073741824.0;
 
 std::string fmt(const char* f, double v) {
   char buf[64];

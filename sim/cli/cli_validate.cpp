@@ -26,7 +26,7 @@
 #include "models/compute/profile_json.hpp"
 #include "sim/cli/cli.hpp"
 #include "sim/cli/cli_options.hpp"
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
 #include "sim/network/nccl_model.hpp"
 #include "sim/validation/nccl_validation.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -189,24 +189,12 @@ int validate(const std::vector<std::string>& args) {
   for (const auto& f : vm["inputs"].as<std::vector<std::string>>())
     (is_published_nccl_file(f) ? nccl_files : measured_files).push_back(f);
   calibrate::MeasurementSet set;
-  if (!measured_files.empty()) {
-    try {
-      set = calibrate::import_files(measured_files);
-    } catch (const calibrate::CalibrationError& e) {
-      throw InputError(e.messages());
-    }
-  }
+  if (!measured_files.empty()) set = calibrate::import_files(measured_files);
   std::optional<Scenario> scenario;
   if (vm.count("scenario")) scenario = load_scenario(vm["scenario"].as<std::string>());
 
   std::optional<models::CalibrationProfile> profile;
-  if (vm.count("profile")) {
-    try {
-      profile = models::read_profile(vm["profile"].as<std::string>());
-    } catch (const models::ProfileError& e) {
-      throw InputError(e.messages());
-    }
-  }
+  if (vm.count("profile")) profile = models::read_profile(vm["profile"].as<std::string>());
   const models::ComputeProfile& compute_profile =
       profile && profile->compute                  ? *profile->compute
       : scenario && scenario->compute_profile      ? *scenario->compute_profile

@@ -7,12 +7,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/base/units.hpp"
+#include "sim/scenario/scenario.hpp"
+
 namespace cs::sim {
 
 using nlohmann::json;
 
 namespace {
-constexpr double kGiB = 1073741824.0;
 
 std::string fmt(const char* f, double v) {
   char buf[64];
@@ -59,6 +61,43 @@ json links_json(const std::vector<LinkUtilization>& links) {
   return out;
 }
 }  // namespace
+
+Report job_report(const Scenario& s) {
+  const auto& t = s.training;
+  Report r;
+  r.name = s.name;
+  r.gpu = s.gpu.name;
+  r.num_gpus = s.num_gpus();
+  r.nodes = s.cluster.nodes;
+  r.gpus_per_node = s.cluster.gpus_per_node;
+  r.intra_node = s.cluster.intra.name;
+  r.inter_link = s.cluster.nodes > 1 ? s.cluster.nic.name : "";
+  r.fabric = s.cluster.nodes > 1 ? s.cluster.fabric : "";
+  r.model = s.model.name;
+  r.parameters = models::parameter_count(s.model);
+  r.tp = t.tp, r.pp = t.pp, r.dp = t.dp, r.cp = t.cp, r.ep = t.ep, r.vp = t.vp;
+  r.etp = t.expert_tp();
+  r.micro_batch_size = t.micro_batch_size;
+  r.num_micro_batches = t.num_micro_batches();
+  r.global_batch_size = t.global_batch_size;
+  r.seq_length = t.seq_length;
+  r.precision = std::string(models::to_string(t.precision));
+  r.schedule = t.pipeline_schedule == models::PipelineSchedule::gpipe         ? "gpipe"
+               : t.pipeline_schedule == models::PipelineSchedule::interleaved ? "interleaved"
+                                                                               : "1f1b";
+  r.recompute = std::string(models::to_string(t.recompute));
+  r.zero_stage = t.zero_stage;
+  r.sequence_parallel = t.sequence_parallel;
+  r.price_per_gpu_hour_usd = s.price_per_gpu_hour_usd;
+  r.tokens_to_train = t.tokens_to_train;
+  return r;
+}
+
+void set_memory(Report& r, const models::MemoryBreakdown& memory, const models::GpuSpec& gpu) {
+  r.memory = memory;
+  r.memory_capacity_bytes = models::hbm_capacity_bytes(gpu);
+  r.fits_in_memory = models::fits_in_memory(memory, gpu);
+}
 
 json to_json(const Report& r) {
   const json links = links_json(r.links);

@@ -14,7 +14,7 @@
 
 #include "models/compute/profile_json.hpp"
 #include "sim/base/check.hpp"
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
 
 namespace cs::sim {
 
@@ -892,7 +892,7 @@ Scenario parse_scenario(const json& doc, const std::string& file) {
       models::CalibrationProfile profile = models::read_profile(s.calibration);
       s.compute_profile = std::move(profile.compute);
       if (!profile.comm.fits.empty()) s.comm_profile = std::move(profile.comm);
-    } catch (const models::ProfileError& e) {
+    } catch (const InputError& e) {
       for (const auto& m : e.messages()) errors.add("calibration", m);
     }
   }

@@ -10,9 +10,10 @@
 #include <optional>
 #include <thread>
 
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
+#include "sim/base/units.hpp"
 #include "sim/validation/framework_defaults.hpp"
 
 namespace cs::sim {
@@ -393,7 +394,7 @@ TrainingValidation validate_published_training(const json& doc, const std::strin
         p.predicted_step_time_s = r.step_time_s;
         p.predicted_tokens_per_s_per_gpu = r.tokens_per_s / r.num_gpus;
         p.predicted_mfu = r.mfu;
-        p.memory_gib = r.memory.total_bytes() / 1073741824.0;
+        p.memory_gib = r.memory.total_bytes() / kGiB;
         p.fits_in_memory = r.fits_in_memory;
         p.error = p.predicted_tokens_per_s_per_gpu / p.measured_tokens_per_s_per_gpu - 1.0;
       } catch (...) {
