@@ -538,23 +538,19 @@ void MainWindow::closeEvent(QCloseEvent* e) {
 
 bool MainWindow::save() {
   if (doc_.path().empty()) return save_as();
-  try {
-    doc_.save_as(doc_.path());
-  } catch (const std::exception& e) {
-    QMessageBox::warning(this, tr("Save failed"), message_lines(e));
-    return false;
-  }
-  QFile::remove(recovery_path());
-  update_title();
-  return true;
+  return save_to(doc_.path());
 }
 
 bool MainWindow::save_as() {
   const QString path = QFileDialog::getSaveFileName(this, tr("Save scenario"), QString::fromStdString(doc_.path()),
                                                     tr("Scenario JSON (*.json)"));
   if (path.isEmpty()) return false;
+  return save_to(path.toStdString());
+}
+
+bool MainWindow::save_to(const std::string& path) {
   try {
-    doc_.save_as(path.toStdString());
+    doc_.save_as(path);
   } catch (const std::exception& e) {
     QMessageBox::warning(this, tr("Save failed"), message_lines(e));
     return false;

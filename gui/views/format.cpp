@@ -1,7 +1,9 @@
 #include "gui/views/format.hpp"
-#include "sim/base/units.hpp"
 
 #include <cmath>
+
+#include "sim/base/units.hpp"
+#include "sim/report/format.hpp"
 
 namespace cs::gui {
 
@@ -34,16 +36,11 @@ QString format_days(double days) {
   return QString::number(days, 'f', 1) + " days";
 }
 
-QString format_gib(double bytes) { return QString::number(bytes / kGiB, 'f', 1) + " GiB"; }
+QString format_gib(double bytes) { return QString::fromStdString(sim::fmt("%.1f GiB", bytes / kGiB)); }
 
 QString format_percent(double fraction, int decimals) { return QString::number(fraction * 100, 'f', decimals) + " %"; }
 
-QString format_count(double n) {
-  const auto v = static_cast<long long>(std::llround(n));
-  QString digits = QString::number(v < 0 ? -v : v);
-  for (qsizetype i = digits.size() - 3; i > 0; i -= 3) digits.insert(i, ',');
-  return (v < 0 ? "-" : "") + digits;
-}
+QString format_count(double n) { return QString::fromStdString(sim::grouped(n)); }
 
 QColor category_color(cs::sim::Category c) {
   using cs::sim::Category;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "models/parallelism/ddp_bucket.hpp"
 #include "models/parallelism/pipeline_schedule.hpp"
 #include "sim/base/check.hpp"
 #include "sim/base/units.hpp"
@@ -25,9 +26,6 @@ constexpr double kOptimizerBytes = 12.0; // fp32 master weights, Adam momentum a
 // 256 MiB is a round figure for a rank in 3-4 communicators).
 constexpr double kCublasWorkspaceBytes = 32.0 * kMiB;
 constexpr double kNcclBuffersBytes = 256.0 * kMiB;
-// Megatron's DDP bucket: max(40M, 1M * dp) parameters; with ZeRO-2/3 one bucket of unsharded grads
-// exists while it is reduce-scattered.
-constexpr double kBucketParams = 40e6;
 // CUDA context + framework (PyTorch caching allocator, kernels' modules) and allocator fragmentation:
 // TrainingConfig::memory_reserve_gib (1 GiB by default) and allocator_fragmentation (5%).
 
@@ -267,7 +265,8 @@ MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, in
   const std::int64_t world = static_cast<std::int64_t>(t.tp) * t.pp * t.cp * t.dp;
   if (world > 1) buffers += kNcclBuffersBytes;
   if (t.zero_stage >= 2 && nd > 1) {
-    buffers += kGradBytes * std::min(p.total(), std::max(kBucketParams, 1e6 * t.dp));
+    // One bucket of unsharded grads exists while it is reduce-scattered (ddp_bucket.hpp).
+    buffers += kGradBytes * std::min(p.total(), ddp_bucket_params(t.dp));
   }
   if (t.zero_stage >= 3 && nd > 1) {
     // One layer's parameters (the stage's total over its layers, embedding and head included, as an

@@ -56,7 +56,7 @@ topo::ClusterSpec single_node(const models::GpuSpec& gpu, int n) {
   spec.nodes = 1;
   spec.gpus_per_node = n;
   spec.intra = *topo::find_intra_node(gpu.nvlink_gbps > 0 ? "nvswitch" : "pcie");
-  if (spec.intra.gpu_bandwidth_GBps <= 0) spec.intra.gpu_bandwidth_GBps = std::max(1.0, gpu.nvlink_gbps / 2);
+  if (spec.intra.gpu_bandwidth_GBps <= 0) spec.intra.gpu_bandwidth_GBps = gpu.scaleup_GBps_per_direction();
   spec.nic = *topo::find_net_link("ib-ndr400");
   spec.nics_per_node = n;
   return spec;

@@ -271,11 +271,9 @@ void read_cluster(const json* v, Scenario& s, Errors& errors) {
   if (s.cluster.intra.gpu_bandwidth_GBps <= 0) {
     if (s.gpu.nvlink_gbps <= 0 && s.cluster.intra.name == "nvswitch" && !s.gpu.name.empty())  // empty: GPU already reported
       errors.add("cluster.intra_node", "\"nvswitch\" needs a GPU with NVLink (" + s.gpu.name + " has none; use \"pcie\")");
-    s.cluster.intra.gpu_bandwidth_GBps = std::max(1.0, s.gpu.nvlink_gbps / 2);  // per direction
+    s.cluster.intra.gpu_bandwidth_GBps = s.gpu.scaleup_GBps_per_direction();
   }
-  // In-switch reduction (NVLS) came with third-generation NVSwitch, i.e. NVLink 4 (900 GB/s per GPU: H100,
-  // H200) and later (B200); the A100's NVSwitch has none.
-  if (!nvls_given && s.cluster.intra.name == "nvswitch") s.cluster.intra.nvls = s.gpu.nvlink_gbps >= 900;
+  if (!nvls_given && s.cluster.intra.name == "nvswitch") s.cluster.intra.nvls = s.gpu.nvswitch_has_nvls();
 
   const json* inter = r.raw("inter_node");
   if (inter && expect_object(inter, "cluster.inter_node", errors)) {

@@ -449,7 +449,7 @@ class Builder {
     // ZeRO 0-2: bucketed gradient reduction (dense and expert buckets apart).
     const CollectiveKind bucket_kind = zero >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
     const char* bucket_name = zero >= 1 ? "grad-reduce-scatter" : "grad-all-reduce";
-    const double bucket_limit = s_.simulation.grad_bucket_params;
+    const double bucket_limit = s_.simulation.grad_bucket_params;  // not Megatron's DP-scaled default: ddp_bucket.hpp
     double dense_bucket = 0, expert_bucket = 0;
     std::vector<std::pair<GroupKind, double>> deferred;
     auto reduce_bucket = [&](GroupKind gk, double params, int mb) {

@@ -11,9 +11,10 @@
 #include <thread>
 
 #include "sim/base/input_error.hpp"
+#include "sim/base/units.hpp"
+#include "sim/report/format.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
-#include "sim/base/units.hpp"
 #include "sim/validation/framework_defaults.hpp"
 
 namespace cs::sim {
@@ -45,12 +46,6 @@ const json& sub(const json& obj, const char* key) {
   if (!obj.is_object()) return null_value;
   const auto it = obj.find(key);
   return it == obj.end() ? null_value : *it;
-}
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
 }
 
 // The catalog name of a GPU as the sources spell it.
