@@ -8,6 +8,7 @@
 // report vertex ids, so they are read again from the XML (property_tree, the reader's own parser) in the
 // reader's order: <node> elements of the first graph, then ids first seen in <edge> elements.
 #include "topologies/topology_file.hpp"
+#include "sim/base/input_file.hpp"
 
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
@@ -21,7 +22,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iomanip>
 #include <map>
 #include <optional>
@@ -470,11 +470,7 @@ Parsed parse(const std::string& original, const std::string& file) {
 }  // namespace
 
 Cluster load_topology(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError({path + ": cannot open the file"});
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_topology_text(text.str(), path);
+  return load_topology_text(read_input_file(path, "the file"), path);
 }
 
 Cluster load_topology_text(const std::string& text, const std::string& file) {

@@ -2,6 +2,9 @@
 
 #include <cmath>
 
+#include <QAbstractAxis>
+#include <QLegend>
+
 #include "sim/base/units.hpp"
 #include "sim/report/format.hpp"
 
@@ -41,6 +44,19 @@ QString format_gib(double bytes) { return QString::fromStdString(sim::fmt("%.1f 
 QString format_percent(double fraction, int decimals) { return QString::number(fraction * 100, 'f', decimals) + " %"; }
 
 QString format_count(double n) { return QString::fromStdString(sim::grouped(n)); }
+
+void style_chart(QChartView& view, const QString& title, Qt::Alignment legend, QSize minimum) {
+  view.setRenderHint(QPainter::Antialiasing);
+  view.chart()->setTitle(title);
+  view.chart()->legend()->setAlignment(legend);
+  view.chart()->setMargins(QMargins(4, 4, 4, 4));
+  view.setMinimumSize(minimum);
+}
+
+void clear_chart(QChart& chart) {
+  chart.removeAllSeries();
+  for (QAbstractAxis* a : chart.axes()) chart.removeAxis(a), delete a;
+}
 
 QColor category_color(cs::sim::Category c) {
   using cs::sim::Category;

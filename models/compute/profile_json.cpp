@@ -1,4 +1,5 @@
 #include "models/compute/profile_json.hpp"
+#include "sim/base/input_file.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -326,11 +327,7 @@ CalibrationProfile parse_profile(const std::string& json_text, const std::string
 }
 
 CalibrationProfile read_profile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError({path + ": cannot open calibration profile"});
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return parse_profile(buf.str(), path);
+  return parse_profile(read_input_file(path, "calibration profile"), path);
 }
 
 namespace {

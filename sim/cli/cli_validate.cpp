@@ -31,6 +31,7 @@
 #include "sim/validation/nccl_validation.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "topologies/link_catalog.hpp"
+#include "sim/base/units.hpp"
 
 namespace po = boost::program_options;
 
@@ -62,29 +63,27 @@ topo::ClusterSpec single_node(const models::GpuSpec& gpu, int n) {
   return spec;
 }
 
-// A JSON array whose entries are {"kind": "training", ...}: calibrate/published/published-train.json.
-bool is_published_training(const std::string& path) {
+// The document at `path` when it is a JSON array (the published-measurement files), else a discarded value:
+// cheap to ask of a measurement log, whose first character is not '['.
+nlohmann::json json_array_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   char c = 0;
   while (in.get(c) && std::isspace(static_cast<unsigned char>(c))) {
   }
-  if (c != '[') return false;
+  if (c != '[') return nlohmann::json(nlohmann::json::value_t::discarded);
   in.seekg(0);
-  const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+  return nlohmann::json::parse(in, nullptr, false);
+}
+
+// A JSON array whose entries are {"kind": "training", ...}: calibrate/published/published-train.json.
+bool is_published_training(const std::string& path) {
+  const nlohmann::json doc = json_array_file(path);
   return doc.is_array() && !doc.empty() && doc[0].is_object() && doc[0].value("kind", std::string()) == "training";
 }
 
 // calibrate/published/nccl.json (an array of {"kind": "nccl", ...}): run through the published-setup clusters
 // of sim/validation/nccl_validation.hpp, not the importer's single-node guess.
-bool is_published_nccl_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char c = 0;
-  while (in.get(c) && std::isspace(static_cast<unsigned char>(c))) {
-  }
-  if (c != '[') return false;
-  in.seekg(0);
-  return is_published_nccl(nlohmann::json::parse(in, nullptr, false));
-}
+bool is_published_nccl_file(const std::string& path) { return is_published_nccl(json_array_file(path)); }
 
 std::string comm_group(const calibrate::CommMeasurement& m) {
   std::string g = std::string(models::to_string(m.collective)) + " ";
@@ -94,9 +93,9 @@ std::string comm_group(const calibrate::CommMeasurement& m) {
 
 std::string size_label(double bytes) {
   char buf[48];
-  if (bytes >= double(1 << 30)) std::snprintf(buf, sizeof buf, "%g GiB", bytes / double(1 << 30));
-  else if (bytes >= double(1 << 20)) std::snprintf(buf, sizeof buf, "%g MiB", bytes / double(1 << 20));
-  else if (bytes >= 1024) std::snprintf(buf, sizeof buf, "%g KiB", bytes / 1024);
+  if (bytes >= kGiB) std::snprintf(buf, sizeof buf, "%g GiB", bytes / kGiB);
+  else if (bytes >= kMiB) std::snprintf(buf, sizeof buf, "%g MiB", bytes / kMiB);
+  else if (bytes >= kKiB) std::snprintf(buf, sizeof buf, "%g KiB", bytes / kKiB);
   else std::snprintf(buf, sizeof buf, "%g B", bytes);
   return buf;
 }

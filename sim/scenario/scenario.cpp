@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
@@ -15,6 +14,7 @@
 #include "models/compute/profile_json.hpp"
 #include "sim/base/check.hpp"
 #include "sim/base/input_error.hpp"
+#include "sim/base/input_file.hpp"
 
 namespace cs::sim {
 
@@ -788,11 +788,7 @@ double Scenario::contention() const {
 }
 
 json read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open file");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string text = buf.str();
+  const std::string text = read_input_file(path, "file");
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {
