@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/explore/sweep.hpp"
 
@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
     std::printf("screening       %.2f s (%.0f candidates/s)\n", screen_s, static_cast<double>(layouts.size()) / screen_s);
     std::printf("simulation      %zu layouts in %.2f s\n", simulated, sim_s);
     std::printf("layouts/s       %.2f simulated per second (%d threads)\n", static_cast<double>(simulated) / sim_s, threads);
-  } catch (const InputError& e) {
+  } catch (const cs::InputError& e) {
     for (const auto& m : e.messages()) std::cerr << m << "\n";
     return 2;
   }

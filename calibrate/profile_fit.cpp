@@ -15,7 +15,7 @@ ProfileFit fit_profile(const MeasurementSet& set, const models::GpuSpec* gpu) {
   if (!set.compute.empty()) {
     const models::GpuSpec* g = gpu ? gpu : guess_gpu(set.gpu);
     if (!g)
-      throw CalibrationError((set.sources.empty() ? std::string("measurements") : set.sources.front()) +
+      throw InputError((set.sources.empty() ? std::string("measurements") : set.sources.front()) +
                              ": device \"" + set.gpu + "\" is not in the GPU catalog; name it with --gpu");
     out.profile.gpu = g->name;
     out.profile.compute = fit_compute_profile(set.compute, *g, set.sm_count, "fitted from " + sources, out.notes);
@@ -47,7 +47,7 @@ ProfileFit fit_profile(const MeasurementSet& set, const models::GpuSpec* gpu) {
   if (!out.profile.compute && out.profile.comm.fits.empty()) {
     auto lines = out.notes;
     lines.push_back("nothing to fit: no usable compute or collective measurement");
-    throw CalibrationError(std::move(lines));
+    throw InputError(std::move(lines));
   }
   return out;
 }

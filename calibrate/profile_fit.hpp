@@ -20,7 +20,7 @@ struct ProfileFit {
 };
 
 // `gpu` overrides the GPU the measurements name (nullptr: guess from the device string). Throws
-// CalibrationError when compute points exist and no GPU is known, or when nothing at all can be fitted.
+// InputError when compute points exist and no GPU is known, or when nothing at all can be fitted.
 ProfileFit fit_profile(const MeasurementSet& set, const models::GpuSpec* gpu);
 
 }  // namespace cs::calibrate

@@ -17,30 +17,7 @@ namespace {
 
 Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResult& ex, const std::vector<LinkLoad>& loads) {
   const auto& t = s.training;
-  Report r;
-  r.name = s.name;
-  r.gpu = s.gpu.name;
-  r.num_gpus = s.num_gpus();
-  r.nodes = s.cluster.nodes;
-  r.gpus_per_node = s.cluster.gpus_per_node;
-  r.intra_node = s.cluster.intra.name;
-  r.inter_link = s.cluster.nodes > 1 ? s.cluster.nic.name : "";
-  r.fabric = s.cluster.nodes > 1 ? s.cluster.fabric : "";
-  r.model = s.model.name;
-  r.parameters = models::parameter_count(s.model);
-  r.tp = t.tp, r.pp = t.pp, r.dp = t.dp, r.cp = t.cp, r.ep = t.ep, r.vp = t.vp;
-  r.etp = t.expert_tp();
-  r.micro_batch_size = t.micro_batch_size;
-  r.num_micro_batches = t.num_micro_batches();
-  r.global_batch_size = t.global_batch_size;
-  r.seq_length = t.seq_length;
-  r.precision = std::string(models::to_string(t.precision));
-  r.schedule = t.pipeline_schedule == PipelineSchedule::gpipe         ? "gpipe"
-               : t.pipeline_schedule == PipelineSchedule::interleaved ? "interleaved"
-                                                                       : "1f1b";
-  r.recompute = std::string(models::to_string(t.recompute));
-  r.zero_stage = t.zero_stage;
-  r.sequence_parallel = t.sequence_parallel;
+  Report r = job_report(s);
 
   const TaskGraph& g = plan.graph;
   const double step = to_seconds(ex.makespan);
@@ -95,12 +72,8 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
   for (const LinkLoad& l : loads)
     r.links.push_back({l.name, l.bytes_per_gpu, l.bandwidth_Bps, l.bytes_per_gpu / (l.bandwidth_Bps * step)});
 
-  r.memory = models::peak_memory_per_gpu(s.model, t);
-  r.memory_capacity_bytes = s.gpu.hbm_gib * 1073741824.0;
-  r.fits_in_memory = r.memory.total_bytes() <= r.memory_capacity_bytes;
+  set_memory(r, models::peak_memory_per_gpu(s.model, t), s.gpu);
 
-  r.price_per_gpu_hour_usd = s.price_per_gpu_hour_usd;
-  r.tokens_to_train = t.tokens_to_train;
   models::CostInputs ci;
   ci.step_time_s = step;
   ci.num_gpus = r.num_gpus;

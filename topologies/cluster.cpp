@@ -46,7 +46,6 @@ namespace cs::topo {
 namespace {
 
 using detail::Graph;
-using detail::kGBps;
 using detail::kUs;
 
 // PCIe x16 per-direction line rates (PCI-SIG): Gen5 32 GT/s, Gen6 64 GT/s.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "topologies/cluster.hpp"
+#include "sim/base/units.hpp"
 
 namespace cs::topo {
 namespace detail {
@@ -28,7 +29,6 @@ struct EdgeProps {
 using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, VertexProps,
                                     EdgeProps>;
 
-constexpr double kGBps = 1e9;
 constexpr double kUs = 1e-6;
 
 // splitmix64 finaliser (Steele, Lea, Flood 2014): a fixed bijective mix, identical on every platform.

@@ -28,7 +28,6 @@ namespace cs::topo {
 namespace {
 
 using detail::ecmp_pick;
-using detail::kGBps;
 using detail::kUs;
 
 std::size_t at(int i) { return static_cast<std::size_t>(i); }

@@ -8,6 +8,7 @@
 // report vertex ids, so they are read again from the XML (property_tree, the reader's own parser) in the
 // reader's order: <node> elements of the first graph, then ids first seen in <edge> elements.
 #include "topologies/topology_file.hpp"
+#include "sim/base/input_file.hpp"
 
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
@@ -21,7 +22,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iomanip>
 #include <map>
 #include <optional>
@@ -33,15 +33,6 @@
 
 namespace cs::topo {
 namespace {
-
-std::string join_lines(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const auto& l : lines) {
-    if (!out.empty()) out += '\n';
-    out += l;
-  }
-  return out;
-}
 
 struct RawItem {
   std::map<std::string, std::string> attrs;
@@ -137,7 +128,7 @@ bool id_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c =
 // DOT: the nesting depth of braces and brackets is checked, and unquoted numerals in scientific notation
 // (3e2, 1.5E-3), which the DOT grammar does not have and Boost's reader cut at the 'e' (3e2 read as 3), are
 // quoted so that they reach the attribute checks whole. Strings, comments and HTML labels are copied as
-// they are. Throws TopologyError naming the line of a too-deep nesting.
+// they are. Throws InputError naming the line of a too-deep nesting.
 std::string prepare_dot(const std::string& text, const std::string& file) {
   std::string out;
   out.reserve(text.size() + 16);
@@ -171,7 +162,7 @@ std::string prepare_dot(const std::string& text, const std::string& file) {
       copy_until(j);
     } else if (c == '{' || c == '[') {
       if (++depth > kMaxNesting)
-        throw TopologyError({file + ":" + std::to_string(line_at(text, i)) + ": nesting deeper than " +
+        throw InputError({file + ":" + std::to_string(line_at(text, i)) + ": nesting deeper than " +
                              std::to_string(kMaxNesting) + " levels (subgraphs or attribute lists)"});
       out += c;
       ++i;
@@ -254,7 +245,7 @@ void check_xml_depth(const std::string& text, const std::string& file) {
       }
       const bool self_closing = j < n && text[j - 1] == '/';
       if (!self_closing && ++depth > kMaxNesting)
-        throw TopologyError({file + ":" + std::to_string(line_at(text, i)) + ": nesting deeper than " +
+        throw InputError({file + ":" + std::to_string(line_at(text, i)) + ": nesting deeper than " +
                              std::to_string(kMaxNesting) + " levels of XML elements"});
       end = j < n ? j + 1 : n;
     }
@@ -439,7 +430,7 @@ Parsed parse(const std::string& original, const std::string& file) {
     } else {
       RawGraph<boost::undirectedS> ug;
       if (!try_read(text, syntax, ug)) {
-        throw TopologyError({file + ": parse error: the graph mixes directed and undirected edges"});
+        throw InputError({file + ": parse error: the graph mixes directed and undirected edges"});
       }
       collect(ug, p);
     }
@@ -452,18 +443,18 @@ Parsed parse(const std::string& original, const std::string& file) {
       }
     }
   } catch (const boost::property_tree::xml_parser_error& e) {
-    throw TopologyError({file + ":" + std::to_string(e.line()) + ": parse error: " + e.message()});
+    throw InputError({file + ":" + std::to_string(e.line()) + ": parse error: " + e.message()});
   } catch (const boost::property_tree::ptree_error& e) {
-    throw TopologyError({file + ": parse error: " + e.what()});
+    throw InputError({file + ": parse error: " + e.what()});
   } catch (const boost::parse_error& e) {
-    throw TopologyError({file + ": parse error: " + e.error});
+    throw InputError({file + ": parse error: " + e.error});
   } catch (const boost::bad_graphviz_syntax& e) {
     std::string what = e.what();
     // `node` is a DOT keyword: the attribute has to be quoted.
     if (what.find("'node'") != std::string::npos) what += " (in DOT write the attribute as \"node\"=N)";
-    throw TopologyError({file + ": parse error: " + what});
+    throw InputError({file + ": parse error: " + what});
   } catch (const boost::graph_exception& e) {
-    throw TopologyError({file + ": parse error: " + std::string(e.what())});
+    throw InputError({file + ": parse error: " + std::string(e.what())});
   }
   if (p.names.size() != p.vertex_attrs.size()) {  // nested graphs: fall back to positions
     p.names.clear();
@@ -478,15 +469,8 @@ Parsed parse(const std::string& original, const std::string& file) {
 
 }  // namespace
 
-TopologyError::TopologyError(std::vector<std::string> messages)
-    : std::runtime_error(join_lines(messages)), messages_(std::move(messages)) {}
-
 Cluster load_topology(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TopologyError({path + ": cannot open the file"});
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_topology_text(text.str(), path);
+  return load_topology_text(read_input_file(path, "the file"), path);
 }
 
 Cluster load_topology_text(const std::string& text, const std::string& file) {
@@ -590,7 +574,7 @@ Cluster load_topology_text(const std::string& text, const std::string& file) {
     char buf[200];
     std::snprintf(buf, sizeof buf, ": %d GPUs and %d vertices: the route table (a hop count per GPU and vertex) would take %.1f GiB, over the %.0f GiB limit",
                   gpus, n, table / 1073741824.0, kMaxRouteTableBytes / 1073741824.0);
-    throw TopologyError({file + buf});
+    throw InputError({file + buf});
   }
   if (!gpus_per_node.empty()) {
     const int nodes = gpus_per_node.rbegin()->first + 1;
@@ -609,7 +593,7 @@ Cluster load_topology_text(const std::string& text, const std::string& file) {
       }
     }
   }
-  if (!problems.empty()) throw TopologyError(problems);
+  if (!problems.empty()) throw InputError(problems);
 
   // Renumber: GPUs first (by node, then by name), then the rest by name. Names compare naturally (digit
   // runs as numbers: gpu2 < gpu10). The readers deliver vertices in different orders (GraphML: file
@@ -649,7 +633,7 @@ Cluster load_topology_text(const std::string& text, const std::string& file) {
   }
   Cluster cluster = Cluster::from_graph(std::move(desc));
   if (const auto pair = cluster.unreachable_gpu_pair()) {
-    throw TopologyError({file + ": graph is not connected: GPUs " + std::to_string(pair->first) + " and " +
+    throw InputError({file + ": graph is not connected: GPUs " + std::to_string(pair->first) + " and " +
                          std::to_string(pair->second) + " cannot reach each other"});
   }
   return cluster;

@@ -36,21 +36,12 @@
 #include <vector>
 
 #include "topologies/cluster.hpp"
+#include "sim/base/input_error.hpp"
 
 namespace cs::topo {
 
-// Bad topology input. what() joins the messages with newlines.
-class TopologyError : public std::runtime_error {
- public:
-  explicit TopologyError(std::vector<std::string> messages);
-  const std::vector<std::string>& messages() const { return messages_; }
-
- private:
-  std::vector<std::string> messages_;
-};
-
 // Reads the file at `path`: GraphML when its first non-blank character is '<', else DOT. Throws
-// TopologyError naming `path`.
+// InputError naming `path`.
 Cluster load_topology(const std::string& path);
 
 // The same from text already in memory; `source_name` stands for the file name in messages.

@@ -60,12 +60,12 @@ Line solve(std::span<const double> x, std::span<const double> t, const std::vect
 }  // namespace
 
 AlphaBetaFit fit_alpha_beta(std::span<const double> x, std::span<const double> t) {
-  if (x.size() != t.size()) throw CalibrationError("alpha-beta fit: sizes and times differ in count");
+  if (x.size() != t.size()) throw InputError("alpha-beta fit: sizes and times differ in count");
   std::set<double> distinct(x.begin(), x.end());
-  if (distinct.size() < 2) throw CalibrationError("needs at least two distinct message sizes");
+  if (distinct.size() < 2) throw InputError("needs at least two distinct message sizes");
   for (std::size_t i = 0; i < x.size(); ++i)
     if (!(t[i] > 0) || !(x[i] >= 0) || !std::isfinite(t[i]) || !std::isfinite(x[i]))
-      throw CalibrationError("alpha-beta fit: every time must be positive and every size non-negative");
+      throw InputError("alpha-beta fit: every time must be positive and every size non-negative");
 
   const double x_scale = std::max(1.0, *std::max_element(x.begin(), x.end()));
   const std::size_t n = x.size();
@@ -87,7 +87,7 @@ AlphaBetaFit fit_alpha_beta(std::span<const double> x, std::span<const double> t
     for (std::size_t i = 0; i < n; ++i)
       huber[i] = abs_r[i] <= kHuberC * scale ? 1.0 : kHuberC * scale / abs_r[i];
   }
-  if (!(line.g > 0)) throw CalibrationError("no positive bandwidth fits these times (do they fall with size?)");
+  if (!(line.g > 0)) throw InputError("no positive bandwidth fits these times (do they fall with size?)");
 
   AlphaBetaFit f;
   f.alpha_s = line.alpha;
@@ -161,7 +161,7 @@ std::vector<CommGroupFit> fit_comm(const MeasurementSet& set, std::vector<std::s
       g.quality.worst = set.comm[members[f.worst]].where;
       g.quality.worst_error = f.worst_error;
       out.push_back(std::move(g));
-    } catch (const CalibrationError& e) {
+    } catch (const InputError& e) {
       notes.push_back(first.where + ": " + group_name(g.fit) + ": not fitted: " + e.what());
     }
   }

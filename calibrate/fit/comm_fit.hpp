@@ -46,7 +46,7 @@ struct AlphaBetaFit {
   std::vector<double> relative_error;     // (predicted - measured) / measured, per point
 };
 
-// Throws CalibrationError when fewer than two distinct sizes or no positive bandwidth results.
+// Throws InputError when fewer than two distinct sizes or no positive bandwidth results.
 AlphaBetaFit fit_alpha_beta(std::span<const double> bus_bytes, std::span<const double> time_s);
 
 struct CommGroupFit {

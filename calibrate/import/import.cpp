@@ -11,7 +11,7 @@ namespace cs::calibrate {
 
 MeasurementSet import_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw CalibrationError(path + ": cannot open measurement file");
+  if (!in) throw InputError(path + ": cannot open measurement file");
   // JSON (the harness, published sweeps) is read whole; an nccl-tests log, which may be hundreds of MB,
   // a line at a time.
   int c = in.peek();
@@ -35,11 +35,11 @@ MeasurementSet import_files(const std::vector<std::string>& paths) {
   for (const auto& p : paths) {
     try {
       all.append(import_file(p));
-    } catch (const CalibrationError& e) {
+    } catch (const InputError& e) {
       errors.insert(errors.end(), e.messages().begin(), e.messages().end());
     }
   }
-  if (!errors.empty()) throw CalibrationError(std::move(errors));
+  if (!errors.empty()) throw InputError(std::move(errors));
   return all;
 }
 

@@ -11,7 +11,7 @@
 namespace cs::calibrate {
 
 MeasurementSet import_file(const std::string& path);
-// All files merged; throws CalibrationError with every file's problems when any file is unusable.
+// All files merged; throws InputError with every file's problems when any file is unusable.
 MeasurementSet import_files(const std::vector<std::string>& paths);
 
 }  // namespace cs::calibrate

@@ -7,12 +7,6 @@ namespace cs::calibrate {
 
 namespace {
 
-std::string join_lines(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const auto& l : lines) out += (out.empty() ? "" : "\n") + l;
-  return out;
-}
-
 std::string upper(std::string_view s) {
   std::string out(s);
   for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -20,9 +14,6 @@ std::string upper(std::string_view s) {
 }
 
 }  // namespace
-
-CalibrationError::CalibrationError(std::vector<std::string> messages)
-    : std::runtime_error(join_lines(messages)), messages_(std::move(messages)) {}
 
 void MeasurementSet::append(const MeasurementSet& other) {
   if (gpu.empty()) {

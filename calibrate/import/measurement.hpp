@@ -17,19 +17,9 @@
 #include "models/hardware/dtype.hpp"
 #include "models/hardware/gpu_catalog.hpp"
 #include "models/workload/op.hpp"
+#include "sim/base/input_error.hpp"
 
 namespace cs::calibrate {
-
-// Bad calibration input: one complete line per problem ("FILE:LINE: what" or "FILE: json.path: what").
-class CalibrationError : public std::runtime_error {
- public:
-  explicit CalibrationError(std::vector<std::string> messages);
-  explicit CalibrationError(const std::string& message) : CalibrationError(std::vector<std::string>{message}) {}
-  const std::vector<std::string>& messages() const { return messages_; }
-
- private:
-  std::vector<std::string> messages_;
-};
 
 enum class ComputeKind {
   gemm,              // C[m,n] = A[m,k] B[k,n] in `dtype`; work = 2mnk FLOPs

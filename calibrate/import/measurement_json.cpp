@@ -515,7 +515,7 @@ MeasurementSet measurements_from_json_text(const std::string& text, const std::s
   } catch (const json::parse_error& e) {
     const std::size_t at = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
     const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
-    throw CalibrationError(file + ":" + std::to_string(line) + ": invalid JSON (" + e.what() + ")");
+    throw InputError(file + ":" + std::to_string(line) + ": invalid JSON (" + e.what() + ")");
   }
   Reader r(file);
   MeasurementSet set;
@@ -529,17 +529,17 @@ MeasurementSet measurements_from_json_text(const std::string& text, const std::s
                                  doc.contains("nccl") || doc.contains("d2d_copy"))) {
     set = read_compute_file(doc, r);
   } else {
-    throw CalibrationError(file + ": (top level): not a measurement file (expected the harness / reference format "
+    throw InputError(file + ": (top level): not a measurement file (expected the harness / reference format "
                                   "with gemm, attention, memory_bound, d2d_copy or nccl arrays; the SDPA backends file of "
                                   "scripts/attention_backends.py; nccl-tests -J output; or a published nccl.json array)");
   }
-  if (!r.errors().empty()) throw CalibrationError(r.errors());
+  if (!r.errors().empty()) throw InputError(r.errors());
   set.sources.push_back(file);
   set.notes.insert(set.notes.end(), r.notes().begin(), r.notes().end());
   if (set.compute.empty() && set.comm.empty()) {
     auto lines = r.notes();
     lines.push_back(file + ": no usable measurement");
-    throw CalibrationError(lines);
+    throw InputError(lines);
   }
   return set;
 }

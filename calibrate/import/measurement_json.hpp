@@ -33,7 +33,7 @@
 
 namespace cs::calibrate {
 
-// Dispatches on the document's shape. Throws CalibrationError naming file and path.
+// Dispatches on the document's shape. Throws InputError naming file and path.
 MeasurementSet measurements_from_json_text(const std::string& text, const std::string& file);
 
 }  // namespace cs::calibrate

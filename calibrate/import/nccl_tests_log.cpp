@@ -351,7 +351,7 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& file) {
 }
 
 MeasurementSet nccl_tests_measurements(const NcclTestsLog& log) {
-  if (!log.too_many_rows.empty()) throw CalibrationError(std::vector<std::string>{log.too_many_rows});
+  if (!log.too_many_rows.empty()) throw InputError(std::vector<std::string>{log.too_many_rows});
   MeasurementSet set;
   set.sources.push_back(log.file);
   set.notes = log.problems;
@@ -402,7 +402,7 @@ MeasurementSet nccl_tests_measurements(const NcclTestsLog& log) {
     auto lines = set.notes;
     lines.push_back(log.file + ": no usable nccl-tests measurement (expected data rows \"size count type redop root "
                                "time algbw busbw #wrong time algbw busbw #wrong\")");
-    throw CalibrationError(std::move(lines));
+    throw InputError(std::move(lines));
   }
   return set;
 }

@@ -78,7 +78,7 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& file);
 
 // The measurements of a parsed log: one per row and placement (out-of-place, in-place). Runs without a
 // collective or rank count, and rows whose busbw contradicts size/time, become notes. Throws
-// CalibrationError (all problems, then "no usable measurement") when nothing usable remains.
+// InputError (all problems, then "no usable measurement") when nothing usable remains.
 MeasurementSet nccl_tests_measurements(const NcclTestsLog& log);
 
 // The collective a name denotes: "all_reduce_perf", "./build/alltoall_perf", a file name such as

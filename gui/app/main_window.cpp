@@ -39,7 +39,7 @@
 #include "gui/app/sim_runner.hpp"
 #include "gui/app/sweep_runner.hpp"
 #include "gui/views/timeline_view.hpp"
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
 #include "sim/report/output_file.hpp"
 
 namespace cs::gui {
@@ -304,7 +304,7 @@ void MainWindow::revalidate() {
     sweep_stale_ = true;
     sweeper_->cancel();
     maybe_run_sweep();
-  } catch (const sim::InputError& e) {
+  } catch (const InputError& e) {
     valid_ = false;
     runner_->supersede();  // whatever was in flight is for an older edit
     sweeper_->cancel();
@@ -538,23 +538,19 @@ void MainWindow::closeEvent(QCloseEvent* e) {
 
 bool MainWindow::save() {
   if (doc_.path().empty()) return save_as();
-  try {
-    doc_.save_as(doc_.path());
-  } catch (const std::exception& e) {
-    QMessageBox::warning(this, tr("Save failed"), message_lines(e));
-    return false;
-  }
-  QFile::remove(recovery_path());
-  update_title();
-  return true;
+  return save_to(doc_.path());
 }
 
 bool MainWindow::save_as() {
   const QString path = QFileDialog::getSaveFileName(this, tr("Save scenario"), QString::fromStdString(doc_.path()),
                                                     tr("Scenario JSON (*.json)"));
   if (path.isEmpty()) return false;
+  return save_to(path.toStdString());
+}
+
+bool MainWindow::save_to(const std::string& path) {
   try {
-    doc_.save_as(path.toStdString());
+    doc_.save_as(path);
   } catch (const std::exception& e) {
     QMessageBox::warning(this, tr("Save failed"), message_lines(e));
     return false;

@@ -95,6 +95,7 @@ class MainWindow : public QMainWindow {
   bool confirm_discard();  // asks to save a dirty document; false to cancel
   bool save();
   bool save_as();
+  bool save_to(const std::string& path);  // save() and save_as(): write, drop the recovery copy
   void open_dialog();
   void export_png();
   void export_csv();

@@ -17,14 +17,14 @@ namespace cs::gui {
 class ScenarioDocument {
  public:
   ScenarioDocument();  // the built-in default scenario (Llama-3 70B on 64 H100), untitled
-  static ScenarioDocument from_file(const std::string& path);  // throws sim::InputError
+  static ScenarioDocument from_file(const std::string& path);  // throws InputError
   static ScenarioDocument from_json(nlohmann::json doc, std::string path);
 
-  // Applies "dotted.path=value" (value parsed as JSON, else a string); throws sim::InputError.
+  // Applies "dotted.path=value" (value parsed as JSON, else a string); throws InputError.
   void set(const std::string& assignment);
   // Removes a dotted path if present (keys the GUI derives, e.g. training.data_parallel_size).
   void erase(const std::string& dotted_path);
-  // Parses and validates; throws sim::InputError with the library's messages.
+  // Parses and validates; throws InputError with the library's messages.
   sim::Scenario validate() const;
 
   const nlohmann::json& content() const { return doc_; }

@@ -10,17 +10,12 @@
 namespace cs::gui {
 
 BreakdownChart::BreakdownChart(QWidget* parent) : QChartView(new QChart, parent) {
-  setRenderHint(QPainter::Antialiasing);
-  chart()->setTitle(tr("Step time breakdown (s, average over simulated ranks)"));
-  chart()->legend()->setAlignment(Qt::AlignRight);
-  chart()->setMargins(QMargins(4, 4, 4, 4));
-  setMinimumSize(320, 220);
+  style_chart(*this, tr("Step time breakdown (s, average over simulated ranks)"), Qt::AlignRight, QSize(320, 220));
 }
 
 void BreakdownChart::show_outcomes(const std::shared_ptr<const SimOutcome>& current, const std::shared_ptr<const SimOutcome>& baseline) {
   QChart* c = chart();
-  c->removeAllSeries();
-  for (QAbstractAxis* a : c->axes()) c->removeAxis(a), delete a;
+  clear_chart(*c);
   if (!current) return;
 
   std::vector<std::pair<QString, const SimOutcome*>> bars;  // bottom to top

@@ -2,6 +2,12 @@
 
 #include <cmath>
 
+#include <QAbstractAxis>
+#include <QLegend>
+
+#include "sim/base/units.hpp"
+#include "sim/report/format.hpp"
+
 namespace cs::gui {
 
 QString format_seconds(double s) {
@@ -33,15 +39,23 @@ QString format_days(double days) {
   return QString::number(days, 'f', 1) + " days";
 }
 
-QString format_gib(double bytes) { return QString::number(bytes / 1073741824.0, 'f', 1) + " GiB"; }
+QString format_gib(double bytes) { return QString::fromStdString(sim::fmt("%.1f GiB", bytes / kGiB)); }
 
 QString format_percent(double fraction, int decimals) { return QString::number(fraction * 100, 'f', decimals) + " %"; }
 
-QString format_count(double n) {
-  const auto v = static_cast<long long>(std::llround(n));
-  QString digits = QString::number(v < 0 ? -v : v);
-  for (qsizetype i = digits.size() - 3; i > 0; i -= 3) digits.insert(i, ',');
-  return (v < 0 ? "-" : "") + digits;
+QString format_count(double n) { return QString::fromStdString(sim::grouped(n)); }
+
+void style_chart(QChartView& view, const QString& title, Qt::Alignment legend, QSize minimum) {
+  view.setRenderHint(QPainter::Antialiasing);
+  view.chart()->setTitle(title);
+  view.chart()->legend()->setAlignment(legend);
+  view.chart()->setMargins(QMargins(4, 4, 4, 4));
+  view.setMinimumSize(minimum);
+}
+
+void clear_chart(QChart& chart) {
+  chart.removeAllSeries();
+  for (QAbstractAxis* a : chart.axes()) chart.removeAxis(a), delete a;
 }
 
 QColor category_color(cs::sim::Category c) {

@@ -1,7 +1,10 @@
 #pragma once
 // How the GUI writes numbers and which colour each kind of work gets, in one place so the headline,
 // the charts, the timeline and the CSV export agree.
+#include <QChart>
+#include <QChartView>
 #include <QColor>
+#include <QSize>
 #include <QString>
 
 #include "sim/engine/task_graph.hpp"
@@ -15,6 +18,11 @@ QString format_days(double days);      // "41.3 days", "5.2 h"
 QString format_gib(double bytes);      // "71.4 GiB"
 QString format_percent(double fraction, int decimals = 1);
 QString format_count(double n);        // "16,384"
+
+// Every chart's frame: antialiased, titled, the legend at `legend`, thin margins, at least `minimum`.
+void style_chart(QChartView& view, const QString& title, Qt::Alignment legend, QSize minimum);
+// Empties a chart before it is drawn again: its series and its axes (which the chart owns).
+void clear_chart(QChart& chart);
 
 QColor category_color(cs::sim::Category c);
 QString category_label(cs::sim::Category c);  // "compute", "TP comm", ...

@@ -4,6 +4,7 @@
 #include <QLabel>
 
 #include "gui/views/format.hpp"
+#include "sim/base/units.hpp"
 
 namespace cs::gui {
 
@@ -71,7 +72,7 @@ void HeadlinePanel::show_report(const sim::Report& r, const std::optional<sim::R
   const double used = r.memory.total_bytes();
   set("memory",
       QStringLiteral("%1 / %2%3")
-          .arg(QString::number(used / 1073741824.0, 'f', 1), format_gib(r.memory_capacity_bytes),
+          .arg(QString::number(used / kGiB, 'f', 1), format_gib(r.memory_capacity_bytes),
                r.fits_in_memory ? QString() : tr("  DOES NOT FIT")),
       dl(used, b ? b->memory.total_bytes() : 0, true), !r.fits_in_memory);
   set("usd_per_step", format_usd(r.cost.usd_per_step), dl(r.cost.usd_per_step, b ? b->cost.usd_per_step : 0, true));

@@ -10,17 +10,12 @@
 namespace cs::gui {
 
 LinkChart::LinkChart(QWidget* parent) : QChartView(new QChart, parent) {
-  setRenderHint(QPainter::Antialiasing);
-  chart()->setTitle(tr("Utilization over the step, % (GB sent per GPU per step)"));
-  chart()->legend()->setAlignment(Qt::AlignBottom);
-  chart()->setMargins(QMargins(4, 4, 4, 4));
-  setMinimumSize(320, 200);
+  style_chart(*this, tr("Utilization over the step, % (GB sent per GPU per step)"), Qt::AlignBottom, QSize(320, 200));
 }
 
 void LinkChart::show_outcome(const std::shared_ptr<const SimOutcome>& current, const std::shared_ptr<const SimOutcome>& baseline) {
   QChart* c = chart();
-  c->removeAllSeries();
-  for (QAbstractAxis* a : c->axes()) c->removeAxis(a), delete a;
+  clear_chart(*c);
   if (!current) return;
   const sim::Report& r = current->report;
 

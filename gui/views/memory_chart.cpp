@@ -8,25 +8,17 @@
 #include <QValueAxis>
 
 #include "gui/views/format.hpp"
+#include "sim/base/units.hpp"
 
 namespace cs::gui {
 
-namespace {
-constexpr double kGiB = 1073741824.0;
-}
-
 MemoryChart::MemoryChart(QWidget* parent) : QChartView(new QChart, parent) {
-  setRenderHint(QPainter::Antialiasing);
-  chart()->setTitle(tr("Memory per GPU (GiB, peak stage) vs capacity"));
-  chart()->legend()->setAlignment(Qt::AlignRight);
-  chart()->setMargins(QMargins(4, 4, 4, 4));
-  setMinimumSize(320, 220);
+  style_chart(*this, tr("Memory per GPU (GiB, peak stage) vs capacity"), Qt::AlignRight, QSize(320, 220));
 }
 
 void MemoryChart::show_outcomes(const std::shared_ptr<const SimOutcome>& current, const std::shared_ptr<const SimOutcome>& baseline) {
   QChart* c = chart();
-  c->removeAllSeries();
-  for (QAbstractAxis* a : c->axes()) c->removeAxis(a), delete a;
+  clear_chart(*c);
   if (!current) return;
 
   std::vector<std::pair<QString, const sim::Report*>> bars;

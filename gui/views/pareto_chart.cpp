@@ -14,11 +14,7 @@
 namespace cs::gui {
 
 ParetoChart::ParetoChart(QWidget* parent) : QChartView(new QChart, parent) {
-  setRenderHint(QPainter::Antialiasing);
-  chart()->setTitle(tr("Cost vs time to train, layout sweep (click a point to load it)"));
-  chart()->legend()->setAlignment(Qt::AlignBottom);
-  chart()->setMargins(QMargins(4, 4, 4, 4));
-  setMinimumSize(320, 240);
+  style_chart(*this, tr("Cost vs time to train, layout sweep (click a point to load it)"), Qt::AlignBottom, QSize(320, 240));
 }
 
 void ParetoChart::connect_series(QScatterSeries* s) {
@@ -57,8 +53,7 @@ int ParetoChart::nearest(QPointF v) const {
 
 void ParetoChart::show_points(const std::shared_ptr<const SweepResult>& sweep) {
   QChart* c = chart();
-  c->removeAllSeries();
-  for (QAbstractAxis* a : c->axes()) c->removeAxis(a), delete a;
+  clear_chart(*c);
   sweep_ = sweep;
   if (!sweep) return;
   const bool per_billion_tokens = sweep->plan.per_billion_tokens;

@@ -12,17 +12,12 @@
 namespace cs::gui {
 
 ScalingChart::ScalingChart(QWidget* parent) : QChartView(new QChart, parent) {
-  setRenderHint(QPainter::Antialiasing);
-  chart()->setTitle(tr("Scaling: throughput and efficiency vs GPUs (same layout, same global batch)"));
-  chart()->legend()->setAlignment(Qt::AlignBottom);
-  chart()->setMargins(QMargins(4, 4, 4, 4));
-  setMinimumSize(320, 240);
+  style_chart(*this, tr("Scaling: throughput and efficiency vs GPUs (same layout, same global batch)"), Qt::AlignBottom, QSize(320, 240));
 }
 
 void ScalingChart::show_points(const std::shared_ptr<const SweepResult>& sweep) {
   QChart* c = chart();
-  c->removeAllSeries();
-  for (QAbstractAxis* a : c->axes()) c->removeAxis(a), delete a;
+  clear_chart(*c);
   if (!sweep) return;
   std::vector<const sim::Report*> pts;  // fewest GPUs first (the plan's order)
   for (std::size_t i : sweep->plan.scaling)

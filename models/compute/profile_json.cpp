@@ -1,4 +1,5 @@
 #include "models/compute/profile_json.hpp"
+#include "sim/base/input_file.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -19,12 +20,6 @@ using ordered_json = nlohmann::ordered_json;
 
 constexpr const char* kFormat = "clustersim-profile";
 constexpr int kVersion = 1;
-
-std::string join_messages(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const auto& l : lines) out += (out.empty() ? "" : "\n") + l;
-  return out;
-}
 
 std::string type_name(const json& v) {
   if (v.is_null()) return "null";
@@ -287,9 +282,6 @@ FitQuality read_fit_quality(const json& v, const std::string& at, Problems& prob
 
 }  // namespace
 
-ProfileError::ProfileError(std::vector<std::string> messages)
-    : std::runtime_error(join_messages(messages)), messages_(std::move(messages)) {}
-
 CalibrationProfile parse_profile(const std::string& json_text, const std::string& file) {
   json doc;
   try {
@@ -297,11 +289,11 @@ CalibrationProfile parse_profile(const std::string& json_text, const std::string
   } catch (const json::parse_error& e) {
     const std::size_t at = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, json_text.size());
     const auto line = 1 + std::count(json_text.begin(), json_text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
-    throw ProfileError({file + ":" + std::to_string(line) + ": invalid JSON (" + e.what() + ")"});
+    throw InputError({file + ":" + std::to_string(line) + ": invalid JSON (" + e.what() + ")"});
   }
   Problems problems{file, {}};
   CalibrationProfile p;
-  if (!expect_object(doc, "", problems)) throw ProfileError(problems.lines);
+  if (!expect_object(doc, "", problems)) throw InputError(problems.lines);
   Fields top(doc, "", problems);
   if (auto fmt = top.string("format", false); fmt && *fmt != kFormat)
     problems.add("format", "\"" + *fmt + "\" is not a calibration profile (expected \"" + kFormat + "\")");
@@ -328,18 +320,14 @@ CalibrationProfile parse_profile(const std::string& json_text, const std::string
   if (p.compute && p.compute->gemm.empty() && p.compute->attention.empty() && !p.compute->attention_flash2 &&
       p.compute->memory_bound.empty())
     problems.add("compute", "has no gemm, attention or memory_bound points (leave \"compute\" out to use the defaults)");
-  if (!problems.lines.empty()) throw ProfileError(problems.lines);
+  if (!problems.lines.empty()) throw InputError(problems.lines);
   p.comm.source = p.comm.source.empty() ? file : p.comm.source;
   if (p.compute && p.compute->source.empty()) p.compute->source = file;
   return p;
 }
 
 CalibrationProfile read_profile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ProfileError({path + ": cannot open calibration profile"});
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return parse_profile(buf.str(), path);
+  return parse_profile(read_input_file(path, "calibration profile"), path);
 }
 
 namespace {

@@ -25,7 +25,7 @@
 //
 // Reading is strict: unknown keys, wrong types, non-finite or out-of-range numbers are errors, and every
 // message names the file and the JSON path ("h200.json: compute.gemm[3].efficiency: expected a number
-// in (0, 1]"). All problems of a file are collected and thrown together as one ProfileError.
+// in (0, 1]"). All problems of a file are collected and thrown together as one InputError.
 // Writing goes to a temporary file that is renamed into place, so a profile is never half-written.
 #include <optional>
 #include <stdexcept>
@@ -34,18 +34,9 @@
 
 #include "models/compute/comm_profile.hpp"
 #include "models/compute/compute_model.hpp"
+#include "sim/base/input_error.hpp"
 
 namespace cs::models {
-
-// Bad profile file: one message per problem, each "FILE: JSON.PATH: what (expected ...)".
-class ProfileError : public std::runtime_error {
- public:
-  explicit ProfileError(std::vector<std::string> messages);
-  const std::vector<std::string>& messages() const { return messages_; }
-
- private:
-  std::vector<std::string> messages_;
-};
 
 // How well one group of measurements is reproduced (written by the fitter, for people reading the file).
 struct FitQuality {
@@ -63,9 +54,9 @@ struct CalibrationProfile {
   std::vector<FitQuality> fit_quality;
 };
 
-// Parses a profile document; `file` names it in messages. Throws ProfileError.
+// Parses a profile document; `file` names it in messages. Throws InputError.
 CalibrationProfile parse_profile(const std::string& json_text, const std::string& file);
-// Reads and parses a profile file. Throws ProfileError (also for a file that cannot be opened).
+// Reads and parses a profile file. Throws InputError (also for a file that cannot be opened).
 CalibrationProfile read_profile(const std::string& path);
 // The JSON text of a profile (2-space indented, keys in a fixed order, numbers round-trip exactly).
 std::string profile_to_json(const CalibrationProfile& profile);

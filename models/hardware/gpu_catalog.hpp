@@ -41,6 +41,12 @@ struct GpuSpec {
   // Peak for a math format; fp8 falls back to bf16 on GPUs without fp8 tensor cores.
   double peak_tflops(Dtype d) const;
   bool has_fp8() const { return peak_tflops_fp8 > 0; }
+  // The scale-up bandwidth a node link gets from the GPU when its catalog entry leaves it to the GPU
+  // (nvswitch, pcie): half of nvlink_gbps, per direction, and at least 1 GB/s.
+  double scaleup_GBps_per_direction() const { return nvlink_gbps / 2 > 1.0 ? nvlink_gbps / 2 : 1.0; }
+  // In-switch reduction (NVLS) came with third-generation NVSwitch, i.e. NVLink 4 (900 GB/s per GPU:
+  // H100, H200) and later (B200); the A100's NVSwitch has none.
+  bool nvswitch_has_nvls() const { return nvlink_gbps >= 900; }
 };
 
 // nullptr when the name is unknown.

@@ -3,15 +3,16 @@
 #include <algorithm>
 #include <vector>
 
+#include "models/parallelism/ddp_bucket.hpp"
+#include "models/parallelism/pipeline_schedule.hpp"
 #include "sim/base/check.hpp"
+#include "sim/base/units.hpp"
 
 namespace cs::models {
 namespace {
 
 double d(std::int64_t x) { return static_cast<double>(x); }
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr double kMiB = 1024.0 * 1024.0;
 
 // Bytes per parameter before sharding (ZeRO's mixed-precision Adam accounting). Megatron with
 // --accumulate-allreduce-grads-in-fp32 keeps fp32 main grads (4 B); we count bf16 grads, as the ZeRO
@@ -25,9 +26,6 @@ constexpr double kOptimizerBytes = 12.0; // fp32 master weights, Adam momentum a
 // 256 MiB is a round figure for a rank in 3-4 communicators).
 constexpr double kCublasWorkspaceBytes = 32.0 * kMiB;
 constexpr double kNcclBuffersBytes = 256.0 * kMiB;
-// Megatron's DDP bucket: max(40M, 1M * dp) parameters; with ZeRO-2/3 one bucket of unsharded grads
-// exists while it is reduce-scattered.
-constexpr double kBucketParams = 40e6;
 // CUDA context + framework (PyTorch caching allocator, kernels' modules) and allocator fragmentation:
 // TrainingConfig::memory_reserve_gib (1 GiB by default) and allocator_fragmentation (5%).
 
@@ -55,7 +53,7 @@ int expert_data_parallel_shards(const TrainingConfig& t) {
 //  - 1F1B: min(p - i, m) micro-batches (warm-up p - i - 1 plus the one in 1F1B steady state).
 //  - Interleaved (vp > 1): Megatron's warm-up is (p - i - 1) * 2 + (vp - 1) * p virtual micro-batches,
 //    so the first min(that + 1, m vp) of them are in flight, virtual micro-batch k in chunk
-//    (k mod p vp) div p (pipeline_schedule.hpp); with an even split and i = 0, m large that is
+//    (k mod p vp) div p (both from pipeline_schedule.hpp, the executor's own order); with an even split and i = 0, m large that is
 //    L (1 + (p - 1) / (p vp)) layers, Korthikanti's interleaved factor.
 std::vector<std::int64_t> chunk_microbatches_in_flight(const TrainingConfig& t, int stage) {
   const std::int64_t mb = t.num_micro_batches();
@@ -65,12 +63,12 @@ std::vector<std::int64_t> chunk_microbatches_in_flight(const TrainingConfig& t, 
     n.assign(n.size(), 1);
   } else if (t.pipeline_schedule == PipelineSchedule::gpipe) {
     n.assign(n.size(), mb);
-  } else if (vp > 1 || t.pipeline_schedule == PipelineSchedule::interleaved) {
-    const std::int64_t warmup = static_cast<std::int64_t>(t.pp - stage - 1) * 2 + (vp - 1) * t.pp;
-    const std::int64_t in_flight = std::min<std::int64_t>(warmup + 1, mb * vp);
-    for (std::int64_t k = 0; k < in_flight; ++k) ++n[static_cast<std::size_t>((k % (t.pp * vp)) / t.pp)];
   } else {
-    n.assign(n.size(), std::min<std::int64_t>(t.pp - stage, mb));
+    // The warm-up forwards plus the one that runs before the first backward, each in its chunk.
+    const auto schedule = vp > 1 ? PipelineSchedule::interleaved : t.pipeline_schedule;
+    const int v = static_cast<int>(vp), m = static_cast<int>(mb);
+    const int in_flight = std::min(sim::warmup_forwards(schedule, t.pp, m, stage, v) + 1, m * v);
+    for (int k = 0; k < in_flight; ++k) ++n[static_cast<std::size_t>(sim::forward_chunk(k, t.pp, v))];
   }
   return n;
 }
@@ -267,7 +265,8 @@ MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, in
   const std::int64_t world = static_cast<std::int64_t>(t.tp) * t.pp * t.cp * t.dp;
   if (world > 1) buffers += kNcclBuffersBytes;
   if (t.zero_stage >= 2 && nd > 1) {
-    buffers += kGradBytes * std::min(p.total(), std::max(kBucketParams, 1e6 * t.dp));
+    // One bucket of unsharded grads exists while it is reduce-scattered (ddp_bucket.hpp).
+    buffers += kGradBytes * std::min(p.total(), ddp_bucket_params(t.dp));
   }
   if (t.zero_stage >= 3 && nd > 1) {
     // One layer's parameters (the stage's total over its layers, embedding and head included, as an
@@ -290,5 +289,9 @@ MemoryBreakdown peak_memory_per_gpu(const ModelConfig& m, const TrainingConfig& 
   }
   return best;
 }
+
+double hbm_capacity_bytes(const GpuSpec& gpu) { return gpu.hbm_gib * kGiB; }
+
+bool fits_in_memory(const MemoryBreakdown& m, const GpuSpec& gpu) { return m.total_bytes() <= hbm_capacity_bytes(gpu); }
 
 }  // namespace cs::models

@@ -68,4 +68,9 @@ MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, in
 // The stage with the largest total (the one that decides whether the job fits).
 MemoryBreakdown peak_memory_per_gpu(const ModelConfig& m, const TrainingConfig& t);
 
+// The one fits-in-memory rule: the peak total against the GPU's whole HBM (hbm_gib GiB, the capacity
+// nvidia-smi reports; the CUDA context and allocator's share are already in reserved_bytes).
+double hbm_capacity_bytes(const GpuSpec& gpu);
+bool fits_in_memory(const MemoryBreakdown& m, const GpuSpec& gpu);
+
 }  // namespace cs::models

@@ -12,12 +12,12 @@ std::vector<PipelineAction> interleaved_order(int p, int m, int s, int v) {
   CS_CHECK(m % p == 0);
   const int total = m * v;
   auto chunk_of = [&](int k, bool forward) {
-    const int c = (k % (p * v)) / p;
+    const int c = forward_chunk(k, p, v);
     return forward ? c : v - 1 - c;
   };
   auto micro_batch_of = [&](int k) { return (k / (p * v)) * p + k % p; };
   auto action = [&](int k, bool forward) { return PipelineAction{forward, micro_batch_of(k), chunk_of(k, forward)}; };
-  const int warmup = std::min((p - s - 1) * 2 + (v - 1) * p, total);
+  const int warmup = warmup_forwards(PipelineSchedule::interleaved, p, m, s, v);
   std::vector<PipelineAction> order;
   order.reserve(static_cast<std::size_t>(2 * total));
   for (int k = 0; k < warmup; ++k) order.push_back(action(k, true));
@@ -31,6 +31,18 @@ std::vector<PipelineAction> interleaved_order(int p, int m, int s, int v) {
 
 }  // namespace
 
+int warmup_forwards(PipelineSchedule schedule, int stages, int micro_batches, int stage, int virtual_stages) {
+  switch (schedule) {
+    case PipelineSchedule::gpipe: return micro_batches;
+    case PipelineSchedule::interleaved:
+      return std::min((stages - stage - 1) * 2 + (virtual_stages - 1) * stages, micro_batches * virtual_stages);
+    case PipelineSchedule::one_f_one_b: break;
+  }
+  return std::min(stages - stage - 1, micro_batches);
+}
+
+int forward_chunk(int k, int stages, int virtual_stages) { return (k % (stages * virtual_stages)) / stages; }
+
 std::vector<PipelineAction> pipeline_order(PipelineSchedule schedule, int stages, int micro_batches, int stage,
                                            int virtual_stages) {
   CS_CHECK(stages >= 1 && micro_batches >= 1 && stage >= 0 && stage < stages && virtual_stages >= 1);
@@ -43,7 +55,7 @@ std::vector<PipelineAction> pipeline_order(PipelineSchedule schedule, int stages
     for (int j = 0; j < micro_batches; ++j) order.push_back({false, j});
     return order;
   }
-  const int warmup = std::min(stages - stage - 1, micro_batches);
+  const int warmup = warmup_forwards(schedule, stages, micro_batches, stage);
   int next_fwd = 0, next_bwd = 0;
   for (int i = 0; i < warmup; ++i) order.push_back({true, next_fwd++});
   while (next_fwd < micro_batches) {

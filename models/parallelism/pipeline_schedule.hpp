@@ -40,4 +40,13 @@ struct PipelineAction {
 std::vector<PipelineAction> pipeline_order(PipelineSchedule schedule, int stages, int micro_batches, int stage,
                                            int virtual_stages = 1);
 
+// The forwards stage `stage` runs before its first backward's turn, the warm-up above: GPipe m, 1F1B
+// min(p - s - 1, m), interleaved min((p - s - 1) 2 + (v - 1) p, m v). The memory model sizes the
+// activations in flight from it (memory_model.cpp), so the schedule and the memory model cannot disagree.
+int warmup_forwards(PipelineSchedule schedule, int stages, int micro_batches, int stage, int virtual_stages = 1);
+
+// The model chunk that virtual micro-batch k's forward runs in the interleaved schedule, (k mod p v) div p
+// (0 when v = 1).
+int forward_chunk(int k, int stages, int virtual_stages);
+
 }  // namespace cs::sim

@@ -21,6 +21,15 @@ enum class OpKind {
   collective,     // a collective call; see CollectiveKind and ProcessGroup
 };
 
+// What part of the training step an op belongs to, set by the workload builder (transformer.cpp). The
+// step builder files an op's time by it (the report's compute / recompute / optimizer breakdown; HFU
+// counts recompute, MFU does not), so no rule ever reads an op's name.
+//   forward: the forward pass;  backward: dgrad, wgrad and the backward collectives;
+//   recompute: a forward kernel re-run in backward because its activations were not kept (recompute
+//              granularity selective or full), with the collectives it re-runs;
+//   optimizer: the gradient norm, its all-reduce and the optimizer step.
+enum class OpRole { forward, backward, recompute, optimizer };
+
 using CollectiveKind = sim::CollectiveKind;  // sim/base/collective_kind.hpp
 
 // The process group a collective runs on, as Megatron-Core names them.
@@ -60,6 +69,7 @@ struct AttentionShape {
 struct Op {
   std::string name;  // short, stable: "qkv", "attn", "fc1", "ar_attn", ...
   OpKind kind = OpKind::memory_bound;
+  OpRole role = OpRole::forward;
   Dtype dtype = Dtype::bf16;  // math format of GEMMs / attention
   double flops = 0;           // floating-point operations actually executed
   double bytes = 0;           // HBM bytes read + written (memory-bound ops, and GEMM operand traffic)

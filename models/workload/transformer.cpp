@@ -149,6 +149,20 @@ Op wgrad(const Op& fwd) {
   return gemm(fwd.name + "_wgrad", fwd.gemm.k, fwd.gemm.n, fwd.gemm.m, fwd.dtype);
 }
 
+// A forward op re-run in backward (recompute): the same kernel, its name prefixed so traces and tests can
+// tell it apart, and its role what the step builder files it under.
+Op recomputed(Op op) {
+  op.name = "recompute_" + op.name;
+  op.role = OpRole::recompute;
+  return op;
+}
+
+// Everything in a layer's backward list that is not a recompute is the backward pass proper.
+void mark_backward(LayerOps& ops) {
+  for (Op& op : ops.backward)
+    if (op.role == OpRole::forward) op.role = OpRole::backward;
+}
+
 // Keys a query of a sliding-window layer sees (window plus itself), at most the sequence.
 std::int64_t window_keys(const ModelConfig& m, const TrainingConfig& t) {
   return std::min<std::int64_t>(m.window_size + 1, t.seq_length);
@@ -380,11 +394,7 @@ void moe_mlp_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, s
   fwd.push_back(fc1);
   fwd.push_back(act);
   fwd.push_back(fc2);
-  if (t.recompute == Recompute::selective && t.recompute_modules.moe_act) {
-    Op again = act;
-    again.name = "recompute_act.experts";
-    expert_bwd.push_back(std::move(again));
-  }
+  if (t.recompute == Recompute::selective && t.recompute_modules.moe_act) expert_bwd.push_back(recomputed(act));
   expert_bwd.push_back(experts(dgrad(fc2)));
   expert_bwd.push_back(experts(wgrad(fc2)));
   expert_bwd.push_back(experts(mem("act_bwd.experts", MemOpKind::activation, act_mult_bwd * d(tokens_per_expert) * d(f) * kActBytes)));
@@ -777,6 +787,7 @@ void add_fp8_casts(std::vector<Op>& ops) {
     if (op.kind == OpKind::gemm && op.dtype == Dtype::fp8 && !is_wgrad) {
       out.push_back(mem(op.name + "_fp8_cast", MemOpKind::elementwise, 3.0 * d(op.gemm.m) * d(op.gemm.k)));
       out.back().repeat = op.repeat;
+      out.back().role = op.role;
     }
     out.push_back(std::move(op));
   }
@@ -849,12 +860,8 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
     else tp_mlp_ops(m, x, "", "_mlp", m.ffn_hidden_size, mlp_fwd, mlp_bwd);
     const bool selective = t.recompute == Recompute::selective;
     if (selective && t.recompute_modules.mlp && !moe)
-      for (const auto& op : mlp_fwd) {
-        if (op.kind == OpKind::collective) continue;
-        Op again = op;
-        again.name = "recompute_" + op.name;
-        mlp_again.push_back(std::move(again));
-      }
+      for (const auto& op : mlp_fwd)
+        if (op.kind != OpKind::collective) mlp_again.push_back(recomputed(op));
     for (auto& op : mlp_fwd) f.push_back(std::move(op));
   }
   const bool recompute_norms = t.recompute == Recompute::selective && t.recompute_modules.layernorm;
@@ -862,24 +869,20 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
 
   auto& b = ops.backward;
   if (t.recompute == Recompute::full) {
-    for (const auto& op : ops.forward) {
-      Op r = op;
-      r.name = "recompute_" + op.name;
-      b.push_back(std::move(r));
-    }
+    for (const auto& op : ops.forward) b.push_back(recomputed(op));
   }
 
   // MLP block, backward: first re-run what recompute_modules discarded (the norm output FC1's wgrad
   // needs; the MLP's own forward).
   b.push_back(residual("add2_bwd", x, hidden_dropout));
-  if (recompute_norms) b.push_back(norm_fwd("recompute_ln2", x));
+  if (recompute_norms) b.push_back(recomputed(norm_fwd("ln2", x)));
   for (auto& op : mlp_again) b.push_back(std::move(op));
   for (auto& op : mlp_bwd) b.push_back(std::move(op));
   b.push_back(norm_bwd("ln2_bwd", x));
 
   // Attention block, backward.
   b.push_back(residual("add1_bwd", x, hidden_dropout));
-  if (recompute_norms) b.push_back(norm_fwd("recompute_ln1", x));
+  if (recompute_norms) b.push_back(recomputed(norm_fwd("ln1", x)));
   row_parallel_bwd_coll(x, "_attn", b);
   b.push_back(dgrad(proj));
   b.push_back(wgrad(proj));
@@ -887,10 +890,12 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
     // Re-running ring attention re-runs its KV exchange (Megatron checkpoints TE's core attention,
     // communication included).
     if (t.cp > 1) {
-      b.push_back(coll("recompute_cp_kv", CollectiveKind::send_recv, ProcessGroup::cp, d(t.cp - 1) * kv_chunk_bytes));
+      b.push_back(recomputed(coll("cp_kv", CollectiveKind::send_recv, ProcessGroup::cp, d(t.cp - 1) * kv_chunk_bytes)));
     }
-    if (unfused) unfused_attention_fwd("recompute_attn", us, attention_dropout, b);
-    else b.push_back(attention_fwd("recompute_attn", as, window));
+    std::vector<Op> attn;
+    if (unfused) unfused_attention_fwd("attn", us, attention_dropout, attn);
+    else attn.push_back(attention_fwd("attn", as, window));
+    for (const auto& op : attn) b.push_back(recomputed(op));
   }
   if (t.cp > 1) {
     // Backward passes K, V around the ring again and their gradients back: twice the forward traffic.
@@ -903,6 +908,7 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
   b.push_back(norm_bwd("ln1_bwd", x));
   add_fp8_casts(ops.forward);
   add_fp8_casts(ops.backward);
+  mark_backward(ops);
   return ops;
 }
 
@@ -922,6 +928,7 @@ LayerOps embedding_ops(const ModelConfig& m, const TrainingConfig& t) {
   // Scatter-add: reads dY and the token ids, read-modify-writes T gradient rows (positions likewise).
   const double scatter_bytes = (3.0 + 3.0 * positions) * hidden_bytes(x) + d(x.T) * 8.0;
   ops.backward.push_back(mem("embed_bwd", MemOpKind::embedding, scatter_bytes));
+  mark_backward(ops);
   return ops;
 }
 
@@ -954,6 +961,7 @@ LayerOps lm_head_ops(const ModelConfig& m, const TrainingConfig& t) {
   b.push_back(mem("cross_entropy_bwd", MemOpKind::cross_entropy, 6.0 * logits));
   column_parallel_bwd(head, x, "_head", b);
   b.push_back(norm_bwd("ln_f_bwd", x));
+  mark_backward(ops);
   return ops;
 }
 
@@ -968,6 +976,7 @@ Op optimizer_op(double params_on_rank) {
   Op op;
   op.name = "optimizer";
   op.kind = OpKind::optimizer;
+  op.role = OpRole::optimizer;
   op.dtype = Dtype::fp32;
   op.mem_kind = MemOpKind::optimizer;
   op.bytes = 28.0 * params_on_rank;
@@ -981,11 +990,16 @@ Op optimizer_op(double params_on_rank) {
 Op grad_norm_op(double grads_on_rank) {
   CS_CHECK(grads_on_rank >= 0);
   Op op = mem("grad_norm", MemOpKind::elementwise, 4.0 * grads_on_rank, 2.0 * grads_on_rank);
+  op.role = OpRole::optimizer;
   op.dtype = Dtype::fp32;
   return op;
 }
 
 // The sum of squares, one fp32, all-reduced (Megatron: torch.distributed.all_reduce(total_norm)).
-Op grad_norm_all_reduce_op() { return coll("ar_grad_norm", CollectiveKind::all_reduce, ProcessGroup::dp, 4.0); }
+Op grad_norm_all_reduce_op() {
+  Op op = coll("ar_grad_norm", CollectiveKind::all_reduce, ProcessGroup::dp, 4.0);
+  op.role = OpRole::optimizer;
+  return op;
+}
 
 }  // namespace cs::models

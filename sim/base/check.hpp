@@ -1,6 +1,6 @@
 #pragma once
 // Invariant checks, one macro for every layer (engine, models, topologies, ...). A failed check is a
-// clustersim bug, never bad user input: it aborts with file and line, in release builds too. User input errors are InputError (sim/scenario/input_error.hpp).
+// clustersim bug, never bad user input: it aborts with file and line, in release builds too. User input errors are InputError (sim/base/input_error.hpp).
 #include <cstdio>
 #include <cstdlib>
 

@@ -16,7 +16,7 @@
 #include "models/compute/profile_json.hpp"
 #include "sim/cli/cli.hpp"
 #include "sim/cli/cli_options.hpp"
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
 
 namespace po = boost::program_options;
 
@@ -64,26 +64,21 @@ int fit(const std::vector<std::string>& args) {
   }
   const std::string out = vm["output"].as<std::string>();
 
-  calibrate::ProfileFit result;
-  try {
-    calibrate::MeasurementSet set = calibrate::import_files(vm["inputs"].as<std::vector<std::string>>());
-    if (vm.count("comm-gpu")) {
-      const auto keep = vm["comm-gpu"].as<std::vector<std::string>>();
-      for (const auto& k : keep)
-        if (!models::find_gpu(k)) throw InputError("--comm-gpu: unknown GPU \"" + k + "\"");
-      std::vector<calibrate::CommMeasurement> kept;
-      std::size_t dropped = 0;
-      for (auto& m : set.comm) {
-        if (std::find(keep.begin(), keep.end(), calibrate::gpu_of(m)) != keep.end()) kept.push_back(std::move(m));
-        else ++dropped;
-      }
-      set.comm = std::move(kept);
-      if (dropped) set.notes.push_back(std::to_string(dropped) + " collective measurements on other GPUs left out (--comm-gpu)");
+  calibrate::MeasurementSet set = calibrate::import_files(vm["inputs"].as<std::vector<std::string>>());
+  if (vm.count("comm-gpu")) {
+    const auto keep = vm["comm-gpu"].as<std::vector<std::string>>();
+    for (const auto& k : keep)
+      if (!models::find_gpu(k)) throw InputError("--comm-gpu: unknown GPU \"" + k + "\"");
+    std::vector<calibrate::CommMeasurement> kept;
+    std::size_t dropped = 0;
+    for (auto& m : set.comm) {
+      if (std::find(keep.begin(), keep.end(), calibrate::gpu_of(m)) != keep.end()) kept.push_back(std::move(m));
+      else ++dropped;
     }
-    result = calibrate::fit_profile(set, gpu);
-  } catch (const calibrate::CalibrationError& e) {
-    throw InputError(e.messages());
+    set.comm = std::move(kept);
+    if (dropped) set.notes.push_back(std::to_string(dropped) + " collective measurements on other GPUs left out (--comm-gpu)");
   }
+  const calibrate::ProfileFit result = calibrate::fit_profile(set, gpu);
   for (const auto& n : result.notes) std::cerr << "note: " << n << "\n";
 
   const auto& p = result.profile;

@@ -18,8 +18,9 @@
 #include "models/compute/comm_profile.hpp"
 #include "sim/cli/cli.hpp"
 #include "sim/network/collective_run.hpp"
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/base/units.hpp"
 
 namespace po = boost::program_options;
 using nlohmann::json;
@@ -51,9 +52,9 @@ std::optional<double> parse_size(const std::string& text) {
   const char c = static_cast<char>(std::toupper(static_cast<unsigned char>(suffix[0])));
   if (suffix.size() > 2 || (suffix.size() == 2 && std::toupper(static_cast<unsigned char>(suffix[1])) != 'B'))
     return std::nullopt;
-  if (c == 'K') return v * 1024.0;
-  if (c == 'M') return v * 1048576.0;
-  if (c == 'G') return v * 1073741824.0;
+  if (c == 'K') return v * kKiB;
+  if (c == 'M') return v * kMiB;
+  if (c == 'G') return v * kGiB;
   return std::nullopt;
 }
 

@@ -8,7 +8,7 @@
 
 #include <boost/program_options.hpp>
 
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
 
 namespace cs::sim::cli {
 

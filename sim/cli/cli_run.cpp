@@ -6,7 +6,7 @@
 
 #include "sim/cli/cli.hpp"
 #include "sim/cli/cli_options.hpp"
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
 #include "sim/report/trace.hpp"

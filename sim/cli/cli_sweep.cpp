@@ -18,10 +18,12 @@
 
 #include "sim/cli/cli.hpp"
 #include "sim/cli/cli_options.hpp"
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
 #include "sim/report/output_file.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/explore/sweep.hpp"
+#include "sim/base/units.hpp"
+#include "sim/report/format.hpp"
 
 namespace po = boost::program_options;
 using nlohmann::json;
@@ -29,23 +31,6 @@ using nlohmann::json;
 namespace cs::sim::cli {
 namespace {
 
-constexpr double kGiB = 1073741824.0;
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-std::string grouped(double v) {
-  const long long n = std::llround(v);
-  std::string digits = std::to_string(n < 0 ? -n : n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return (n < 0 ? "-" : "") + out;
-}
 
 std::string money(double usd) {
   if (usd >= 1e6) return "$" + fmt("%.2fM", usd / 1e6);

@@ -26,11 +26,12 @@
 #include "models/compute/profile_json.hpp"
 #include "sim/cli/cli.hpp"
 #include "sim/cli/cli_options.hpp"
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
 #include "sim/network/nccl_model.hpp"
 #include "sim/validation/nccl_validation.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "topologies/link_catalog.hpp"
+#include "sim/base/units.hpp"
 
 namespace po = boost::program_options;
 
@@ -56,35 +57,33 @@ topo::ClusterSpec single_node(const models::GpuSpec& gpu, int n) {
   spec.nodes = 1;
   spec.gpus_per_node = n;
   spec.intra = *topo::find_intra_node(gpu.nvlink_gbps > 0 ? "nvswitch" : "pcie");
-  if (spec.intra.gpu_bandwidth_GBps <= 0) spec.intra.gpu_bandwidth_GBps = std::max(1.0, gpu.nvlink_gbps / 2);
+  if (spec.intra.gpu_bandwidth_GBps <= 0) spec.intra.gpu_bandwidth_GBps = gpu.scaleup_GBps_per_direction();
   spec.nic = *topo::find_net_link("ib-ndr400");
   spec.nics_per_node = n;
   return spec;
 }
 
-// A JSON array whose entries are {"kind": "training", ...}: calibrate/published/published-train.json.
-bool is_published_training(const std::string& path) {
+// The document at `path` when it is a JSON array (the published-measurement files), else a discarded value:
+// cheap to ask of a measurement log, whose first character is not '['.
+nlohmann::json json_array_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   char c = 0;
   while (in.get(c) && std::isspace(static_cast<unsigned char>(c))) {
   }
-  if (c != '[') return false;
+  if (c != '[') return nlohmann::json(nlohmann::json::value_t::discarded);
   in.seekg(0);
-  const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+  return nlohmann::json::parse(in, nullptr, false);
+}
+
+// A JSON array whose entries are {"kind": "training", ...}: calibrate/published/published-train.json.
+bool is_published_training(const std::string& path) {
+  const nlohmann::json doc = json_array_file(path);
   return doc.is_array() && !doc.empty() && doc[0].is_object() && doc[0].value("kind", std::string()) == "training";
 }
 
 // calibrate/published/nccl.json (an array of {"kind": "nccl", ...}): run through the published-setup clusters
 // of sim/validation/nccl_validation.hpp, not the importer's single-node guess.
-bool is_published_nccl_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char c = 0;
-  while (in.get(c) && std::isspace(static_cast<unsigned char>(c))) {
-  }
-  if (c != '[') return false;
-  in.seekg(0);
-  return is_published_nccl(nlohmann::json::parse(in, nullptr, false));
-}
+bool is_published_nccl_file(const std::string& path) { return is_published_nccl(json_array_file(path)); }
 
 std::string comm_group(const calibrate::CommMeasurement& m) {
   std::string g = std::string(models::to_string(m.collective)) + " ";
@@ -94,9 +93,9 @@ std::string comm_group(const calibrate::CommMeasurement& m) {
 
 std::string size_label(double bytes) {
   char buf[48];
-  if (bytes >= double(1 << 30)) std::snprintf(buf, sizeof buf, "%g GiB", bytes / double(1 << 30));
-  else if (bytes >= double(1 << 20)) std::snprintf(buf, sizeof buf, "%g MiB", bytes / double(1 << 20));
-  else if (bytes >= 1024) std::snprintf(buf, sizeof buf, "%g KiB", bytes / 1024);
+  if (bytes >= kGiB) std::snprintf(buf, sizeof buf, "%g GiB", bytes / kGiB);
+  else if (bytes >= kMiB) std::snprintf(buf, sizeof buf, "%g MiB", bytes / kMiB);
+  else if (bytes >= kKiB) std::snprintf(buf, sizeof buf, "%g KiB", bytes / kKiB);
   else std::snprintf(buf, sizeof buf, "%g B", bytes);
   return buf;
 }
@@ -189,24 +188,12 @@ int validate(const std::vector<std::string>& args) {
   for (const auto& f : vm["inputs"].as<std::vector<std::string>>())
     (is_published_nccl_file(f) ? nccl_files : measured_files).push_back(f);
   calibrate::MeasurementSet set;
-  if (!measured_files.empty()) {
-    try {
-      set = calibrate::import_files(measured_files);
-    } catch (const calibrate::CalibrationError& e) {
-      throw InputError(e.messages());
-    }
-  }
+  if (!measured_files.empty()) set = calibrate::import_files(measured_files);
   std::optional<Scenario> scenario;
   if (vm.count("scenario")) scenario = load_scenario(vm["scenario"].as<std::string>());
 
   std::optional<models::CalibrationProfile> profile;
-  if (vm.count("profile")) {
-    try {
-      profile = models::read_profile(vm["profile"].as<std::string>());
-    } catch (const models::ProfileError& e) {
-      throw InputError(e.messages());
-    }
-  }
+  if (vm.count("profile")) profile = models::read_profile(vm["profile"].as<std::string>());
   const models::ComputeProfile& compute_profile =
       profile && profile->compute                  ? *profile->compute
       : scenario && scenario->compute_profile      ? *scenario->compute_profile

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/cli.hpp"
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/validation/validate_training.hpp"
 

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/cli.hpp"
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
 
 using namespace cs::sim;
 
@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
       if (command == c.name) return c.run(args);
     std::cerr << "clustersim: unknown command '" << command << "' (see clustersim --help)\n";
     return cli::kExitInput;
-  } catch (const InputError& e) {
+  } catch (const cs::InputError& e) {
     for (const auto& m : e.messages()) std::cerr << m << "\n";
     return cli::kExitInput;
   } catch (const boost::program_options::error& e) {

@@ -10,8 +10,9 @@
 #include <thread>
 
 #include "models/memory/memory_model.hpp"
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
 #include "sim/simulation.hpp"
+#include "sim/base/units.hpp"
 #include "sim/step/step_budget.hpp"
 
 namespace cs::sim {
@@ -20,7 +21,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr double kGiB = 1073741824.0;
 
 std::string join(const std::vector<std::string>& lines, const std::string& file) {
   std::string out;
@@ -34,29 +34,8 @@ std::string join(const std::vector<std::string>& lines, const std::string& file)
 
 // The report fields a layout has before it is simulated: what it is and what memory it needs.
 Report unsimulated_report(const Scenario& s, const models::MemoryBreakdown& memory) {
-  const auto& t = s.training;
-  Report r;
-  r.name = s.name;
-  r.gpu = s.gpu.name;
-  r.num_gpus = s.num_gpus();
-  r.nodes = s.cluster.nodes;
-  r.gpus_per_node = s.cluster.gpus_per_node;
-  r.model = s.model.name;
-  r.tp = t.tp, r.pp = t.pp, r.dp = t.dp, r.cp = t.cp, r.ep = t.ep, r.vp = t.vp;
-  r.etp = t.expert_tp();
-  r.micro_batch_size = t.micro_batch_size;
-  r.num_micro_batches = t.num_micro_batches();
-  r.global_batch_size = t.global_batch_size;
-  r.seq_length = t.seq_length;
-  r.precision = std::string(models::to_string(t.precision));
-  r.recompute = std::string(models::to_string(t.recompute));
-  r.zero_stage = t.zero_stage;
-  r.sequence_parallel = t.sequence_parallel;
-  r.memory = memory;
-  r.memory_capacity_bytes = s.gpu.hbm_gib * kGiB;
-  r.fits_in_memory = memory.total_bytes() <= r.memory_capacity_bytes;
-  r.price_per_gpu_hour_usd = s.price_per_gpu_hour_usd;
-  r.tokens_to_train = t.tokens_to_train;
+  Report r = job_report(s);
+  set_memory(r, memory, s.gpu);
   return r;
 }
 
@@ -193,7 +172,7 @@ SweepPoint evaluate_point(const json& base, const std::string& file, const Assig
   const Scenario& s = *parsed;
   if (skip_unfitting) {
     const models::MemoryBreakdown memory = models::peak_memory_per_gpu(s.model, s.training);
-    if (memory.total_bytes() > s.gpu.hbm_gib * kGiB) {
+    if (!models::fits_in_memory(memory, s.gpu)) {
       p.status = PointStatus::not_fitting;
       p.report = unsimulated_report(s, memory);
       p.error = not_fitting_message(memory, s.gpu);

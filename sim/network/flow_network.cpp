@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "sim/base/check.hpp"
+#include "sim/network/free_slots.hpp"
 
 namespace cs::sim {
 
@@ -166,14 +167,7 @@ void FlowNetwork::start(std::uint32_t collective, Time now) {
   const AlgorithmChoice choice = choose_algorithm(c.kind, c.bytes, geo, options_.forced_algorithm);
   choices_[collective] = choice;
 
-  std::uint32_t slot;
-  if (!free_slots_.empty()) {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  } else {
-    slot = static_cast<std::uint32_t>(active_.size());
-    active_.emplace_back();
-  }
+  const std::uint32_t slot = take_slot(free_slots_, active_);
   Active& a = active_[slot];
   a.collective = collective;
   a.outstanding = 0;

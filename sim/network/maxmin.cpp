@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "sim/base/check.hpp"
+#include "sim/network/free_slots.hpp"
 
 namespace cs::sim {
 
@@ -20,15 +21,8 @@ MaxMinSolver::MaxMinSolver(std::vector<double> capacity_Bps)
 
 std::uint32_t MaxMinSolver::add_flow(std::span<const int> links, double bytes, std::uint32_t owner, double payload) {
   CS_CHECK(bytes >= 0 && payload > 0 && payload <= 1);
-  std::uint32_t id;
-  if (!free_flows_.empty()) {
-    id = free_flows_.back();
-    free_flows_.pop_back();
-  } else {
-    id = static_cast<std::uint32_t>(flows_.size());
-    flows_.emplace_back();
-    flow_mark_.push_back(0);
-  }
+  const std::uint32_t id = take_slot(free_flows_, flows_);
+  if (flow_mark_.size() < flows_.size()) flow_mark_.push_back(0);
   Flow& f = flows_[id];
   f.path_begin = static_cast<std::uint32_t>(paths_.size());
   f.path_len = static_cast<std::uint32_t>(links.size());

@@ -19,7 +19,7 @@
 #include "sim/cli/cli.hpp"
 #include "sim/explore/sweep.hpp"
 #include "sim/report/report.hpp"
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
 
@@ -29,6 +29,7 @@ using nlohmann::json;
 namespace {
 
 using namespace cs::sim;
+using cs::InputError;
 
 // A scenario given as a path (read from disk, `--set` overrides applied) or as JSON text (a dict that
 // __init__.py serialised; errors then name "<dict>").

@@ -7,36 +7,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/base/units.hpp"
+#include "sim/report/format.hpp"
+#include "sim/scenario/scenario.hpp"
+
 namespace cs::sim {
 
 using nlohmann::json;
 
 namespace {
-constexpr double kGiB = 1073741824.0;
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-// 1234567.8 -> "1,234,568"
-std::string grouped(double v) {
-  const long long n = std::llround(v);
-  std::string digits = std::to_string(n < 0 ? -n : n);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return (n < 0 ? "-" : "") + out;
-}
-
-std::string seconds(double s) {
-  if (s >= 1) return fmt("%.3f s", s);
-  if (s >= 1e-3) return fmt("%.2f ms", s * 1e3);
-  return fmt("%.1f us", s * 1e6);
-}
 
 // {0, 1, 2, 5, 8, 9} -> "0-2, 5, 8-9"
 std::string node_ranges(const std::vector<int>& nodes) {
@@ -59,6 +38,43 @@ json links_json(const std::vector<LinkUtilization>& links) {
   return out;
 }
 }  // namespace
+
+Report job_report(const Scenario& s) {
+  const auto& t = s.training;
+  Report r;
+  r.name = s.name;
+  r.gpu = s.gpu.name;
+  r.num_gpus = s.num_gpus();
+  r.nodes = s.cluster.nodes;
+  r.gpus_per_node = s.cluster.gpus_per_node;
+  r.intra_node = s.cluster.intra.name;
+  r.inter_link = s.cluster.nodes > 1 ? s.cluster.nic.name : "";
+  r.fabric = s.cluster.nodes > 1 ? s.cluster.fabric : "";
+  r.model = s.model.name;
+  r.parameters = models::parameter_count(s.model);
+  r.tp = t.tp, r.pp = t.pp, r.dp = t.dp, r.cp = t.cp, r.ep = t.ep, r.vp = t.vp;
+  r.etp = t.expert_tp();
+  r.micro_batch_size = t.micro_batch_size;
+  r.num_micro_batches = t.num_micro_batches();
+  r.global_batch_size = t.global_batch_size;
+  r.seq_length = t.seq_length;
+  r.precision = std::string(models::to_string(t.precision));
+  r.schedule = t.pipeline_schedule == models::PipelineSchedule::gpipe         ? "gpipe"
+               : t.pipeline_schedule == models::PipelineSchedule::interleaved ? "interleaved"
+                                                                               : "1f1b";
+  r.recompute = std::string(models::to_string(t.recompute));
+  r.zero_stage = t.zero_stage;
+  r.sequence_parallel = t.sequence_parallel;
+  r.price_per_gpu_hour_usd = s.price_per_gpu_hour_usd;
+  r.tokens_to_train = t.tokens_to_train;
+  return r;
+}
+
+void set_memory(Report& r, const models::MemoryBreakdown& memory, const models::GpuSpec& gpu) {
+  r.memory = memory;
+  r.memory_capacity_bytes = models::hbm_capacity_bytes(gpu);
+  r.fits_in_memory = models::fits_in_memory(memory, gpu);
+}
 
 json to_json(const Report& r) {
   const json links = links_json(r.links);
@@ -139,27 +155,27 @@ std::string to_text(const Report& r) {
                     std::to_string(r.num_micro_batches) + " micro-batches x DP " + std::to_string(r.dp) + ", seq " +
                     std::to_string(r.seq_length) + ", " + r.precision + ", " + r.schedule);
   o += "\n";
-  line("step time", seconds(step));
+  line("step time", seconds_text(step));
   if (!r.job.empty())
-    line("slowdown", fmt("%.3fx", r.slowdown) + " the step alone (" + seconds(r.step_time_alone_s) +
+    line("slowdown", fmt("%.3fx", r.slowdown) + " the step alone (" + seconds_text(r.step_time_alone_s) +
                          " on the same nodes with the rest of the cluster idle)");
   line("throughput", grouped(r.tokens_per_s) + " tokens/s (" + grouped(r.tokens_per_s / r.num_gpus) + " per GPU)");
   line("MFU", fmt("%.1f%%", 100 * r.mfu) + fmt("   (%.0f model TFLOP/s per GPU", r.model_tflops_per_gpu) +
                   fmt("; HFU %.1f%%)", 100 * r.hfu));
-  line("breakdown", "compute " + seconds(r.breakdown.compute_s) + " (" + pct(r.breakdown.compute_s) + ")  exposed comm " +
-                        seconds(r.breakdown.exposed_comm_s) + " (" + pct(r.breakdown.exposed_comm_s) + ")  bubble " +
-                        seconds(r.breakdown.pipeline_bubble_s) + " (" + pct(r.breakdown.pipeline_bubble_s) + ")  other " +
-                        seconds(r.breakdown.other_s));
+  line("breakdown", "compute " + seconds_text(r.breakdown.compute_s) + " (" + pct(r.breakdown.compute_s) + ")  exposed comm " +
+                        seconds_text(r.breakdown.exposed_comm_s) + " (" + pct(r.breakdown.exposed_comm_s) + ")  bubble " +
+                        seconds_text(r.breakdown.pipeline_bubble_s) + " (" + pct(r.breakdown.pipeline_bubble_s) + ")  other " +
+                        seconds_text(r.breakdown.other_s));
   std::string exposed;
   for (int c = static_cast<int>(Category::tp_comm); c < kNumCategories; ++c) {
     const double v = r.exposed_comm_s_by_kind[static_cast<std::size_t>(c)];
-    if (v > 0) exposed += std::string(to_string(static_cast<Category>(c))) + " " + seconds(v) + "  ";
+    if (v > 0) exposed += std::string(to_string(static_cast<Category>(c))) + " " + seconds_text(v) + "  ";
   }
   line("comm exposed", exposed.empty() ? "none" : exposed + "(per GPU, not hidden by compute)");
   std::string comm;
   for (int c = static_cast<int>(Category::tp_comm); c < kNumCategories; ++c) {
     const double v = r.busy_s[static_cast<std::size_t>(c)];
-    if (v > 0) comm += std::string(to_string(static_cast<Category>(c))) + " " + seconds(v) + "  ";
+    if (v > 0) comm += std::string(to_string(static_cast<Category>(c))) + " " + seconds_text(v) + "  ";
   }
   line("comm total", comm.empty() ? "none" : comm + "(per GPU, overlapped or not)");
   const auto& m = r.memory;
@@ -205,11 +221,11 @@ std::string to_text(const MultiJobReport& r) {
   o += r.name + ": " + std::to_string(r.jobs.size()) + " jobs sharing the fabric (" + r.network +
        " network; one step of each, all starting together)\n";
   for (const Report& j : r.jobs)
-    o += "  " + j.job + fmt(": %.3fx", j.slowdown) + " (" + seconds(j.step_time_s) + " with the others, " +
-         seconds(j.step_time_alone_s) + " alone)\n";
+    o += "  " + j.job + fmt(": %.3fx", j.slowdown) + " (" + seconds_text(j.step_time_s) + " with the others, " +
+         seconds_text(j.step_time_alone_s) + " alone)\n";
   std::string links;
   for (const auto& l : r.links) links += l.name + fmt(" %.1f%%  ", 100 * l.utilization);
-  o += "  shared links: " + (links.empty() ? std::string("none") : links + "(over " + seconds(r.makespan_s) + ")") + "\n";
+  o += "  shared links: " + (links.empty() ? std::string("none") : links + "(over " + seconds_text(r.makespan_s) + ")") + "\n";
   return o;
 }
 

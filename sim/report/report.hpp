@@ -94,6 +94,14 @@ struct MultiJobReport {
   std::vector<Report> jobs;
 };
 
+struct Scenario;
+
+// The fields a report has before the step runs: the job (cluster, model, layout, batch, price). The
+// simulation adds the step's figures; a sweep point dropped for memory has only these and its memory.
+Report job_report(const Scenario& s);
+// Peak memory per GPU against the GPU's HBM (models::fits_in_memory, the one fits rule).
+void set_memory(Report& r, const models::MemoryBreakdown& memory, const models::GpuSpec& gpu);
+
 nlohmann::json to_json(const Report& r);
 std::string to_text(const Report& r);
 nlohmann::json to_json(const MultiJobReport& r);

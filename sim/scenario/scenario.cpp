@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
@@ -14,7 +13,8 @@
 
 #include "models/compute/profile_json.hpp"
 #include "sim/base/check.hpp"
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
+#include "sim/base/input_file.hpp"
 
 namespace cs::sim {
 
@@ -271,11 +271,9 @@ void read_cluster(const json* v, Scenario& s, Errors& errors) {
   if (s.cluster.intra.gpu_bandwidth_GBps <= 0) {
     if (s.gpu.nvlink_gbps <= 0 && s.cluster.intra.name == "nvswitch" && !s.gpu.name.empty())  // empty: GPU already reported
       errors.add("cluster.intra_node", "\"nvswitch\" needs a GPU with NVLink (" + s.gpu.name + " has none; use \"pcie\")");
-    s.cluster.intra.gpu_bandwidth_GBps = std::max(1.0, s.gpu.nvlink_gbps / 2);  // per direction
+    s.cluster.intra.gpu_bandwidth_GBps = s.gpu.scaleup_GBps_per_direction();
   }
-  // In-switch reduction (NVLS) came with third-generation NVSwitch, i.e. NVLink 4 (900 GB/s per GPU: H100,
-  // H200) and later (B200); the A100's NVSwitch has none.
-  if (!nvls_given && s.cluster.intra.name == "nvswitch") s.cluster.intra.nvls = s.gpu.nvlink_gbps >= 900;
+  if (!nvls_given && s.cluster.intra.name == "nvswitch") s.cluster.intra.nvls = s.gpu.nvswitch_has_nvls();
 
   const json* inter = r.raw("inter_node");
   if (inter && expect_object(inter, "cluster.inter_node", errors)) {
@@ -790,11 +788,7 @@ double Scenario::contention() const {
 }
 
 json read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open file");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string text = buf.str();
+  const std::string text = read_input_file(path, "file");
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {
@@ -892,7 +886,7 @@ Scenario parse_scenario(const json& doc, const std::string& file) {
       models::CalibrationProfile profile = models::read_profile(s.calibration);
       s.compute_profile = std::move(profile.compute);
       if (!profile.comm.fits.empty()) s.comm_profile = std::move(profile.comm);
-    } catch (const models::ProfileError& e) {
+    } catch (const InputError& e) {
       for (const auto& m : e.messages()) errors.add("calibration", m);
     }
   }

@@ -26,6 +26,7 @@
 #include "models/compute/compute_model.hpp"
 #include "models/hardware/gpu_catalog.hpp"
 #include "models/workload/transformer.hpp"
+#include "models/parallelism/ddp_bucket.hpp"
 #include "models/parallelism/pipeline_schedule.hpp"
 #include "topologies/cluster.hpp"
 
@@ -41,7 +42,7 @@ struct SimulationOptions {
   // NCCL occupies, nccl_channels / sm_count.
   double comm_compute_contention = -1;
   double nccl_channels = 16;
-  double grad_bucket_params = 40e6;  // Megatron DDP bucket size, parameters
+  double grad_bucket_params = models::kDdpMinBucketParams;  // DDP bucket size, parameters (ddp_bucket.hpp)
   // The budget checked before building the step (sim/step/step_budget.hpp): the most tasks and the most
   // memory a simulation may take; past either the scenario is refused with the knob that drives it.
   double max_tasks = 2e8;

@@ -7,7 +7,7 @@
 #include "models/memory/memory_model.hpp"
 #include "models/parallelism/layout.hpp"
 #include "models/workload/transformer.hpp"
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
 
 namespace cs::sim {
 

@@ -19,6 +19,7 @@ namespace cs::sim {
 using models::CollectiveKind;
 using models::Op;
 using models::OpKind;
+using models::OpRole;
 using models::ProcessGroup;
 
 namespace {
@@ -258,9 +259,15 @@ class Builder {
     for (TaskId w : e.wait_for) g_->add_dependency(w, t);
   }
 
-  Category compute_category(const Op& op, bool backward) const {
-    if (op.kind == OpKind::optimizer) return Category::optimizer;
-    return backward && op.name.rfind("recompute", 0) == 0 ? Category::recompute : Category::compute;
+  // What the workload builder says the kernel is for (Op::role): recompute time counts for HFU, not MFU.
+  static Category compute_category(const Op& op) {
+    switch (op.role) {
+      case OpRole::recompute: return Category::recompute;
+      case OpRole::optimizer: return Category::optimizer;
+      case OpRole::forward:
+      case OpRole::backward: break;
+    }
+    return op.kind == OpKind::optimizer ? Category::optimizer : Category::compute;
   }
 
   // Ring attention (cp > 1): the attention op in cp steps, step i's KV transfer overlapping step i's
@@ -271,7 +278,7 @@ class Builder {
     step.flops = op.flops / cp;
     step.bytes = op.bytes / cp;
     step.attention.seq_kv = op.attention.seq_kv / cp;
-    const Category cat = compute_category(op, backward);
+    const Category cat = compute_category(op);
     const std::vector<int>& ring = group_of(GroupKind::cp, e.global);
     for (int i = 0; i < cp; ++i) {
       TaskId transfer = kNone;
@@ -318,7 +325,7 @@ class Builder {
         const TaskId rest = emit_collective(e, StreamKind::comm_tp, category_of(next->group), next->collective,
                                             next->comm_bytes - chunk, group_kind(next->group), members, 0, next->name, mb);
         after_producers(e, rest);
-        emit_compute(e, op, compute_category(op, backward), mb);
+        emit_compute(e, op, compute_category(op), mb);
         const TaskId last = emit_collective(e, StreamKind::comm_tp, category_of(next->group), next->collective, chunk,
                                             group_kind(next->group), members, 0, next->name, mb);
         after_producers(e, last);
@@ -349,7 +356,7 @@ class Builder {
         run_ring_attention(e, op, mb, backward);
         continue;
       }
-      emit_compute(e, op, compute_category(op, backward), mb);
+      emit_compute(e, op, compute_category(op), mb);
       if (overlapped != kNone && op.kind == OpKind::gemm) e.wait_for.push_back(overlapped), overlapped = kNone;
     }
     if (overlapped != kNone) e.wait_for.push_back(overlapped);
@@ -442,7 +449,7 @@ class Builder {
     // ZeRO 0-2: bucketed gradient reduction (dense and expert buckets apart).
     const CollectiveKind bucket_kind = zero >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
     const char* bucket_name = zero >= 1 ? "grad-reduce-scatter" : "grad-all-reduce";
-    const double bucket_limit = s_.simulation.grad_bucket_params;
+    const double bucket_limit = s_.simulation.grad_bucket_params;  // not Megatron's DP-scaled default: ddp_bucket.hpp
     double dense_bucket = 0, expert_bucket = 0;
     std::vector<std::pair<GroupKind, double>> deferred;
     auto reduce_bucket = [&](GroupKind gk, double params, int mb) {

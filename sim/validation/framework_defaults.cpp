@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <set>
 
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
 
 namespace cs::sim {
 

@@ -6,6 +6,7 @@
 
 #include "sim/base/check.hpp"
 #include "topologies/link_catalog.hpp"
+#include "sim/base/units.hpp"
 
 namespace cs::sim {
 
@@ -48,7 +49,6 @@ bool is_published_nccl(const json& doc) {
 
 namespace {
 
-constexpr double kGiB = 1073741824.0;
 
 // A published figure: a number, or a range "a-b" (its middle).
 double figure(const json& v) {

@@ -10,7 +10,9 @@
 #include <optional>
 #include <thread>
 
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
+#include "sim/base/units.hpp"
+#include "sim/report/format.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
 #include "sim/validation/framework_defaults.hpp"
@@ -44,12 +46,6 @@ const json& sub(const json& obj, const char* key) {
   if (!obj.is_object()) return null_value;
   const auto it = obj.find(key);
   return it == obj.end() ? null_value : *it;
-}
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
 }
 
 // The catalog name of a GPU as the sources spell it.
@@ -393,7 +389,7 @@ TrainingValidation validate_published_training(const json& doc, const std::strin
         p.predicted_step_time_s = r.step_time_s;
         p.predicted_tokens_per_s_per_gpu = r.tokens_per_s / r.num_gpus;
         p.predicted_mfu = r.mfu;
-        p.memory_gib = r.memory.total_bytes() / 1073741824.0;
+        p.memory_gib = r.memory.total_bytes() / kGiB;
         p.fits_in_memory = r.fits_in_memory;
         p.error = p.predicted_tokens_per_s_per_gpu / p.measured_tokens_per_s_per_gpu - 1.0;
       } catch (...) {

@@ -96,7 +96,7 @@ TEST_CASE("nccl-tests log: more than 2x10^5 data rows is refused, the rows not k
   try {
     (void)nccl_tests_measurements(log);
     FAIL("no error");
-  } catch (const CalibrationError& e) {
+  } catch (const cs::InputError& e) {
     REQUIRE(e.messages().size() == 1);
     CHECK(e.messages()[0] == log.too_many_rows);
   }

@@ -47,7 +47,7 @@ TEST_CASE("profile json: errors name the file and the JSON path", "[calibrate]")
   try {
     models::parse_profile(bad, "p.json");
     FAIL("no error");
-  } catch (const models::ProfileError& e) {
+  } catch (const cs::InputError& e) {
     const auto& m = e.messages();
     auto has = [&](const std::string& s) {
       for (const auto& x : m)
@@ -66,7 +66,7 @@ TEST_CASE("profile json: errors name the file and the JSON path", "[calibrate]")
   try {
     models::parse_profile(bad_attention, "a.json");
     FAIL("no error");
-  } catch (const models::ProfileError& e) {
+  } catch (const cs::InputError& e) {
     const std::string all = e.what();
     CHECK_THAT(all, Catch::Contains("a.json: compute.attention_model.fwd.half_kv: -1 is out of range"));
     CHECK_THAT(all, Catch::Contains("a.json: compute.attention_model.fwd.heavy_first: expected true or false"));

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
 #include "sim/validation/framework_defaults.hpp"
 #include "sim/validation/validate_training.hpp"
 
@@ -48,7 +48,7 @@ json minimal_table() {
 std::string parse_error(const json& doc) {
   try {
     parse_defaults_table(doc, "fd.json");
-  } catch (const InputError& e) {
+  } catch (const cs::InputError& e) {
     return e.what();
   }
   return "(no error)";

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
 #include "sim/report/report.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
@@ -59,11 +59,11 @@ json range(int first, int count) {
 
 MultiJobReport run(const json& doc) { return simulate(parse_scenario(doc, "jobs.json")).multi_job; }
 
-// The InputError message of parsing `doc` ("" when it parses).
+// The cs::InputError message of parsing `doc` ("" when it parses).
 std::string error_of(const json& doc) {
   try {
     parse_scenario(doc, "jobs.json");
-  } catch (const InputError& e) {
+  } catch (const cs::InputError& e) {
     return e.what();
   }
   return "";

@@ -11,7 +11,7 @@
 
 #include "fixed_network.hpp"
 #include "sim/engine/executor.hpp"
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
 #include "models/parallelism/pipeline_schedule.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
@@ -167,7 +167,7 @@ TEST_CASE("pipeline schedules: the validator explains what the interleaved sched
   auto error_of = [](const json& doc) -> std::string {
     try {
       parse_scenario(doc, "t.json");
-    } catch (const InputError& e) {
+    } catch (const cs::InputError& e) {
       return e.what();
     }
     return "";

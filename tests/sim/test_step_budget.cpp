@@ -8,12 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
 #include "sim/step/step_budget.hpp"
 
 using namespace cs::sim;
+using cs::InputError;
 using nlohmann::json;
 
 namespace {

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/scenario/input_error.hpp"
+#include "sim/base/input_error.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/explore/sweep.hpp"
 
@@ -64,9 +64,9 @@ TEST_CASE("sweep: --vary axes: JSON values, strings, commas inside brackets and 
   CHECK(a.values[3] == json("a,b"));
   CHECK(a.values[4] == json::array({1, 2}));
   CHECK(a.values[5] == json("H100-SXM"));
-  CHECK_THROWS_AS(parse_axis("training.x"), InputError);
-  CHECK_THROWS_AS(parse_axis("=1,2"), InputError);
-  CHECK_THROWS_AS(parse_axis("training.x=1,,2"), InputError);
+  CHECK_THROWS_AS(parse_axis("training.x"), cs::InputError);
+  CHECK_THROWS_AS(parse_axis("=1,2"), cs::InputError);
+  CHECK_THROWS_AS(parse_axis("training.x=1,,2"), cs::InputError);
 }
 
 TEST_CASE("cartesian product: last axis fastest", "[sim][sweep]") {

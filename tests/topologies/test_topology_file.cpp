@@ -22,7 +22,7 @@ std::string data(const std::string& name) {
 std::string error_of(const std::string& path) {
   try {
     (void)load_topology(path);
-  } catch (const TopologyError& e) {
+  } catch (const cs::InputError& e) {
     return e.what();
   }
   return "(no error)";
@@ -31,7 +31,7 @@ std::string error_of(const std::string& path) {
 std::string error_of_text(const std::string& text) {
   try {
     (void)load_topology_text(text, "t.dot");
-  } catch (const TopologyError& e) {
+  } catch (const cs::InputError& e) {
     return e.what();
   }
   return "(no error)";
@@ -138,7 +138,7 @@ TEST_CASE("topology text: every problem is reported, each in one line", "[topolo
     try {
       (void)load_topology_text(xml, "x.graphml");
       FAIL("no error");
-    } catch (const TopologyError& e) {
+    } catch (const cs::InputError& e) {
       CHECK_THAT(std::string(e.what()), Catch::StartsWith("x.graphml:6: parse error: "));
     }
   }
@@ -266,7 +266,7 @@ TEST_CASE("GraphML: elements nested 10^5 deep are an input error at 256 levels",
   std::string error;
   try {
     (void)load_topology_text(text, "x.graphml");
-  } catch (const TopologyError& e) {
+  } catch (const cs::InputError& e) {
     error = e.what();
   }
   // graphml (line 2) is level 1, graph level 2, the 254th <node> (line 257) level 256, the next one 257.
