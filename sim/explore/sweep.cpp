@@ -10,7 +10,9 @@
 #include <thread>
 
 #include "models/memory/memory_model.hpp"
+#include "sim/scenario/enum_names.hpp"
 #include "sim/scenario/input_error.hpp"
+#include "sim/scenario/params.hpp"
 #include "sim/simulation.hpp"
 #include "sim/step/step_budget.hpp"
 
@@ -49,7 +51,7 @@ Report unsimulated_report(const Scenario& s, const models::MemoryBreakdown& memo
   r.global_batch_size = t.global_batch_size;
   r.seq_length = t.seq_length;
   r.precision = std::string(models::to_string(t.precision));
-  r.recompute = std::string(models::to_string(t.recompute));
+  r.recompute = std::string(name_of(kRecomputeNames, t.recompute));
   r.zero_stage = t.zero_stage;
   r.sequence_parallel = t.sequence_parallel;
   r.memory = memory;
