@@ -33,7 +33,11 @@ int params(const std::vector<std::string>& args) {
       ("json", "print the table as one JSON object {\"parameters\": [...]}")
       ("markdown", "print the scenario reference (docs/scenario-reference.md)");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).run(), vm);  // no positional arguments
+  const po::parsed_options parsed = po::command_line_parser(args).options(opts).run();
+  for (const auto& o : parsed.options)
+    if (o.position_key >= 0)  // no positional arguments
+      throw InputError("clustersim params: unexpected argument '" + o.value.front() + "' (see clustersim params --help)");
+  po::store(parsed, vm);
   po::notify(vm);
   if (vm.count("help")) {
     std::cout << opts << "\n";
