@@ -52,6 +52,13 @@ Param share(std::string path, std::string def, std::string help) {
   return number(std::move(path), "", std::move(def), 0.01, 1, "", std::move(help));
 }
 
+// A share of a GPU peak: (0, 1].
+Param peak_share(std::string path, std::string def, std::string help) {
+  Param p = number(std::move(path), "", std::move(def), 0, 1, "", std::move(help));
+  p.min_exclusive = true;
+  return p;
+}
+
 Param plain(std::string path, Type type, std::string def, std::string help, std::vector<std::string> choices = {}, int search = 0) {
   Param p;
   p.path = std::move(path), p.type = type, p.default_text = std::move(def), p.help = std::move(help);
@@ -91,8 +98,8 @@ std::vector<Param> build() {
       integer("cluster.gpu.sm_count", "", "132", 1, 1e5, "1e5 SMs: 600x a B200 (148)", "streaming multiprocessors (wave quantization)"),
       number("cluster.gpu.price_per_gpu_hour", "USD/GPU-hour", "0", 0, 1e4, "$1e4 an hour: 1000x any rental price",
              "the GPU's own rental price"),
-      share("cluster.gpu.mma_sync_fraction", "1", "the share of the tensor peak mma.sync kernels reach (FlashAttention 2)"),
-      share("cluster.gpu.matmul_ceiling_fraction", "0 (the catalog's)", "the best large GEMM's share of the bf16 peak"),
+      peak_share("cluster.gpu.mma_sync_fraction", "1", "the share of the tensor peak mma.sync kernels reach (FlashAttention 2)"),
+      peak_share("cluster.gpu.matmul_ceiling_fraction", "0 (the catalog's)", "the best large GEMM's share of the bf16 peak"),
       integer("cluster.nodes", "", "required", 1, 1e6, std::string("1e6 nodes: 10x the largest clusters built; ") + kGpusReason,
               "number of nodes"),
       integer("cluster.gpus_per_node", "", "8", 1, 1024, std::string("1024: 2x an NVL576 domain; ") + kGpusReason, "GPUs in each node"),

@@ -172,8 +172,8 @@ class ObjectReader {
       return std::nullopt;
     }
     if (d > p.max || (p.max_exclusive && d == p.max)) {
-      std::string want = p.max_exclusive ? "in [" + params::bound_text(p, p.min) + ", " + params::bound_text(p, p.max) + ")"
-                                         : "<= " + params::bound_text(p, p.max);
+      std::string want = std::string("in ") + (p.min_exclusive ? "(" : "[") + params::bound_text(p, p.min) + ", " +
+                         params::bound_text(p, p.max) + (p.max_exclusive ? ")" : "]");
       if (!p.max_reason.empty()) want += ": " + p.max_reason;
       errors_.add(path_of(key), v->dump() + " is out of range (expected a number " + want + ")");
       return std::nullopt;

@@ -851,13 +851,13 @@ TEST_CASE("numbers past their declared range are refused", "[cli]") {
   };
   const std::vector<Case> cases = {
       {"cluster.price_per_gpu_hour", 1e308,
-       "1e+308 is out of range (expected a number <= 10000: $1e4 an hour: 1000x any rental price)"},
-      {"training.memory_reserve_gib", 1e300, "1e+300 is out of range (expected a number <= 100000: 1e5 GiB: beyond any GPU's memory)"},
+       "1e+308 is out of range (expected a number in [0, 10000]: $1e4 an hour: 1000x any rental price)"},
+      {"training.memory_reserve_gib", 1e300, "1e+300 is out of range (expected a number in [0, 100000]: 1e5 GiB: beyond any GPU's memory)"},
       {"simulation.comm_compute_contention", 1e300,
-       "1e+300 is out of range (expected a number <= 10: 10: an 11x slowdown, 30x the measured 0.1-0.3)"},
-      {"cluster.inter_node.oversubscription", 1e300, "1e+300 is out of range (expected a number <= 1000: 1000:1: 100x any fabric built)"},
+       "1e+300 is out of range (expected a number in [0, 10]: 10: an 11x slowdown, 30x the measured 0.1-0.3)"},
+      {"cluster.inter_node.oversubscription", 1e300, "1e+300 is out of range (expected a number in [1, 1000]: 1000:1: 100x any fabric built)"},
       {"cluster.inter_node.link.line_rate_gbps", 1e300,
-       "1e+300 is out of range (expected a number <= 100000: 1e5 Gb/s: 100x an XDR port)"},
+       "1e+300 is out of range (expected a number in [1, 100000]: 1e5 Gb/s: 100x an XDR port)"},
       {"cluster.inter_node.link.line_rate_gbps", 1e-300, "1e-300 is out of range (expected a number >= 1)"},
   };
   for (const auto& c : cases) {
