@@ -48,43 +48,62 @@ KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
   };
 
   // Ranges, choices and tooltips come from the parameter table (sim/scenario/params.hpp), so the panel
-  // offers exactly what the loader accepts.
-  QFormLayout* cluster = group(tr("Cluster"));
-  add_combo(cluster, "cluster.gpu", tr("GPU"));
-  add_spin(cluster, "cluster.nodes", tr("Nodes"));
-  add_spin(cluster, "cluster.gpus_per_node", tr("GPUs / node"));
-  add_combo(cluster, "cluster.intra_node", tr("Intra-node"));
-  add_combo(cluster, "cluster.inter_node.fabric", tr("Fabric"));
-  add_combo(cluster, "cluster.inter_node.link", tr("Link"));
-  add_spin(cluster, "cluster.inter_node.nics_per_node", tr("NICs / node"));
-  add_double(cluster, "cluster.inter_node.oversubscription", tr("Oversubscription"), 0.5, 2, 1);
-  add_double(cluster, "cluster.price_per_gpu_hour", tr("$ / GPU-hour"), 0.1, 2, 1);
-
-  QFormLayout* model = group(tr("Model"));
-  add_combo(model, "model.preset", tr("Preset"));
-
-  QFormLayout* layout = group(tr("Parallelism"));
-  add_spin(layout, "training.tensor_model_parallel_size", tr("TP"));
-  add_spin(layout, "training.pipeline_model_parallel_size", tr("PP"));
-  add_spin(layout, "training.virtual_pipeline_model_parallel_size", tr("VP"));
-  dp_ = new QLineEdit(this);
-  dp_->setObjectName("derived.data_parallel_size");
-  dp_->setReadOnly(true);
-  dp_->setToolTip(tr("data-parallel size, derived: GPUs / (TP x PP x CP)"));
-  layout->addRow(tr("DP (derived)"), dp_);
-  add_spin(layout, "training.context_parallel_size", tr("CP"));
-  add_spin(layout, "training.expert_model_parallel_size", tr("EP"));
-  add_check(layout, "training.sequence_parallel", tr("Sequence parallel"));
-  add_combo(layout, "training.zero_stage", tr("ZeRO"));
-  add_combo(layout, "training.recompute_granularity", tr("Recompute"));
-  add_combo(layout, "training.pipeline_schedule", tr("Schedule"));
-  add_combo(layout, "training.precision", tr("Precision"));
-
-  QFormLayout* batch = group(tr("Batch"));
-  add_spin(batch, "training.micro_batch_size", tr("Micro batch"));
-  add_spin(batch, "training.global_batch_size", tr("Global batch"));
-  add_spin(batch, "training.seq_length", tr("Seq length"));
-  add_double(batch, "training.tokens_to_train", tr("Tokens (B)"), 100, 0, 1e9);
+  // offers exactly what the loader accepts. Here: which keys, in which group, under which label.
+  enum class Kind { spin, real, combo, check, derived_dp };
+  struct Knob {
+    const char* group;  // a new group box when it changes
+    Kind kind;
+    const char* path;
+    const char* label;
+    double step = 0, scale = 1;  // real: the arrows' step; the knob shows value / scale
+    int decimals = 0;
+  };
+  static const Knob knobs[] = {
+      {"Cluster", Kind::combo, "cluster.gpu", "GPU"},
+      {"Cluster", Kind::spin, "cluster.nodes", "Nodes"},
+      {"Cluster", Kind::spin, "cluster.gpus_per_node", "GPUs / node"},
+      {"Cluster", Kind::combo, "cluster.intra_node", "Intra-node"},
+      {"Cluster", Kind::combo, "cluster.inter_node.fabric", "Fabric"},
+      {"Cluster", Kind::combo, "cluster.inter_node.link", "Link"},
+      {"Cluster", Kind::spin, "cluster.inter_node.nics_per_node", "NICs / node"},
+      {"Cluster", Kind::real, "cluster.inter_node.oversubscription", "Oversubscription", 0.5, 1, 2},
+      {"Cluster", Kind::real, "cluster.price_per_gpu_hour", "$ / GPU-hour", 0.1, 1, 2},
+      {"Model", Kind::combo, "model.preset", "Preset"},
+      {"Parallelism", Kind::spin, "training.tensor_model_parallel_size", "TP"},
+      {"Parallelism", Kind::spin, "training.pipeline_model_parallel_size", "PP"},
+      {"Parallelism", Kind::spin, "training.virtual_pipeline_model_parallel_size", "VP"},
+      {"Parallelism", Kind::derived_dp, "derived.data_parallel_size", "DP (derived)"},
+      {"Parallelism", Kind::spin, "training.context_parallel_size", "CP"},
+      {"Parallelism", Kind::spin, "training.expert_model_parallel_size", "EP"},
+      {"Parallelism", Kind::check, "training.sequence_parallel", "Sequence parallel"},
+      {"Parallelism", Kind::combo, "training.zero_stage", "ZeRO"},
+      {"Parallelism", Kind::combo, "training.recompute_granularity", "Recompute"},
+      {"Parallelism", Kind::combo, "training.pipeline_schedule", "Schedule"},
+      {"Parallelism", Kind::combo, "training.precision", "Precision"},
+      {"Batch", Kind::spin, "training.micro_batch_size", "Micro batch"},
+      {"Batch", Kind::spin, "training.global_batch_size", "Global batch"},
+      {"Batch", Kind::spin, "training.seq_length", "Seq length"},
+      {"Batch", Kind::real, "training.tokens_to_train", "Tokens (B)", 100, 1e9, 0},
+  };
+  QFormLayout* form = nullptr;
+  QString current;
+  for (const Knob& k : knobs) {
+    if (current != k.group) current = k.group, form = group(tr(k.group));
+    const QString path = QString::fromLatin1(k.path), label = tr(k.label);
+    switch (k.kind) {
+      case Kind::spin: add_spin(form, path, label); break;
+      case Kind::real: add_double(form, path, label, k.step, k.decimals, k.scale); break;
+      case Kind::combo: add_combo(form, path, label); break;
+      case Kind::check: add_check(form, path, label); break;
+      case Kind::derived_dp:
+        dp_ = new QLineEdit(this);
+        dp_->setObjectName(path);
+        dp_->setReadOnly(true);
+        dp_->setToolTip(tr("data-parallel size, derived: GPUs / (TP x PP x CP)"));
+        form->addRow(label, dp_);
+        break;
+    }
+  }
   outer->addStretch(1);
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-// The parameter table: every key a scenario file may hold, declared once. Each entry gives the key's
+// The parameter table: every key a scenario file may hold, declared once, in sim/scenario/params.json
+// (data, compiled into the binary: nothing is read at run time). Each entry gives the key's
 // JSON path, its type, unit, default (as a user would read it), range, allowed names, help text and
 // whether the layout search varies it. The table drives
 //   - the loader (sim/scenario/scenario.cpp): a key that is not in the table is an unknown key; every
@@ -44,7 +45,7 @@ struct Param {
   Type type = Type::string;
   std::string unit;          // "" for counts and names
   std::string default_text;  // what applies when the key is absent; "required" when it must be given
-  // integer and number: the accepted range; min/max_exclusive make the bound open.
+  // integer, number and integer_or_list (its integer form): the accepted range; min/max_exclusive make the bound open.
   double min = 0, max = 0;
   bool min_exclusive = false, max_exclusive = false;
   std::string max_reason;              // why the maximum is where it is
@@ -52,7 +53,7 @@ struct Param {
   std::string help;
   // > 0: the layout search (`clustersim sweep --search`) sets this key, in this order in each point.
   int search_order = 0;
-  bool has_range() const { return type == Type::integer || type == Type::number; }
+  bool has_range() const { return type == Type::integer || type == Type::number || type == Type::integer_or_list; }
 };
 
 // Every parameter, grouped by section, in the order of the reference.
@@ -70,6 +71,9 @@ std::vector<std::string> search_axes();
 
 // The bound as text: "1", "1000000", "1e+18" (integers exactly, numbers in %g).
 std::string bound_text(const Param& p, double v);
+
+// The text of sim/scenario/params.json, the table's data (compiled in by cmake/EmbedText.cmake).
+std::string_view params_text();
 
 // The table as JSON ({"parameters": [...]}) and as the Markdown of docs/scenario-reference.md.
 nlohmann::json to_json();

@@ -434,7 +434,14 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
     for (const json& x : f) pattern.push_back(x.is_boolean() ? x.get<bool>() : x.get<int>() == 1);
     return true;
   };
-  if (const json* f = r.raw("window_attn_skip_freq")) {
+  // The integer form within the table's range (a list is checked against num_layers below).
+  const auto freq_in_range = [&](const char* key, const json& f) {
+    const params::Param& p = r.param(key);
+    if (!f.is_number_integer() || f.get<std::int64_t>() <= static_cast<std::int64_t>(p.max)) return true;
+    errors.add(std::string("model.") + key, f.dump() + " is out of range (expected an integer <= " + params::bound_text(p, p.max) + ": " + p.max_reason + ")");
+    return false;
+  };
+  if (const json* f = r.raw("window_attn_skip_freq"); f && freq_in_range("window_attn_skip_freq", *f)) {
     if (!layer_freq(*f, m.window_attn_skip_freq, m.window_attn_pattern)) {
       errors.add("model.window_attn_skip_freq",
                  "expected an integer >= 1 (every N-th layer full attention) or a list of 0/1, one per layer (1: windowed), got " + f->dump());
@@ -443,7 +450,7 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
       errors.add("model.window_attn_skip_freq", "needs model.window_size (the sliding window it applies to)");
   }
   set_int("moe_shared_expert_intermediate_size", m.moe_shared_expert_intermediate_size, false);
-  if (const json* f = r.raw("moe_layer_freq")) {
+  if (const json* f = r.raw("moe_layer_freq"); f && freq_in_range("moe_layer_freq", *f)) {
     m.moe_layer_pattern.clear();  // the scenario's knob replaces a preset's
     m.moe_layer_freq = 1;
     if (!layer_freq(*f, m.moe_layer_freq, m.moe_layer_pattern))
