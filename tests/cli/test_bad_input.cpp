@@ -795,7 +795,8 @@ TEST_CASE("integers past their declared maximum are refused before narrowing", "
       {"training.tensor_model_parallel_size", 4294967298LL,
        "4294967298 is out of range (expected an integer <= 1048576: 2^20 GPUs in one parallel group: 10x the largest clusters built)"},
       {"model.num_layers", 4294967328LL,
-       "4294967328 is out of range (expected an integer <= 10000: 1e4 layers: 50x the deepest published model; ops per step grow with it)"},
+       "4294967328 is out of range (expected an integer <= 1000000: 1e6 layers: 5000x the deepest published model; the simulation "
+       "budget (simulation.max_tasks) refuses far fewer)"},
       {"training.seq_length", 1e9,
        "1000000000.0 is out of range (expected an integer <= 16777216: 2^24 tokens: 16x the longest context trained (1M))"},
       {"training.global_batch_size", 8e15,
