@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     const cs::topo::Cluster cluster(s);
     const auto t1 = std::chrono::steady_clock::now();
-    const auto r = run_collective(cluster, cs::models::CollectiveKind::all_reduce, bytes, first_gpus(gpus), {"flow", algo});
+    const auto r = run_collective(cluster, cs::models::CollectiveKind::all_reduce, bytes, first_gpus(gpus), {cs::sim::NetworkBackend::flow, algo});
     const auto t2 = std::chrono::steady_clock::now();
     const double wall = std::chrono::duration<double>(t2 - t1).count();
     std::printf("%8d  %6s  %10llu  %10.3f  %12.0f  %14.1f  %10.2f   (cluster build %.3f s)\n", gpus, to_string(r.choice.algorithm),

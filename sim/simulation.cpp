@@ -9,7 +9,9 @@
 #include "sim/base/check.hpp"
 #include "sim/engine/intervals.hpp"
 #include "sim/network/flow_network.hpp"
+#include "sim/network/make_network.hpp"
 #include "sim/report/breakdown.hpp"
+#include "sim/scenario/enum_names.hpp"
 #include "sim/step/step_budget.hpp"
 
 namespace cs::sim {
@@ -95,8 +97,7 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
 }
 
 std::unique_ptr<CommBackend> make_network(const Scenario& s, const TaskGraph& graph, const topo::Cluster& cluster) {
-  if (s.simulation.network == "flow") return std::make_unique<FlowNetwork>(graph, cluster, FlowNetworkOptions{s.simulation.nccl_algorithm});
-  return std::make_unique<AnalyticalNetwork>(graph, cluster, s.simulation.nccl_algorithm);
+  return make_network(s.simulation.network, graph, cluster, s.simulation.nccl_algorithm);
 }
 
 // When the last of tasks [first, first + count) ends: a job's step in a run that may hold other jobs.
@@ -181,7 +182,7 @@ SimulationResult simulate_jobs(const Scenario& s) {
   result.execution = execute(result.plan.graph, *network, options);
   MultiJobReport& multi = result.multi_job;
   multi.name = s.name;
-  multi.network = s.simulation.network;
+  multi.network = std::string(to_string(s.simulation.network));
   multi.makespan_s = to_seconds(result.execution.makespan);
   for (const LinkLoad& l : network->link_loads())
     multi.links.push_back({l.name, l.bytes_per_gpu, l.bandwidth_Bps, l.bytes_per_gpu / (l.bandwidth_Bps * multi.makespan_s)});
@@ -194,7 +195,7 @@ SimulationResult simulate_jobs(const Scenario& s) {
     part.makespan = last_end(result.execution, first, count);
     part.events = result.execution.events;
     Report r = make_report(views[j], plans[j], part, own_loads[j]);
-    r.network = s.simulation.network;
+    r.network = std::string(to_string(s.simulation.network));
     r.job = s.jobs[j].name;
     r.job_nodes = s.jobs[j].nodes;
     r.step_time_alone_s = to_seconds(alone[j]);
@@ -215,16 +216,12 @@ SimulationResult simulate(const Scenario& scenario) {
   SimulationResult result;
   result.plan = build_step(scenario, scenario.compute_profile ? *scenario.compute_profile
                                                                   : models::default_compute_profile());
-  std::unique_ptr<CommBackend> network;
-  if (scenario.simulation.network == "flow")
-    network = std::make_unique<FlowNetwork>(result.plan.graph, cluster, FlowNetworkOptions{scenario.simulation.nccl_algorithm});
-  else
-    network = std::make_unique<AnalyticalNetwork>(result.plan.graph, cluster, scenario.simulation.nccl_algorithm);
+  const std::unique_ptr<CommBackend> network = make_network(scenario, result.plan.graph, cluster);
   ExecutorOptions options;
   options.comm_compute_contention = scenario.contention();
   result.execution = execute(result.plan.graph, *network, options);
   result.report = make_report(scenario, result.plan, result.execution, network->link_loads());
-  result.report.network = scenario.simulation.network;
+  result.report.network = std::string(to_string(scenario.simulation.network));
   return result;
 }
 

@@ -10,10 +10,11 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include <cstdint>
+#include <limits>
+
 #include "gui/app/scenario_document.hpp"
-#include "models/hardware/gpu_catalog.hpp"
-#include "models/workload/transformer.hpp"
-#include "topologies/link_catalog.hpp"
+#include "sim/base/check.hpp"
 
 namespace cs::gui {
 
@@ -46,68 +47,102 @@ KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
     return form;
   };
 
-  QFormLayout* cluster = group(tr("Cluster"));
-  add_combo(cluster, "cluster.gpu", tr("GPU"), to_qt(models::gpu_names()), tr("GPU type (catalog name)"));
-  add_spin(cluster, "cluster.nodes", tr("Nodes"), 1, 1'000'000, tr("number of nodes"));
-  add_spin(cluster, "cluster.gpus_per_node", tr("GPUs / node"), 1, 1024, tr("GPUs in each node"));
-  add_combo(cluster, "cluster.intra_node", tr("Intra-node"), to_qt(topo::intra_node_names()), tr("scale-up fabric inside a node"));
-  add_combo(cluster, "cluster.inter_node.fabric", tr("Fabric"), {"fat-tree", "rail-optimized", "ethernet"}, tr("scale-out network topology"));
-  add_combo(cluster, "cluster.inter_node.link", tr("Link"), to_qt(topo::net_link_names()), tr("scale-out NIC link"));
-  add_spin(cluster, "cluster.inter_node.nics_per_node", tr("NICs / node"), 1, 1024, tr("scale-out NICs per node"));
-  add_double(cluster, "cluster.inter_node.oversubscription", tr("Oversubscription"), 1, 64, 0.5, 2, 1,
-             tr("leaf-to-spine oversubscription ratio (1 = non-blocking)"));
-  add_double(cluster, "cluster.price_per_gpu_hour", tr("$ / GPU-hour"), 0, 1000, 0.1, 2, 1, tr("rental price per GPU-hour"));
-
-  QFormLayout* model = group(tr("Model"));
-  add_combo(model, "model.preset", tr("Preset"), to_qt(models::preset_names()), tr("model architecture preset"));
-
-  QFormLayout* layout = group(tr("Parallelism"));
-  add_spin(layout, "training.tensor_model_parallel_size", tr("TP"), 1, 4096, tr("tensor-parallel size"));
-  add_spin(layout, "training.pipeline_model_parallel_size", tr("PP"), 1, 4096, tr("pipeline-parallel size"));
-  add_spin(layout, "training.virtual_pipeline_model_parallel_size", tr("VP"), 1, 128, tr("virtual pipeline stages per rank"));
-  dp_ = new QLineEdit(this);
-  dp_->setObjectName("derived.data_parallel_size");
-  dp_->setReadOnly(true);
-  dp_->setToolTip(tr("data-parallel size, derived: GPUs / (TP x PP x CP)"));
-  layout->addRow(tr("DP (derived)"), dp_);
-  add_spin(layout, "training.context_parallel_size", tr("CP"), 1, 4096, tr("context-parallel size"));
-  add_spin(layout, "training.expert_model_parallel_size", tr("EP"), 1, 4096, tr("expert-parallel size (MoE)"));
-  add_check(layout, "training.sequence_parallel", tr("Sequence parallel"), tr("Megatron sequence parallelism with TP"));
-  add_combo(layout, "training.zero_stage", tr("ZeRO"), {"0", "1", "2", "3"},
-            tr("0 = DDP, 1 = distributed optimizer, 2 = + gradients, 3 = + weights (FSDP FULL_SHARD)"));
-  add_combo(layout, "training.recompute_granularity", tr("Recompute"), {"none", "selective", "full"}, tr("activation recomputation"));
-  add_combo(layout, "training.pipeline_schedule", tr("Schedule"), {"1f1b", "gpipe", "interleaved"}, tr("pipeline schedule"));
-  add_combo(layout, "training.precision", tr("Precision"), {"bf16", "fp16", "fp8"}, tr("math precision"));
-
-  QFormLayout* batch = group(tr("Batch"));
-  add_spin(batch, "training.micro_batch_size", tr("Micro batch"), 1, 1'000'000, tr("sequences per micro-batch"));
-  add_spin(batch, "training.global_batch_size", tr("Global batch"), 1, 100'000'000, tr("sequences per step"));
-  add_spin(batch, "training.seq_length", tr("Seq length"), 1, 100'000'000, tr("tokens per sequence"));
-  add_double(batch, "training.tokens_to_train", tr("Tokens (B)"), 0, 1e7, 100, 0, 1e9, tr("tokens to train, billions"));
+  // Ranges, choices and tooltips come from the parameter table (sim/scenario/params.hpp), so the panel
+  // offers exactly what the loader accepts. Here: which keys, in which group, under which label.
+  enum class Kind { spin, real, combo, check, derived_dp };
+  struct Knob {
+    const char* group;  // a new group box when it changes
+    Kind kind;
+    const char* path;
+    const char* label;
+    double step = 0, scale = 1;  // real: the arrows' step; the knob shows value / scale
+    int decimals = 0;
+  };
+  static const Knob knobs[] = {
+      {"Cluster", Kind::combo, "cluster.gpu", "GPU"},
+      {"Cluster", Kind::spin, "cluster.nodes", "Nodes"},
+      {"Cluster", Kind::spin, "cluster.gpus_per_node", "GPUs / node"},
+      {"Cluster", Kind::combo, "cluster.intra_node", "Intra-node"},
+      {"Cluster", Kind::combo, "cluster.inter_node.fabric", "Fabric"},
+      {"Cluster", Kind::combo, "cluster.inter_node.link", "Link"},
+      {"Cluster", Kind::spin, "cluster.inter_node.nics_per_node", "NICs / node"},
+      {"Cluster", Kind::real, "cluster.inter_node.oversubscription", "Oversubscription", 0.5, 1, 2},
+      {"Cluster", Kind::real, "cluster.price_per_gpu_hour", "$ / GPU-hour", 0.1, 1, 2},
+      {"Model", Kind::combo, "model.preset", "Preset"},
+      {"Parallelism", Kind::spin, "training.tensor_model_parallel_size", "TP"},
+      {"Parallelism", Kind::spin, "training.pipeline_model_parallel_size", "PP"},
+      {"Parallelism", Kind::spin, "training.virtual_pipeline_model_parallel_size", "VP"},
+      {"Parallelism", Kind::derived_dp, "derived.data_parallel_size", "DP (derived)"},
+      {"Parallelism", Kind::spin, "training.context_parallel_size", "CP"},
+      {"Parallelism", Kind::spin, "training.expert_model_parallel_size", "EP"},
+      {"Parallelism", Kind::check, "training.sequence_parallel", "Sequence parallel"},
+      {"Parallelism", Kind::combo, "training.zero_stage", "ZeRO"},
+      {"Parallelism", Kind::combo, "training.recompute_granularity", "Recompute"},
+      {"Parallelism", Kind::combo, "training.pipeline_schedule", "Schedule"},
+      {"Parallelism", Kind::combo, "training.precision", "Precision"},
+      {"Batch", Kind::spin, "training.micro_batch_size", "Micro batch"},
+      {"Batch", Kind::spin, "training.global_batch_size", "Global batch"},
+      {"Batch", Kind::spin, "training.seq_length", "Seq length"},
+      {"Batch", Kind::real, "training.tokens_to_train", "Tokens (B)", 100, 1e9, 0},
+  };
+  QFormLayout* form = nullptr;
+  QString current;
+  for (const Knob& k : knobs) {
+    if (current != k.group) current = k.group, form = group(tr(k.group));
+    const QString path = QString::fromLatin1(k.path), label = tr(k.label);
+    switch (k.kind) {
+      case Kind::spin: add_spin(form, path, label); break;
+      case Kind::real: add_double(form, path, label, k.step, k.decimals, k.scale); break;
+      case Kind::combo: add_combo(form, path, label); break;
+      case Kind::check: add_check(form, path, label); break;
+      case Kind::derived_dp:
+        dp_ = new QLineEdit(this);
+        dp_->setObjectName(path);
+        dp_->setReadOnly(true);
+        dp_->setToolTip(tr("data-parallel size, derived: GPUs / (TP x PP x CP)"));
+        form->addRow(label, dp_);
+        break;
+    }
+  }
   outer->addStretch(1);
 }
 
-void KnobPanel::add_spin(QFormLayout* form, const QString& path, const QString& label, int min, int max, const QString& tip) {
+const sim::params::Param& KnobPanel::param(const QString& path) {
+  const sim::params::Param* p = sim::params::find(path.toStdString());
+  CS_CHECK(p != nullptr);
+  return *p;
+}
+
+QString KnobPanel::tip(const sim::params::Param& p) {
+  QString t = QString::fromStdString(p.path) + "\n" + QString::fromStdString(p.help);
+  if (!p.unit.empty()) t += " (" + QString::fromStdString(p.unit) + ")";
+  return t;
+}
+
+void KnobPanel::add_spin(QFormLayout* form, const QString& path, const QString& label) {
+  const sim::params::Param& p = param(path);
+  CS_CHECK(p.type == sim::params::Type::integer && p.max <= std::numeric_limits<int>::max());
   auto* w = new QSpinBox(this);
   w->setObjectName(path);
-  w->setRange(min, max);
+  w->setRange(static_cast<int>(p.min), static_cast<int>(p.max));
   w->setKeyboardTracking(false);
-  w->setToolTip(path + "\n" + tip);
+  w->setToolTip(tip(p));
   w->setAccelerated(true);
   connect(w, &QSpinBox::valueChanged, this, [this, path](int v) { emit edited(path, QString::number(v)); });
   form->addRow(label, w);
   knobs_.insert(path, w);
 }
 
-void KnobPanel::add_double(QFormLayout* form, const QString& path, const QString& label, double min, double max, double step,
-                           int decimals, double scale, const QString& tip) {
+void KnobPanel::add_double(QFormLayout* form, const QString& path, const QString& label, double step, int decimals, double scale) {
+  const sim::params::Param& p = param(path);
+  CS_CHECK(p.type == sim::params::Type::number && !p.min_exclusive && !p.max_exclusive);
   auto* w = new QDoubleSpinBox(this);
   w->setObjectName(path);
-  w->setRange(min, max);
+  w->setRange(p.min / scale, p.max / scale);
   w->setSingleStep(step);
   w->setDecimals(decimals);
   w->setKeyboardTracking(false);
-  w->setToolTip(path + "\n" + tip);
+  w->setToolTip(tip(p));
   connect(w, &QDoubleSpinBox::valueChanged, this, [this, path, scale](double v) {
     emit edited(path, QString::fromStdString(json(v * scale).dump()));
   });
@@ -116,20 +151,30 @@ void KnobPanel::add_double(QFormLayout* form, const QString& path, const QString
   scale_.insert(path, scale);
 }
 
-void KnobPanel::add_combo(QFormLayout* form, const QString& path, const QString& label, const QStringList& items, const QString& tip) {
+void KnobPanel::add_combo(QFormLayout* form, const QString& path, const QString& label) {
+  const sim::params::Param& p = param(path);
+  QStringList items;
+  if (p.type == sim::params::Type::integer) {  // a small integer range (zero_stage 0..3) as a list
+    for (auto v = static_cast<std::int64_t>(p.min); v <= static_cast<std::int64_t>(p.max); ++v) items << QString::number(v);
+  } else {
+    CS_CHECK(!p.choices.empty());
+    items = to_qt(p.choices);
+  }
   auto* w = new QComboBox(this);
   w->setObjectName(path);
   w->addItems(items);
-  w->setToolTip(path + "\n" + tip);
+  w->setToolTip(tip(p));
   connect(w, &QComboBox::activated, this, [this, path, w](int) { emit_combo(path, w); });
   form->addRow(label, w);
   knobs_.insert(path, w);
 }
 
-void KnobPanel::add_check(QFormLayout* form, const QString& path, const QString& label, const QString& tip) {
+void KnobPanel::add_check(QFormLayout* form, const QString& path, const QString& label) {
+  const sim::params::Param& p = param(path);
+  CS_CHECK(p.type == sim::params::Type::boolean);
   auto* w = new QCheckBox(this);
   w->setObjectName(path);
-  w->setToolTip(path + "\n" + tip);
+  w->setToolTip(tip(p));
   connect(w, &QCheckBox::toggled, this, [this, path](bool on) { emit edited(path, on ? "true" : "false"); });
   form->addRow(label, w);
   knobs_.insert(path, w);

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/scenario/params.hpp"
+
 class QComboBox;
 class QFormLayout;
 class QLineEdit;
@@ -32,11 +34,13 @@ class KnobPanel : public QWidget {
   void edited(const QString& path, const QString& json_value);
 
  private:
-  void add_spin(QFormLayout* form, const QString& path, const QString& label, int min, int max, const QString& tip);
-  void add_double(QFormLayout* form, const QString& path, const QString& label, double min, double max, double step,
-                  int decimals, double scale, const QString& tip);
-  void add_combo(QFormLayout* form, const QString& path, const QString& label, const QStringList& items, const QString& tip);
-  void add_check(QFormLayout* form, const QString& path, const QString& label, const QString& tip);
+  static const sim::params::Param& param(const QString& path);
+  static QString tip(const sim::params::Param& p);
+  // Range (or choices) and tooltip from the parameter table; `scale`: the knob shows value / scale.
+  void add_spin(QFormLayout* form, const QString& path, const QString& label);
+  void add_double(QFormLayout* form, const QString& path, const QString& label, double step, int decimals, double scale);
+  void add_combo(QFormLayout* form, const QString& path, const QString& label);
+  void add_check(QFormLayout* form, const QString& path, const QString& label);
   void emit_combo(const QString& path, QComboBox* box);
 
   QHash<QString, QWidget*> knobs_;

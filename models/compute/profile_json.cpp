@@ -15,6 +15,11 @@ namespace cs::models {
 
 namespace {
 
+// A kernel shape dimension (GEMM m, n, k; attention batch, heads, seq, head dim) of a measurement.
+constexpr std::int64_t kMaxShape = std::int64_t{1} << 40;
+constexpr const char* kMaxShapeWhy = "2^40: beyond any kernel shape a training step runs";
+
+
 using json = nlohmann::json;
 using ordered_json = nlohmann::ordered_json;
 
@@ -76,12 +81,22 @@ class Fields {
     return x;
   }
 
-  std::optional<std::int64_t> integer(const std::string& key, bool required, std::int64_t lo) {
+  // An integer in [lo, hi], checked as a 64-bit value before the caller narrows it to int (`hi` fits
+  // one; `why` says where the maximum comes from).
+  std::optional<std::int64_t> integer(const std::string& key, bool required, std::int64_t lo, std::int64_t hi, const char* why) {
     const json* v = raw(key, required);
     if (!v) return std::nullopt;
+    if (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(hi)) {
+      problems_.add(at(key), v->dump() + " is out of range (expected an integer <= " + std::to_string(hi) + ": " + why + ")");
+      return std::nullopt;
+    }
     if (!v->is_number_integer() || v->get<std::int64_t>() < lo) {
       problems_.add(at(key), "expected an integer >= " + std::to_string(lo) + ", got " +
                                  (v->is_number() ? v->dump() : type_name(*v)));
+      return std::nullopt;
+    }
+    if (v->get<std::int64_t>() > hi) {
+      problems_.add(at(key), v->dump() + " is out of range (expected an integer <= " + std::to_string(hi) + ": " + why + ")");
       return std::nullopt;
     }
     return v->get<std::int64_t>();
@@ -136,11 +151,11 @@ std::vector<AttentionPoint> read_attention_points(Fields& f, const std::string& 
     if (!expect_object((*a)[i], at, problems)) continue;
     Fields g((*a)[i], at, problems);
     AttentionPoint pt{};
-    pt.batch = g.integer("batch", true, 1).value_or(1);
-    pt.heads_q = g.integer("heads_q", true, 1).value_or(1);
-    pt.heads_kv = g.integer("heads_kv", true, 1).value_or(1);
-    pt.seq = g.integer("seq", true, 1).value_or(1);
-    pt.head_dim = g.integer("head_dim", true, 1).value_or(1);
+    pt.batch = g.integer("batch", true, 1, kMaxShape, kMaxShapeWhy).value_or(1);
+    pt.heads_q = g.integer("heads_q", true, 1, kMaxShape, kMaxShapeWhy).value_or(1);
+    pt.heads_kv = g.integer("heads_kv", true, 1, kMaxShape, kMaxShapeWhy).value_or(1);
+    pt.seq = g.integer("seq", true, 1, kMaxShape, kMaxShapeWhy).value_or(1);
+    pt.head_dim = g.integer("head_dim", true, 1, kMaxShape, kMaxShapeWhy).value_or(1);
     pt.fwd_efficiency = g.number("fwd_efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
     pt.fwdbwd_efficiency = g.number("fwdbwd_efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
     g.finish();
@@ -157,7 +172,7 @@ void read_passes(Fields& g, AttentionPassModel& fwd, AttentionPassModel& bwd, Pr
     Fields h(*obj, g.at(name), problems);
     pass->peak_efficiency = h.number("peak_efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
     pass->half_kv = h.number("half_kv", true, 0, 1e9, false, "a number of tokens >= 0").value_or(0);
-    pass->ctas_per_sm = static_cast<int>(h.integer("ctas_per_sm", true, 1).value_or(1));
+    pass->ctas_per_sm = static_cast<int>(h.integer("ctas_per_sm", true, 1, 2048, "an SM holds at most 2048 threads").value_or(1));
     if (const json* hf = h.raw("heavy_first", true)) {
       if (hf->is_boolean()) pass->heavy_first = hf->get<bool>();
       else problems.add(h.at("heavy_first"), "expected true or false, got " + type_name(*hf));
@@ -170,7 +185,7 @@ ComputeProfile read_compute(const json& v, const std::string& path, Problems& pr
   ComputeProfile p;
   Fields f(v, path, problems);
   p.source = f.string("source", false).value_or("");
-  p.sm_count = static_cast<int>(f.integer("sm_count", true, 1).value_or(1));
+  p.sm_count = static_cast<int>(f.integer("sm_count", true, 1, 100000, "1e5 SMs: 600x a B200 (148)").value_or(1));
   p.launch_overhead_us = f.number("launch_overhead_us", true, 0, 1e6, false, "a number of microseconds >= 0").value_or(0);
   p.fp8_gemm_speedup_efficiency =
       f.number("fp8_gemm_speedup_efficiency", false, 0, 2, false, "a number in [0, 2]").value_or(0);
@@ -183,9 +198,9 @@ ComputeProfile read_compute(const json& v, const std::string& path, Problems& pr
       if (!expect_object((*a)[i], at, problems)) continue;
       Fields g((*a)[i], at, problems);
       GemmPoint pt{};
-      pt.m = g.integer("m", true, 1).value_or(1);
-      pt.n = g.integer("n", true, 1).value_or(1);
-      pt.k = g.integer("k", true, 1).value_or(1);
+      pt.m = g.integer("m", true, 1, kMaxShape, kMaxShapeWhy).value_or(1);
+      pt.n = g.integer("n", true, 1, kMaxShape, kMaxShapeWhy).value_or(1);
+      pt.k = g.integer("k", true, 1, kMaxShape, kMaxShapeWhy).value_or(1);
       pt.efficiency = g.number("efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
       g.finish();
       p.gemm.push_back(pt);
@@ -196,7 +211,7 @@ ComputeProfile read_compute(const json& v, const std::string& path, Problems& pr
     const std::string at = f.at("attention_model");
     if (expect_object(*m, at, problems)) {
       Fields g(*m, at, problems);
-      p.attention_block_q = g.integer("block_q", true, 1).value_or(128);
+      p.attention_block_q = g.integer("block_q", true, 1, kMaxShape, kMaxShapeWhy).value_or(128);
       p.attention_host_floor_us =
           g.number("host_floor_us", false, 0, 1e9, false, "a number of microseconds >= 0").value_or(0);
       read_passes(g, p.attention_fwd, p.attention_bwd, problems);
@@ -254,7 +269,7 @@ CommFit read_comm_fit(const json& v, const std::string& at, Problems& problems) 
                                            "broadcast or send_recv)");
   }
   c.algorithm = g.string("algorithm", false).value_or("default");
-  c.ranks = static_cast<int>(g.integer("ranks", true, 1).value_or(1));
+  c.ranks = static_cast<int>(g.integer("ranks", true, 1, 1 << 30, "2^30 ranks: more than a scenario's cluster can hold").value_or(1));
   if (auto lvl = g.string("level", true)) {
     if (auto level = parse_comm_level(*lvl)) c.level = *level;
     else problems.add(g.at("level"), "unknown level \"" + *lvl + "\" (expected \"nvlink\" or \"network\")");
@@ -262,7 +277,7 @@ CommFit read_comm_fit(const json& v, const std::string& at, Problems& problems) 
   c.alpha_us = g.number("alpha_us", true, 0, 1e9, false, "a number of microseconds >= 0").value_or(0);
   c.beta_GBps = g.number("beta_GBps", true, 0, 1e9, true, "a bandwidth in GB/s > 0").value_or(1);
   c.r2 = g.number("r2", false, -1e9, 1, false, "a number <= 1").value_or(0);
-  c.points = static_cast<int>(g.integer("points", false, 0).value_or(0));
+  c.points = static_cast<int>(g.integer("points", false, 0, 1 << 30, "2^30 points: more than any measurement file holds").value_or(0));
   c.gpu = g.string("gpu", false).value_or("");
   g.finish();
   return c;
@@ -272,7 +287,7 @@ FitQuality read_fit_quality(const json& v, const std::string& at, Problems& prob
   FitQuality q;
   Fields g(v, at, problems);
   q.group = g.string("group", true).value_or("");
-  q.points = static_cast<int>(g.integer("points", true, 0).value_or(0));
+  q.points = static_cast<int>(g.integer("points", true, 0, 1 << 30, "2^30 points: more than any measurement file holds").value_or(0));
   q.mape = g.number("mape", true, 0, 1e9, false, "a fraction >= 0").value_or(0);
   q.worst = g.string("worst", false).value_or("");
   q.worst_error = g.number("worst_error", false, -1e9, 1e9, false, "a signed fraction").value_or(0);
@@ -297,7 +312,7 @@ CalibrationProfile parse_profile(const std::string& json_text, const std::string
   Fields top(doc, "", problems);
   if (auto fmt = top.string("format", false); fmt && *fmt != kFormat)
     problems.add("format", "\"" + *fmt + "\" is not a calibration profile (expected \"" + kFormat + "\")");
-  if (auto ver = top.integer("version", false, 1); ver && *ver != kVersion)
+  if (auto ver = top.integer("version", false, 1, 1 << 20, "a format version"); ver && *ver != kVersion)
     problems.add("version", std::to_string(*ver) + " is not supported (expected " + std::to_string(kVersion) + ")");
   p.gpu = top.string("gpu", false).value_or("");
   if (const json* c = top.raw("compute", false)) {

@@ -794,15 +794,6 @@ void add_fp8_casts(std::vector<Op>& ops) {
   ops = std::move(out);
 }
 
-std::string_view to_string(Recompute r) {
-  switch (r) {
-    case Recompute::none: return "none";
-    case Recompute::selective: return "selective";
-    case Recompute::full: return "full";
-  }
-  return "?";
-}
-
 PositionEmbedding position_embedding(const ModelConfig& m) {
   if (m.position_embedding_type) return *m.position_embedding_type;
   if (m.max_position_embeddings > 0) return PositionEmbedding::learned_absolute;

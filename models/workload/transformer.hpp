@@ -60,7 +60,6 @@ struct RecomputeModules {
 // Megatron's position_embedding_type. none: no position signal in the kernels (ALiBi folds its bias into
 // the attention kernel, NoPE has none).
 enum class PositionEmbedding { rope, learned_absolute, none };
-std::string_view to_string(Recompute r);  // "none", "selective", "full" (Megatron's names)
 
 struct ModelConfig {
   std::string name;

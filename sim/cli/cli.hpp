@@ -25,6 +25,7 @@ int sweep(const std::vector<std::string>& args);
 int calibrate(const std::vector<std::string>& args);
 int validate(const std::vector<std::string>& args);
 int collective(const std::vector<std::string>& args);
+int params(const std::vector<std::string>& args);
 // The published-training kind of `validate` (cli_validate_training.cpp).
 bool is_published_training_file(const std::string& path);
 int validate_training(const std::vector<std::string>& files, bool json_out);

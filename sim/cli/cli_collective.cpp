@@ -19,6 +19,7 @@
 #include "sim/cli/cli.hpp"
 #include "sim/network/collective_run.hpp"
 #include "sim/base/input_error.hpp"
+#include "sim/scenario/enum_names.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/base/units.hpp"
 
@@ -142,12 +143,15 @@ int collective(const std::vector<std::string>& args) {
   }
   if (ranks < 2) throw InputError(me + "the scenario's cluster has one GPU; a collective needs at least 2");
   CollectiveRunOptions ro;
-  ro.network = vm.count("network") ? vm["network"].as<std::string>() : scenario.simulation.network;
-  if (ro.network != "flow" && ro.network != "analytical")
-    throw InputError(me + "--network: '" + ro.network + "' (expected flow or analytical)");
+  ro.network = scenario.simulation.network;
+  if (vm.count("network")) {
+    const std::string name = vm["network"].as<std::string>();
+    const auto backend = parse_name(kNetworkBackendNames, name);
+    if (!backend) throw InputError(me + "--network: '" + name + "' (expected flow or analytical)");
+    ro.network = *backend;
+  }
   ro.forced_algorithm = vm.count("algo") ? vm["algo"].as<std::string>() : scenario.simulation.nccl_algorithm;
-  if (!ro.forced_algorithm.empty() && ro.forced_algorithm != "ring" && ro.forced_algorithm != "tree" &&
-      ro.forced_algorithm != "nvls" && ro.forced_algorithm != "hierarchical")
+  if (!ro.forced_algorithm.empty() && !parse_name(kNcclAlgorithmNames, ro.forced_algorithm))
     throw InputError(me + "--algo: '" + ro.forced_algorithm + "' (expected ring, tree, nvls or hierarchical)");
 
   const topo::Cluster cluster(scenario.cluster);
@@ -188,12 +192,12 @@ int collective(const std::vector<std::string>& args) {
   const double avg = rows_n ? busbw_sum / rows_n : 0;
   if (vm.count("json")) {
     json out = {{"collective", models::to_string(*kind)}, {"ranks", ranks}, {"nodes", group_geometry(cluster, gpus).nodes},
-                {"network", ro.network}, {"algorithm", ro.forced_algorithm.empty() ? "default" : ro.forced_algorithm},
+                {"network", std::string(to_string(ro.network))}, {"algorithm", ro.forced_algorithm.empty() ? "default" : ro.forced_algorithm},
                 {"scenario", scenario.name}, {"results", rows}, {"average_busbw_GBps", avg}};
     std::cout << out.dump(2) << "\n";
     return kExitOk;
   }
-  std::cout << "# clustersim collective (simulated, " << ro.network << " network): " << scenario.name << "\n";
+  std::cout << "# clustersim collective (simulated, " << to_string(ro.network) << " network): " << scenario.name << "\n";
   std::cout << "# Collective test starting: " << perf << "\n";
   std::cout << "# nThread 1 nGpus " << ranks << " minBytes " << static_cast<long long>(*lo) << " maxBytes "
             << static_cast<long long>(*hi) << " step: 2(factor) warmup iters: 0 iters: 1 agg iters: 1 validation: 0 graph: 0\n#\n";

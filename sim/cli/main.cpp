@@ -22,6 +22,7 @@ const std::vector<Command>& commands() {
       {"calibrate", "fit a calibration profile from measurements (calibrate fit ...)", &cli::calibrate},
       {"validate", "predicted vs measured for every point of measurement files", &cli::validate},
       {"collective", "nccl-tests-style table of one simulated collective over the cluster", &cli::collective},
+      {"params", "every scenario key: type, unit, default and range (--json, --markdown)", &cli::params},
   };
   return list;
 }

@@ -11,6 +11,8 @@
 
 #include "models/memory/memory_model.hpp"
 #include "sim/base/input_error.hpp"
+#include "sim/scenario/enum_names.hpp"
+#include "sim/scenario/params.hpp"
 #include "sim/simulation.hpp"
 #include "sim/base/units.hpp"
 #include "sim/step/step_budget.hpp"
@@ -299,11 +301,8 @@ std::vector<Assignment> enumerate_layouts(const json& base, const std::string& f
   if (probe.contains("training") && probe["training"].is_object()) {
     json& tr = probe["training"];
     gbs = json_int(tr, "global_batch_size", 0);
-    for (const char* key : {"tensor_model_parallel_size", "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size",
-                            "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size",
-                            "data_parallel_size", "sequence_parallel",
-                            "zero_stage", "fsdp_sharding_strategy", "pipeline_schedule", "micro_batch_size"})
-      tr.erase(key);
+    for (const std::string& path : params::search_axes())  // the search's own axes (sim/scenario/params.cpp)
+      tr.erase(path.substr(path.find('.') + 1));
     const json& cl = probe.contains("cluster") ? probe["cluster"] : json();
     const std::int64_t gpus = json_int(cl, "nodes", 0) * json_int(cl, "gpus_per_node", 8);
     if (gpus > 0) tr["global_batch_size"] = gpus;
@@ -315,6 +314,8 @@ std::vector<Assignment> enumerate_layouts(const json& base, const std::string& f
   if (gbs <= 0) gbs = s.training.global_batch_size;
 
   std::vector<Assignment> out;
+  const std::vector<std::string> axes = params::search_axes();
+  const params::Param& zero_range = *params::find("training.zero_stage");
   const std::int64_t tp_limit = options.allow_tp_across_nodes ? gpus : s.cluster.gpus_per_node;
   for (std::int64_t tp : divisors(std::gcd(m.num_attention_heads, m.num_query_groups))) {
     if (tp > tp_limit || gpus % tp != 0) continue;
@@ -339,22 +340,29 @@ std::vector<Assignment> enumerate_layouts(const json& base, const std::string& f
         for (std::int64_t vp : vps)
           for (const auto& [ep, etp] : experts)
             for (std::int64_t mb = 1; (gbs / dp) % mb == 0; mb *= 2)
-              for (int zero = 0; zero <= 3; ++zero)
-                for (const char* rc : {"none", "selective", "full"}) {
+              for (int zero = static_cast<int>(zero_range.min); zero <= static_cast<int>(zero_range.max); ++zero)
+                for (const auto& rc : kRecomputeNames) {
+                  // One value per axis of the table, set in the table's order (null: derived / unset).
+                  const std::map<std::string, json> values = {
+                      {"training.tensor_model_parallel_size", tp},
+                      {"training.sequence_parallel", tp > 1},
+                      {"training.pipeline_model_parallel_size", pp},
+                      {"training.virtual_pipeline_model_parallel_size", vp},
+                      {"training.pipeline_schedule",
+                       name_of(kPipelineScheduleNames, vp > 1 ? models::PipelineSchedule::interleaved : models::PipelineSchedule::one_f_one_b)},
+                      {"training.context_parallel_size", cp},
+                      {"training.expert_model_parallel_size", ep},
+                      {"training.expert_tensor_parallel_size", etp},
+                      {"training.data_parallel_size", nullptr},
+                      {"training.micro_batch_size", mb},
+                      {"training.zero_stage", zero},
+                      {"training.fsdp_sharding_strategy", nullptr},
+                      {"training.recompute_granularity", rc.name}};
                   Assignment a = prefix;
-                  a.emplace_back("training.tensor_model_parallel_size", tp);
-                  a.emplace_back("training.sequence_parallel", tp > 1);
-                  a.emplace_back("training.pipeline_model_parallel_size", pp);
-                  a.emplace_back("training.virtual_pipeline_model_parallel_size", vp);
-                  a.emplace_back("training.pipeline_schedule", vp > 1 ? "interleaved" : "1f1b");
-                  a.emplace_back("training.context_parallel_size", cp);
-                  a.emplace_back("training.expert_model_parallel_size", ep);
-                  if (m.num_moe_experts > 0) a.emplace_back("training.expert_tensor_parallel_size", etp);
-                  a.emplace_back("training.data_parallel_size", nullptr);
-                  a.emplace_back("training.micro_batch_size", mb);
-                  a.emplace_back("training.zero_stage", zero);
-                  a.emplace_back("training.fsdp_sharding_strategy", nullptr);
-                  a.emplace_back("training.recompute_granularity", rc);
+                  for (const std::string& axis : axes) {
+                    if (axis == "training.expert_tensor_parallel_size" && m.num_moe_experts == 0) continue;  // dense: no experts
+                    a.emplace_back(axis, values.at(axis));
+                  }
                   out.push_back(std::move(a));
                 }
       }
@@ -365,7 +373,11 @@ std::vector<Assignment> enumerate_layouts(const json& base, const std::string& f
 
 void mark_dominated(std::vector<SweepPoint>& points) {
   // Group the pending points by everything but the recompute granularity and the ZeRO stage.
-  auto rank_of_recompute = [](const json& v) { return v == "none" ? 0 : v == "selective" ? 1 : 2; };
+  // The table's order: none < selective < full.
+  auto rank_of_recompute = [](const json& v) {
+    const auto rc = v.is_string() ? parse_name(kRecomputeNames, v.get<std::string>()) : std::nullopt;
+    return rc ? rank_of(kRecomputeNames, *rc) : 0;
+  };
   struct Member {
     std::size_t index;
     int recompute;

@@ -10,6 +10,7 @@
 #include "sim/base/check.hpp"
 #include "sim/engine/executor.hpp"
 #include "sim/network/flow_network.hpp"
+#include "sim/network/make_network.hpp"
 #include "sim/engine/task_graph.hpp"
 
 namespace cs::sim {
@@ -23,7 +24,6 @@ std::vector<int> first_gpus(int n) {
 CollectiveRunResult run_collective(const topo::Cluster& cluster, models::CollectiveKind kind, double bytes,
                                    std::span<const int> gpus, const CollectiveRunOptions& options) {
   CS_CHECK(!gpus.empty() && bytes >= 0);
-  CS_CHECK(options.network == "flow" || options.network == "analytical");
   TaskGraph graph(1);
   Collective c;
   c.kind = kind;
@@ -42,15 +42,9 @@ CollectiveRunResult run_collective(const topo::Cluster& cluster, models::Collect
   CollectiveRunResult r;
   const GroupGeometry geo = group_geometry(cluster, gpus);
   r.choice = choose_algorithm(kind, bytes, geo, options.forced_algorithm);
-  ExecutionResult ex;
-  if (options.network == "flow") {
-    FlowNetwork net(graph, cluster, FlowNetworkOptions{options.forced_algorithm});
-    ex = execute(graph, net, ExecutorOptions{});
-    r.flows = net.flows_started();
-  } else {
-    AnalyticalNetwork net(graph, cluster, options.forced_algorithm);
-    ex = execute(graph, net, ExecutorOptions{});
-  }
+  const std::unique_ptr<CommBackend> net = make_network(options.network, graph, cluster, options.forced_algorithm);
+  const ExecutionResult ex = execute(graph, *net, ExecutorOptions{});
+  if (const auto* flow = dynamic_cast<const FlowNetwork*>(net.get())) r.flows = flow->flows_started();
   r.time = ex.makespan;
   r.events = ex.events;
   if (r.time > 0) {

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "models/workload/op.hpp"
+#include "sim/base/network_backend.hpp"
 #include "sim/network/nccl_model.hpp"
 #include "sim/engine/time.hpp"
 #include "topologies/cluster.hpp"
@@ -25,7 +26,7 @@
 namespace cs::sim {
 
 struct CollectiveRunOptions {
-  std::string network = "flow";   // "flow" or "analytical"
+  NetworkBackend network = NetworkBackend::flow;
   std::string forced_algorithm;   // "" = NCCL-like choice; "ring", "tree", "nvls", "hierarchical"
 };
 

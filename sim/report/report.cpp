@@ -9,6 +9,7 @@
 
 #include "sim/base/units.hpp"
 #include "sim/report/format.hpp"
+#include "sim/scenario/enum_names.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace cs::sim {
@@ -59,10 +60,8 @@ Report job_report(const Scenario& s) {
   r.global_batch_size = t.global_batch_size;
   r.seq_length = t.seq_length;
   r.precision = std::string(models::to_string(t.precision));
-  r.schedule = t.pipeline_schedule == models::PipelineSchedule::gpipe         ? "gpipe"
-               : t.pipeline_schedule == models::PipelineSchedule::interleaved ? "interleaved"
-                                                                               : "1f1b";
-  r.recompute = std::string(models::to_string(t.recompute));
+  r.schedule = std::string(name_of(kPipelineScheduleNames, t.pipeline_schedule));
+  r.recompute = std::string(name_of(kRecomputeNames, t.recompute));
   r.zero_stage = t.zero_stage;
   r.sequence_parallel = t.sequence_parallel;
   r.price_per_gpu_hour_usd = s.price_per_gpu_hour_usd;

@@ -1,6 +1,7 @@
 #include "sim/scenario/scenario.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -15,6 +16,8 @@
 #include "sim/base/check.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/base/input_file.hpp"
+#include "sim/scenario/enum_names.hpp"
+#include "sim/scenario/params.hpp"
 
 namespace cs::sim {
 
@@ -79,38 +82,76 @@ class ObjectReader {
 
   std::string path_of(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
   bool has(const std::string& key) {
+    param(key);
     known_.push_back(key);
     return obj_.contains(key);
   }
   const json* raw(const std::string& key) {
+    param(key);
     known_.push_back(key);
     auto it = obj_.find(key);
     return it == obj_.end() || it->is_null() ? nullptr : &*it;  // null means "use the default"
   }
 
-  std::optional<std::int64_t> integer(const std::string& key, std::int64_t min_value, bool required) {
+  // The table's entry of a key this reader reads: the loader reads no key the table does not declare.
+  const params::Param& param(const std::string& key) const {
+    const params::Param* p = params::find(path_of(key));
+    CS_CHECK(p != nullptr);
+    return *p;
+  }
+
+  // An integer key, read as a 64-bit value and checked against the table's range before anyone narrows it.
+  std::optional<std::int64_t> integer(const std::string& key, bool required) {
+    const params::Param& p = param(key);
+    CS_CHECK(p.type == params::Type::integer || p.type == params::Type::integer_or_list);
+    const auto min_value = static_cast<std::int64_t>(p.min);
+    const auto max_value = static_cast<std::int64_t>(p.max);
     const json* v = raw(key);
     if (!v) {
       if (required) errors_.add(path_of(key), "missing (expected an integer >= " + std::to_string(min_value) + ")");
       return std::nullopt;
     }
-    double d = 0;
-    if (v->is_number_integer() || v->is_number_unsigned()) {
-      d = v->get<double>();
+    const auto too_large = [&] {
+      errors_.add(path_of(key), v->dump() + " is out of range (expected an integer <= " + std::to_string(max_value) + ": " + p.max_reason + ")");
+      return std::nullopt;
+    };
+    const auto too_small = [&] {
+      errors_.add(path_of(key), v->dump() + " is out of range (expected an integer >= " + std::to_string(min_value) + ")");
+      return std::nullopt;
+    };
+    std::int64_t n = 0;
+    if (v->is_number_unsigned()) {
+      const auto u = v->get<std::uint64_t>();
+      if (u > static_cast<std::uint64_t>(max_value)) return too_large();
+      n = static_cast<std::int64_t>(u);
+    } else if (v->is_number_integer()) {
+      n = v->get<std::int64_t>();
     } else if (v->is_number_float() && std::floor(v->get<double>()) == v->get<double>()) {
-      d = v->get<double>();  // 8.0 is fine
+      const double d = v->get<double>();  // 8.0 is fine
+      if (d > p.max) return too_large();
+      if (d < p.min) return too_small();
+      n = static_cast<std::int64_t>(d);
     } else {
       errors_.add(path_of(key), "expected an integer, got " + type_name(*v) + " " + v->dump());
       return std::nullopt;
     }
-    if (d < static_cast<double>(min_value) || d > 9.0e15) {
-      errors_.add(path_of(key), v->dump() + " is out of range (expected an integer >= " + std::to_string(min_value) + ")");
-      return std::nullopt;
-    }
-    return static_cast<std::int64_t>(d);
+    if (n < min_value) return too_small();
+    if (n > max_value) return too_large();
+    return n;
   }
 
-  std::optional<double> number(const std::string& key, double min_value, bool min_exclusive, bool required) {
+  // The same, narrowed to int: every integer key's maximum fits one (tests/sim/test_params.cpp).
+  std::optional<int> small_integer(const std::string& key, bool required) {
+    const auto n = integer(key, required);
+    if (!n) return std::nullopt;
+    CS_CHECK(*n >= INT_MIN && *n <= INT_MAX);
+    return static_cast<int>(*n);
+  }
+
+  // A number key: finite and within the table's range.
+  std::optional<double> number(const std::string& key, bool required) {
+    const params::Param& p = param(key);
+    CS_CHECK(p.type == params::Type::number);
     const json* v = raw(key);
     if (!v) {
       if (required) errors_.add(path_of(key), "missing (expected a number)");
@@ -121,24 +162,27 @@ class ObjectReader {
       return std::nullopt;
     }
     const double d = v->get<double>();
-    if (!std::isfinite(d) || d < min_value || (min_exclusive && d == min_value)) {
-      std::ostringstream want;
-      want << (min_exclusive ? "> " : ">= ") << min_value;
-      errors_.add(path_of(key), v->dump() + " is out of range (expected a number " + want.str() + ")");
+    if (!std::isfinite(d)) {
+      errors_.add(path_of(key), v->dump() + " is not a finite number");
+      return std::nullopt;
+    }
+    if (d < p.min || (p.min_exclusive && d == p.min)) {
+      errors_.add(path_of(key), v->dump() + " is out of range (expected a number " + (p.min_exclusive ? "> " : ">= ") +
+                                    params::bound_text(p, p.min) + ")");
+      return std::nullopt;
+    }
+    if (d > p.max || (p.max_exclusive && d == p.max)) {
+      std::string want = std::string("in ") + (p.min_exclusive ? "(" : "[") + params::bound_text(p, p.min) + ", " +
+                         params::bound_text(p, p.max) + (p.max_exclusive ? ")" : "]");
+      if (!p.max_reason.empty()) want += ": " + p.max_reason;
+      errors_.add(path_of(key), v->dump() + " is out of range (expected a number " + want + ")");
       return std::nullopt;
     }
     return d;
   }
 
-  // A probability or fraction: a number in [0, 1).
-  std::optional<double> fraction(const std::string& key) {
-    const auto f = number(key, 0, false, false);
-    if (f && *f >= 1) {
-      errors_.add(path_of(key), raw(key)->dump() + " is out of range (expected a number in [0, 1))");
-      return std::nullopt;
-    }
-    return f;
-  }
+  // A probability or fraction: the table declares it [0, 1).
+  std::optional<double> fraction(const std::string& key) { return number(key, false); }
 
   std::optional<bool> boolean(const std::string& key) {
     const json* v = raw(key);
@@ -163,8 +207,10 @@ class ObjectReader {
     return v->get<std::string>();
   }
 
-  // A string that must be one of `choices`.
-  std::optional<std::string> choice(const std::string& key, const std::vector<std::string>& choices) {
+  // A string that must be one of the table's choices for the key.
+  std::optional<std::string> choice(const std::string& key) {
+    const std::vector<std::string>& choices = param(key).choices;
+    CS_CHECK(!choices.empty());
     auto s = string(key, false);
     if (!s) return std::nullopt;
     if (std::find(choices.begin(), choices.end(), *s) != choices.end()) return s;
@@ -174,12 +220,26 @@ class ObjectReader {
     return std::nullopt;
   }
 
+  // A choice with an enum behind it: the value of its name in `names` (sim/scenario/enum_names.hpp).
+  template <class E, std::size_t N>
+  std::optional<E> named(const std::string& key, const std::array<Named<E>, N>& names) {
+    const auto s = choice(key);
+    if (!s) return std::nullopt;
+    const auto v = parse_name(names, *s);
+    CS_CHECK(v.has_value());  // the table's choices are the names
+    return v;
+  }
+
+  // A key this reader did not read is unknown: the table declares what may be there (suggestions come
+  // from it), the reader what is read in this context (e.g. no hyperparameters of a custom GPU under a
+  // GPU name).
   void finish() {
+    const std::vector<std::string> declared = params::children(path_);
     for (auto it = obj_.begin(); it != obj_.end(); ++it) {
       if (std::find(known_.begin(), known_.end(), it.key()) != known_.end()) continue;
       std::string msg = "unknown key";
-      if (auto near = nearest(it.key(), known_); !near.empty()) msg += " (did you mean \"" + near + "\"?)";
-      else msg += " (expected one of: " + join(known_) + ")";
+      if (auto near = nearest(it.key(), declared); !near.empty()) msg += " (did you mean \"" + near + "\"?)";
+      else msg += " (expected one of: " + join(declared) + ")";
       errors_.add(path_of(it.key()), msg);
     }
   }
@@ -203,23 +263,18 @@ models::GpuSpec read_custom_gpu(const json& v, Errors& errors) {
   ObjectReader r(v, "cluster.gpu", errors);
   models::GpuSpec g;
   g.name = r.string("name", true).value_or("custom");
-  g.peak_tflops_bf16 = r.number("peak_tflops_bf16", 0, true, true).value_or(1);
-  g.peak_tflops_fp32 = r.number("peak_tflops_fp32", 0, true, false).value_or(g.peak_tflops_bf16 / 16);
-  g.peak_tflops_tf32 = r.number("peak_tflops_tf32", 0, true, false).value_or(g.peak_tflops_bf16 / 2);
-  g.peak_tflops_fp8 = r.number("peak_tflops_fp8", 0, false, false).value_or(0);
-  g.hbm_gib = r.number("hbm_gib", 0, true, true).value_or(1);
-  g.hbm_tbps = r.number("hbm_tbps", 0, true, true).value_or(1);
-  g.tdp_w = r.number("tdp_w", 0, false, false).value_or(700);
-  g.nvlink_gbps = r.number("nvlink_gbps", 0, false, false).value_or(0);
-  g.sm_count = static_cast<int>(r.integer("sm_count", 1, false).value_or(132));
-  g.price_per_gpu_hour_usd = r.number("price_per_gpu_hour", 0, false, false).value_or(0);
-  g.mma_sync_fraction = r.number("mma_sync_fraction", 0, true, false).value_or(1);
-  if (g.mma_sync_fraction > 1)
-    errors.add("cluster.gpu.mma_sync_fraction", "must be in (0, 1] (a share of the tensor peak), got " + std::to_string(g.mma_sync_fraction));
-  g.matmul_ceiling_fraction = r.number("matmul_ceiling_fraction", 0, true, false).value_or(0);
-  if (g.matmul_ceiling_fraction > 1)
-    errors.add("cluster.gpu.matmul_ceiling_fraction",
-               "must be in (0, 1] (the best large GEMM's share of the bf16 peak), got " + std::to_string(g.matmul_ceiling_fraction));
+  g.peak_tflops_bf16 = r.number("peak_tflops_bf16", true).value_or(1);
+  g.peak_tflops_fp32 = r.number("peak_tflops_fp32", false).value_or(g.peak_tflops_bf16 / 16);
+  g.peak_tflops_tf32 = r.number("peak_tflops_tf32", false).value_or(g.peak_tflops_bf16 / 2);
+  g.peak_tflops_fp8 = r.number("peak_tflops_fp8", false).value_or(0);
+  g.hbm_gib = r.number("hbm_gib", true).value_or(1);
+  g.hbm_tbps = r.number("hbm_tbps", true).value_or(1);
+  g.tdp_w = r.number("tdp_w", false).value_or(700);
+  g.nvlink_gbps = r.number("nvlink_gbps", false).value_or(0);
+  g.sm_count = r.small_integer("sm_count", false).value_or(132);
+  g.price_per_gpu_hour_usd = r.number("price_per_gpu_hour", false).value_or(0);
+  g.mma_sync_fraction = r.number("mma_sync_fraction", false).value_or(1);
+  g.matmul_ceiling_fraction = r.number("matmul_ceiling_fraction", false).value_or(0);
   r.finish();
   return g;
 }
@@ -246,26 +301,25 @@ void read_cluster(const json* v, Scenario& s, Errors& errors) {
   } else {
     errors.add("cluster.gpu", "expected a GPU name or an object, got " + type_name(*g));
   }
-  s.cluster.nodes = static_cast<int>(r.integer("nodes", 1, true).value_or(1));
-  s.cluster.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", 1, false).value_or(8));
-  if (s.cluster.nodes > 1'000'000 || s.cluster.gpus_per_node > 1024) errors.add("cluster", "cluster too large (nodes <= 1e6, gpus_per_node <= 1024)");
+  s.cluster.nodes = r.small_integer("nodes", true).value_or(1);
+  s.cluster.gpus_per_node = r.small_integer("gpus_per_node", false).value_or(8);
 
   const std::string intra_default = "nvswitch";
   bool nvls_given = false;
   if (const json* in = r.raw("intra_node"); in && in->is_object()) {
     ObjectReader ir(*in, "cluster.intra_node", errors);
-    const auto base = ir.choice("name", topo::intra_node_names()).value_or(intra_default);
+    const auto base = ir.choice("name").value_or(intra_default);
     s.cluster.intra = *topo::find_intra_node(base);
-    if (auto bw = ir.number("gpu_bandwidth_GBps", 0, true, false)) s.cluster.intra.gpu_bandwidth_GBps = *bw;
-    if (auto eff = ir.number("efficiency", 0, true, false)) s.cluster.intra.efficiency = *eff;
-    if (auto lat = ir.number("latency_us", 0, false, false)) s.cluster.intra.latency_us = *lat;
+    if (auto bw = ir.number("gpu_bandwidth_GBps", false)) s.cluster.intra.gpu_bandwidth_GBps = *bw;
+    if (auto eff = ir.number("efficiency", false)) s.cluster.intra.efficiency = *eff;
+    if (auto lat = ir.number("latency_us", false)) s.cluster.intra.latency_us = *lat;
     if (auto nvls = ir.boolean("nvls")) s.cluster.intra.nvls = *nvls, nvls_given = true;
     if (nvls_given && s.cluster.intra.nvls && !s.cluster.intra.switched)
       errors.add("cluster.intra_node.nvls", "NVLS is in-switch reduction (NVLink SHARP) and needs an NVSwitch fabric; \"" +
                                                 s.cluster.intra.name + "\" has none");
     ir.finish();
   } else {
-    const auto name = r.choice("intra_node", topo::intra_node_names()).value_or(intra_default);
+    const auto name = r.choice("intra_node").value_or(intra_default);
     s.cluster.intra = *topo::find_intra_node(name);
   }
   if (s.cluster.intra.gpu_bandwidth_GBps <= 0) {
@@ -278,29 +332,28 @@ void read_cluster(const json* v, Scenario& s, Errors& errors) {
   const json* inter = r.raw("inter_node");
   if (inter && expect_object(inter, "cluster.inter_node", errors)) {
     ObjectReader nr(*inter, "cluster.inter_node", errors);
-    s.cluster.fabric = nr.choice("fabric", {"fat-tree", "rail-optimized", "ethernet"}).value_or("fat-tree");
+    s.cluster.fabric = nr.choice("fabric").value_or("fat-tree");
     if (const json* link = nr.raw("link"); link && link->is_object()) {
       ObjectReader lr(*link, "cluster.inter_node.link", errors);
       s.cluster.nic.name = lr.string("name", false).value_or("custom");
-      s.cluster.nic.line_rate_gbps = lr.number("line_rate_gbps", 0, true, true).value_or(100);
-      s.cluster.nic.efficiency = lr.number("efficiency", 0, true, false).value_or(0.9);
-      const auto latency = lr.number("latency_us", 0, false, false);
+      s.cluster.nic.line_rate_gbps = lr.number("line_rate_gbps", true).value_or(100);
+      s.cluster.nic.efficiency = lr.number("efficiency", false).value_or(0.9);
+      const auto latency = lr.number("latency_us", false);
       s.cluster.nic.latency_us = latency.value_or(2);
       s.cluster.nic.latency_given = latency.has_value();
       s.cluster.nic.rdma = lr.boolean("rdma").value_or(true);
       lr.finish();
-    } else if (auto name = nr.choice("link", topo::net_link_names())) {
+    } else if (auto name = nr.choice("link")) {
       s.cluster.nic = *topo::find_net_link(*name);
     } else if (!link) {
       errors.add("cluster.inter_node.link", "missing (expected one of: " + join(topo::net_link_names()) + ")");
     }
-    s.cluster.nics_per_node = static_cast<int>(nr.integer("nics_per_node", 1, false).value_or(s.cluster.gpus_per_node));
-    s.cluster.oversubscription = nr.number("oversubscription", 1, false, false).value_or(1.0);
-    s.cluster.leaf_radix = static_cast<int>(nr.integer("leaf_radix", 2, false).value_or(32));
-    s.cluster.tiers = static_cast<int>(nr.integer("tiers", 2, false).value_or(2));
-    if (s.cluster.tiers > 3) errors.add("cluster.inter_node.tiers", std::to_string(s.cluster.tiers) + " is out of range (expected 2 or 3)");
-    s.cluster.leaves_per_pod = static_cast<int>(nr.integer("leaves_per_pod", 1, false).value_or(8));
-    s.cluster.spine_oversubscription = nr.number("spine_oversubscription", 1, false, false).value_or(1.0);
+    s.cluster.nics_per_node = nr.small_integer("nics_per_node", false).value_or(s.cluster.gpus_per_node);
+    s.cluster.oversubscription = nr.number("oversubscription", false).value_or(1.0);
+    s.cluster.leaf_radix = nr.small_integer("leaf_radix", false).value_or(32);
+    s.cluster.tiers = nr.small_integer("tiers", false).value_or(2);
+    s.cluster.leaves_per_pod = nr.small_integer("leaves_per_pod", false).value_or(8);
+    s.cluster.spine_oversubscription = nr.number("spine_oversubscription", false).value_or(1.0);
     s.cluster.pxn = nr.boolean("pxn").value_or(true);
     nr.finish();
   } else if (!inter && s.cluster.nodes > 1) {
@@ -308,12 +361,12 @@ void read_cluster(const json* v, Scenario& s, Errors& errors) {
                                          " nodes need a network (expected {\"fabric\": ..., \"link\": ...})");
   }
   if (!inter) s.cluster.nic = *topo::find_net_link("ib-ndr400");  // unused on one node
-  s.price_per_gpu_hour_usd = r.number("price_per_gpu_hour", 0, false, false).value_or(s.gpu.price_per_gpu_hour_usd);
+  s.price_per_gpu_hour_usd = r.number("price_per_gpu_hour", false).value_or(s.gpu.price_per_gpu_hour_usd);
   // Host power per node: the GPU's reference server share (gpu_catalog.hpp) times the GPUs per node.
-  s.node_overhead_w = r.number("node_overhead_w", 0, false, false)
+  s.node_overhead_w = r.number("node_overhead_w", false)
                           .value_or(s.gpu.host_power_w_per_gpu * static_cast<double>(s.cluster.gpus_per_node));
-  s.pue = r.number("pue", 1, false, false).value_or(1.2);
-  s.usd_per_kwh = r.number("usd_per_kwh", 0, false, false).value_or(0);
+  s.pue = r.number("pue", false).value_or(1.2);
+  s.usd_per_kwh = r.number("usd_per_kwh", false).value_or(0);
   r.finish();
 }
 
@@ -337,21 +390,21 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
     }
   }
   const bool req = !have_preset;  // without a preset the core hyperparameters are required
-  auto set_int = [&](const char* key, std::int64_t& field, std::int64_t min_value, bool required) {
-    if (auto x = r.integer(key, min_value, required)) field = *x;
+  auto set_int = [&](const char* key, std::int64_t& field, bool required) {
+    if (auto x = r.integer(key, required)) field = *x;
   };
-  set_int("num_layers", m.num_layers, 1, req);
-  set_int("hidden_size", m.hidden_size, 1, req);
-  set_int("num_attention_heads", m.num_attention_heads, 1, req);
+  set_int("num_layers", m.num_layers, req);
+  set_int("hidden_size", m.hidden_size, req);
+  set_int("num_attention_heads", m.num_attention_heads, req);
   if (!have_preset) m.num_query_groups = m.num_attention_heads;
-  set_int("num_query_groups", m.num_query_groups, 1, false);
+  set_int("num_query_groups", m.num_query_groups, false);
   if (!have_preset) m.ffn_hidden_size = 4 * m.hidden_size;
-  set_int("ffn_hidden_size", m.ffn_hidden_size, 1, false);
-  set_int("vocab_size", m.vocab_size, 1, req);
-  set_int("num_moe_experts", m.num_moe_experts, 0, false);
-  set_int("moe_router_topk", m.moe_router_topk, 0, false);
-  set_int("moe_ffn_hidden_size", m.moe_ffn_hidden_size, 1, false);  // absent: ffn_hidden_size (0 was read as that)
-  set_int("kv_channels", m.kv_channels, 1, false);
+  set_int("ffn_hidden_size", m.ffn_hidden_size, false);
+  set_int("vocab_size", m.vocab_size, req);
+  set_int("num_moe_experts", m.num_moe_experts, false);
+  set_int("moe_router_topk", m.moe_router_topk, false);
+  set_int("moe_ffn_hidden_size", m.moe_ffn_hidden_size, false);  // absent: ffn_hidden_size (0 was read as that)
+  set_int("kv_channels", m.kv_channels, false);
   // Megatron's window_size is a pair (left, right); a causal decoder's is (w, 0). An integer is w.
   if (const json* w = r.raw("window_size")) {
     const bool pair = w->is_array() && w->size() == 2 && (*w)[0].is_number_integer() && (*w)[1].is_number_integer();
@@ -361,6 +414,11 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
       m.window_size = (*w)[0].get<std::int64_t>();
     } else {
       errors.add("model.window_size", "expected an integer >= 0 or Megatron's pair [w, 0] (a causal window), got " + w->dump());
+    }
+    const params::Param& p = r.param("window_size");
+    if (m.window_size > static_cast<std::int64_t>(p.max)) {
+      errors.add("model.window_size", w->dump() + " is out of range (expected a window <= " + params::bound_text(p, p.max) + ": " + p.max_reason + ")");
+      m.window_size = 0;
     }
   }
   // Megatron's per-layer frequency knobs: an integer N >= 1, or a list of 0/1 (or booleans), one per layer.
@@ -374,7 +432,14 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
     for (const json& x : f) pattern.push_back(x.is_boolean() ? x.get<bool>() : x.get<int>() == 1);
     return true;
   };
-  if (const json* f = r.raw("window_attn_skip_freq")) {
+  // The integer form within the table's range (a list is checked against num_layers below).
+  const auto freq_in_range = [&](const char* key, const json& f) {
+    const params::Param& p = r.param(key);
+    if (!f.is_number_integer() || f.get<std::int64_t>() <= static_cast<std::int64_t>(p.max)) return true;
+    errors.add(std::string("model.") + key, f.dump() + " is out of range (expected an integer <= " + params::bound_text(p, p.max) + ": " + p.max_reason + ")");
+    return false;
+  };
+  if (const json* f = r.raw("window_attn_skip_freq"); f && freq_in_range("window_attn_skip_freq", *f)) {
     if (!layer_freq(*f, m.window_attn_skip_freq, m.window_attn_pattern)) {
       errors.add("model.window_attn_skip_freq",
                  "expected an integer >= 1 (every N-th layer full attention) or a list of 0/1, one per layer (1: windowed), got " + f->dump());
@@ -382,30 +447,23 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
     if (m.window_size == 0 && !r.raw("window_size"))
       errors.add("model.window_attn_skip_freq", "needs model.window_size (the sliding window it applies to)");
   }
-  set_int("moe_shared_expert_intermediate_size", m.moe_shared_expert_intermediate_size, 0, false);
-  if (const json* f = r.raw("moe_layer_freq")) {
+  set_int("moe_shared_expert_intermediate_size", m.moe_shared_expert_intermediate_size, false);
+  if (const json* f = r.raw("moe_layer_freq"); f && freq_in_range("moe_layer_freq", *f)) {
     m.moe_layer_pattern.clear();  // the scenario's knob replaces a preset's
     m.moe_layer_freq = 1;
     if (!layer_freq(*f, m.moe_layer_freq, m.moe_layer_pattern))
       errors.add("model.moe_layer_freq",
                  "expected an integer >= 1 (every N-th layer MoE) or a list of 0/1, one per layer (1: MoE), got " + f->dump());
   }
-  if (auto a = r.choice("activation", {"gelu", "swiglu"})) m.activation = *a == "swiglu" ? models::Activation::swiglu : models::Activation::gelu;
+  if (auto a = r.named("activation", kActivationNames)) m.activation = *a;
   if (auto c = r.boolean("causal")) m.causal = *c;
-  if (auto b = r.choice("attention_backend", {"auto", "fused", "flash", "flash3", "flash1", "unfused", "local"}))
-    m.attention_impl = *b == "flash"                       ? models::AttentionImpl::flash2
-                       : *b == "flash1"                    ? models::AttentionImpl::flash1
-                       : *b == "unfused" || *b == "local" ? models::AttentionImpl::unfused
-                                                           : models::AttentionImpl::native;
+  if (auto b = r.named("attention_backend", kAttentionBackendNames)) m.attention_impl = *b;
   // Megatron's dropout probabilities (a preset's values unless given).
   m.attention_dropout = r.fraction("attention_dropout").value_or(m.attention_dropout);
   m.hidden_dropout = r.fraction("hidden_dropout").value_or(m.hidden_dropout);
   if (auto u = r.boolean("untie_embeddings_and_output_weights")) m.untie_embeddings = *u;
   // Megatron's position_embedding_type; unset: rope for SwiGLU models, learned_absolute otherwise.
-  if (auto pe = r.choice("position_embedding_type", {"rope", "learned_absolute", "none"}))
-    m.position_embedding_type = *pe == "rope"               ? models::PositionEmbedding::rope
-                                : *pe == "learned_absolute" ? models::PositionEmbedding::learned_absolute
-                                                            : models::PositionEmbedding::none;
+  if (auto pe = r.named("position_embedding_type", kPositionEmbeddingNames)) m.position_embedding_type = *pe;
   if (auto n = r.string("name", false)) m.name = *n;
   else if (!have_preset) m.name = "custom";
   r.finish();
@@ -446,27 +504,25 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   }
   ObjectReader r(*v, "training", errors);
   models::TrainingConfig& t = s.training;
-  t.seq_length = r.integer("seq_length", 1, true).value_or(1);
-  t.global_batch_size = r.integer("global_batch_size", 1, true).value_or(1);
-  t.micro_batch_size = r.integer("micro_batch_size", 1, false).value_or(1);
-  if (auto p = r.choice("precision", {"bf16", "fp16", "fp8"})) t.precision = *models::parse_dtype(*p);
-  t.tp = static_cast<int>(r.integer("tensor_model_parallel_size", 1, false).value_or(1));
-  t.pp = static_cast<int>(r.integer("pipeline_model_parallel_size", 1, false).value_or(1));
-  t.vp = static_cast<int>(r.integer("virtual_pipeline_model_parallel_size", 1, false).value_or(1));
-  t.cp = static_cast<int>(r.integer("context_parallel_size", 1, false).value_or(1));
-  t.ep = static_cast<int>(r.integer("expert_model_parallel_size", 1, false).value_or(1));
-  t.etp = static_cast<int>(r.integer("expert_tensor_parallel_size", 1, false).value_or(0));
-  const auto dp = r.integer("data_parallel_size", 1, false);
+  t.seq_length = r.integer("seq_length", true).value_or(1);
+  t.global_batch_size = r.integer("global_batch_size", true).value_or(1);
+  t.micro_batch_size = r.integer("micro_batch_size", false).value_or(1);
+  if (auto p = r.named("precision", kPrecisionNames)) t.precision = *p;
+  t.tp = r.small_integer("tensor_model_parallel_size", false).value_or(1);
+  t.pp = r.small_integer("pipeline_model_parallel_size", false).value_or(1);
+  t.vp = r.small_integer("virtual_pipeline_model_parallel_size", false).value_or(1);
+  t.cp = r.small_integer("context_parallel_size", false).value_or(1);
+  t.ep = r.small_integer("expert_model_parallel_size", false).value_or(1);
+  t.etp = r.small_integer("expert_tensor_parallel_size", false).value_or(0);
+  const auto dp = r.integer("data_parallel_size", false);
   t.sequence_parallel = r.boolean("sequence_parallel").value_or(false);
-  t.zero_stage = static_cast<int>(r.integer("zero_stage", 0, false).value_or(0));
-  if (t.zero_stage > 3) errors.add("training.zero_stage", std::to_string(t.zero_stage) + " is out of range (expected 0, 1, 2 or 3)");
+  t.zero_stage = r.small_integer("zero_stage", false).value_or(0);
   bool hybrid_shard = false;
-  if (auto f = r.choice("fsdp_sharding_strategy", {"FULL_SHARD", "SHARD_GRAD_OP", "HYBRID_SHARD", "NO_SHARD"})) {
-    hybrid_shard = *f == "HYBRID_SHARD";
-    t.zero_stage = *f == "FULL_SHARD" || hybrid_shard ? 3 : *f == "SHARD_GRAD_OP" ? 2 : 0;
+  if (auto f = r.named("fsdp_sharding_strategy", kFsdpShardingNames)) {
+    hybrid_shard = *f == FsdpSharding::hybrid_shard;
+    t.zero_stage = zero_stage_of(*f);
   }
-  if (auto rc = r.choice("recompute_granularity", {"none", "selective", "full"}))
-    t.recompute = *rc == "full" ? models::Recompute::full : *rc == "selective" ? models::Recompute::selective : models::Recompute::none;
+  if (auto rc = r.named("recompute_granularity", kRecomputeNames)) t.recompute = *rc;
   // Megatron-Core's recompute_modules: which submodules selective recompute re-runs. As there, the list
   // only matters under recompute_granularity "selective" (a layout search varies the granularity).
   if (const json* mods = r.raw("recompute_modules")) {
@@ -491,28 +547,42 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
       t.recompute_modules = rm;
     }
   }
-  const auto schedule_name = r.choice("pipeline_schedule", {"1f1b", "gpipe", "interleaved"});
-  if (schedule_name)
-    t.pipeline_schedule = *schedule_name == "gpipe"         ? PipelineSchedule::gpipe
-                          : *schedule_name == "interleaved" ? PipelineSchedule::interleaved
-                                                            : PipelineSchedule::one_f_one_b;
+  const auto schedule = r.named("pipeline_schedule", kPipelineScheduleNames);
+  if (schedule) t.pipeline_schedule = *schedule;
   // Megatron: virtual pipeline stages imply the interleaved schedule.
-  if (t.vp > 1 && t.pipeline_schedule == PipelineSchedule::one_f_one_b && schedule_name.value_or("1f1b") != "gpipe")
+  if (t.vp > 1 && t.pipeline_schedule == PipelineSchedule::one_f_one_b && schedule.value_or(PipelineSchedule::one_f_one_b) != PipelineSchedule::gpipe)
     t.pipeline_schedule = PipelineSchedule::interleaved;
   t.overlap_grad_reduce = r.boolean("overlap_grad_reduce").value_or(true);
   t.overlap_param_gather = r.boolean("overlap_param_gather").value_or(true);
   t.tp_comm_overlap = r.boolean("tp_comm_overlap").value_or(false);
-  t.tokens_to_train = r.number("tokens_to_train", 0, false, false).value_or(0);
-  t.memory_reserve_gib = r.number("memory_reserve_gib", 0, false, false).value_or(t.memory_reserve_gib);
+  t.tokens_to_train = r.number("tokens_to_train", false).value_or(0);
+  t.memory_reserve_gib = r.number("memory_reserve_gib", false).value_or(t.memory_reserve_gib);
   t.allocator_fragmentation = r.fraction("allocator_fragmentation").value_or(t.allocator_fragmentation);
   t.account_for_embedding_in_pipeline_split = r.boolean("account_for_embedding_in_pipeline_split").value_or(false);
   t.account_for_loss_in_pipeline_split = r.boolean("account_for_loss_in_pipeline_split").value_or(false);
-  t.decoder_first_pipeline_num_layers = r.integer("decoder_first_pipeline_num_layers", 0, false).value_or(-1);
-  t.decoder_last_pipeline_num_layers = r.integer("decoder_last_pipeline_num_layers", 0, false).value_or(-1);
+  t.decoder_first_pipeline_num_layers = r.integer("decoder_first_pipeline_num_layers", false).value_or(-1);
+  t.decoder_last_pipeline_num_layers = r.integer("decoder_last_pipeline_num_layers", false).value_or(-1);
   r.finish();
 
   if (!errors.lines.empty()) return;  // the checks below need sane values
   const models::ModelConfig& m = s.model;
+  // Products the models count in 64-bit integers: each factor is within its declared range, but their
+  // product must be too (a micro-batch's routed token copies: tokens x top-k x expert TP x EP).
+  {
+    std::int64_t tokens = 0, copies = 0;
+    const bool overflow = __builtin_mul_overflow(t.global_batch_size, t.seq_length, &tokens) ||
+                          __builtin_mul_overflow(t.micro_batch_size, t.seq_length, &copies) ||
+                          __builtin_mul_overflow(copies, std::max<std::int64_t>(1, m.moe_router_topk), &copies) ||
+                          __builtin_mul_overflow(copies, static_cast<std::int64_t>(std::max(t.ep, 1)) * std::max(t.etp, 1), &copies) ||
+                          copies > (std::int64_t{1} << 62);
+    if (overflow) {
+      errors.add("training.micro_batch_size", "micro_batch_size (" + std::to_string(t.micro_batch_size) + ") x seq_length (" +
+                                                  std::to_string(t.seq_length) + ") x model.moe_router_topk (" + std::to_string(m.moe_router_topk) +
+                                                  ") x expert_model_parallel_size x expert_tensor_parallel_size overflows the "
+                                                  "simulator's 64-bit token counts (expected a product below 2^62)");
+      return;
+    }
+  }
   const int gpus = s.num_gpus();
   const std::int64_t model_par = static_cast<std::int64_t>(t.tp) * t.pp * t.cp;
   const std::string gpus_str = std::to_string(gpus) + " GPUs (" + (errors.prefix.empty() ? "cluster." : errors.prefix) + "nodes " +
@@ -616,7 +686,7 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   else if (t.ep > 1 && m.num_moe_experts % t.ep != 0)
     errors.add("training.expert_model_parallel_size", std::to_string(t.ep) + " must divide model.num_moe_experts (" +
                                                           std::to_string(m.num_moe_experts) + ")");
-  else if (m.num_moe_experts > 0 && (t.tp * t.cp * t.dp) % (t.ep * t.expert_tp()) != 0)
+  else if (m.num_moe_experts > 0 && (static_cast<std::int64_t>(t.tp) * t.cp * t.dp) % (static_cast<std::int64_t>(t.ep) * t.expert_tp()) != 0)
     errors.add(t.etp > 0 ? "training.expert_tensor_parallel_size" : "training.expert_model_parallel_size",
                "expert_model_parallel_size x expert_tensor_parallel_size (" + std::to_string(t.ep) + " x " +
                    std::to_string(t.expert_tp()) + ") must divide the ranks the experts fold over, tensor x context x data " +
@@ -634,18 +704,18 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
 void read_simulation(const json* v, Scenario& s, Errors& errors) {
   if (!v || !expect_object(v, "simulation", errors)) return;
   ObjectReader r(*v, "simulation", errors);
-  if (auto n = r.choice("network", {"analytical", "flow"})) s.simulation.network = *n;
-  if (auto a = r.choice("nccl_algorithm", {"ring", "tree", "nvls", "hierarchical"})) {
+  if (auto n = r.named("network", kNetworkBackendNames)) s.simulation.network = *n;
+  if (auto a = r.choice("nccl_algorithm")) {
     s.simulation.nccl_algorithm = *a;
     if (*a == "nvls" && !(s.cluster.intra.nvls && s.cluster.intra.switched))
       errors.add("simulation.nccl_algorithm", "\"nvls\" needs NVSwitch with in-switch reduction (NVLink SHARP: H100 / H200 / "
                                               "B200 nodes, NVL72); cluster.intra_node \"" + s.cluster.intra.name + "\" has none");
   }
   if (auto sym = r.boolean("symmetry")) s.simulation.symmetry = *sym;
-  if (auto c = r.number("comm_compute_contention", 0, false, false)) s.simulation.comm_compute_contention = *c;
-  if (auto b = r.number("grad_bucket_params", 1, false, false)) s.simulation.grad_bucket_params = *b;
-  if (auto t = r.number("max_tasks", 1, false, false)) s.simulation.max_tasks = *t;
-  if (auto g = r.number("max_memory_gib", 0, true, false)) s.simulation.max_memory_gib = *g;
+  if (auto c = r.number("comm_compute_contention", false)) s.simulation.comm_compute_contention = *c;
+  if (auto b = r.number("grad_bucket_params", false)) s.simulation.grad_bucket_params = *b;
+  if (auto t = r.number("max_tasks", false)) s.simulation.max_tasks = *t;
+  if (auto g = r.number("max_memory_gib", false)) s.simulation.max_memory_gib = *g;
   r.finish();
 }
 
@@ -678,7 +748,7 @@ void read_jobs(const json& v, Scenario& s, Errors& errors) {
     const std::size_t errors_before = errors.lines.size();
     const json* nodes = r.raw("nodes");
     const json* gpus = r.raw("gpus");
-    const auto first_node = r.integer("first_node", 0, false);
+    const auto first_node = r.integer("first_node", false);
     std::optional<std::int64_t> count;
     bool placed = false;
     if (nodes && gpus) {
@@ -709,8 +779,8 @@ void read_jobs(const json& v, Scenario& s, Errors& errors) {
       placed = true;
     } else if (nodes || gpus) {
       if (nodes) {
-        count = r.integer("nodes", 1, true);
-      } else if (auto g = r.integer("gpus", 1, true)) {
+        count = r.integer("nodes", true);
+      } else if (auto g = r.integer("gpus", true)) {
         if (*g % gpn != 0)
           errors.add(path + ".gpus", std::to_string(*g) + " is not a whole number of nodes (cluster.gpus_per_node " + std::to_string(gpn) +
                                          "); jobs run on whole nodes");

@@ -28,12 +28,13 @@
 #include "models/workload/transformer.hpp"
 #include "models/parallelism/ddp_bucket.hpp"
 #include "models/parallelism/pipeline_schedule.hpp"
+#include "sim/base/network_backend.hpp"
 #include "topologies/cluster.hpp"
 
 namespace cs::sim {
 
 struct SimulationOptions {
-  std::string network = "analytical";  // or "flow": routed flows sharing links max-min fairly
+  NetworkBackend network = NetworkBackend::analytical;  // or flow: routed flows sharing links max-min fairly
   std::string nccl_algorithm;          // force "ring", "tree", "nvls" or "hierarchical"; "" = NCCL-like choice
   // Simulate one rank per class of identical ranks (one TP/CP/DP representative per pipeline stage) and
   // mirror it; the group sizes of its collectives are still the real ones.

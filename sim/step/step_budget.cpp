@@ -111,7 +111,7 @@ std::string sci(double v) {
 
 StepEstimate estimate_step(const Scenario& s) {
   StepEstimate e;
-  const bool flow = s.simulation.network == "flow";
+  const bool flow = s.simulation.network == NetworkBackend::flow;
   double job_tasks = 0;
   auto add = [&](const models::ModelConfig& m, const models::TrainingConfig& t) {
     const JobEstimate j = estimate_job(m, t, s.simulation.symmetry, s.simulation.grad_bucket_params);
@@ -143,7 +143,7 @@ void check_budget(const Scenario& s) {
   // The knob that drives it: the cluster's GPUs or NICs when their graph is the larger part of the memory
   // and the memory is what is over, else the largest factor of the task count.
   const double task_bytes = kBytesPerTask * e.tasks;
-  const double gpu_bytes = (s.simulation.network == "flow" ? kBytesPerGpuFlow : kBytesPerGpuAnalytical) * e.gpus;
+  const double gpu_bytes = (s.simulation.network == NetworkBackend::flow ? kBytesPerGpuFlow : kBytesPerGpuAnalytical) * e.gpus;
   const double nic_bytes = kBytesPerNic * e.nics;
   std::string knob;
   if (!too_many && std::max(gpu_bytes, nic_bytes) > task_bytes) {

@@ -167,7 +167,7 @@ std::vector<NcclValidationPoint> nccl_validation_points(const json& doc) {
 CollectiveRunResult run_nccl_point(const NcclValidationPoint& p) {
   const topo::Cluster cluster(p.cluster);
   const auto gpus = first_gpus(p.ranks);
-  return run_collective(cluster, p.kind, p.bytes, gpus, {"flow", p.algorithm});
+  return run_collective(cluster, p.kind, p.bytes, gpus, {NetworkBackend::flow, p.algorithm});
 }
 
 double simulated_GBps(const NcclValidationPoint& p, const CollectiveRunResult& r) {

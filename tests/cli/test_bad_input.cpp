@@ -774,3 +774,146 @@ TEST_CASE("validate: an SDPA backends row of the wrong type names the file and t
   check_single_error(run_cli({"validate", file.string()}), file, "rows[1].fwd_ms",
                      {"expected a positive number", "\"fast\""});
 }
+
+// Integers past the parameter table's maximum (sim/scenario/params.cpp): read as 64-bit values and
+// refused before any narrowing to int. Before the table, 4294967297 nodes ran as 1 node and TP
+// 4294967298 as TP 2 (2^32 + 1 and 2^32 + 2 cut to 32 bits), 2^31 nodes died of SIGFPE and 4294967328
+// layers hung.
+TEST_CASE("integers past their declared maximum are refused before narrowing", "[cli]") {
+  struct Case {
+    const char* path;
+    json value;
+    const char* message;  // after "FILE: PATH: "
+  };
+  const std::vector<Case> cases = {
+      {"cluster.nodes", 4294967297LL,
+       "4294967297 is out of range (expected an integer <= 1000000: 1e6 nodes: 10x the largest clusters built; nodes x "
+       "gpus_per_node stays below 2^31 GPUs)"},
+      {"cluster.nodes", 2147483648LL,
+       "2147483648 is out of range (expected an integer <= 1000000: 1e6 nodes: 10x the largest clusters built; nodes x "
+       "gpus_per_node stays below 2^31 GPUs)"},
+      {"training.tensor_model_parallel_size", 4294967298LL,
+       "4294967298 is out of range (expected an integer <= 1048576: 2^20 GPUs in one parallel group: 10x the largest clusters built)"},
+      {"model.num_layers", 4294967328LL,
+       "4294967328 is out of range (expected an integer <= 1000000: 1e6 layers: 5000x the deepest published model; the simulation "
+       "budget (simulation.max_tasks) refuses far fewer)"},
+      {"training.seq_length", 1e9,
+       "1000000000.0 is out of range (expected an integer <= 16777216: 2^24 tokens: 16x the longest context trained (1M))"},
+      {"training.global_batch_size", 8e15,
+       "8e+15 is out of range (expected an integer <= 100000000: 1e8 sequences: 1e4x Megatron's largest batches; tokens per step stay "
+       "below 2^51)"},
+      {"cluster.gpus_per_node", 18446744073709551615ULL,
+       "18446744073709551615 is out of range (expected an integer <= 1024: 1024: 2x an NVL576 domain; nodes x gpus_per_node stays "
+       "below 2^31 GPUs)"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.path << " = " << c.value.dump());
+    const std::string section = std::string(c.path).substr(0, std::string(c.path).find('.'));
+    const std::string key = std::string(c.path).substr(section.size() + 1);
+    TempDir dir;
+    fs::path file;
+    SECTION(std::string("in the file: ") + c.path + " " + c.value.dump()) {
+      json doc = scenario_json(k8b);
+      if (section == "model") doc["model"] = {{"preset", "llama3-8b"}};
+      doc[section][key] = c.value;
+      const auto r = run_doc(dir, doc, file);
+      check_single_error(r, file, c.path, {});
+      REQUIRE(r.err_lines().size() == 1);
+      CHECK(r.err_lines()[0] == file.string() + ": " + c.path + ": " + c.message);
+    }
+    SECTION(std::string("through --set: ") + c.path + " " + c.value.dump()) {
+      const std::string set = std::string(c.path) + "=" + c.value.dump();
+      file = dir.write_json("scenario.json", scenario_json(k8b));
+      const auto r = run_cli({"run", file.string(), "--set", set});
+      check_single_error(r, file, c.path, {});
+      REQUIRE(r.err_lines().size() == 1);
+      CHECK(r.err_lines()[0] == file.string() + ": " + c.path + ": " + c.message + " (the value given by --set " + set + ")");
+    }
+  }
+}
+
+TEST_CASE("sweep --vary past a declared maximum: the point is invalid with the range, not run narrowed", "[cli]") {
+  TempDir dir;
+  const auto file = dir.write_json("scenario.json", scenario_json(k8b));
+  const auto r = run_cli({"sweep", file.string(), "--vary", "training.tensor_model_parallel_size=4294967298"});
+  INFO(r.describe());
+  CHECK(r.exit_code == 0);  // a sweep keeps an invalid combination with the validator's message
+  CHECK(contains(r.out, "invalid: training.tensor_model_parallel_size: 4294967298 is out of range (expected an integer <= 1048576"));
+}
+
+// Floats past their declared range: before the table price_per_gpu_hour 1e308 and memory_reserve_gib
+// 1e300 gave a report with JSON null and exit 0; link rates of 1e300 / 1e-300, comm_compute_contention
+// 1e300 and oversubscription 1e300 aborted inside the engine.
+TEST_CASE("numbers past their declared range are refused", "[cli]") {
+  struct Case {
+    const char* path;
+    json value;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {"cluster.price_per_gpu_hour", 1e308,
+       "1e+308 is out of range (expected a number in [0, 10000]: $1e4 an hour: 1000x any rental price)"},
+      {"training.memory_reserve_gib", 1e300, "1e+300 is out of range (expected a number in [0, 100000]: 1e5 GiB: beyond any GPU's memory)"},
+      {"simulation.comm_compute_contention", 1e300,
+       "1e+300 is out of range (expected a number in [0, 10]: 10: an 11x slowdown, 30x the measured 0.1-0.3)"},
+      {"cluster.inter_node.oversubscription", 1e300, "1e+300 is out of range (expected a number in [1, 1000]: 1000:1: 100x any fabric built)"},
+      {"cluster.inter_node.link.line_rate_gbps", 1e300,
+       "1e+300 is out of range (expected a number in [1, 100000]: 1e5 Gb/s: 100x an XDR port)"},
+      {"cluster.inter_node.link.line_rate_gbps", 1e-300, "1e-300 is out of range (expected a number >= 1)"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.path << " = " << c.value.dump());
+    TempDir dir;
+    fs::path file;
+    json doc = scenario_json(k13b);
+    std::string path = c.path;
+    if (path == "cluster.inter_node.link.line_rate_gbps")
+      doc["cluster"]["inter_node"]["link"] = {{"name", "custom-nic"}, {"line_rate_gbps", c.value}};
+    else {
+      json* node = &doc;  // cluster.inter_node.oversubscription -> doc["cluster"]["inter_node"]["oversubscription"]
+      for (std::size_t start = 0, dot; (dot = path.find('.', start)) != std::string::npos; start = dot + 1)
+        node = &(*node)[path.substr(start, dot - start)];
+      (*node)[path.substr(path.rfind('.') + 1)] = c.value;
+    }
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, c.path, {});
+    REQUIRE(r.err_lines().size() == 1);
+    CHECK(r.err_lines()[0] == file.string() + ": " + c.path + ": " + c.message);
+  }
+}
+
+// A product of in-range factors that leaves 64 bits is an input error naming the keys.
+TEST_CASE("a derived token count past 64 bits names the keys that make it", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json("deepseek-moe-16b-h100x32.json");
+  doc["model"]["num_moe_experts"] = 65536;
+  doc["model"]["moe_router_topk"] = 65536;
+  doc["training"]["micro_batch_size"] = 100000000;
+  doc["training"]["global_batch_size"] = 100000000;
+  doc["training"]["seq_length"] = 16777216;
+  const auto r = run_doc(dir, doc, file);
+  check_single_error(r, file, "training.micro_batch_size", {});
+  REQUIRE(r.err_lines().size() == 1);
+  CHECK(r.err_lines()[0] == file.string() +
+                                ": training.micro_batch_size: micro_batch_size (100000000) x seq_length (16777216) x "
+                                "model.moe_router_topk (65536) x expert_model_parallel_size x expert_tensor_parallel_size overflows "
+                                "the simulator's 64-bit token counts (expected a product below 2^62)");
+}
+
+// Before: a profile's sm_count of 2^32 + 1 was used as 1 SM.
+TEST_CASE("a calibration profile's sm_count past its maximum is refused", "[cli]") {
+  TempDir dir;
+  const auto profile = dir.write("profile.json",
+                                 R"({"format": "clustersim-profile", "version": 1, "gpu": "H100-SXM",
+                                     "compute": {"sm_count": 4294967297, "launch_overhead_us": 8,
+                                                 "gemm": [{"m": 512, "n": 512, "k": 512, "efficiency": 0.5}]}})");
+  json doc = scenario_json(k8b);
+  doc["calibration"] = profile.string();
+  fs::path file;
+  const auto r = run_doc(dir, doc, file);
+  check_single_error(r, file, "calibration", {});
+  REQUIRE(r.err_lines().size() == 1);
+  CHECK(r.err_lines()[0] == file.string() + ": calibration: " + profile.string() +
+                                ": compute.sm_count: 4294967297 is out of range (expected an integer <= 100000: 1e5 SMs: 600x a B200 (148))");
+}

@@ -16,6 +16,8 @@
 #include <QImage>
 #include <QLabel>
 #include <QProcess>
+#include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QScatterSeries>
 #include <QSpinBox>
 #include <QStandardPaths>
@@ -34,6 +36,7 @@
 #include "gui/views/pareto_chart.hpp"
 #include "gui/views/timeline_view.hpp"
 #include "sim/explore/sweep.hpp"
+#include "sim/scenario/params.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
 
@@ -50,6 +53,43 @@ QSpinBox* spin(const MainWindow& w, const char* path) {
 }
 
 }  // namespace
+
+TEST_CASE("Every knob's range and choices are the parameter table's", "[gui]") {
+  namespace params = cs::sim::params;
+  cs::gui::KnobPanel panel;
+  int spins = 0, doubles = 0, combos = 0;
+  for (auto* s : panel.findChildren<QSpinBox*>()) {
+    const params::Param* p = params::find(s->objectName().toStdString());
+    INFO(s->objectName().toStdString());
+    REQUIRE(p != nullptr);
+    CHECK(s->minimum() == p->min);
+    CHECK(s->maximum() == p->max);
+    ++spins;
+  }
+  for (auto* d : panel.findChildren<QDoubleSpinBox*>()) {
+    const params::Param* p = params::find(d->objectName().toStdString());
+    INFO(d->objectName().toStdString());
+    REQUIRE(p != nullptr);
+    const double scale = p->path == "training.tokens_to_train" ? 1e9 : 1;  // shown in billions
+    CHECK(d->minimum() * scale == Approx(p->min));
+    CHECK(d->maximum() * scale == Approx(p->max));
+    ++doubles;
+  }
+  for (auto* c : panel.findChildren<QComboBox*>()) {
+    const params::Param* p = params::find(c->objectName().toStdString());
+    INFO(c->objectName().toStdString());
+    REQUIRE(p != nullptr);
+    std::vector<std::string> items, expected = p->choices;
+    for (int i = 0; i < c->count(); ++i) items.push_back(c->itemText(i).toStdString());
+    if (p->type == params::Type::integer)
+      for (auto v = static_cast<long long>(p->min); v <= static_cast<long long>(p->max); ++v) expected.push_back(std::to_string(v));
+    CHECK(items == expected);
+    ++combos;
+  }
+  CHECK(spins == 11);
+  CHECK(doubles == 3);
+  CHECK(combos == 9);
+}
 
 TEST_CASE("TP knob edit shows the step time simulate gives for --set", "[gui]") {
   MainWindow w;

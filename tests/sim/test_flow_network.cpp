@@ -39,8 +39,8 @@ cs::topo::ClusterSpec cluster_spec(int nodes, bool h100, int nics = 8, double ov
 void same_time(const cs::topo::ClusterSpec& spec, CollectiveKind kind, double bytes, const std::vector<int>& gpus,
                const std::string& algo, NcclAlgorithm expected) {
   const cs::topo::Cluster cluster(spec);
-  const auto flow = run_collective(cluster, kind, bytes, gpus, {"flow", algo});
-  const auto analytical = run_collective(cluster, kind, bytes, gpus, {"analytical", algo});
+  const auto flow = run_collective(cluster, kind, bytes, gpus, {NetworkBackend::flow, algo});
+  const auto analytical = run_collective(cluster, kind, bytes, gpus, {NetworkBackend::analytical, algo});
   INFO(to_string(flow.choice.algorithm) << "/" << to_string(flow.choice.protocol) << ": flow " << to_microseconds(flow.time)
                                         << " us, analytical " << to_microseconds(analytical.time) << " us");
   REQUIRE(flow.choice.algorithm == expected);
@@ -80,8 +80,8 @@ TEST_CASE("flow network: a send/recv over more than two GPUs is a ring shift", "
   // 4 GPUs of one H100 node, 100 MB each to the next: 4 flows on disjoint NVLink directions, each alone:
   // t = L + h + S / B_up, the same as one pair.
   const cs::topo::Cluster cluster(cluster_spec(1, true));
-  const auto ring = run_collective(cluster, CollectiveKind::send_recv, 100e6, std::vector<int>{0, 1, 2, 3}, {"flow", ""});
-  const auto pair = run_collective(cluster, CollectiveKind::send_recv, 100e6, std::vector<int>{0, 1}, {"flow", ""});
+  const auto ring = run_collective(cluster, CollectiveKind::send_recv, 100e6, std::vector<int>{0, 1, 2, 3}, {NetworkBackend::flow, ""});
+  const auto pair = run_collective(cluster, CollectiveKind::send_recv, 100e6, std::vector<int>{0, 1}, {NetworkBackend::flow, ""});
   REQUIRE(ring.flows == 4);
   REQUIRE(pair.flows == 1);
   REQUIRE(ring.time == pair.time);

@@ -55,7 +55,7 @@ CollectiveRunResult all_reduce(const cs::topo::ClusterSpec& s, double bytes, int
                                const std::string& network = "flow") {
   const cs::topo::Cluster cluster(s);
   const auto gpus = first_gpus(ranks ? ranks : cluster.num_gpus());
-  return run_collective(cluster, CollectiveKind::all_reduce, bytes, gpus, {network, algo});
+  return run_collective(cluster, CollectiveKind::all_reduce, bytes, gpus, {*parse_name(kNetworkBackendNames, network), algo});
 }
 
 const std::vector<NcclValidationPoint>& points() {

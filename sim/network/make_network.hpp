@@ -1,0 +1,18 @@
+#pragma once
+// The one place a network backend is chosen: analytical (closed-form per collective) or flow (routed
+// flows sharing links max-min fairly), both behind the engine's CommBackend interface.
+#include <memory>
+#include <string>
+
+#include "sim/base/network_backend.hpp"
+#include "sim/engine/comm_backend.hpp"
+#include "sim/engine/task_graph.hpp"
+#include "topologies/cluster.hpp"
+
+namespace cs::sim {
+
+// `forced_algorithm`: "" for NCCL's own choice, else "ring", "tree", "nvls" or "hierarchical".
+std::unique_ptr<CommBackend> make_network(NetworkBackend backend, const TaskGraph& graph, const topo::Cluster& cluster,
+                                          const std::string& forced_algorithm);
+
+}  // namespace cs::sim

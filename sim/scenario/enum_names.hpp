@@ -1,0 +1,85 @@
+#pragma once
+// The name table of every string choice of a scenario (sim/base/name_table.hpp): what the loader accepts,
+// what the report prints, what the GUI offers and the search varies. The parameter table
+// (sim/scenario/params.hpp) lists these names as each key's allowed values.
+#include "models/hardware/dtype.hpp"
+#include "models/workload/op.hpp"
+#include "models/workload/transformer.hpp"
+#include "sim/base/name_table.hpp"
+#include "sim/base/network_backend.hpp"
+
+namespace cs::sim {
+
+inline constexpr std::array<Named<models::Activation>, 2> kActivationNames{{
+    {models::Activation::gelu, "gelu"},
+    {models::Activation::swiglu, "swiglu"},
+}};
+
+// Megatron's recompute_granularity; the order is the search's: each one only adds kernels to the step.
+inline constexpr std::array<Named<models::Recompute>, 3> kRecomputeNames{{
+    {models::Recompute::none, "none"},
+    {models::Recompute::selective, "selective"},
+    {models::Recompute::full, "full"},
+}};
+
+inline constexpr std::array<Named<models::PipelineSchedule>, 3> kPipelineScheduleNames{{
+    {models::PipelineSchedule::one_f_one_b, "1f1b"},
+    {models::PipelineSchedule::gpipe, "gpipe"},
+    {models::PipelineSchedule::interleaved, "interleaved"},
+}};
+
+inline constexpr std::array<Named<models::PositionEmbedding>, 3> kPositionEmbeddingNames{{
+    {models::PositionEmbedding::rope, "rope"},
+    {models::PositionEmbedding::learned_absolute, "learned_absolute"},
+    {models::PositionEmbedding::none, "none"},
+}};
+
+// Transformer Engine / Megatron attention backends: "auto" and "fused" (cuDNN) and FlashAttention 3 run
+// as the native fused kernel; "local" is Megatron's unfused DotProductAttention.
+inline constexpr std::array<Named<models::AttentionImpl>, 7> kAttentionBackendNames{{
+    {models::AttentionImpl::native, "auto"},
+    {models::AttentionImpl::native, "fused"},
+    {models::AttentionImpl::flash2, "flash"},
+    {models::AttentionImpl::native, "flash3"},
+    {models::AttentionImpl::flash1, "flash1"},
+    {models::AttentionImpl::unfused, "unfused"},
+    {models::AttentionImpl::unfused, "local"},
+}};
+
+// training.precision: the GEMM math precision (the rest runs in bf16).
+inline constexpr std::array<Named<models::Dtype>, 3> kPrecisionNames{{
+    {models::Dtype::bf16, "bf16"},
+    {models::Dtype::fp16, "fp16"},
+    {models::Dtype::fp8, "fp8"},
+}};
+
+// PyTorch FSDP's ShardingStrategy, as ZeRO stages (HYBRID_SHARD: stage 3 inside a node, replicated across).
+enum class FsdpSharding { full_shard, shard_grad_op, hybrid_shard, no_shard };
+inline constexpr std::array<Named<FsdpSharding>, 4> kFsdpShardingNames{{
+    {FsdpSharding::full_shard, "FULL_SHARD"},
+    {FsdpSharding::shard_grad_op, "SHARD_GRAD_OP"},
+    {FsdpSharding::hybrid_shard, "HYBRID_SHARD"},
+    {FsdpSharding::no_shard, "NO_SHARD"},
+}};
+constexpr int zero_stage_of(FsdpSharding f) {
+  return f == FsdpSharding::full_shard || f == FsdpSharding::hybrid_shard ? 3 : f == FsdpSharding::shard_grad_op ? 2 : 0;
+}
+
+// The scale-out fabrics topologies/cluster.hpp builds (topo::ClusterSpec::fabric holds the name).
+enum class Fabric { fat_tree, rail_optimized, ethernet };
+inline constexpr std::array<Named<Fabric>, 3> kFabricNames{{
+    {Fabric::fat_tree, "fat-tree"},
+    {Fabric::rail_optimized, "rail-optimized"},
+    {Fabric::ethernet, "ethernet"},
+}};
+
+// simulation.nccl_algorithm: force one NCCL algorithm (sim/network/nccl_model.hpp takes the name).
+enum class ForcedNcclAlgorithm { ring, tree, nvls, hierarchical };
+inline constexpr std::array<Named<ForcedNcclAlgorithm>, 4> kNcclAlgorithmNames{{
+    {ForcedNcclAlgorithm::ring, "ring"},
+    {ForcedNcclAlgorithm::tree, "tree"},
+    {ForcedNcclAlgorithm::nvls, "nvls"},
+    {ForcedNcclAlgorithm::hierarchical, "hierarchical"},
+}};
+
+}  // namespace cs::sim
