@@ -31,6 +31,9 @@
 #include <type_traits>
 #include <utility>
 
+#include "sim/files/file_error.hpp"
+#include "sim/files/input_file.hpp"
+
 namespace cs::topo {
 namespace {
 
@@ -482,11 +485,13 @@ TopologyError::TopologyError(std::vector<std::string> messages)
     : std::runtime_error(join_lines(messages)), messages_(std::move(messages)) {}
 
 Cluster load_topology(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TopologyError({path + ": cannot open the file"});
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_topology_text(text.str(), path);
+  std::string text;
+  try {
+    text = files::read_input_file(path, files::kMaxTopologyBytes, "topology file", "cannot open the file");
+  } catch (const files::FileError& e) {
+    throw TopologyError(e.messages());
+  }
+  return load_topology_text(text, path);
 }
 
 Cluster load_topology_text(const std::string& text, const std::string& file) {

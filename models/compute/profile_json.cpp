@@ -10,6 +10,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/files/atomic_write.hpp"
+#include "sim/files/file_error.hpp"
+#include "sim/files/input_file.hpp"
+#include "sim/files/json_file.hpp"
+
 namespace cs::models {
 
 namespace {
@@ -293,11 +298,9 @@ ProfileError::ProfileError(std::vector<std::string> messages)
 CalibrationProfile parse_profile(const std::string& json_text, const std::string& file) {
   json doc;
   try {
-    doc = json::parse(json_text);
-  } catch (const json::parse_error& e) {
-    const std::size_t at = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, json_text.size());
-    const auto line = 1 + std::count(json_text.begin(), json_text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
-    throw ProfileError({file + ":" + std::to_string(line) + ": invalid JSON (" + e.what() + ")"});
+    doc = files::parse_json(json_text, file, files::SyntaxStyle::line);
+  } catch (const files::FileError& e) {
+    throw ProfileError(e.messages());
   }
   Problems problems{file, {}};
   CalibrationProfile p;
@@ -335,11 +338,13 @@ CalibrationProfile parse_profile(const std::string& json_text, const std::string
 }
 
 CalibrationProfile read_profile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ProfileError({path + ": cannot open calibration profile"});
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return parse_profile(buf.str(), path);
+  std::string text;
+  try {
+    text = files::read_input_file(path, files::kMaxProfileBytes, "calibration profile", "cannot open calibration profile");
+  } catch (const files::FileError& e) {
+    throw ProfileError(e.messages());
+  }
+  return parse_profile(text, path);
 }
 
 namespace {
@@ -406,17 +411,8 @@ std::string profile_to_json(const CalibrationProfile& p) {
 
 void write_profile(const CalibrationProfile& profile, const std::string& path) {
   const std::string text = profile_to_json(profile);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(path + ": cannot write (cannot create " + tmp + ")");
-    out << text;
-    out.close();
-    if (!out) throw std::runtime_error(path + ": write failed");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error(path + ": cannot rename " + tmp + " into place: " + ec.message());
+  files::write_file_atomically(path, text);
 }
 
 }  // namespace cs::models
+

@@ -26,6 +26,9 @@
 #include "models/compute/profile_json.hpp"
 #include "sim/cli/cli.hpp"
 #include "sim/cli/cli_options.hpp"
+#include "sim/files/file_error.hpp"
+#include "sim/files/input_file.hpp"
+#include "sim/files/json_file.hpp"
 #include "sim/scenario/input_error.hpp"
 #include "sim/network/nccl_model.hpp"
 #include "sim/validation/nccl_validation.hpp"
@@ -62,28 +65,33 @@ topo::ClusterSpec single_node(const models::GpuSpec& gpu, int n) {
   return spec;
 }
 
+// A measurement file's JSON when it is a JSON array (the published-figures files); nothing for anything else,
+// which the importer then reads and reports on (a FIFO or device is never opened for reading here).
+std::optional<nlohmann::json> published_array(const std::string& path) {
+  if (!files::is_readable_regular_file(path)) return std::nullopt;
+  std::string text;
+  try {
+    text = files::read_input_file(path, files::kMaxMeasurementBytes, "measurement file", "cannot open measurement file");
+  } catch (const files::FileError&) {
+    return std::nullopt;
+  }
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || text[first] != '[') return std::nullopt;
+  return files::parse_json_value(text);
+}
+
 // A JSON array whose entries are {"kind": "training", ...}: calibrate/published/published-train.json.
 bool is_published_training(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char c = 0;
-  while (in.get(c) && std::isspace(static_cast<unsigned char>(c))) {
-  }
-  if (c != '[') return false;
-  in.seekg(0);
-  const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
-  return doc.is_array() && !doc.empty() && doc[0].is_object() && doc[0].value("kind", std::string()) == "training";
+  const auto doc = published_array(path);
+  return doc && doc->is_array() && !doc->empty() && (*doc)[0].is_object() &&
+         (*doc)[0].value("kind", std::string()) == "training";
 }
 
 // calibrate/published/nccl.json (an array of {"kind": "nccl", ...}): run through the published-setup clusters
 // of sim/validation/nccl_validation.hpp, not the importer's single-node guess.
 bool is_published_nccl_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char c = 0;
-  while (in.get(c) && std::isspace(static_cast<unsigned char>(c))) {
-  }
-  if (c != '[') return false;
-  in.seekg(0);
-  return is_published_nccl(nlohmann::json::parse(in, nullptr, false));
+  const auto doc = published_array(path);
+  return doc && is_published_nccl(*doc);
 }
 
 std::string comm_group(const calibrate::CommMeasurement& m) {
@@ -114,10 +122,12 @@ std::string setup_label(const topo::ClusterSpec& c) {
 // `within` counts held points whose busbw is within their tolerance, as tests/sim/test_nccl_validation.cpp.
 void validate_published_nccl(const std::string& path, std::vector<calibrate::ValidationRow>& rows,
                              std::vector<std::string>& notes, int& held, int& within) {
-  std::ifstream in(path, std::ios::binary);
   std::vector<NcclValidationPoint> points;
   try {
-    points = nccl_validation_points(nlohmann::json::parse(in));
+    points = nccl_validation_points(files::parse_json(
+        files::read_input_file(path, files::kMaxMeasurementBytes, "measurement file", "cannot open measurement file"), path));
+  } catch (const files::FileError& e) {
+    throw InputError(e.messages());
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path + ": " + e.what());
   }

@@ -14,6 +14,9 @@
 
 #include "models/compute/profile_json.hpp"
 #include "sim/base/check.hpp"
+#include "sim/files/file_error.hpp"
+#include "sim/files/input_file.hpp"
+#include "sim/files/json_file.hpp"
 #include "sim/scenario/input_error.hpp"
 
 namespace cs::sim {
@@ -790,22 +793,10 @@ double Scenario::contention() const {
 }
 
 json read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open file");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string text = buf.str();
   try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    // Byte offset -> line and column for the message.
-    const std::size_t at = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
-    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
-    const auto nl = text.rfind('\n', at == 0 ? 0 : at - 1);
-    const auto col = at - (nl == std::string::npos ? 0 : nl + 1) + 1;
-    std::string what = e.what();
-    if (auto p = what.find("syntax error"); p != std::string::npos) what = what.substr(p);
-    throw InputError(path + ":" + std::to_string(line) + ":" + std::to_string(col) + ": invalid JSON: " + what);
+    return files::parse_json(files::read_input_file(path, files::kMaxScenarioBytes, "scenario", "cannot open file"), path);
+  } catch (const files::FileError& e) {
+    throw InputError(e.messages());
   }
 }
 
@@ -815,8 +806,7 @@ void apply_override(json& doc, const std::string& assignment, const std::string&
     throw InputError(file + ": --set " + assignment + ": expected path=value (e.g. training.tensor_model_parallel_size=4)");
   const std::string path = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
-  json value = json::parse(text, nullptr, false);
-  if (value.is_discarded()) value = text;  // a bare word is a string
+  json value = files::parse_json_value(text).value_or(json(text));  // a bare word is a string
   // Components: split at dots, and "key[3]" is "key" then "3".
   std::vector<std::string> keys;
   std::size_t start = 0;
