@@ -29,6 +29,7 @@
 #include "sim/files/file_error.hpp"
 #include "sim/files/input_file.hpp"
 #include "sim/files/json_file.hpp"
+#include "sim/files/printable.hpp"
 #include "sim/scenario/input_error.hpp"
 #include "sim/network/nccl_model.hpp"
 #include "sim/validation/nccl_validation.hpp"
@@ -181,7 +182,9 @@ int validate(const std::vector<std::string>& args) {
       ("worst", po::value<int>()->value_name("N"), "list only the N worst points (the summary covers all)");
   po::variables_map vm;
   if (!parse_options(args, opts, "inputs", -1, vm)) return kExitOk;
-  if (!vm.count("inputs")) throw InputError("clustersim validate: no measurement files (see --help)");
+  if (!vm.count("inputs")) throw InputError(with_usage("clustersim validate: no measurement files", opts, "validate"));
+  if (vm.count("gpu") && !models::find_gpu(vm["gpu"].as<std::string>()))
+    throw InputError("clustersim validate: --gpu: " + unknown_gpu(vm["gpu"].as<std::string>(), models::gpu_names()));
   {
     // Published training runs (calibrate/published/published-train.json) are the other kind of validation.
     const auto inputs = vm["inputs"].as<std::vector<std::string>>();
@@ -230,8 +233,7 @@ int validate(const std::vector<std::string>& args) {
   if (!set.compute.empty()) {
     const models::GpuSpec* gpu = nullptr;
     if (vm.count("gpu")) {
-      gpu = models::find_gpu(vm["gpu"].as<std::string>());
-      if (!gpu) throw InputError("--gpu: unknown GPU \"" + vm["gpu"].as<std::string>() + "\"");
+      gpu = models::find_gpu(vm["gpu"].as<std::string>());  // checked above
     } else if (auto* guessed = calibrate::guess_gpu(set.gpu)) {
       gpu = guessed;
     } else if (scenario) {
@@ -291,7 +293,11 @@ int validate(const std::vector<std::string>& args) {
   if (skipped_multi_node > 0)
     notes.push_back(std::to_string(skipped_multi_node) +
                     " multi-node collective points skipped: they need a cluster (--scenario S.json)");
-  if (rows.empty()) throw InputError("clustersim validate: no point could be predicted (see the notes above)");
+  if (rows.empty()) {
+    for (const auto& n : notes) std::cerr << "note: " << cs::files::printable_line(n) << "\n";
+    throw InputError(notes.empty() ? "clustersim validate: no point could be predicted"
+                                   : "clustersim validate: no point could be predicted (see the notes above)");
+  }
 
   const auto summary = calibrate::summarize(rows);
   if (vm.count("json")) {

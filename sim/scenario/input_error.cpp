@@ -1,5 +1,8 @@
 #include "sim/scenario/input_error.hpp"
 
+#include <algorithm>
+#include <cstdint>
+
 namespace cs::sim {
 namespace {
 std::string join_lines(const std::vector<std::string>& lines) {
@@ -10,7 +13,39 @@ std::string join_lines(const std::vector<std::string>& lines) {
   }
   return out;
 }
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
 }  // namespace
+
+std::string nearest_name(const std::string& word, const std::vector<std::string>& choices) {
+  for (const auto& c : choices)
+    if (c.size() > word.size() && c.compare(0, word.size(), word) == 0) return c;
+  std::string best;
+  std::size_t best_d = SIZE_MAX;
+  for (const auto& c : choices) {
+    const std::size_t d = edit_distance(word, c);
+    if (d < best_d) best_d = d, best = c;
+  }
+  return best_d <= std::max<std::size_t>(2, word.size() / 3) ? best : std::string{};
+}
+
+std::string unknown_gpu(const std::string& name, const std::vector<std::string>& known) {
+  std::string msg = "unknown GPU \"" + name + "\"";
+  if (auto near = nearest_name(name, known); !near.empty()) msg += " (did you mean \"" + near + "\"?)";
+  std::string list;
+  for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+  return msg + " (known: " + list + ")";
+}
 
 InputError::InputError(std::vector<std::string> messages)
     : std::runtime_error(join_lines(messages)), messages_(std::move(messages)) {}

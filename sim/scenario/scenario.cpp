@@ -35,29 +35,8 @@ std::string type_name(const json& v) {
   return "null";
 }
 
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
 std::string nearest(const std::string& word, const std::vector<std::string>& choices) {
-  // A choice that starts with what was typed ("H100" -> "H100-SXM") beats one a letter away ("H200").
-  for (const auto& c : choices)
-    if (c.size() > word.size() && c.compare(0, word.size(), word) == 0) return c;
-  std::string best;
-  std::size_t best_d = SIZE_MAX;
-  for (const auto& c : choices) {
-    const std::size_t d = edit_distance(word, c);
-    if (d < best_d) best_d = d, best = c;
-  }
-  return best_d <= std::max<std::size_t>(2, word.size() / 3) ? best : std::string{};
+  return nearest_name(word, choices);
 }
 
 std::string join(const std::vector<std::string>& v) {
