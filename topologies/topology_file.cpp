@@ -37,15 +37,6 @@
 namespace cs::topo {
 namespace {
 
-std::string join_lines(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const auto& l : lines) {
-    if (!out.empty()) out += '\n';
-    out += l;
-  }
-  return out;
-}
-
 struct RawItem {
   std::map<std::string, std::string> attrs;
 };
@@ -482,7 +473,7 @@ Parsed parse(const std::string& original, const std::string& file) {
 }  // namespace
 
 TopologyError::TopologyError(std::vector<std::string> messages)
-    : std::runtime_error(join_lines(messages)), messages_(std::move(messages)) {}
+    : std::runtime_error(files::join_lines(messages)), messages_(std::move(messages)) {}
 
 Cluster load_topology(const std::string& path) {
   std::string text;

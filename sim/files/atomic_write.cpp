@@ -17,15 +17,6 @@ namespace cs::files {
 namespace fs = std::filesystem;
 namespace {
 
-std::string kind_of(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
-
 // The file actually written for `path`: itself, or the end of its chain of symbolic links. Throws for a
 // target that is not a regular file (or missing, when it is only missing at the end of a link).
 struct Target {
@@ -47,7 +38,7 @@ Target resolve(const std::string& path) {
   struct stat st {};
   if (::stat(file.c_str(), &st) != 0) return {file, false, 0};
   if (!S_ISREG(st.st_mode))
-    throw FileError(path + ": is " + kind_of(st.st_mode) + "; clustersim writes output only to a regular file (or a new one)");
+    throw FileError(path + ": is " + file_type_name(st.st_mode) + "; clustersim writes output only to a regular file (or a new one)");
   return {file, true, st.st_mode & 07777};
 }
 

@@ -9,6 +9,13 @@
 
 namespace cs::files {
 
+// `lines` joined with newlines: the what() of an error that carries several one-line messages.
+std::string join_lines(const std::vector<std::string>& lines);
+
+// "a directory", "a FIFO (named pipe)", "a character device", ... for a stat(2) st_mode that is not a
+// regular file.
+std::string file_type_name(unsigned mode);
+
 class FileError : public std::runtime_error {
  public:
   explicit FileError(std::vector<std::string> messages);

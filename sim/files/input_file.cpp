@@ -19,15 +19,6 @@ struct Fd {
   }
 };
 
-std::string kind_of(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
-
 std::string mib(std::uintmax_t bytes) {
   return std::to_string(bytes >> 20) + " MiB";
 }
@@ -42,7 +33,7 @@ std::string read_input_file(const std::string& path, std::uintmax_t max_bytes, c
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) throw FileError(path + ": " + cannot_open);
   if (!S_ISREG(st.st_mode))
-    throw FileError(path + ": is " + kind_of(st.st_mode) + ", not a regular file (a " + what + " is read from a file)");
+    throw FileError(path + ": is " + file_type_name(st.st_mode) + ", not a regular file (a " + what + " is read from a file)");
   if (static_cast<std::uintmax_t>(st.st_size) > max_bytes)
     throw FileError(path + ": " + std::to_string(st.st_size) + " bytes is over the " + mib(max_bytes) + " limit for a " +
                     what);

@@ -3,16 +3,10 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "sim/files/file_error.hpp"
+
 namespace cs::sim {
 namespace {
-std::string join_lines(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const auto& l : lines) {
-    if (!out.empty()) out += '\n';
-    out += l;
-  }
-  return out;
-}
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
@@ -48,6 +42,6 @@ std::string unknown_gpu(const std::string& name, const std::vector<std::string>&
 }
 
 InputError::InputError(std::vector<std::string> messages)
-    : std::runtime_error(join_lines(messages)), messages_(std::move(messages)) {}
+    : std::runtime_error(files::join_lines(messages)), messages_(std::move(messages)) {}
 
 }  // namespace cs::sim
