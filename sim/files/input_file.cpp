@@ -13,11 +13,27 @@ namespace {
 
 // Closes a descriptor on every path out.
 struct Fd {
+  explicit Fd(int f) : fd(f) {}
+  Fd(Fd&& o) noexcept : fd(o.fd) { o.fd = -1; }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  Fd& operator=(Fd&&) = delete;
   int fd = -1;
   ~Fd() {
     if (fd >= 0) ::close(fd);
   }
 };
+
+// `path` opened for reading when it is a regular file; `st` its status. O_NONBLOCK: opening a FIFO with no
+// writer would otherwise wait forever before fstat can refuse it.
+Fd open_regular(const std::string& path, const std::string& what, const std::string& cannot_open, struct stat& st) {
+  Fd f{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
+  if (f.fd < 0) throw FileError(path + ": " + cannot_open);
+  if (::fstat(f.fd, &st) != 0) throw FileError(path + ": " + cannot_open);
+  if (!S_ISREG(st.st_mode))
+    throw FileError(path + ": is " + file_type_name(st.st_mode) + ", not a regular file (a " + what + " is read from a file)");
+  return f;
+}
 
 std::string mib(std::uintmax_t bytes) {
   return std::to_string(bytes >> 20) + " MiB";
@@ -27,13 +43,8 @@ std::string mib(std::uintmax_t bytes) {
 
 std::string read_input_file(const std::string& path, std::uintmax_t max_bytes, const std::string& what,
                             const std::string& cannot_open) {
-  // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever before fstat can refuse it.
-  Fd f{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
-  if (f.fd < 0) throw FileError(path + ": " + cannot_open);
   struct stat st {};
-  if (::fstat(f.fd, &st) != 0) throw FileError(path + ": " + cannot_open);
-  if (!S_ISREG(st.st_mode))
-    throw FileError(path + ": is " + file_type_name(st.st_mode) + ", not a regular file (a " + what + " is read from a file)");
+  Fd f = open_regular(path, what, cannot_open, st);
   if (static_cast<std::uintmax_t>(st.st_size) > max_bytes)
     throw FileError(path + ": " + std::to_string(st.st_size) + " bytes is over the " + mib(max_bytes) + " limit for a " +
                     what);
@@ -62,12 +73,8 @@ std::string read_input_file(const std::string& path, std::uintmax_t max_bytes, c
 }
 
 void require_regular_file(const std::string& path, const std::string& what, const std::string& cannot_open) {
-  Fd f{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
-  if (f.fd < 0) throw FileError(path + ": " + cannot_open);
   struct stat st {};
-  if (::fstat(f.fd, &st) != 0) throw FileError(path + ": " + cannot_open);
-  if (!S_ISREG(st.st_mode))
-    throw FileError(path + ": is " + file_type_name(st.st_mode) + ", not a regular file (a " + what + " is read from a file)");
+  open_regular(path, what, cannot_open, st);
 }
 
 bool is_readable_regular_file(const std::string& path) {
