@@ -17,7 +17,7 @@ PACKAGES := cmake ninja-build g++ libboost-graph-dev libboost-program-options-de
             nlohmann-json3-dev catch2 qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl1-mesa-dev \
             fonts-dejavu-core pybind11-dev python3-dev python3-pytest python3-matplotlib python3-pandas
 
-.PHONY: demo test build deps configure clean sanitize bench deb fresh-check
+.PHONY: demo test build deps configure clean sanitize bench deb fresh-check fuzz
 
 demo: build
 	./$(BUILD)/clustersim run $(DEMO_SCENARIO)
@@ -40,11 +40,22 @@ configure: deps
 deps:
 	@./scripts/install-deps.sh $(PACKAGES)
 
-# ASan + UBSan build of everything, and the whole test suite under it.
+# ASan + UBSan build of everything, and the test suite under it (CTEST_ARGS selects, e.g. -LE slow).
+CTEST_ARGS ?=
 sanitize: deps
-	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCLUSTERSIM_SANITIZE=ON -DCLUSTERSIM_GUI=OFF
+	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCLUSTERSIM_SANITIZE=ON -DCLUSTERSIM_GUI=OFF $(CMAKE_ARGS)
 	cmake --build build-asan -j $(JOBS)
-	cd build-asan && ctest --output-on-failure -j $(JOBS)
+	cd build-asan && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+# libFuzzer harnesses (tests/fuzz), built with clang in build-fuzz; each runs FUZZ_SECONDS (default 600)
+# and prints its executions per second and total.
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	@./scripts/install-deps.sh clang libclang-rt-14-dev
+	cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+	  -DCLUSTERSIM_FUZZ=ON -DCLUSTERSIM_TESTS=OFF -DCLUSTERSIM_GUI=OFF -DCLUSTERSIM_CUDA=OFF -DCLUSTERSIM_PYTHON=OFF
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_scenario fuzz_nccl_tests_log fuzz_topology_file fuzz_calibration_profile
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh build-fuzz
 
 # The benchmarks' figures (bench/, binaries in $(BUILD)/): engine events/s and wall time per step, flow-network
 # flows/s, sweep layouts/s (a 40-layout sample of the 70B search; without --limit the whole search, minutes)
@@ -70,4 +81,4 @@ fresh-check:
 	./scripts/fresh-check.sh
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-fuzz

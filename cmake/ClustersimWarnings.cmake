@@ -6,6 +6,12 @@ if(CLUSTERSIM_SANITIZE)
                          -fno-sanitize-recover=undefined)
   target_link_options(clustersim_options INTERFACE -fsanitize=address,undefined)
 endif()
+if(CLUSTERSIM_FUZZ)
+  # Coverage for libFuzzer in every library; the harnesses add libFuzzer's main (tests/fuzz).
+  target_compile_options(clustersim_options INTERFACE -fsanitize=fuzzer-no-link,address,undefined
+                         -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  target_link_options(clustersim_options INTERFACE -fsanitize=address,undefined)
+endif()
 option(CLUSTERSIM_WERROR "Treat compiler warnings as errors (CI builds with it)" OFF)
 if(CLUSTERSIM_WERROR)
   target_compile_options(clustersim_options INTERFACE -Werror)

@@ -8,7 +8,6 @@
 // report vertex ids, so they are read again from the XML (property_tree, the reader's own parser) in the
 // reader's order: <node> elements of the first graph, then ids first seen in <edge> elements.
 #include "topologies/topology_file.hpp"
-#include "sim/base/input_file.hpp"
 
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
@@ -30,6 +29,9 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+
+#include "sim/files/file_error.hpp"
+#include "sim/files/input_file.hpp"
 
 namespace cs::topo {
 namespace {
@@ -470,7 +472,13 @@ Parsed parse(const std::string& original, const std::string& file) {
 }  // namespace
 
 Cluster load_topology(const std::string& path) {
-  return load_topology_text(read_input_file(path, "the file"), path);
+  std::string text;
+  try {
+    text = files::read_input_file(path, files::kMaxTopologyBytes, "topology file", "cannot open the file");
+  } catch (const files::FileError& e) {
+    throw InputError(e.messages());
+  }
+  return load_topology_text(text, path);
 }
 
 Cluster load_topology_text(const std::string& text, const std::string& file) {

@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
   json.field("driver_cuda", version_string(driver));
   json.field("cuda_runtime", version_string(runtime));
   json.field("cublasLt", static_cast<long long>(cublasLtGetVersion()));
-  json.field("nccl", std::to_string(nccl_version / 10000) + "." + std::to_string((nccl_version / 100) % 100) + "." +
+  json.field("nccl_version", std::to_string(nccl_version / 10000) + "." + std::to_string((nccl_version / 100) % 100) + "." +
                          std::to_string(nccl_version % 100));
   json.field("mpi_ranks", mpi_size);
   json.key("clocks");

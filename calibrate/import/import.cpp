@@ -6,23 +6,35 @@
 
 #include "calibrate/import/measurement_json.hpp"
 #include "calibrate/import/nccl_tests_log.hpp"
+#include "sim/files/file_error.hpp"
+#include "sim/files/input_file.hpp"
 
 namespace cs::calibrate {
 
 MeasurementSet import_file(const std::string& path) {
+  // A FIFO or device (/dev/zero) is refused before anything reads from it.
+  try {
+    files::require_regular_file(path, "measurement file", "cannot open measurement file");
+  } catch (const files::FileError& e) {
+    throw InputError(e.messages());
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open measurement file");
-  // JSON (the harness, published sweeps) is read whole; an nccl-tests log, which may be hundreds of MB,
-  // a line at a time.
+  // JSON (the harness, published sweeps) is read whole, up to files::kMaxMeasurementBytes; an nccl-tests log,
+  // which may be hundreds of MB, a line at a time.
   int c = in.peek();
   while (c != std::char_traits<char>::eof() && std::isspace(c)) {
     in.get();
     c = in.peek();
   }
   if (c == '{' || c == '[') {
-    std::stringstream buf;
-    buf << in.rdbuf();
-    return measurements_from_json_text(buf.str(), path);
+    std::string text;
+    try {
+      text = files::read_input_file(path, files::kMaxMeasurementBytes, "measurement file", "cannot open measurement file");
+    } catch (const files::FileError& e) {
+      throw InputError(e.messages());
+    }
+    return measurements_from_json_text(text, path);
   }
   in.clear();
   in.seekg(0);

@@ -9,6 +9,8 @@
 
 #include "calibrate/import/nccl_tests_log.hpp"
 #include "models/compute/comm_profile.hpp"
+#include "sim/files/file_error.hpp"
+#include "sim/files/json_file.hpp"
 
 namespace cs::calibrate {
 
@@ -511,11 +513,9 @@ MeasurementSet read_attention_backends(const json& doc, Reader& r) {
 MeasurementSet measurements_from_json_text(const std::string& text, const std::string& file) {
   json doc;
   try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    const std::size_t at = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
-    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
-    throw InputError(file + ":" + std::to_string(line) + ": invalid JSON (" + e.what() + ")");
+    doc = files::parse_json(text, file, files::SyntaxStyle::line);
+  } catch (const files::FileError& e) {
+    throw InputError(e.messages());
   }
   Reader r(file);
   MeasurementSet set;

@@ -1,5 +1,4 @@
 #include "models/compute/profile_json.hpp"
-#include "sim/base/input_file.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +9,11 @@
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+
+#include "sim/files/atomic_write.hpp"
+#include "sim/files/file_error.hpp"
+#include "sim/files/input_file.hpp"
+#include "sim/files/json_file.hpp"
 
 namespace cs::models {
 
@@ -300,11 +304,9 @@ FitQuality read_fit_quality(const json& v, const std::string& at, Problems& prob
 CalibrationProfile parse_profile(const std::string& json_text, const std::string& file) {
   json doc;
   try {
-    doc = json::parse(json_text);
-  } catch (const json::parse_error& e) {
-    const std::size_t at = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, json_text.size());
-    const auto line = 1 + std::count(json_text.begin(), json_text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
-    throw InputError({file + ":" + std::to_string(line) + ": invalid JSON (" + e.what() + ")"});
+    doc = files::parse_json(json_text, file, files::SyntaxStyle::line);
+  } catch (const files::FileError& e) {
+    throw InputError(e.messages());
   }
   Problems problems{file, {}};
   CalibrationProfile p;
@@ -342,7 +344,13 @@ CalibrationProfile parse_profile(const std::string& json_text, const std::string
 }
 
 CalibrationProfile read_profile(const std::string& path) {
-  return parse_profile(read_input_file(path, "calibration profile"), path);
+  std::string text;
+  try {
+    text = files::read_input_file(path, files::kMaxProfileBytes, "calibration profile", "cannot open calibration profile");
+  } catch (const files::FileError& e) {
+    throw InputError(e.messages());
+  }
+  return parse_profile(text, path);
 }
 
 namespace {
@@ -409,17 +417,8 @@ std::string profile_to_json(const CalibrationProfile& p) {
 
 void write_profile(const CalibrationProfile& profile, const std::string& path) {
   const std::string text = profile_to_json(profile);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(path + ": cannot write (cannot create " + tmp + ")");
-    out << text;
-    out.close();
-    if (!out) throw std::runtime_error(path + ": write failed");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error(path + ": cannot rename " + tmp + " into place: " + ec.message());
+  files::write_file_atomically(path, text);
 }
 
 }  // namespace cs::models
+

@@ -16,7 +16,9 @@
 #include "models/compute/profile_json.hpp"
 #include "sim/cli/cli.hpp"
 #include "sim/cli/cli_options.hpp"
+#include "sim/report/output_file.hpp"
 #include "sim/base/input_error.hpp"
+#include "sim/base/suggest.hpp"
 
 namespace po = boost::program_options;
 
@@ -50,19 +52,18 @@ int fit(const std::vector<std::string>& args) {
        "fit only the collective measurements made on this catalog GPU (repeatable; default: all)");
   po::variables_map vm;
   if (!parse_options(args, opts, "inputs", -1, vm)) return kExitOk;
-  if (!vm.count("inputs")) throw InputError("clustersim calibrate fit: no measurement files (see --help)");
-  if (!vm.count("output")) throw InputError("clustersim calibrate fit: missing -o profile.json (see --help)");
+  if (!vm.count("inputs")) throw InputError(with_usage("clustersim calibrate fit: no measurement files", opts, "calibrate fit"));
+  if (!vm.count("output")) throw InputError(with_usage("clustersim calibrate fit: missing -o profile.json", opts, "calibrate fit"));
   const models::GpuSpec* gpu = nullptr;
   if (vm.count("gpu")) {
     const std::string name = vm["gpu"].as<std::string>();
     gpu = models::find_gpu(name);
     if (!gpu) {
-      std::string known;
-      for (const auto& n : models::gpu_names()) known += (known.empty() ? "" : ", ") + n;
-      throw InputError("--gpu: unknown GPU \"" + name + "\" (known: " + known + ")");
+      throw InputError("--gpu: " + unknown_gpu(name, models::gpu_names()));
     }
   }
   const std::string out = vm["output"].as<std::string>();
+  check_writable(out, vm["inputs"].as<std::vector<std::string>>());  // not a folder, FIFO or one of the inputs
 
   calibrate::MeasurementSet set = calibrate::import_files(vm["inputs"].as<std::vector<std::string>>());
   if (vm.count("comm-gpu")) {
@@ -119,10 +120,13 @@ int fit(const std::vector<std::string>& args) {
 }  // namespace
 
 int calibrate(const std::vector<std::string>& args) {
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+  if (args.empty())
+    throw InputError("clustersim calibrate: missing subcommand (usage: clustersim calibrate fit INPUTS... -o profile.json "
+                     "[--gpu NAME]; see clustersim calibrate --help)");
+  if (args[0] == "--help" || args[0] == "-h") {
     std::cout << "usage: clustersim calibrate fit INPUTS... -o profile.json [--gpu NAME]\n\n"
                  "subcommands:\n  fit    fit a calibration profile from measurements (see calibrate fit --help)\n";
-    return args.empty() ? kExitInput : kExitOk;
+    return kExitOk;
   }
   if (args[0] == "fit") return fit(std::vector<std::string>(args.begin() + 1, args.end()));
   throw InputError("clustersim calibrate: unknown subcommand \"" + args[0] + "\" (expected \"fit\")");

@@ -17,6 +17,7 @@
 
 #include "models/compute/comm_profile.hpp"
 #include "sim/cli/cli.hpp"
+#include "sim/cli/cli_options.hpp"
 #include "sim/network/collective_run.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/scenario/enum_names.hpp"
@@ -104,8 +105,8 @@ int collective(const std::vector<std::string>& args) {
     return kExitOk;
   }
   const std::string me = "clustersim collective: ";
-  if (!vm.count("scenario")) throw InputError(me + "missing --scenario S.json (see clustersim collective --help)");
-  if (!vm.count("op")) throw InputError(me + "missing --op (all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv)");
+  if (!vm.count("scenario")) throw InputError(with_usage(me + "missing --scenario S.json", opts, "collective"));
+  if (!vm.count("op")) throw InputError(with_usage(me + "missing --op (all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv)", opts, "collective"));
   const std::string op = vm["op"].as<std::string>();
   const auto kind = models::parse_collective(op);
   if (!kind)

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,16 @@ inline void add_max_memory_override(const boost::program_options::variables_map&
   if (text.empty() || *end != '\0' || !std::isfinite(g) || g <= 0)
     throw InputError("clustersim " + command + ": --max-memory-gib " + text + ": expected a positive number of GiB");
   overrides.push_back("simulation.max_memory_gib=" + text);
+}
+
+// The first line of `opts`' caption ("usage: clustersim run SCENARIO.json [...]"), for the one-line error of
+// a missing argument: "clustersim run: missing SCENARIO.json (usage: ...; see clustersim run --help)".
+inline std::string with_usage(const std::string& message, const boost::program_options::options_description& opts,
+                              const std::string& command) {
+  std::ostringstream printed;
+  printed << opts;  // the caption comes first
+  std::string first = printed.str().substr(0, printed.str().find('\n'));
+  return message + " (" + first + "; see clustersim " + command + " --help)";
 }
 
 }  // namespace cs::sim::cli

@@ -30,12 +30,12 @@ int run(const std::vector<std::string>& args) {
        "memory the simulation may take before it is refused as too large (default 4; simulation.max_memory_gib)");
   po::variables_map vm;
   if (!parse_options(args, opts, "scenario", 1, vm)) return kExitOk;
-  if (!vm.count("scenario")) throw InputError("clustersim run: missing SCENARIO.json (see clustersim run --help)");
+  if (!vm.count("scenario")) throw InputError(with_usage("clustersim run: missing SCENARIO.json", opts, "run"));
   const std::string path = vm["scenario"].as<std::string>();
   auto overrides = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
   add_max_memory_override(vm, "run", overrides);
   const Scenario scenario = load_scenario(path, overrides);
-  if (vm.count("trace")) check_writable(vm["trace"].as<std::string>());  // before simulating, not after
+  if (vm.count("trace")) check_writable(vm["trace"].as<std::string>(), {path});  // before simulating, not after
   const SimulationResult result = simulate(scenario);
   if (vm.count("trace"))
     write_trace(scenario,

@@ -18,7 +18,9 @@
 
 #include "sim/cli/cli.hpp"
 #include "sim/cli/cli_options.hpp"
+#include "models/hardware/gpu_catalog.hpp"
 #include "sim/base/input_error.hpp"
+#include "sim/base/suggest.hpp"
 #include "sim/report/output_file.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/explore/sweep.hpp"
@@ -385,7 +387,7 @@ int sweep(const std::vector<std::string>& args) {
        "memory one point's simulation may take before it is refused as too large (default 4; simulation.max_memory_gib)");
   po::variables_map vm;
   if (!parse_options(args, opts, "scenario", 1, vm)) return kExitOk;
-  if (!vm.count("scenario")) throw InputError("clustersim sweep: missing SCENARIO.json (see clustersim sweep --help)");
+  if (!vm.count("scenario")) throw InputError(with_usage("clustersim sweep: missing SCENARIO.json", opts, "sweep"));
   const std::string file = vm["scenario"].as<std::string>();
   json doc = read_json_file(file);
   if (vm.count("set"))
@@ -407,7 +409,7 @@ int sweep(const std::vector<std::string>& args) {
     throw InputError("clustersim sweep: --objective " + vm["objective"].as<std::string>() + ": expected tokens_per_s or usd_per_token");
   const std::size_t top = vm["top"].as<std::size_t>();
   const bool search = vm.count("search") > 0, capacity = vm.count("gpus") > 0, vary = vm.count("vary") > 0;
-  if (vm.count("csv")) check_writable(vm["csv"].as<std::string>());  // before a long sweep, not after
+  if (vm.count("csv")) check_writable(vm["csv"].as<std::string>(), {file});  // before a long sweep, not after
   if (vary && (search || capacity))
     throw InputError("clustersim sweep: --vary cannot be combined with --search or --gpus (fix values with --set instead)");
   if (!capacity && (vm.count("gpu") || vm.count("deadline-days") || vm.count("budget-usd")))
@@ -431,8 +433,18 @@ int sweep(const std::vector<std::string>& args) {
       c.gpu_counts.push_back(v);
     }
     if (vm.count("gpu")) c.gpu_types = split_list(vm["gpu"].as<std::string>());
-    if (vm.count("deadline-days")) c.deadline_days = vm["deadline-days"].as<double>();
-    if (vm.count("budget-usd")) c.budget_usd = vm["budget-usd"].as<double>();
+    for (const auto& t : c.gpu_types)
+      if (!models::find_gpu(t)) throw InputError("clustersim sweep: --gpu: " + unknown_gpu(t, models::gpu_names()));
+    // A limit is a positive finite number; leaving the option out means no limit.
+    auto limit = [&](const char* option, const char* what) {
+      const double v = vm[option].as<double>();
+      if (!std::isfinite(v) || v <= 0)
+        throw InputError(std::string("clustersim sweep: --") + option + " " + fmt("%g", v) + ": expected a positive " +
+                         what + " (leave the option out for no limit)");
+      return v;
+    };
+    if (vm.count("deadline-days")) c.deadline_days = limit("deadline-days", "number of days");
+    if (vm.count("budget-usd")) c.budget_usd = limit("budget-usd", "amount of dollars");
     c.search = sopts;
     return capacity_mode(doc, file, c, top, vm);
   }

@@ -26,7 +26,12 @@
 #include "models/compute/profile_json.hpp"
 #include "sim/cli/cli.hpp"
 #include "sim/cli/cli_options.hpp"
+#include "sim/files/file_error.hpp"
+#include "sim/files/input_file.hpp"
+#include "sim/files/json_file.hpp"
+#include "sim/files/printable.hpp"
 #include "sim/base/input_error.hpp"
+#include "sim/base/suggest.hpp"
 #include "sim/network/nccl_model.hpp"
 #include "sim/validation/nccl_validation.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -63,27 +68,34 @@ topo::ClusterSpec single_node(const models::GpuSpec& gpu, int n) {
   return spec;
 }
 
-// The document at `path` when it is a JSON array (the published-measurement files), else a discarded value:
-// cheap to ask of a measurement log, whose first character is not '['.
-nlohmann::json json_array_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char c = 0;
-  while (in.get(c) && std::isspace(static_cast<unsigned char>(c))) {
+// A measurement file's JSON when it is a JSON array (the published-figures files); nothing for anything else,
+// which the importer then reads and reports on (a FIFO or device is never opened for reading here).
+std::optional<nlohmann::json> published_array(const std::string& path) {
+  if (!files::is_readable_regular_file(path)) return std::nullopt;
+  std::string text;
+  try {
+    text = files::read_input_file(path, files::kMaxMeasurementBytes, "measurement file", "cannot open measurement file");
+  } catch (const files::FileError&) {
+    return std::nullopt;
   }
-  if (c != '[') return nlohmann::json(nlohmann::json::value_t::discarded);
-  in.seekg(0);
-  return nlohmann::json::parse(in, nullptr, false);
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || text[first] != '[') return std::nullopt;
+  return files::parse_json_value(text);
 }
 
 // A JSON array whose entries are {"kind": "training", ...}: calibrate/published/published-train.json.
 bool is_published_training(const std::string& path) {
-  const nlohmann::json doc = json_array_file(path);
-  return doc.is_array() && !doc.empty() && doc[0].is_object() && doc[0].value("kind", std::string()) == "training";
+  const auto doc = published_array(path);
+  return doc && doc->is_array() && !doc->empty() && (*doc)[0].is_object() &&
+         (*doc)[0].value("kind", std::string()) == "training";
 }
 
 // calibrate/published/nccl.json (an array of {"kind": "nccl", ...}): run through the published-setup clusters
 // of sim/validation/nccl_validation.hpp, not the importer's single-node guess.
-bool is_published_nccl_file(const std::string& path) { return is_published_nccl(json_array_file(path)); }
+bool is_published_nccl_file(const std::string& path) {
+  const auto doc = published_array(path);
+  return doc && is_published_nccl(*doc);
+}
 
 std::string comm_group(const calibrate::CommMeasurement& m) {
   std::string g = std::string(models::to_string(m.collective)) + " ";
@@ -113,10 +125,12 @@ std::string setup_label(const topo::ClusterSpec& c) {
 // `within` counts held points whose busbw is within their tolerance, as tests/sim/test_nccl_validation.cpp.
 void validate_published_nccl(const std::string& path, std::vector<calibrate::ValidationRow>& rows,
                              std::vector<std::string>& notes, int& held, int& within) {
-  std::ifstream in(path, std::ios::binary);
   std::vector<NcclValidationPoint> points;
   try {
-    points = nccl_validation_points(nlohmann::json::parse(in));
+    points = nccl_validation_points(files::parse_json(
+        files::read_input_file(path, files::kMaxMeasurementBytes, "measurement file", "cannot open measurement file"), path));
+  } catch (const files::FileError& e) {
+    throw InputError(e.messages());
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path + ": " + e.what());
   }
@@ -170,7 +184,9 @@ int validate(const std::vector<std::string>& args) {
       ("worst", po::value<int>()->value_name("N"), "list only the N worst points (the summary covers all)");
   po::variables_map vm;
   if (!parse_options(args, opts, "inputs", -1, vm)) return kExitOk;
-  if (!vm.count("inputs")) throw InputError("clustersim validate: no measurement files (see --help)");
+  if (!vm.count("inputs")) throw InputError(with_usage("clustersim validate: no measurement files", opts, "validate"));
+  if (vm.count("gpu") && !models::find_gpu(vm["gpu"].as<std::string>()))
+    throw InputError("clustersim validate: --gpu: " + unknown_gpu(vm["gpu"].as<std::string>(), models::gpu_names()));
   {
     // Published training runs (calibrate/published/published-train.json) are the other kind of validation.
     const auto inputs = vm["inputs"].as<std::vector<std::string>>();
@@ -207,8 +223,7 @@ int validate(const std::vector<std::string>& args) {
   if (!set.compute.empty()) {
     const models::GpuSpec* gpu = nullptr;
     if (vm.count("gpu")) {
-      gpu = models::find_gpu(vm["gpu"].as<std::string>());
-      if (!gpu) throw InputError("--gpu: unknown GPU \"" + vm["gpu"].as<std::string>() + "\"");
+      gpu = models::find_gpu(vm["gpu"].as<std::string>());  // checked above
     } else if (auto* guessed = calibrate::guess_gpu(set.gpu)) {
       gpu = guessed;
     } else if (scenario) {
@@ -268,7 +283,11 @@ int validate(const std::vector<std::string>& args) {
   if (skipped_multi_node > 0)
     notes.push_back(std::to_string(skipped_multi_node) +
                     " multi-node collective points skipped: they need a cluster (--scenario S.json)");
-  if (rows.empty()) throw InputError("clustersim validate: no point could be predicted (see the notes above)");
+  if (rows.empty()) {
+    for (const auto& n : notes) std::cerr << "note: " << cs::files::printable_line(n) << "\n";
+    throw InputError(notes.empty() ? "clustersim validate: no point could be predicted"
+                                   : "clustersim validate: no point could be predicted (see the notes above)");
+  }
 
   const auto summary = calibrate::summarize(rows);
   if (vm.count("json")) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/cli.hpp"
+#include "sim/files/printable.hpp"
 #include "sim/base/input_error.hpp"
 
 using namespace cs::sim;
@@ -62,13 +63,14 @@ int main(int argc, char** argv) {
     std::cerr << "clustersim: unknown command '" << command << "' (see clustersim --help)\n";
     return cli::kExitInput;
   } catch (const cs::InputError& e) {
-    for (const auto& m : e.messages()) std::cerr << m << "\n";
+    // Cut to the first problems, each value echoed at a printable length (sim/files/printable.hpp).
+    for (const auto& m : cs::files::capped_problems(e.messages())) std::cerr << m << "\n";
     return cli::kExitInput;
   } catch (const boost::program_options::error& e) {
-    std::cerr << "clustersim " << command << ": " << e.what() << " (see clustersim " << command << " --help)\n";
+    std::cerr << "clustersim " << command << ": " << cs::files::printable_line(e.what()) << " (see clustersim " << command << " --help)\n";
     return cli::kExitInput;
   } catch (const std::exception& e) {
-    std::cerr << "clustersim internal error: " << e.what() << "\n";
+    std::cerr << "clustersim internal error: " << cs::files::printable_line(e.what()) << "\n";
     return cli::kExitInternal;
   }
 }

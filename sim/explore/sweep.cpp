@@ -1,3 +1,4 @@
+#include "sim/files/json_file.hpp"
 #include "sim/explore/sweep.hpp"
 
 #include <algorithm>
@@ -99,8 +100,7 @@ SweepAxis parse_axis(const std::string& text) {
   std::string cur;
   auto flush = [&] {
     if (cur.empty()) throw InputError("--vary " + text + ": empty value in the list");
-    json v = json::parse(cur, nullptr, false);
-    axis.values.push_back(v.is_discarded() ? json(cur) : v);
+    axis.values.push_back(files::parse_json_value(cur).value_or(json(cur)));
     cur.clear();
   };
   for (std::size_t i = 0; i < list.size(); ++i) {

@@ -15,7 +15,10 @@
 #include "models/compute/profile_json.hpp"
 #include "sim/base/check.hpp"
 #include "sim/base/input_error.hpp"
-#include "sim/base/input_file.hpp"
+#include "sim/base/suggest.hpp"
+#include "sim/files/file_error.hpp"
+#include "sim/files/input_file.hpp"
+#include "sim/files/json_file.hpp"
 #include "sim/scenario/enum_names.hpp"
 #include "sim/scenario/params.hpp"
 
@@ -35,29 +38,8 @@ std::string type_name(const json& v) {
   return "null";
 }
 
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
 std::string nearest(const std::string& word, const std::vector<std::string>& choices) {
-  // A choice that starts with what was typed ("H100" -> "H100-SXM") beats one a letter away ("H200").
-  for (const auto& c : choices)
-    if (c.size() > word.size() && c.compare(0, word.size(), word) == 0) return c;
-  std::string best;
-  std::size_t best_d = SIZE_MAX;
-  for (const auto& c : choices) {
-    const std::size_t d = edit_distance(word, c);
-    if (d < best_d) best_d = d, best = c;
-  }
-  return best_d <= std::max<std::size_t>(2, word.size() / 3) ? best : std::string{};
+  return nearest_name(word, choices);
 }
 
 std::string join(const std::vector<std::string>& v) {
@@ -858,18 +840,10 @@ double Scenario::contention() const {
 }
 
 json read_json_file(const std::string& path) {
-  const std::string text = read_input_file(path, "file");
   try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    // Byte offset -> line and column for the message.
-    const std::size_t at = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
-    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
-    const auto nl = text.rfind('\n', at == 0 ? 0 : at - 1);
-    const auto col = at - (nl == std::string::npos ? 0 : nl + 1) + 1;
-    std::string what = e.what();
-    if (auto p = what.find("syntax error"); p != std::string::npos) what = what.substr(p);
-    throw InputError(path + ":" + std::to_string(line) + ":" + std::to_string(col) + ": invalid JSON: " + what);
+    return files::parse_json(files::read_input_file(path, files::kMaxScenarioBytes, "scenario", "cannot open file"), path);
+  } catch (const files::FileError& e) {
+    throw InputError(e.messages());
   }
 }
 
@@ -879,8 +853,7 @@ void apply_override(json& doc, const std::string& assignment, const std::string&
     throw InputError(file + ": --set " + assignment + ": expected path=value (e.g. training.tensor_model_parallel_size=4)");
   const std::string path = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
-  json value = json::parse(text, nullptr, false);
-  if (value.is_discarded()) value = text;  // a bare word is a string
+  json value = files::parse_json_value(text).value_or(json(text));  // a bare word is a string
   // Components: split at dots, and "key[3]" is "key" then "3".
   std::vector<std::string> keys;
   std::size_t start = 0;
