@@ -140,6 +140,12 @@ std::string dur(double s) {
   if (s >= 1) return f("%.2f s", s);
   return f("%.2f ms", s * 1e3);
 }
+// 10824064 -> "10.82 million", 64210 -> "64,210"
+std::string big(double v) {
+  if (v >= 1e6) return f("%.2f million", v / 1e6);
+  const long long n = std::llround(v);
+  return n >= 1000 ? std::to_string(n / 1000) + "," + f("%03.0f", static_cast<double>(n % 1000)) : std::to_string(n);
+}
 }  // namespace
 
 std::string to_text(const RunReport& r) {
@@ -177,7 +183,7 @@ std::string to_text(const RunReport& r) {
     line("lost time", "rework " + dur(x.expected.rework_s) + ", restarts " + dur(x.expected.restart_s) + ", checkpoint stalls " +
                           dur(x.expected.checkpoint_s));
     line("goodput", f("%.2f%%", 100 * x.goodput) + " of " + dur(x.expected.total_s) + " is useful work (" + dur(x.work_s) + ")");
-    line("effective", f("%.1f days, ", x.effective_days) + f("%.0f GPU-hours, $", x.gpu_hours) + f("%.0f", x.usd) +
+    line("effective", f("%.1f days, ", x.effective_days) + big(x.gpu_hours) + " GPU-hours, $" + big(x.usd) +
                           f(", $%.4g per million useful tokens", x.usd_per_token * 1e6));
     if (x.runs > 0)
       line("monte carlo", std::to_string(x.runs) + " runs, seed " + std::to_string(x.seed) + f(": days to train p10 %.2f", x.p10_days) +

@@ -55,7 +55,7 @@ double time_per_work(const RunModel& m, double T) {
 }  // namespace
 
 Outcome expected_outcome(const RunModel& m) {
-  CS_CHECK(m.interval_s > 0 && m.work_s > 0);
+  CS_CHECK(m.interval_s > 0 && m.work_s > 0 && std::isfinite(m.stall_s) && std::isfinite(m.restart_s));
   Outcome out;
   const double full = std::floor(m.work_s / m.interval_s);
   const double rest = m.work_s - full * m.interval_s;
@@ -101,7 +101,8 @@ double optimal_interval_s(RunModel m, double t_min, double t_max) {
 // fresh exponential is drawn after every event; full segments that end before the next failure are
 // skipped over in one step (a run of a million steps checkpointed every step stays fast).
 Outcome sample_run(const RunModel& m, Rng& rng) {
-  CS_CHECK(m.interval_s > 0 && m.work_s > 0);
+  CS_CHECK(m.interval_s > 0 && m.work_s > 0 && std::isfinite(m.work_s) && std::isfinite(m.stall_s) && std::isfinite(m.restart_s) &&
+           std::isfinite(m.write_s) && m.stall_s >= 0 && m.restart_s >= 0);
   const double inf = std::numeric_limits<double>::infinity();
   auto draw = [&] { return m.lambda > 0 ? rng.exponential(m.lambda) : inf; };
   const long long n_full = static_cast<long long>(std::floor(m.work_s / m.interval_s));
@@ -161,7 +162,8 @@ Outcome sample_run(const RunModel& m, Rng& rng) {
     }
     double x = draw();
     if (done < n_full && x >= a_full) {
-      const long long k = std::min(static_cast<long long>(std::floor(x / a_full)), n_full - done);
+      const double fit = std::floor(x / a_full);  // x may be infinite (lambda 0)
+      const long long k = fit >= static_cast<double>(n_full - done) ? n_full - done : static_cast<long long>(fit);
       // All but the last of these segments have committed by the end of the next one (a_full >= wb).
       if (k >= 2) {
         finish_segment(a_full);

@@ -139,18 +139,6 @@ ResilienceSpec read_resilience(const json& v, std::vector<SectionProblem>& probl
   ResilienceSpec r;
   CheckpointSpec& c = r.checkpoint;
   RestartSpec& rs = r.restart;
-  // Defaults that are not published fleet statistics (assumptions, docs/goodput.md): a parallel file
-  // system giving the job 100 GB/s, 25 GB/s per node (a 200 Gb/s front-end NIC), local NVMe writing
-  // 8 GB/s per node, a pinned device-to-host copy at 25 GB/s per GPU (half of PCIe Gen5 x16).
-  c.local_nvme_write_GBps_per_node = 8;
-  c.shared_fs_GBps = 100;
-  c.shared_fs_per_client_GBps = 25;
-  c.snapshot_GBps_per_gpu = 25;
-  rs.detection_s = 60;
-  rs.scheduling_s = 180;
-  rs.process_start_s = 60;
-  rs.nccl_init_base_s = 5;
-  rs.nccl_init_s_per_rank = 0.003;
   std::string interval_word;
   Section top(v, "resilience", problems);
   top.object("mtbf_hours", [&](Section& s) {
@@ -192,14 +180,7 @@ ResilienceSpec read_resilience(const json& v, std::vector<SectionProblem>& probl
 }
 
 DataPipelineSpec read_data_pipeline(const json& v, std::vector<SectionProblem>& problems) {
-  // Defaults: the file system as for checkpoints; local NVMe reading 25 GB/s per node (four Gen4 drives);
-  // Megatron-LM's --num-workers 2; PyTorch DataLoader's prefetch_factor 2; tokenised text decodes for free.
   DataPipelineSpec d;
-  d.shared_fs_GBps = 100;
-  d.shared_fs_per_client_GBps = 25;
-  d.local_nvme_read_GBps_per_node = 25;
-  d.workers_per_gpu = 2;
-  d.prefetch_depth = 2;
   long long workers = d.workers_per_gpu, prefetch = d.prefetch_depth;
   if (!v.is_object()) {
     problems.emplace_back("data_pipeline", "expected an object, got " + shown(v));

@@ -38,20 +38,23 @@ struct CheckpointSpec {
   double interval_s = 0;
   double size_bytes = 0;  // 0: from the memory model (bf16 weights + fp32 optimizer shards)
   std::string target = "shared_fs";  // or "local_nvme"
-  double local_nvme_write_GBps_per_node = 0;
-  double shared_fs_GBps = 0;             // aggregate over the job
-  double shared_fs_per_client_GBps = 0;  // one node's limit (its front-end NIC, the client)
+  // Defaults (assumptions, not fleet statistics; docs/goodput.md): local NVMe writing 8 GB/s per node, a
+  // parallel file system giving the job 100 GB/s, 25 GB/s per node (a 200 Gb/s front-end NIC).
+  double local_nvme_write_GBps_per_node = 8;
+  double shared_fs_GBps = 100;             // aggregate over the job
+  double shared_fs_per_client_GBps = 25;   // one node's limit (its front-end NIC, the client)
   bool async = false;                    // snapshot to host memory, then write in the background
-  double snapshot_GBps_per_gpu = 0;      // device to host copy of the GPU's shard (async)
+  double snapshot_GBps_per_gpu = 25;     // device to host copy of the GPU's shard (async; half of PCIe Gen5 x16)
 };
 
 struct RestartSpec {
-  double detection_s = 0;      // from the failure to the job noticing (crash: seconds; hang: the watchdog)
-  double scheduling_s = 0;     // drain, replace the node, reschedule
-  double process_start_s = 0;  // container and interpreter start, imports, CUDA context
-  double nccl_init_s = -1;     // communicator set-up; -1: nccl_init_base_s + nccl_init_s_per_rank x ranks
-  double nccl_init_base_s = 0;
-  double nccl_init_s_per_rank = 0;
+  // Defaults (assumptions): a minute to detect, three to drain and reschedule, one to start.
+  double detection_s = 60;      // from the failure to the job noticing (crash: seconds; hang: the watchdog)
+  double scheduling_s = 180;    // drain, replace the node, reschedule
+  double process_start_s = 60;  // container and interpreter start, imports, CUDA context
+  double nccl_init_s = -1;      // communicator set-up; -1: nccl_init_base_s + nccl_init_s_per_rank x ranks
+  double nccl_init_base_s = 5;
+  double nccl_init_s_per_rank = 0.003;
   // Loading the checkpoint reads it back from the checkpoint's tier at its write bandwidth.
 };
 
@@ -63,13 +66,15 @@ struct ResilienceSpec {
 
 struct DataPipelineSpec {
   std::string source = "shared_fs";  // or "local_nvme"
-  double shared_fs_GBps = 0;         // aggregate read bandwidth the job gets
-  double shared_fs_per_client_GBps = 0;
-  double local_nvme_read_GBps_per_node = 0;
+  // Defaults: the file system as for checkpoints; local NVMe reading 25 GB/s per node (four Gen4 drives);
+  // Megatron-LM's --num-workers 2; PyTorch DataLoader's prefetch_factor 2; tokenised text decodes for free.
+  double shared_fs_GBps = 100;       // aggregate read bandwidth the job gets
+  double shared_fs_per_client_GBps = 25;
+  double local_nvme_read_GBps_per_node = 25;
   double bytes_per_sample = 0;       // required: what one sample costs to read
-  int workers_per_gpu = 0;           // DataLoader num_workers of each loading rank
+  int workers_per_gpu = 2;           // DataLoader num_workers of each loading rank
   double cpu_s_per_sample = 0;       // decode + transform CPU time of one sample on one worker
-  int prefetch_depth = 0;            // batches prepared ahead; 0: loading does not overlap the step
+  int prefetch_depth = 2;            // batches prepared ahead; 0: loading does not overlap the step
 };
 
 struct VariabilitySpec {
