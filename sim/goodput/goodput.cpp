@@ -150,10 +150,11 @@ std::string big(double v) {
 
 std::string to_text(const RunReport& r) {
   std::string o;
-  auto line = [&](const std::string& label, const std::string& text) {
-    o += label;
-    o.append(label.size() < 14 ? 14 - label.size() : 1, ' ');
-    o += text + "\n";
+  // Each label in a field of 14 columns, lined up with the step report's.
+  auto line = [&o](const char* label, const std::string& text) {
+    char head[32];
+    std::snprintf(head, sizeof head, "%-13s ", label);
+    o.append(head).append(text).append("\n");
   };
   if (r.data) {
     const DataStallResult& d = *r.data;
