@@ -77,3 +77,11 @@ TEST_CASE("goodput cli: bad --runs, --steps and section values are one line and 
   CHECK(r.exit_code == 2);
   CHECK(r.err_lines() == std::vector<std::string>{plain.string() + ": --runs 5: needs a resilience section in the scenario (the Monte Carlo is over failures)"});
 }
+
+TEST_CASE("goodput cli: sweep refuses the whole-run sections it does not use", "[cli][goodput]") {
+  TempDir dir;
+  const auto file = dir.write_json("run.json", run_scenario());
+  const CliResult r = run_cli({"sweep", file.string(), "--vary", "training.micro_batch_size=1,2"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err_lines() == std::vector<std::string>{file.string() + ": resilience: not used by clustersim sweep yet (run a point with clustersim run to see its goodput)"});
+}
