@@ -397,6 +397,11 @@ int sweep(const std::vector<std::string>& args) {
     add_max_memory_override(vm, "sweep", budget);
     for (const auto& o : budget) apply_override(doc, o, file);
   }
+  // The whole-run sections are read by clustersim run only (docs/goodput.md); a sweep that ignored them
+  // would rank by numbers the user asked to be corrected, so it refuses them.
+  for (const auto& key : run_section_keys())
+    if (doc.is_object() && doc.contains(key))
+      throw InputError(file + ": " + key + ": not used by clustersim sweep yet (run a point with clustersim run to see its goodput)");
 
   SweepOptions run;
   if (vm.count("threads")) {

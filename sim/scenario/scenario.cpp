@@ -813,6 +813,18 @@ void read_jobs(const json& v, Scenario& s, Errors& errors) {
   }
 }
 
+// The whole-run sections (goodput_spec.hpp), read by their own reader; a run model needs a run length.
+void read_run_sections_into(const json& doc, ObjectReader& top, Scenario& s, Errors& errors) {
+  for (const auto& key : run_section_keys()) top.raw(key);
+  std::vector<SectionProblem> problems;
+  s.run = read_run_sections(doc, problems);
+  for (const auto& [path, what] : problems) errors.add(path, what);
+  if ((s.run.resilience || s.run.data_pipeline) && s.multi_job())
+    errors.add(s.run.resilience ? "resilience" : "data_pipeline", "not supported with jobs (a single-job scenario only)");
+  else if (s.run.resilience && errors.lines.empty() && s.training.tokens_to_train <= 0)
+    errors.add("resilience", "needs training.tokens_to_train > 0 (the length of the run whose goodput is asked)");
+}
+
 }  // namespace
 
 Scenario Scenario::job_scenario(std::size_t j) const {
@@ -934,6 +946,7 @@ Scenario parse_scenario(const json& doc, const std::string& file) {
     }
   }
   read_simulation(top.raw("simulation"), s, errors);
+  read_run_sections_into(doc, top, s, errors);
   top.raw("jobs");  // read above; known here so that a misspelt top-level key may be told "jobs"
   top.finish();
   if (!errors.lines.empty()) throw InputError(std::move(errors.lines));

@@ -29,6 +29,7 @@
 #include "models/parallelism/ddp_bucket.hpp"
 #include "models/parallelism/pipeline_schedule.hpp"
 #include "sim/base/network_backend.hpp"
+#include "sim/scenario/goodput_spec.hpp"
 #include "topologies/cluster.hpp"
 
 namespace cs::sim {
@@ -79,6 +80,7 @@ struct Scenario {
   std::optional<models::CommProfile> comm_profile;
   SimulationOptions simulation;
   std::vector<Job> jobs;  // multi-job form; empty: one job (model, training) on the whole cluster
+  RunSections run;        // resilience, data_pipeline, variability (goodput_spec.hpp); each optional
   int num_gpus() const { return cluster.nodes * cluster.gpus_per_node; }
   double contention() const;
   bool multi_job() const { return !jobs.empty(); }

@@ -1,0 +1,87 @@
+// `clustersim run` with the whole-run sections (docs/goodput.md): the new report lines and JSON keys
+// appear with their sections and options, the same seed gives byte-identical output, and bad values of
+// the new options end with one line and exit code 2.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "cli_helpers.hpp"
+
+using namespace clitest;
+using nlohmann::json;
+
+namespace {
+json run_scenario() {
+  json doc = scenario_json("llama3-8b-h100x8.json");
+  doc["training"]["tokens_to_train"] = 2e10;
+  doc["resilience"] = {{"checkpoint", {{"interval_s", 3600}}}};
+  doc["data_pipeline"] = {{"bytes_per_sample", 32768}};
+  doc["variability"] = {{"compute_jitter_cv", 0.05}};
+  return doc;
+}
+}  // namespace
+
+TEST_CASE("goodput cli: resilience, data_pipeline and --steps add their lines and keys", "[cli][goodput]") {
+  TempDir dir;
+  const auto file = dir.write_json("run.json", run_scenario());
+  const CliResult text = run_cli({"run", file.string(), "--runs", "50", "--seed", "3", "--steps", "100"});
+  INFO(text.describe());
+  REQUIRE(text.exit_code == 0);
+  for (const char* label : {"\ninput stall   ", "\nfailures      ", "\ncheckpoint    ", "\noptimal       ", "\ngoodput       ",
+                            "\neffective     ", "\nmonte carlo   50 runs, seed 3", "\nstep dist     100 steps"})
+    CHECK(contains(text.out, label));
+  const CliResult js = run_cli({"run", file.string(), "--json", "--runs", "50", "--seed", "3", "--steps", "100"});
+  REQUIRE(js.exit_code == 0);
+  const json out = json::parse(js.out);
+  CHECK(out.at("resilience").at("checkpoint").at("interval_s").get<double>() > 0);
+  CHECK(out.at("resilience").at("monte_carlo").at("runs") == 50);
+  CHECK(out.at("resilience").at("goodput").get<double>() < 1);
+  CHECK(out.at("data_pipeline").at("input_stall_s").get<double>() >= 0);
+  CHECK(out.at("step_distribution").at("steps") == 100);
+  // The step report is untouched: the same keys and values as without the sections.
+  json plain_doc = run_scenario();
+  plain_doc.erase("resilience"), plain_doc.erase("data_pipeline"), plain_doc.erase("variability");
+  const auto plain_file = dir.write_json("plain.json", plain_doc);
+  const json plain = json::parse(run_cli({"run", plain_file.string(), "--json"}).out);
+  CHECK(!plain.contains("resilience"));
+  for (auto it = plain.begin(); it != plain.end(); ++it) CHECK(out.at(it.key()) == it.value());
+}
+
+TEST_CASE("goodput cli: the same seed gives byte-identical output", "[cli][goodput]") {
+  TempDir dir;
+  const auto file = dir.write_json("run.json", run_scenario());
+  const std::vector<std::string> args = {"run", file.string(), "--json", "--runs", "40", "--seed", "9", "--steps", "64"};
+  const CliResult a = run_cli(args), b = run_cli(args);
+  REQUIRE(a.exit_code == 0);
+  CHECK(a.out == b.out);
+  std::vector<std::string> other = args;
+  other[6] = "10";
+  CHECK(run_cli(other).out != a.out);
+}
+
+TEST_CASE("goodput cli: bad --runs, --steps and section values are one line and exit 2", "[cli][goodput]") {
+  TempDir dir;
+  const auto file = dir.write_json("run.json", run_scenario());
+  CliResult r = run_cli({"run", file.string(), "--runs", "0"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err_lines() == std::vector<std::string>{"clustersim run: --runs 0: expected an integer in [1, 1000000]"});
+  r = run_cli({"run", file.string(), "--steps", "-3"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err_lines() == std::vector<std::string>{"clustersim run: --steps -3: expected an integer in [1, 1000000]"});
+  r = run_cli({"run", file.string(), "--set", "resilience.restart.scheduling_s=-5"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err_lines() == std::vector<std::string>{file.string() + ": resilience.restart.scheduling_s: -5 is out of range (expected a number >= 0 and <= 1e+08)"
+                                                  " (the value given by --set resilience.restart.scheduling_s=-5)"});
+  const auto plain = dir.write_json("plain.json", scenario_json("llama3-8b-h100x8.json"));
+  r = run_cli({"run", plain.string(), "--runs", "5"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err_lines() == std::vector<std::string>{plain.string() + ": --runs 5: needs a resilience section in the scenario (the Monte Carlo is over failures)"});
+}
+
+TEST_CASE("goodput cli: sweep refuses the whole-run sections it does not use", "[cli][goodput]") {
+  TempDir dir;
+  const auto file = dir.write_json("run.json", run_scenario());
+  const CliResult r = run_cli({"sweep", file.string(), "--vary", "training.micro_batch_size=1,2"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err_lines() == std::vector<std::string>{file.string() + ": resilience: not used by clustersim sweep yet (run a point with clustersim run to see its goodput)"});
+}
