@@ -43,7 +43,8 @@ deps:
 # ASan + UBSan build of everything, and the test suite under it (CTEST_ARGS selects, e.g. -LE slow).
 CTEST_ARGS ?=
 sanitize: deps
-	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCLUSTERSIM_SANITIZE=ON -DCLUSTERSIM_GUI=OFF $(CMAKE_ARGS)
+	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCLUSTERSIM_SANITIZE=ON -DCLUSTERSIM_GUI=OFF \
+	  -DCLUSTERSIM_PYTHON=OFF -DCLUSTERSIM_CUDA=OFF $(CMAKE_ARGS)
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
