@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const nlohmann::json doc = cs::files::parse_json(text, file);
     (void)cs::sim::parse_scenario(doc, file);
-  } catch (const cs::sim::InputError&) {
+  } catch (const cs::InputError&) {
   } catch (const cs::files::FileError&) {
   }
   return 0;
