@@ -16,7 +16,10 @@ start=$(date +%s)
 say() { printf '[fresh-check %4ds] %s\n' "$(( $(date +%s) - start ))" "$*"; }
 fail() { say "FAILED: $*"; exit 1; }
 
-[ "$(id -u)" -eq 0 ] || fail "needs root (debootstrap and chroot); run it as root or with sudo"
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo > /dev/null || fail "needs root (debootstrap and chroot): run it as root, or install sudo"
+  exec sudo --preserve-env=FRESH_ROOT,FRESH_MIRROR,FRESH_KEEP "$0" "$@"
+fi
 ./scripts/install-deps.sh debootstrap git || fail "cannot install debootstrap"
 mirror=${FRESH_MIRROR:-http://deb.debian.org/debian}
 root=${FRESH_ROOT:-$(mktemp -d /var/tmp/clustersim-fresh.XXXXXX)}
