@@ -222,7 +222,10 @@ class Parser {
     int leading = layout_.leading;
     if (leading == 0) leading = (t.size() > 3 && parse_double(t[3])) ? 3 : 5;  // old format lacks redop, root
     const int block = layout_.block;
-    const std::size_t need = static_cast<std::size_t>(leading + 2 * block);
+    // Each block is read as time, algbw, busbw (and #wrong): a header that gave a shorter block (a garbled
+    // one) must not let the reads below run past the row.
+    const int read_per_block = layout_.wrong ? 4 : 3;
+    const std::size_t need = static_cast<std::size_t>(leading + block + std::max(block, read_per_block));
     if (t.size() < need) {
       problem(line, "truncated data row (expected at least " + std::to_string(need) + " fields, got " +
                         std::to_string(t.size()) + "); skipped");

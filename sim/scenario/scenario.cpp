@@ -749,6 +749,12 @@ void read_jobs(const json& v, Scenario& s, Errors& errors) {
           continue;
         }
         const double d = n.get<double>();
+        // Below the table's largest cluster whatever cluster.nodes says (it may itself be invalid here).
+        const double max_index = params::find("cluster.nodes")->max - 1;
+        if (d > max_index) {
+          errors.add(np, "node " + n.dump() + " is out of range (expected a node index <= " + std::to_string(static_cast<long long>(max_index)) + ")");
+          continue;
+        }
         if (cluster_ok && d >= s.cluster.nodes) {
           errors.add(np, "node " + n.dump() + " is outside the cluster (cluster.nodes " + std::to_string(s.cluster.nodes) + ": 0.." +
                              std::to_string(s.cluster.nodes - 1) + ")");
