@@ -347,7 +347,8 @@ bool condition_holds(const json& condition, const json& facts) {
 
 EntryDefaults::EntryDefaults(const DefaultsTable& table, const json& entry) : facts_(entry) {
   if (!facts_.is_object()) facts_ = json::object();
-  scopes_.push_back(&table.published_text);
+  published_text_ = &table.published_text;
+  scopes_.push_back(published_text_);
   const auto fw = std::find_if(table.frameworks.begin(), table.frameworks.end(),
                                [&](const FrameworkDefaults& f) { return condition_holds(f.scope.match, facts_); });
   if (fw != table.frameworks.end()) {
@@ -379,6 +380,22 @@ const DefaultRule* EntryDefaults::rule(const std::string& knob) const {
       if (condition_holds(r.when, facts_)) return &r;
   }
   return nullptr;
+}
+
+bool EntryDefaults::stated_by_entry(const DefaultRule* rule) const {
+  if (rule == nullptr) return false;
+  for (const auto& [knob, rules] : published_text_->knobs)
+    for (const auto& r : rules)
+      if (&r == rule) return true;
+  return false;
+}
+
+bool EntryDefaults::understood(const std::string& knob, const std::string& path) const {
+  const auto it = published_text_->knobs.find(knob);
+  if (it == published_text_->knobs.end()) return false;
+  return std::any_of(it->second.begin(), it->second.end(), [&](const DefaultRule& r) {
+    return r.when.is_object() && r.when.contains(path) && condition_holds(r.when, facts_);
+  });
 }
 
 std::string EntryDefaults::says(const DefaultRule& rule) const {

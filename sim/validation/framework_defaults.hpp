@@ -69,6 +69,11 @@ class EntryDefaults {
   const std::string& release() const { return release_; }
   // The first rule for `knob` whose `when` holds; nullptr when none.
   const DefaultRule* rule(const std::string& knob) const;
+  // Is `rule` one of the rules reading the entry's own text (the published_text scope), i.e. did the
+  // entry state the knob rather than the framework's default fill it?
+  bool stated_by_entry(const DefaultRule* rule) const;
+  // Does a published_text rule for `knob` that reads `path` hold (the entry's text there was understood)?
+  bool understood(const std::string& knob, const std::string& path) const;
   // A decision of the converter that later conditions may test ("derived.<key>").
   void derive(const std::string& key, nlohmann::json value) { facts_["derived"][key] = std::move(value); }
   // The assumption of `rule` with {path} expanded; empty when it says nothing or its say_when fails.
@@ -78,6 +83,7 @@ class EntryDefaults {
 
  private:
   std::vector<const DefaultScope*> scopes_;
+  const DefaultScope* published_text_ = nullptr;
   nlohmann::json facts_;
   std::string framework_, release_;
 };

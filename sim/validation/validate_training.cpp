@@ -48,6 +48,8 @@ const json& sub(const json& obj, const char* key) {
   return it == obj.end() ? null_value : *it;
 }
 
+std::string text_of_leaf(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
 // The catalog name of a GPU as the sources spell it.
 std::string catalog_gpu(const std::string& published) {
   if (published.rfind("A100-SXM4-80GB", 0) == 0) return "A100-80GB";
@@ -57,7 +59,8 @@ std::string catalog_gpu(const std::string& published) {
 }
 
 // The inter-node network the source describes: (link name or custom link, NICs per node).
-json inter_node(const std::string& gpu, const std::string& description, std::vector<std::string>& assumptions) {
+json inter_node(const std::string& gpu, const std::string& description, std::vector<std::string>& assumptions, bool* understood = nullptr) {
+  if (understood) *understood = true;
   if (has(description, "omni-path"))
     return {{"fabric", "fat-tree"},
             {"link", {{"name", "omni-path-100"}, {"line_rate_gbps", 100}, {"efficiency", 0.9}, {"latency_us", 2}}},
@@ -67,6 +70,7 @@ json inter_node(const std::string& gpu, const std::string& description, std::vec
   if (has(description, "hdr")) return {{"fabric", "fat-tree"}, {"link", "ib-hdr200"}, {"nics_per_node", 8}};
   if (has(description, "ndr")) return {{"fabric", "fat-tree"}, {"link", "ib-ndr400"}, {"nics_per_node", 8}};
   // Not stated: what the GPU's reference system has (DGX A100: 8 x HDR200; DGX H100: 8 x NDR400).
+  if (understood) *understood = description.empty() || has(description, "not stated");
   const bool h100 = gpu == "H100-SXM";
   assumptions.push_back(std::string("network not stated: 8 x ") + (h100 ? "NDR400" : "HDR200") + " per node (DGX reference)");
   return {{"fabric", "fat-tree"}, {"link", h100 ? "ib-ndr400" : "ib-hdr200"}, {"nics_per_node", 8}};
@@ -135,6 +139,81 @@ bool measured_throughput(const json& measured, const std::string& notes, const M
   return true;
 }
 
+// Every field of an entry is either mapped into the scenario (or the measured figure), or metadata, or
+// listed in the point's assumptions as "not understood" with the value and what was used instead: the
+// converter never ignores a field silently. The list below is the whole of what it reads; a field that is
+// not in it (a new column of the file, a feature the simulator lacks such as shared experts) is listed.
+void audit_fields(const json& entry, const EntryDefaults& d, bool inter_node_understood, TrainingPoint& p) {
+  // Metadata and cross-check figures: read by people, not by the model (the measured figure used is named
+  // in the point's measured_from; the others are the source's alternative conventions of the same run).
+  static const std::vector<std::string> metadata = {
+      "id", "kind", "group", "confidence", "notes", "source", "derived", "model.name", "model.params_b", "cluster.system",
+      "cluster.gpu_mem_gb", "cluster.nodes", "batch.grad_accum", "batch.tokens_per_step", "batch.global_tokens", "measured"};
+  // Numbers and booleans the converter maps one to one.
+  static const std::vector<std::string> mapped = {
+      "model.layers", "model.hidden", "model.heads", "model.kv_heads", "model.ffn_hidden", "model.vocab", "model.head_dim",
+      "model.kv_channels", "model.moe.experts", "model.moe.topk", "model.moe.moe_ffn_hidden", "cluster.count",
+      "cluster.gpus_per_node", "cluster.gpu", "parallel.tp", "parallel.pp", "parallel.dp", "parallel.cp", "parallel.ep",
+      "parallel.vp", "batch.global", "batch.micro", "batch.seq"};
+  // Free text read by the published_text rules of framework-defaults.json, knob by field.
+  static const std::vector<std::pair<std::string, std::string>> text_rules = {
+      {"precision", "precision"},           {"parallel.recompute", "recompute"}, {"parallel.zero", "optimizer_sharding"},
+      {"parallel.fsdp", "fsdp"},            {"model.note", "position_embedding"}};
+  auto under = [](const std::string& path, const std::string& prefix) {
+    return path == prefix || (path.size() > prefix.size() && path.compare(0, prefix.size(), prefix) == 0 && path[prefix.size()] == '.');
+  };
+  auto note = [&](const std::string& path, const json& v, const std::string& instead) {
+    std::string text = v.is_string() ? "\"" + v.get<std::string>() + "\"" : v.dump();
+    p.assumptions.push_back("not understood: " + path + " = " + text + " (" + instead + ")");
+  };
+  std::vector<std::pair<std::string, const json*>> leaves;
+  auto walk = [&](auto&& self, const json& v, const std::string& path) -> void {
+    if (v.is_object() && !v.empty()) {
+      for (auto it = v.begin(); it != v.end(); ++it) self(self, it.value(), path.empty() ? it.key() : path + "." + it.key());
+    } else {
+      leaves.emplace_back(path, &v);
+    }
+  };
+  walk(walk, entry, "");
+  for (const auto& [path, v] : leaves) {
+    if (std::any_of(metadata.begin(), metadata.end(), [&](const std::string& m) { return under(path, m); })) continue;
+    // Not stated: the default that filled it is in the assumptions.
+    if (v->is_null() || (v->is_string() && (has(v->get<std::string>(), "not stated") || has(v->get<std::string>(), "not in table")))) continue;
+    if (std::find(mapped.begin(), mapped.end(), path) != mapped.end()) {
+      if (!v->is_number() && path != "cluster.gpu") note(path, *v, "a number was expected; the field was not used");
+      continue;
+    }
+    if (const auto r = std::find_if(text_rules.begin(), text_rules.end(), [&](const auto& t) { return t.first == path; }); r != text_rules.end()) {
+      const bool numeric_stage = path == "parallel.zero" && v->is_number_integer();
+      const bool fsdp_off = path == "parallel.fsdp" && v->is_number() && v->get<double>() == 0;  // 0: no FSDP
+      if (!numeric_stage && !fsdp_off && !d.understood(r->second, path))
+        note(path, *v, path == "model.note" ? "free text about the model; its dimensions above were used" : "the framework's default was used");
+      continue;
+    }
+    if (path == "parallel.sp") {
+      if (!v->is_boolean()) note(path, *v, "sequence parallelism from the framework's default");
+      continue;
+    }
+    if (path == "framework") {
+      if (p.framework.empty()) note(path, *v, "no framework of framework-defaults.json matches; generic defaults");
+      continue;
+    }
+    if (path == "model.arch") {
+      if (!has(text_of_leaf(*v), "transformer") && !has(text_of_leaf(*v), "moe")) note(path, *v, "a dense transformer was assumed");
+      continue;
+    }
+    if (path == "cluster.intra_node") {
+      if (!has(text_of_leaf(*v), "nvswitch")) note(path, *v, "an NVSwitch node was assumed");
+      continue;
+    }
+    if (path == "cluster.inter_node") {
+      if (!inter_node_understood) note(path, *v, "the GPU's reference network was assumed");
+      continue;
+    }
+    note(path, *v, "not modelled; ignored");
+  }
+}
+
 // One published entry -> scenario. Everything a framework, release or model family does where the entry
 // says nothing comes from the defaults table (framework_defaults.hpp); what is here is the entry's own
 // numbers, what the simulator cannot express, and the sources' throughput conventions.
@@ -200,16 +279,20 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
   double mbs = num(batch, "micro").value_or(0);
   if (mbs <= 0) mbs = knob_value(defaults, "micro_batch_size", p).get<double>();
   bool sp = false;
-  if (const auto it = par.find("sp"); it != par.end() && it->is_boolean()) sp = it->get<bool>();
+  if (const auto it = par.find("sp"); it != par.end() && it->is_boolean()) sp = it->get<bool>(), p.sequence_parallel_stated = true;
   else if (*tp > 1) sp = knob_value(defaults, "sequence_parallel", p).get<bool>();
   defaults.derive("sequence_parallel", sp);
   const DefaultRule* recompute_rule = nullptr;
   const std::string recompute = knob_value(defaults, "recompute", p, &recompute_rule).get<std::string>();
+  p.recompute_stated = defaults.stated_by_entry(recompute_rule);
   const json fsdp_value = knob_value(defaults, "fsdp", p);
   const std::string fsdp = fsdp_value.is_string() ? fsdp_value.get<std::string>() : "";
   int zero = 0;
-  if (fsdp.empty())
-    if (const json z = knob_value(defaults, "optimizer_sharding", p); z.is_number()) zero = z.get<int>();
+  const json& zero_field = sub(par, "zero");
+  if (fsdp.empty()) {
+    if (zero_field.is_number_integer() && zero_field.get<int>() >= 0 && zero_field.get<int>() <= 3) zero = zero_field.get<int>();  // a stage number
+    else if (const json z = knob_value(defaults, "optimizer_sharding", p); z.is_number()) zero = z.get<int>();
+  }
   const std::string precision = knob_value(defaults, "precision", p).get<std::string>();
 
   // Model.
@@ -241,7 +324,8 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
   if (p.gpus % gpn != 0) return skip(std::to_string(p.gpus) + " GPUs are not whole nodes of " + std::to_string(gpn));
   const int nodes = p.gpus / gpn;
   json cl = {{"gpu", gpu}, {"nodes", nodes}, {"gpus_per_node", gpn}, {"intra_node", "nvswitch"}};
-  if (nodes > 1) cl["inter_node"] = inter_node(gpu, str(cluster, "inter_node"), p.assumptions);
+  bool inter_node_understood = true;
+  if (nodes > 1) cl["inter_node"] = inter_node(gpu, str(cluster, "inter_node"), p.assumptions, &inter_node_understood);
 
   tr.update(json{{"seq_length", *seq},
                  {"global_batch_size", *gbs},
@@ -298,18 +382,63 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
     mf.moe_ffn_hidden = num(moe, "moe_ffn_hidden").value_or(0);
   }
   if (!measured_throughput(measured, notes, mf, static_cast<double>(vocab), p)) return skip("no measured figure that converts to throughput");
+  audit_fields(e, defaults, inter_node_understood, p);
   return p;
+}
+
+// A published run ran, so a layout predicted not to fit means the entry left out a memory saving its
+// framework had (or the model is wrong). The lightest saving the entry does not rule out is assumed, in this
+// order: sequence parallelism (TP > 1), selective recompute, full recompute; the first that fits is kept
+// and written into the assumptions. When none fits, the stated layout's prediction stands and the point
+// is a failure: printed as such and counted in every summary (its error included).
+void fit_with_lightest_saving(TrainingPoint& p, const std::string& where, Report& r) {
+  const double needs_gib = r.memory.total_bytes() / kGiB;
+  json& tr = p.scenario["training"];
+  std::vector<std::pair<std::string, json>> steps;  // (what, training keys)
+  const bool sp = tr.value("sequence_parallel", false);
+  const std::string rc = tr.value("recompute_granularity", std::string("none"));
+  if (!p.sequence_parallel_stated && !sp && tr.value("tensor_model_parallel_size", 1.0) > 1)
+    steps.push_back({"sequence parallelism", json{{"sequence_parallel", true}}});
+  if (!p.recompute_stated && rc == "none") steps.push_back({"selective recompute", json{{"recompute_granularity", "selective"}}});
+  if (!p.recompute_stated && rc != "full") steps.push_back({"full recompute", json{{"recompute_granularity", "full"}}});
+  json trial = p.scenario;
+  for (const auto& [what, keys] : steps) {
+    trial["training"].update(keys);
+    Scenario s;
+    try {
+      s = parse_scenario(trial, where);
+    } catch (const InputError&) {
+      continue;  // e.g. selective recompute of a model without attention to recompute
+    }
+    Report tried = simulate(s).report;
+    if (!tried.fits_in_memory) continue;
+    p.assumptions.push_back("the stated layout does not fit (" + fmt("%.1f", needs_gib) + " GiB per GPU): " + what +
+                            " assumed, the lightest memory saving the entry leaves open that fits (" +
+                            fmt("%.1f", tried.memory.total_bytes() / kGiB) + " GiB)");
+    p.scenario = trial;
+    p.layout += " +" + what;
+    r = std::move(tried);
+    return;
+  }
+  p.failed = true;
+  p.assumptions.push_back("predicted not to fit (" + fmt("%.1f", needs_gib) + " GiB per GPU) although it ran" +
+                          (steps.empty() ? std::string(", and the entry leaves no memory saving open") : ", even with full recompute") +
+                          ": a failed point");
 }
 
 std::vector<ValidationSummary> summarize(const std::vector<TrainingPoint>& points, bool by_confidence) {
   std::vector<ValidationSummary> out;
   if (by_confidence)
-    for (const char* c : {"high", "medium", "low"}) out.push_back({c, 0, 0, 0, 0, 0, 0, 0, {}});
+    for (const char* c : {"high", "medium", "low"}) {
+      out.emplace_back();
+      out.back().key = c;
+    }
   for (const auto& p : points) {
     const std::string& key = by_confidence ? p.confidence : p.group;
     auto it = std::find_if(out.begin(), out.end(), [&](const ValidationSummary& s) { return s.key == key; });
     if (it == out.end()) {
-      out.push_back({key, 0, 0, 0, 0, 0, 0, 0, {}});
+      out.emplace_back();
+      out.back().key = key;
       it = out.end() - 1;
     }
     ++it->points;
@@ -318,6 +447,7 @@ std::vector<ValidationSummary> summarize(const std::vector<TrainingPoint>& point
       continue;
     }
     ++it->compared;
+    it->failed += p.failed;
     const double a = std::abs(p.error);
     it->mean_abs_error += a;
     it->mean_error += p.error;
@@ -385,7 +515,8 @@ TrainingValidation validate_published_training(const json& doc, const std::strin
           if (!p.batch_note.empty()) p.skip_reason += " (" + p.batch_note + ")";
           continue;
         }
-        const Report r = simulate(s).report;
+        Report r = simulate(s).report;
+        if (!r.fits_in_memory) fit_with_lightest_saving(p, where, r);
         p.predicted_step_time_s = r.step_time_s;
         p.predicted_tokens_per_s_per_gpu = r.tokens_per_s / r.num_gpus;
         p.predicted_mfu = r.mfu;
@@ -428,7 +559,7 @@ std::string to_text(const TrainingValidation& v) {
     std::snprintf(line, sizeof line, "%-52s %-6s %-10s %5d  %-44s %10.0f %10.0f %+7.1f%% %5.1f%% %.0f GiB%s\n", p.id.c_str(),
                   p.confidence.c_str(), p.scenario["cluster"]["gpu"].get<std::string>().c_str(), p.gpus, p.layout.c_str(),
                   p.measured_tokens_per_s_per_gpu, p.predicted_tokens_per_s_per_gpu, 100 * p.error, 100 * p.predicted_mfu,
-                  p.memory_gib, p.fits_in_memory ? "" : " (does not fit)");
+                  p.memory_gib, p.failed ? " FAILED: predicted not to fit, although it ran" : "");
     o += line;
   }
   o += "\nskipped:\n";
@@ -444,6 +575,7 @@ std::string to_text(const TrainingValidation& v) {
         std::snprintf(line, sizeof line, ": mean |error| %.1f%%, mean error %+.1f%%, max |error| %.1f%% (%s), within 15%%: %zu/%zu",
                       100 * s.mean_abs_error, 100 * s.mean_error, 100 * s.max_abs_error, s.worst_id.c_str(), s.within_15pct, s.compared);
         o += line;
+        if (s.failed) o += ", " + std::to_string(s.failed) + " FAILED (predicted not to fit)";
       }
       o += "\n";
     }
@@ -469,6 +601,7 @@ json to_json(const TrainingValidation& v) {
       j["predicted_mfu"] = p.predicted_mfu;
       j["memory_gib"] = p.memory_gib;
       j["fits_in_memory"] = p.fits_in_memory;
+      j["failed"] = p.failed;
       j["error"] = p.error;
     }
     points.push_back(j);
@@ -477,7 +610,7 @@ json to_json(const TrainingValidation& v) {
     json a = json::array();
     for (const auto& s : rows)
       a.push_back({{"key", s.key}, {"points", s.points}, {"compared", s.compared}, {"skipped", s.skipped},
-                   {"within_15pct", s.within_15pct}, {"mean_abs_error", s.mean_abs_error}, {"mean_error", s.mean_error},
+                   {"within_15pct", s.within_15pct}, {"failed", s.failed}, {"mean_abs_error", s.mean_abs_error}, {"mean_error", s.mean_error},
                    {"max_abs_error", s.max_abs_error}, {"worst_id", s.worst_id}});
     return a;
   };

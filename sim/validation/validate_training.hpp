@@ -68,11 +68,18 @@ struct TrainingPoint {
   double memory_gib = 0;
   bool fits_in_memory = true;
   double error = 0;            // predicted / measured - 1, on throughput
+  // What the entry itself stated (a default filled the knob otherwise): only defaults may be changed to
+  // make the layout fit.
+  bool sequence_parallel_stated = false, recompute_stated = false;
+  // A run that ran for real but is predicted not to fit even with the lightest memory saving the entry
+  // leaves open: a failed point, counted in every summary.
+  bool failed = false;
 };
 
 struct ValidationSummary {
   std::string key;             // a confidence level or a group
   std::size_t points = 0, compared = 0, skipped = 0, within_15pct = 0;
+  std::size_t failed = 0;      // compared points predicted not to fit (their error counts too)
   double mean_abs_error = 0, max_abs_error = 0, mean_error = 0;  // over the compared points
   std::string worst_id;
 };

@@ -160,7 +160,10 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   INFO("high: " << high.compared << " compared, mean |error| " << high.mean_abs_error << ", within 15% " << high.within_15pct
                 << ", worst " << high.worst_id << " " << high.max_abs_error);
   CHECK(high.compared >= 153);
-  CHECK(high.mean_abs_error < 0.095);  // today 9.3%
+  CHECK(high.mean_abs_error < 0.092);  // today 8.9% (9.3% before the lightest-saving rule for runs predicted not to fit)
+  // Every run that ran is predicted to fit, with the lightest memory saving its entry leaves open
+  // (Nemotron-340B, gpt-oss-120B 25.11 and both Qwen3-30B PP2 rows: full recompute, each said so).
+  CHECK(high.failed == 0);
   CHECK(high.within_15pct >= 127);     // of 153
   CHECK(high.max_abs_error < 1.5);
 
@@ -198,4 +201,75 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
       INFO(p.id);
       CHECK(std::abs(p.error) < 0.11);
     }
+}
+
+TEST_CASE("validate is honest: every field of an entry is mapped or listed as not understood", "[sim][validate]") {
+  json e = entry();
+  e["parallel"]["zero"] = 1;                  // a ZeRO stage given as an integer: understood
+  e["parallel"]["sp"] = "likely (TP>1)";      // words where a boolean belongs: not understood
+  e["parallel"]["weird_knob"] = "on";         // a field the converter has no mapping for
+  e["model"]["moe"] = {{"shared_experts", 2}};  // shared experts are not modelled
+  const auto points = convert_published_training(json::array({e}), "p.json");
+  REQUIRE(points.size() == 1);
+  const TrainingPoint& p = points[0];
+  REQUIRE_FALSE(p.skipped);
+  CHECK(p.scenario["training"]["zero_stage"] == 1);
+  std::vector<std::string> not_understood;
+  for (const auto& a : p.assumptions)
+    if (a.rfind("not understood: ", 0) == 0) not_understood.push_back(a);
+  // Exactly the three fields above, each with its value and what was used instead; "mixed" precision,
+  // "full" recompute, the HDR200 network, NVSwitch nodes and the numbers are all mapped.
+  CHECK(not_understood == std::vector<std::string>{
+                              "not understood: model.moe.shared_experts = 2 (not modelled; ignored)",
+                              "not understood: parallel.sp = \"likely (TP>1)\" (sequence parallelism from the framework's default)",
+                              "not understood: parallel.weird_knob = \"on\" (not modelled; ignored)"});
+  // ZeRO in words.
+  json words = entry();
+  words["parallel"]["zero"] = "DeepSpeed ZeRO stage 2";
+  const auto w = convert_published_training(json::array({words}), "p.json");
+  CHECK(w[0].scenario["training"]["zero_stage"] == 2);
+}
+
+TEST_CASE("validate is honest: a run that ran gets the lightest memory saving that fits, or counts as failed", "[sim][validate]") {
+  // GPT-1.7B (24 layers, h 2304, 24 heads, V 51200) at micro-batch 8, seq 2048 on 8 x A100-40GB, TP 1, no
+  // optimizer sharding (Megatron-LM 2021, unfused attention). Weights, grads and Adam: 16 B x 1.7e9 = 27 GB.
+  // Activations per layer and micro-batch (Korthikanti eq. 2, 16-bit):
+  //   s b h (34 + 5 a s / h) = 2048 * 8 * 2304 * (34 + 5 * 24 * 2048 / 2304) = 5.3 GB, x 24 layers = 127 GB;
+  //   selective keeps 34 s b h = 1.28 GB per layer, 31 GB: 58 GB with the weights, neither fits in 40 GB;
+  //   full keeps the layer inputs 2 s b h = 75 MB per layer (1.8 GB) plus the fp32 logits 4 s b V = 3.4 GB:
+  //   ~32 GB, fits. Sequence parallelism is not open (TP 1). So: recompute not stated -> full assumed;
+  // recompute stated "none" -> the stated layout stands and the point fails, its error still counted.
+  json open = entry();
+  open["id"] = "open";
+  open["cluster"] = {{"gpu", "A100-SXM4-40GB"}, {"count", 8}, {"gpus_per_node", 8}, {"nodes", 1}};
+  open["batch"] = {{"global", 64}, {"micro", 8}, {"seq", 2048}};
+  open["parallel"]["dp"] = 8;
+  open["parallel"]["recompute"] = "not stated";
+  json stated = open;
+  stated["id"] = "stated";
+  stated["parallel"]["recompute"] = "none";
+  const TrainingValidation v = validate_published_training(json::array({open, stated}), "p.json", 1);
+  REQUIRE(v.points.size() == 2);
+  const TrainingPoint& a = v.points[0];
+  const TrainingPoint& b = v.points[1];
+  REQUIRE_FALSE(a.skipped);
+  REQUIRE_FALSE(b.skipped);
+  CHECK(a.scenario["training"]["recompute_granularity"] == "full");
+  CHECK(a.fits_in_memory);
+  CHECK_FALSE(a.failed);
+  bool said = false;
+  for (const auto& s : a.assumptions) said = said || s.find("full recompute assumed, the lightest memory saving") != std::string::npos;
+  CHECK(said);
+  CHECK(b.scenario["training"]["recompute_granularity"] == "none");
+  CHECK_FALSE(b.fits_in_memory);
+  CHECK(b.failed);
+  CHECK(std::isfinite(b.error));
+  // Counted, not excluded: both compared, one failed.
+  const auto& high = v.by_confidence[0];
+  CHECK(high.key == "high");
+  CHECK(high.compared == 2);
+  CHECK(high.failed == 1);
+  CHECK(high.mean_abs_error == Approx((std::abs(a.error) + std::abs(b.error)) / 2));
+  CHECK(to_text(v).find("FAILED: predicted not to fit, although it ran") != std::string::npos);
+  CHECK(to_json(v)["by_confidence"][0]["failed"] == 1);
 }
