@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -261,6 +262,94 @@ models::GpuSpec read_custom_gpu(const json& v, Errors& errors) {
   return g;
 }
 
+std::string fmt_number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+// cluster.stragglers, cluster.speed_variation and cluster.node_groups (heterogeneity.hpp).
+void read_heterogeneity(ObjectReader& r, Scenario& s, Errors& errors) {
+  Heterogeneity& h = s.heterogeneity;
+  const long long gpus = static_cast<long long>(s.cluster.nodes) * s.cluster.gpus_per_node;
+  if (const json* list = r.raw("stragglers")) {
+    if (!list->is_array()) errors.add("cluster.stragglers", "expected a list of {\"gpu\" or \"node\", \"slowdown\"}, got " + type_name(*list));
+    for (std::size_t i = 0; list->is_array() && i < list->size(); ++i) {
+      const std::string path = "cluster.stragglers[" + std::to_string(i) + "]";
+      const json& item = (*list)[i];
+      if (!item.is_object()) {
+        errors.add(path, "expected an object {\"gpu\" or \"node\", \"slowdown\"}, got " + type_name(item));
+        continue;
+      }
+      ObjectReader sr(item, path, errors);
+      Heterogeneity::Slow slow;
+      const auto gpu = sr.integer("gpu", false);
+      const auto node = sr.integer("node", false);
+      slow.slowdown = sr.number("slowdown", true).value_or(1);
+      sr.finish();
+      if (gpu.has_value() == node.has_value()) {
+        errors.add(path, "give either gpu (a cluster GPU index) or node (a node index)");
+      } else if (gpu && *gpu >= gpus) {
+        errors.add(path + ".gpu", std::to_string(*gpu) + " is outside the cluster (" + std::to_string(gpus) + " GPUs: 0.." + std::to_string(gpus - 1) + ")");
+      } else if (node && *node >= s.cluster.nodes) {
+        errors.add(path + ".node", std::to_string(*node) + " is outside the cluster (cluster.nodes " + std::to_string(s.cluster.nodes) + ")");
+      } else {
+        slow.gpu = gpu ? static_cast<int>(*gpu) : -1;
+        slow.node = node ? static_cast<int>(*node) : -1;
+        h.stragglers.push_back(slow);
+      }
+    }
+  }
+  if (const json* sv = r.raw("speed_variation"); sv && expect_object(sv, "cluster.speed_variation", errors)) {
+    ObjectReader vr(*sv, "cluster.speed_variation", errors);
+    h.cv = vr.number("cv", true).value_or(0);
+    h.seed = static_cast<std::uint64_t>(vr.integer("seed", false).value_or(1));
+    vr.finish();
+  }
+  if (const json* groups = r.raw("node_groups")) {
+    if (!groups->is_array() || groups->empty()) {
+      errors.add("cluster.node_groups", "expected a non-empty list of {\"gpu\", \"nodes\"}, got " + type_name(*groups));
+      return;
+    }
+    int next = 0;
+    bool ok = true;
+    for (std::size_t i = 0; i < groups->size(); ++i) {
+      const std::string path = "cluster.node_groups[" + std::to_string(i) + "]";
+      const json& item = (*groups)[i];
+      if (!item.is_object()) {
+        errors.add(path, "expected an object {\"gpu\", \"nodes\"}, got " + type_name(item));
+        ok = false;
+        continue;
+      }
+      ObjectReader gr(item, path, errors);
+      NodeGroup g;
+      const auto name = gr.string("gpu", true);
+      g.nodes = gr.small_integer("nodes", true).value_or(0);
+      gr.finish();
+      const models::GpuSpec* spec = name ? models::find_gpu(*name) : nullptr;
+      if (name && !spec) {
+        std::string msg = "unknown GPU \"" + *name + "\"";
+        if (auto near = nearest(*name, models::gpu_names()); !near.empty()) msg += " (did you mean \"" + near + "\"?)";
+        errors.add(path + ".gpu", msg + " (known: " + join(models::gpu_names()) + ")");
+      }
+      if (!spec || g.nodes <= 0) {
+        ok = false;
+        continue;
+      }
+      if (spec->hbm_gib < s.gpu.hbm_gib)
+        errors.add(path + ".gpu", spec->name + " has less memory (" + fmt_number(spec->hbm_gib) + " GiB) than cluster.gpu " + s.gpu.name + " (" +
+                                      fmt_number(s.gpu.hbm_gib) + " GiB): the memory check uses cluster.gpu, so make it the group GPU with the least memory");
+      g.gpu = *spec;
+      g.first_node = next;
+      next += g.nodes;
+      h.groups.push_back(g);
+    }
+    if (ok && next != s.cluster.nodes)
+      errors.add("cluster.node_groups", "the groups hold " + std::to_string(next) + " nodes, cluster.nodes is " + std::to_string(s.cluster.nodes) +
+                                            " (every node in exactly one group)");
+  }
+}
+
 void read_cluster(const json* v, Scenario& s, Errors& errors) {
   if (!expect_object(v, "cluster", errors)) {
     if (!v) errors.add("cluster", "missing (expected an object with gpu, nodes, gpus_per_node, ...)");
@@ -285,6 +374,7 @@ void read_cluster(const json* v, Scenario& s, Errors& errors) {
   }
   s.cluster.nodes = r.small_integer("nodes", true).value_or(1);
   s.cluster.gpus_per_node = r.small_integer("gpus_per_node", false).value_or(8);
+  read_heterogeneity(r, s, errors);
 
   const std::string intra_default = "nvswitch";
   bool nvls_given = false;

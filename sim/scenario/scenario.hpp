@@ -30,6 +30,7 @@
 #include "models/parallelism/pipeline_schedule.hpp"
 #include "sim/base/network_backend.hpp"
 #include "sim/scenario/goodput_spec.hpp"
+#include "sim/scenario/heterogeneity.hpp"
 #include "topologies/cluster.hpp"
 
 namespace cs::sim {
@@ -65,6 +66,7 @@ struct Scenario {
   std::string name;
   models::GpuSpec gpu;
   topo::ClusterSpec cluster;
+  Heterogeneity heterogeneity;  // stragglers, speed variation, node groups of other GPUs (heterogeneity.hpp)
   double price_per_gpu_hour_usd = 0;
   // Energy (models/cost/cost_model.hpp): each node's host power, the data centre's PUE, the price of a kWh.
   double node_overhead_w = 0;

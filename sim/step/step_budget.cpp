@@ -114,7 +114,7 @@ StepEstimate estimate_step(const Scenario& s) {
   const bool flow = s.simulation.network == NetworkBackend::flow;
   double job_tasks = 0;
   auto add = [&](const models::ModelConfig& m, const models::TrainingConfig& t) {
-    const JobEstimate j = estimate_job(m, t, s.simulation.symmetry, s.simulation.grad_bucket_params);
+    const JobEstimate j = estimate_job(m, t, s.simulation.symmetry && !s.heterogeneity.any(), s.simulation.grad_bucket_params);
     job_tasks += j.tasks;
     e.simulated_ranks += j.ranks;
     e.micro_batches = std::max(e.micro_batches, j.micro_batches);

@@ -52,7 +52,7 @@ Category category_of(ProcessGroup g) {
 
 // Everything an op's modelled duration depends on (models::op_time_s reads no other field).
 struct DurationKey {
-  std::array<std::int64_t, 15> ints;
+  std::array<std::int64_t, 16> ints;  // ..., the node group (0: cluster.gpu)
   double flops, bytes;
   bool operator==(const DurationKey&) const = default;
 };
@@ -98,7 +98,8 @@ class Builder {
   StepPlan build() {
     StepPlan plan;
     // Which ranks to simulate.
-    if (s_.simulation.symmetry) {
+    // Unequal GPUs (stragglers, speed variation, node groups) cannot be mirrored: every rank is simulated.
+    if (mirror()) {
       for (int stage = 0; stage < t_.pp; ++stage) plan.global_rank.push_back(layout_.rank({0, 0, 0, stage}));
       plan.mirrors = t_.tp * t_.cp * t_.dp;
     } else {
@@ -125,6 +126,9 @@ class Builder {
     double ring_step_bytes = 0;    // pending ring-attention KV exchange for the next attention op
   };
 
+  // Under symmetry one rank per pipeline stage stands for its identical peers; unequal GPUs (stragglers,
+  // speed variation, node groups) cannot be mirrored.
+  bool mirror() const { return s_.simulation.symmetry && !s_.heterogeneity.any(); }
   int gpu_of(int rank) const { return gpus_.empty() ? rank : gpus_[static_cast<std::size_t>(rank)]; }
   // A process group of ranks, as the task graph records it: their GPUs.
   std::uint32_t add_group(const std::vector<int>& ranks) {
@@ -137,17 +141,29 @@ class Builder {
 
   // The compute model is a pure function of the op's shape; a step repeats each shape for every layer and
   // micro-batch, so durations are memoized per build (the GEMM interpolation dominated a search's time).
-  Time op_duration(const Op& op) {
+  // On a heterogeneous cluster (sim/scenario/heterogeneity.hpp) the op runs at the speed of the rank's GPU:
+  // its node group's GPU type, stretched by the GPU's slowdown.
+  Time op_duration(const Op& op, int rank) {
+    const Heterogeneity& h = s_.heterogeneity;
+    const int gpu = gpu_of(rank);
+    const models::GpuSpec* group_gpu = h.groups.empty() ? nullptr : h.node_gpu(gpu / s_.cluster.gpus_per_node);
     const auto& a = op.attention;
     const DurationKey key{{static_cast<std::int64_t>(op.kind), static_cast<std::int64_t>(op.dtype), static_cast<std::int64_t>(op.mem_kind),
                            op.gemm.m, op.gemm.n, op.gemm.k, a.batch, a.heads_q, a.heads_kv, a.seq_q, a.seq_kv, a.head_dim,
-                           static_cast<std::int64_t>(a.causal), static_cast<std::int64_t>(a.kernel), op.repeat},
+                           static_cast<std::int64_t>(a.causal), static_cast<std::int64_t>(a.kernel), op.repeat,
+                           group_gpu ? static_cast<std::int64_t>(group_gpu - &h.groups.front().gpu) + 1 : 0},
                           op.flops, op.bytes};
     const auto it = durations_.find(key);
-    if (it != durations_.end()) return it->second;
-    const Time t = from_seconds(models::op_time_s(op, s_.gpu, profile_));
-    durations_.emplace(key, t);
-    return t;
+    Time t;
+    if (it != durations_.end()) {
+      t = it->second;
+    } else {
+      t = from_seconds(models::op_time_s(op, group_gpu ? *group_gpu : s_.gpu, profile_));
+      durations_.emplace(key, t);
+    }
+    if (h.stragglers.empty() && h.cv <= 0) return t;
+    const double slow = h.slowdown(gpu, s_.cluster.gpus_per_node);
+    return slow == 1 ? t : static_cast<Time>(std::llround(static_cast<double>(t) * slow));
   }
 
   TaskId emit_compute(Emitter& e, const Op& op, Category cat, int mb) {
@@ -155,7 +171,7 @@ class Builder {
     t.rank = e.rank;
     t.stream = StreamKind::compute;
     t.category = cat;
-    t.duration = op_duration(op);
+    t.duration = op_duration(op, e.global);
     t.name = g_->intern(op.name);
     t.micro_batch = mb;
     const TaskId id = g_->add_task(t);
@@ -227,7 +243,7 @@ class Builder {
 
   std::uint32_t group_id_uncached(const std::vector<int>& members, int global, GroupKind kind) {
     const std::uint32_t id = add_group(members);
-    if (!s_.simulation.symmetry || !mirrored_.insert(id).second) return id;
+    if (!mirror() || !mirrored_.insert(id).second) return id;
     const RankCoord self = layout_.coord(global);
     std::vector<std::uint32_t> mirrors;
     std::set<std::uint32_t> seen;

@@ -62,6 +62,13 @@ TEST_CASE("params: every leaf key of the table is accepted by the loader (no unk
     json doc = p.path.rfind("jobs[].", 0) == 0 ? jobs : base;
     std::string path = p.path;
     if (path.rfind("jobs[].", 0) == 0) path = "jobs.0." + path.substr(7);
+    // Keys of a list's elements: one element to set them on.
+    for (const auto& [list, element] : {std::pair<std::string, json>{"cluster.stragglers", {{"gpu", 0}, {"slowdown", 1.5}}},
+                                        std::pair<std::string, json>{"cluster.node_groups", {{"gpu", "H100-SXM"}, {"nodes", 1}}}})
+      if (path.rfind(list + "[].", 0) == 0) {
+        doc["cluster"][list.substr(8)] = json::array({element});
+        path = list + ".0." + path.substr(list.size() + 3);
+      }
     // The keys of an object that may be a name need the object form.
     if (path.rfind("cluster.gpu.", 0) == 0) doc["cluster"]["gpu"] = {{"name", "g"}, {"peak_tflops_bf16", 100}, {"hbm_gib", 80}, {"hbm_tbps", 3}};
     if (path.rfind("cluster.intra_node.", 0) == 0) doc["cluster"]["intra_node"] = {{"name", "nvswitch"}};
