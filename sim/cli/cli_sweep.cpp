@@ -109,22 +109,23 @@ std::string csv_field(const std::string& s) {
 const char* const kPointColumns =
     "status,error,gpu,gpus,nodes,tp,pp,dp,cp,ep,vp,micro_batch_size,zero_stage,recompute,sequence_parallel,"
     "step_time_s,tokens_per_s,tokens_per_s_per_gpu,mfu,memory_gib,fits_in_memory,usd_per_step,usd_per_million_tokens,"
-    "days_to_train,usd_to_train";
+    "days_to_train,usd_to_train,goodput";
 
 std::string point_csv(const SweepPoint& p) {
   const Report& r = p.report;
   std::string o = csv_field(to_string(p.status)) + "," + csv_field(p.error);
-  if (!p.valid) return o + std::string(23, ',');
+  if (!p.valid) return o + std::string(24, ',');
   auto num = [](double v) { return fmt("%.6g", v); };
   o += "," + csv_field(r.gpu) + "," + std::to_string(r.num_gpus) + "," + std::to_string(r.nodes) + "," + std::to_string(r.tp) +
        "," + std::to_string(r.pp) + "," + std::to_string(r.dp) + "," + std::to_string(r.cp) + "," + std::to_string(r.ep) + "," +
        std::to_string(r.vp) + "," + std::to_string(r.micro_batch_size) + "," + std::to_string(r.zero_stage) + "," + r.recompute +
        "," + (r.sequence_parallel ? "true" : "false");
   if (!p.simulated())
-    return o + ",,,,," + num(r.memory.total_bytes() / kGiB) + "," + (r.fits_in_memory ? "true" : "false") + ",,,,";
+    return o + ",,,,," + num(r.memory.total_bytes() / kGiB) + "," + (r.fits_in_memory ? "true" : "false") + ",,,,,";
   return o + "," + num(r.step_time_s) + "," + num(r.tokens_per_s) + "," + num(r.tokens_per_s / r.num_gpus) + "," + num(r.mfu) +
          "," + num(r.memory.total_bytes() / kGiB) + "," + (r.fits_in_memory ? "true" : "false") + "," + num(r.cost.usd_per_step) +
-         "," + num(p.usd_per_token() * 1e6) + "," + num(r.cost.days_to_train) + "," + num(r.cost.usd_to_train);
+         "," + num(p.usd_per_token() * 1e6) + "," + num(p.days_to_train()) + "," + num(p.usd_to_train()) + "," +
+         (p.whole_run ? num(p.whole_run->goodput) : std::string());
 }
 
 std::string layout_text(const Report& r) {
@@ -147,7 +148,10 @@ Table ranked_table(const std::vector<SweepPoint>& points, const std::vector<std:
   head.insert(head.end(), {"TP", "PP", "DP", "CP", "EP", "VP", "MBS", "ZeRO", "recompute", "step", "tokens/s", "tok/s/GPU",
                            "MFU", "mem GiB", "$/M tok"});
   const bool train = !idx.empty() && points[idx[0]].report.tokens_to_train > 0;
-  if (train) head.insert(head.end(), {"days", "$ to train"});
+  // With a resilience or data_pipeline section the days and dollars are the whole run's (docs/goodput.md).
+  const bool whole = !idx.empty() && points[idx[0]].whole_run.has_value();
+  if (whole) head.push_back("goodput");
+  if (train) head.insert(head.end(), {whole ? "eff. days" : "days", whole ? "eff. $" : "$ to train"});
   Table t(head);
   std::size_t rank = 0;
   for (std::size_t i : idx) {
@@ -159,7 +163,8 @@ Table ranked_table(const std::vector<SweepPoint>& points, const std::vector<std:
                            std::to_string(r.zero_stage), r.recompute, fmt("%.3f s", r.step_time_s), grouped(r.tokens_per_s),
                            grouped(r.tokens_per_s / r.num_gpus), fmt("%.1f%%", 100 * r.mfu),
                            fmt("%.1f", r.memory.total_bytes() / kGiB), money(points[i].usd_per_token() * 1e6)});
-    if (train) row.insert(row.end(), {fmt("%.1f", r.cost.days_to_train), money(r.cost.usd_to_train)});
+    if (whole) row.push_back(points[i].whole_run ? fmt("%.2f%%", 100 * points[i].whole_run->goodput) : "-");
+    if (train) row.insert(row.end(), {fmt("%.1f", points[i].days_to_train()), money(points[i].usd_to_train())});
     t.add(row);
   }
   return t;
@@ -227,8 +232,8 @@ int vary_mode(const json& doc, const std::string& file, const std::vector<SweepA
         const bool train = r.tokens_to_train > 0;
         row.insert(row.end(), {fmt("%.3f s", r.step_time_s), grouped(r.tokens_per_s), fmt("%.1f%%", 100 * r.mfu),
                                fmt("%.1f", r.memory.total_bytes() / kGiB), r.fits_in_memory ? "yes" : "NO",
-                               fmt("$%.3f", r.cost.usd_per_step), train ? fmt("%.1f", r.cost.days_to_train) : "-",
-                               train ? money(r.cost.usd_to_train) : "-"});
+                               fmt("$%.3f", r.cost.usd_per_step), train ? fmt("%.1f", p.days_to_train()) : "-",
+                               train ? money(p.usd_to_train()) : "-"});
       }
       t.add(row);
     }
@@ -295,10 +300,7 @@ int capacity_mode(const json& doc, const std::string& file, const CapacityOption
   const CapacityResult r = plan_capacity(doc, file, opts);
   std::vector<bool> on_front(r.points.size(), false);
   for (std::size_t i : r.pareto) on_front[i] = true;
-  auto meets = [&](const SweepPoint& p) {
-    return (opts.deadline_days <= 0 || p.report.cost.days_to_train <= opts.deadline_days) &&
-           (opts.budget_usd <= 0 || p.report.cost.usd_to_train <= opts.budget_usd);
-  };
+  auto meets = [&](const SweepPoint& p) { return p.meets(opts.deadline_days, opts.budget_usd); };
   if (vm.count("json")) {
     auto pick = [&](const std::optional<std::size_t>& i) { return i ? to_json(r.points[*i]) : json(nullptr); };
     json front = json::array();
@@ -329,9 +331,11 @@ int capacity_mode(const json& doc, const std::string& file, const CapacityOption
         std::cout << what << ": no plan meets the constraints\n";
         return;
       }
-      const Report& p = r.points[*i].report;
-      std::cout << what << ": " << p.num_gpus << " x " << p.gpu << ", " << layout_text(p) << ": " << fmt("%.1f days, ", p.cost.days_to_train)
-                << money(p.cost.usd_to_train) << fmt(" (MFU %.1f%%)", 100 * p.mfu) << "\n";
+      const SweepPoint& point = r.points[*i];
+      const Report& p = point.report;
+      std::cout << what << ": " << p.num_gpus << " x " << p.gpu << ", " << layout_text(p) << ": " << fmt("%.1f days, ", point.days_to_train())
+                << money(point.usd_to_train()) << fmt(" (MFU %.1f%%", 100 * p.mfu)
+                << (point.whole_run ? fmt(", goodput %.2f%%", 100 * point.whole_run->goodput) : std::string()) << ")\n";
     };
     std::cout << "\n";
     show("cheapest", r.cheapest);
@@ -340,7 +344,7 @@ int capacity_mode(const json& doc, const std::string& file, const CapacityOption
     Table t({"gpu", "gpus", "layout", "days", "$ to train", "MFU", ""});
     for (std::size_t i : r.pareto) {
       const Report& p = r.points[i].report;
-      t.add({p.gpu, std::to_string(p.num_gpus), layout_text(p), fmt("%.1f", p.cost.days_to_train), money(p.cost.usd_to_train),
+      t.add({p.gpu, std::to_string(p.num_gpus), layout_text(p), fmt("%.1f", r.points[i].days_to_train()), money(r.points[i].usd_to_train()),
              fmt("%.1f%%", 100 * p.mfu), meets(r.points[i]) ? "*" : ""});
     }
     std::cout << t.str();
@@ -397,11 +401,11 @@ int sweep(const std::vector<std::string>& args) {
     add_max_memory_override(vm, "sweep", budget);
     for (const auto& o : budget) apply_override(doc, o, file);
   }
-  // The whole-run sections are read by clustersim run only (docs/goodput.md); a sweep that ignored them
-  // would rank by numbers the user asked to be corrected, so it refuses them.
-  for (const auto& key : run_section_keys())
-    if (doc.is_object() && doc.contains(key))
-      throw InputError(file + ": " + key + ": not used by clustersim sweep yet (run a point with clustersim run to see its goodput)");
+  // resilience and data_pipeline make every point's days and dollars the whole run's (effective: failures,
+  // checkpoints, restarts, input stalls); the step-time distribution of variability is per run (--steps
+  // of clustersim run), so a sweep that would ignore it refuses it.
+  if (doc.is_object() && doc.contains("variability"))
+    throw InputError(file + ": variability: not used by clustersim sweep (clustersim run --steps K shows the step-time distribution)");
 
   SweepOptions run;
   if (vm.count("threads")) {

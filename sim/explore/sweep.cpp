@@ -14,6 +14,7 @@
 #include "sim/base/input_error.hpp"
 #include "sim/scenario/enum_names.hpp"
 #include "sim/scenario/params.hpp"
+#include "sim/goodput/goodput.hpp"
 #include "sim/simulation.hpp"
 #include "sim/base/units.hpp"
 #include "sim/step/step_budget.hpp"
@@ -85,8 +86,37 @@ const char* to_string(PointStatus s) {
 
 double SweepPoint::usd_per_token() const {
   const double tokens = static_cast<double>(report.global_batch_size) * static_cast<double>(report.seq_length);
-  return tokens > 0 ? report.cost.usd_per_step / tokens : 0;
+  return tokens > 0 ? report.cost.usd_per_step * (whole_run ? whole_run->slowdown : 1.0) / tokens : 0;
 }
+double SweepPoint::tokens_per_s() const { return report.tokens_per_s / (whole_run ? whole_run->slowdown : 1.0); }
+double SweepPoint::days_to_train() const { return whole_run ? whole_run->effective_days : report.cost.days_to_train; }
+double SweepPoint::usd_to_train() const { return whole_run ? whole_run->effective_usd : report.cost.usd_to_train; }
+bool SweepPoint::meets(double deadline_days, double budget_usd) const {
+  return (deadline_days <= 0 || days_to_train() <= deadline_days) && (budget_usd <= 0 || usd_to_train() <= budget_usd);
+}
+
+namespace {
+// The whole run of a simulated point (goodput::analyse_run without Monte Carlo or jitter: the expectation).
+std::optional<SweepPoint::WholeRun> whole_run_of(const Scenario& s, const SimulationResult& result) {
+  if (!s.run.resilience && !s.run.data_pipeline) return std::nullopt;
+  const goodput::RunReport g = goodput::analyse_run(s, result, {});
+  SweepPoint::WholeRun w;
+  const Report& r = result.report;
+  const double step = r.step_time_s;
+  const double step_with_input = g.data ? g.data->step_with_input_s : step;
+  if (g.data) w.input_stall_fraction = g.data->stall_fraction;
+  w.effective_days = r.cost.days_to_train * step_with_input / step;
+  w.effective_usd = r.cost.usd_to_train * step_with_input / step;
+  w.slowdown = step_with_input / step;
+  if (g.resilience) {
+    w.goodput = g.resilience->goodput;
+    w.effective_days = g.resilience->effective_days;
+    w.effective_usd = g.resilience->usd;
+    w.slowdown = step_with_input / step / std::max(g.resilience->goodput, 1e-12);
+  }
+  return w;
+}
+}  // namespace
 
 SweepAxis parse_axis(const std::string& text) {
   const auto eq = text.find('=');
@@ -189,7 +219,9 @@ SweepPoint evaluate_point(const json& base, const std::string& file, const Assig
     p.error = join(e.messages(), file);
     return p;
   }
-  p.report = simulate(s).report;
+  const SimulationResult result = simulate(s);
+  p.report = result.report;
+  p.whole_run = whole_run_of(s, result);
   p.status = PointStatus::simulated;
   return p;
 }
@@ -268,7 +300,7 @@ std::optional<Objective> parse_objective(const std::string& name) {
 }
 
 std::vector<std::size_t> rank_points(const std::vector<SweepPoint>& points, Objective objective) {
-  if (objective == Objective::tokens_per_s) return rank_by(points, [](const SweepPoint& p) { return -p.report.tokens_per_s; });
+  if (objective == Objective::tokens_per_s) return rank_by(points, [](const SweepPoint& p) { return -p.tokens_per_s(); });
   return rank_by(points, [](const SweepPoint& p) { return p.usd_per_token(); });
 }
 
@@ -276,7 +308,7 @@ std::vector<std::size_t> pareto_front(const std::vector<SweepPoint>& points) {
   // Fastest first (ties: cheaper, then enumeration order); a point joins the front when it is strictly
   // cheaper than everything faster or as fast.
   std::vector<std::size_t> idx = rank_by(points, [](const SweepPoint& p) {
-    return std::make_pair(-p.report.tokens_per_s, p.usd_per_token());
+    return std::make_pair(-p.tokens_per_s(), p.usd_per_token());
   });
   std::vector<std::size_t> front;
   double best_cost = 0;
@@ -501,10 +533,7 @@ CapacityResult plan_capacity(const json& base, const std::string& file, const Ca
   r.points = screen_and_simulate(base, file, all, options.search);
   r.counts = count_points(r.points);
   r.ranked = rank_points(r.points, Objective::usd_per_token);
-  auto meets = [&](const SweepPoint& p) {
-    return (options.deadline_days <= 0 || p.report.cost.days_to_train <= options.deadline_days) &&
-           (options.budget_usd <= 0 || p.report.cost.usd_to_train <= options.budget_usd);
-  };
+  const auto meets = [&](const SweepPoint& p) { return p.meets(options.deadline_days, options.budget_usd); };
   for (std::size_t i : r.ranked)
     if (meets(r.points[i])) {
       r.cheapest = i;
@@ -527,6 +556,9 @@ nlohmann::json to_json(const SweepPoint& p) {
   if (p.simulated()) {
     o["report"] = to_json(p.report);
     o["usd_per_million_tokens"] = p.usd_per_token() * 1e6;
+    if (p.whole_run)
+      o["whole_run"] = {{"goodput", p.whole_run->goodput}, {"input_stall_fraction", p.whole_run->input_stall_fraction},
+                        {"effective_days", p.whole_run->effective_days}, {"effective_usd", p.whole_run->effective_usd}};
   }
   return o;
 }

@@ -96,9 +96,25 @@ struct SweepPoint {
   std::string error;   // validator messages joined by "; " (invalid), or the memory shortfall (not_fitting)
   // Simulated: the full report. Not fitting: the layout, memory and capacity fields only.
   Report report;
+  // The whole run, when the scenario has a resilience or data_pipeline section (docs/goodput.md): the
+  // expected goodput and the effective days and dollars (failures, checkpoints, restarts, input stalls).
+  // Sweeps, searches and capacity plans then rank and constrain by these, not by the failure-free step.
+  struct WholeRun {
+    double goodput = 1;            // useful fraction of the wall-clock time (resilience; 1 without)
+    double input_stall_fraction = 0;
+    double effective_days = 0, effective_usd = 0;  // 0 when tokens_to_train is not set
+    double slowdown = 1;           // effective time / failure-free time of the same work
+  };
+  std::optional<WholeRun> whole_run;
   bool simulated() const { return status == PointStatus::simulated; }
   bool fits() const { return valid && report.fits_in_memory; }
+  // Effective figures where the whole run is known, the failure-free step's otherwise.
   double usd_per_token() const;
+  double tokens_per_s() const;
+  double days_to_train() const;
+  double usd_to_train() const;
+  // Within a deadline (days) and a budget (USD); a constraint <= 0 is not set.
+  bool meets(double deadline_days, double budget_usd) const;
 };
 
 // One point, through parse_scenario and simulate. Never throws for bad input (the point says why).

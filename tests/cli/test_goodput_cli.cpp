@@ -78,10 +78,28 @@ TEST_CASE("goodput cli: bad --runs, --steps and section values are one line and 
   CHECK(r.err_lines() == std::vector<std::string>{plain.string() + ": --runs 5: needs a resilience section in the scenario (the Monte Carlo is over failures)"});
 }
 
-TEST_CASE("goodput cli: sweep refuses the whole-run sections it does not use", "[cli][goodput]") {
+TEST_CASE("goodput cli: sweep ranks whole runs, and refuses variability it does not use", "[cli][goodput]") {
   TempDir dir;
   const auto file = dir.write_json("run.json", run_scenario());
-  const CliResult r = run_cli({"sweep", file.string(), "--vary", "training.micro_batch_size=1,2"});
+  CliResult r = run_cli({"sweep", file.string(), "--vary", "training.micro_batch_size=1,2"});
   CHECK(r.exit_code == 2);
-  CHECK(r.err_lines() == std::vector<std::string>{file.string() + ": resilience: not used by clustersim sweep yet (run a point with clustersim run to see its goodput)"});
+  CHECK(r.err_lines() == std::vector<std::string>{file.string() + ": variability: not used by clustersim sweep (clustersim run --steps K shows the step-time distribution)"});
+  // Without variability: every point's days and dollars are its whole run's, and the sweep's CSV says its goodput.
+  json doc = run_scenario();
+  doc.erase("variability");
+  const auto whole = dir.write_json("whole.json", doc);
+  const auto csv = dir.path() / "points.csv";
+  r = run_cli({"sweep", whole.string(), "--vary", "training.micro_batch_size=1,2", "--csv", csv.string()});
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+  const std::string text = read_text(csv);
+  CHECK(text.find(",days_to_train,usd_to_train,goodput\n") != std::string::npos);
+  const CliResult one = run_cli({"run", whole.string(), "--json"});
+  REQUIRE(one.exit_code == 0);
+  const json report = json::parse(one.out);
+  // The first point (micro-batch 1) is the scenario itself: its CSV row carries clustersim run's effective days.
+  const double days = report["resilience"]["effective_days_to_train"].get<double>();
+  char cell[64];
+  std::snprintf(cell, sizeof cell, "%.6g", days);
+  CHECK(text.find(std::string(",") + cell + ",") != std::string::npos);
 }
