@@ -1,4 +1,4 @@
-// clustersim-gui [SCENARIO.json] [--screenshot out.png] [--set path=value ...] [--view overview|timeline|sweep]
+// clustersim-gui [SCENARIO.json] [--screenshot out.png] [--set path=value ...] [--view overview|timeline|sweep|run]
 #include <cstdio>
 #include <cstring>
 
@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   parser.addPositionalArgument("scenario", "scenario JSON file (the same files `clustersim run` reads)", "[SCENARIO.json]");
   const QCommandLineOption screenshot("screenshot", "render the window offscreen to FILE (PNG) and exit", "FILE");
   const QCommandLineOption set("set", "override a scenario value, e.g. training.tensor_model_parallel_size=4 (repeatable)", "PATH=VALUE");
-  const QCommandLineOption view("view", "view to show: overview (default), timeline or sweep", "NAME", "overview");
+  const QCommandLineOption view("view", "view to show: overview (default), timeline, sweep or run (the whole run: goodput)", "NAME", "overview");
   const QCommandLineOption size("size", "window size for --screenshot, WIDTHxHEIGHT", "WxH", "1600x1000");
   parser.addOptions({screenshot, set, view, size});
   parser.process(app);
@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
     window.restore_recovery();
   }
   if (!window.apply_overrides(parser.values(set), &error)) return fail(error);
-  if (!window.set_view(parser.value(view))) return fail("clustersim-gui: --view " + parser.value(view) + ": expected overview, timeline or sweep");
+  if (!window.set_view(parser.value(view))) return fail("clustersim-gui: --view " + parser.value(view) + ": expected overview, timeline, sweep or run");
 
   if (!headless) {
     window.show();

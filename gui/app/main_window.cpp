@@ -29,6 +29,7 @@
 #include <QVBoxLayout>
 
 #include "gui/views/breakdown_chart.hpp"
+#include "gui/views/goodput_view.hpp"
 #include "gui/views/format.hpp"
 #include "gui/views/headline_panel.hpp"
 #include "gui/views/knob_panel.hpp"
@@ -203,6 +204,9 @@ void MainWindow::build_ui() {
   sweep_split->setStretchFactor(1, 1);
   sw->addWidget(sweep_split);
   tabs_->addTab(sweep_tab_, tr("Scaling && cost sweep"));
+  goodput_ = new GoodputView;
+  goodput_->setObjectName("goodput-view");
+  tabs_->addTab(goodput_, tr("Whole run"));
   connect(pareto_, &ParetoChart::point_clicked, this, &MainWindow::load_sweep_point);
   connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::maybe_run_sweep);
   col->addWidget(tabs_, 1);
@@ -358,6 +362,7 @@ void MainWindow::show_outcome(quint64 generation, std::shared_ptr<const SimOutco
 
 void MainWindow::refresh_charts() {
   breakdown_->show_outcomes(current_, baseline_);
+  goodput_->show_run(current_ ? current_->run : std::nullopt);
   memory_->show_outcomes(current_, baseline_);
   links_->show_outcome(current_, baseline_);
 }
@@ -461,6 +466,7 @@ bool MainWindow::set_view(const QString& name) {
   if (n == "overview") tabs_->setCurrentIndex(0);
   else if (n == "timeline") tabs_->setCurrentIndex(1);
   else if (n == "sweep" || n == "scaling" || n == "cost" || n == "pareto") tabs_->setCurrentWidget(sweep_tab_);
+  else if (n == "run" || n == "goodput") tabs_->setCurrentWidget(goodput_);
   else return false;
   maybe_run_sweep();
   return true;

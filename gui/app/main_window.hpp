@@ -24,6 +24,7 @@ class QAction;
 namespace cs::gui {
 
 class BreakdownChart;
+class GoodputView;
 class HeadlinePanel;
 class KnobPanel;
 class LinkChart;
@@ -62,6 +63,7 @@ class MainWindow : public QMainWindow {
   ParetoChart* pareto() const { return pareto_; }
   QTableWidget* sweep_table() const { return sweep_table_; }
   BreakdownChart* breakdown() const { return breakdown_; }
+  GoodputView* goodput() const { return goodput_; }
 
   void pin_baseline();
   void clear_baseline();
@@ -121,6 +123,7 @@ class MainWindow : public QMainWindow {
   QLabel* baseline_label_ = nullptr;
   QTabWidget* tabs_ = nullptr;
   BreakdownChart* breakdown_ = nullptr;
+  GoodputView* goodput_ = nullptr;
   MemoryChart* memory_ = nullptr;
   LinkChart* links_ = nullptr;
   TimelineView* overview_timeline_ = nullptr;

@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
+#include "sim/goodput/goodput.hpp"
 #include "sim/simulation.hpp"
 
 namespace cs::gui {
@@ -40,6 +43,8 @@ struct SimOutcome {
   sim::Report report;
   std::shared_ptr<const TimelineData> timeline;
   double wall_s = 0;  // how long the simulation took on the worker
+  // The whole run (resilience / data_pipeline sections; docs/goodput.md); nullopt without them.
+  std::optional<sim::goodput::RunReport> run;
 };
 
 TimelineData make_timeline(const sim::SimulationResult& result);

@@ -1,5 +1,7 @@
 #include "gui/app/sim_runner.hpp"
 
+#include "gui/views/goodput_view.hpp"
+
 #include <chrono>
 
 #include <QMetaObject>
@@ -30,6 +32,11 @@ quint64 SimRunner::submit(sim::Scenario scenario) {
         const auto t0 = std::chrono::steady_clock::now();
         const sim::SimulationResult result = sim::simulate(s);
         auto o = std::make_shared<SimOutcome>(make_outcome(result));
+        if (!s.multi_job() && (s.run.resilience || s.run.data_pipeline)) {
+          sim::goodput::RunOptions whole;
+          if (s.run.resilience) whole.runs = kGuiMonteCarloRuns;  // seed 1, as clustersim run --runs N
+          o->run = sim::goodput::analyse_run(s, result, whole);
+        }
         o->wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         outcome = std::move(o);
       } catch (const std::exception& e) {
