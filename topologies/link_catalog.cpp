@@ -14,6 +14,8 @@
 // as 2 network hops + 1 intra-node hop = 2.6 us on InfiniBand (see cluster.cpp).
 #include "topologies/link_catalog.hpp"
 
+#include "sim/base/name_table.hpp"
+
 #include <array>
 
 namespace cs::topo {
@@ -116,30 +118,9 @@ const std::array<IntraNodeSpec, 4>& intra_nodes() {
 
 }  // namespace
 
-const NetLinkSpec* find_net_link(std::string_view name) {
-  for (const auto& link : net_links()) {
-    if (link.name == name) return &link;
-  }
-  return nullptr;
-}
-
-std::vector<std::string> net_link_names() {
-  std::vector<std::string> names;
-  for (const auto& link : net_links()) names.push_back(link.name);
-  return names;
-}
-
-const IntraNodeSpec* find_intra_node(std::string_view name) {
-  for (const auto& spec : intra_nodes()) {
-    if (spec.name == name) return &spec;
-  }
-  return nullptr;
-}
-
-std::vector<std::string> intra_node_names() {
-  std::vector<std::string> names;
-  for (const auto& spec : intra_nodes()) names.push_back(spec.name);
-  return names;
-}
+const NetLinkSpec* find_net_link(std::string_view name) { return sim::find_named(net_links(), name); }
+std::vector<std::string> net_link_names() { return sim::names_in(net_links()); }
+const IntraNodeSpec* find_intra_node(std::string_view name) { return sim::find_named(intra_nodes(), name); }
+std::vector<std::string> intra_node_names() { return sim::names_in(intra_nodes()); }
 
 }  // namespace cs::topo

@@ -1,5 +1,7 @@
 #include "models/hardware/gpu_catalog.hpp"
 
+#include "sim/base/name_table.hpp"
+
 #include <algorithm>
 
 namespace cs::models {
@@ -94,16 +96,7 @@ double GpuSpec::peak_tflops(Dtype d) const {
   return peak_tflops_bf16;
 }
 
-const GpuSpec* find_gpu(std::string_view name) {
-  const auto& c = catalog();
-  auto it = std::find_if(c.begin(), c.end(), [&](const GpuSpec& g) { return g.name == name; });
-  return it == c.end() ? nullptr : &*it;
-}
-
-std::vector<std::string> gpu_names() {
-  std::vector<std::string> names;
-  for (const auto& g : catalog()) names.push_back(g.name);
-  return names;
-}
+const GpuSpec* find_gpu(std::string_view name) { return sim::find_named(catalog(), name); }
+std::vector<std::string> gpu_names() { return sim::names_in(catalog()); }
 
 }  // namespace cs::models

@@ -1,5 +1,7 @@
 #include "models/workload/transformer.hpp"
 
+#include "sim/base/name_table.hpp"
+
 #include <algorithm>
 #include <array>
 #include <utility>
@@ -535,11 +537,7 @@ std::optional<ModelConfig> find_preset(std::string_view name) {
   return std::nullopt;
 }
 
-std::vector<std::string> preset_names() {
-  std::vector<std::string> out;
-  for (const auto& r : kPresets) out.emplace_back(r.name);
-  return out;
-}
+std::vector<std::string> preset_names() { return sim::names_in(kPresets); }
 
 double parameters_per_layer(const ModelConfig& m, bool moe_layer) {
   const double h = d(m.hidden_size);

@@ -5,6 +5,7 @@
 // attention_backend "auto" and "fused"); the first name of a value is the one printed.
 #include <array>
 #include <cstddef>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,6 +46,22 @@ std::vector<std::string> names_of(const std::array<Named<E>, N>& table) {
   std::vector<std::string> out;
   for (const auto& n : table) out.emplace_back(n.name);
   return out;
+}
+
+// Catalogs of specs with a `name` member (GPUs, NIC links, node fabrics, model presets): the spec of a
+// name (nullptr when none) and the names in catalog order, for lookups and for "known: ..." messages.
+template <class Catalog>
+constexpr auto find_named(const Catalog& catalog, std::string_view name) -> decltype(&*std::begin(catalog)) {
+  for (const auto& spec : catalog)
+    if (spec.name == name) return &spec;
+  return nullptr;
+}
+
+template <class Catalog>
+std::vector<std::string> names_in(const Catalog& catalog) {
+  std::vector<std::string> names;
+  for (const auto& spec : catalog) names.emplace_back(spec.name);
+  return names;
 }
 
 }  // namespace cs::sim
