@@ -11,7 +11,7 @@
 
 namespace cs::calibrate {
 
-MeasurementSet import_file(const std::string& path) {
+MeasurementSet import_file(const std::string& path, const NcclTestsHints& hints) {
   // A FIFO or device (/dev/zero) is refused before anything reads from it.
   try {
     files::require_regular_file(path, "measurement file", "cannot open measurement file");
@@ -38,15 +38,35 @@ MeasurementSet import_file(const std::string& path) {
   }
   in.clear();
   in.seekg(0);
-  return nccl_tests_measurements(parse_nccl_tests_log(in, path));
+  return nccl_tests_measurements(parse_nccl_tests_log(in, path, hints));
 }
 
-MeasurementSet import_files(const std::vector<std::string>& paths) {
+NcclTestsLog read_nccl_tests_log(const std::string& path, const NcclTestsHints& hints) {
+  try {
+    files::require_regular_file(path, "measurement file", "cannot open measurement file");
+  } catch (const files::FileError& e) {
+    throw InputError(e.messages());
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open measurement file");
+  int c = in.peek();
+  while (c != std::char_traits<char>::eof() && std::isspace(c)) {
+    in.get();
+    c = in.peek();
+  }
+  if (c == '{' || c == '[')
+    throw InputError(path + ": a JSON file, not an nccl-tests log (calibrate fit and validate read it as it is)");
+  in.clear();
+  in.seekg(0);
+  return parse_nccl_tests_log(in, path, hints);
+}
+
+MeasurementSet import_files(const std::vector<std::string>& paths, const NcclTestsHints& hints) {
   MeasurementSet all;
   std::vector<std::string> errors;
   for (const auto& p : paths) {
     try {
-      all.append(import_file(p));
+      all.append(import_file(p, hints));
     } catch (const InputError& e) {
       errors.insert(errors.end(), e.messages().begin(), e.messages().end());
     }
