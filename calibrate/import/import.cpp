@@ -11,6 +11,25 @@
 
 namespace cs::calibrate {
 
+namespace {
+
+// '{' or '[' first (after white space) is JSON, except the '[' of a launcher tag ("[1,0]<stdout>:" of an
+// Open MPI --tag-output log). Leaves the stream at its start.
+bool starts_as_json(std::ifstream& in) {
+  std::string head(256, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  in.clear();
+  in.seekg(0);
+  std::size_t i = 0;
+  while (i < head.size() && std::isspace(static_cast<unsigned char>(head[i]))) ++i;
+  if (i == head.size()) return false;
+  if (head[i] == '{') return true;
+  return head[i] == '[' && !starts_with_launcher_tag(std::string_view(head).substr(i));
+}
+
+}  // namespace
+
 MeasurementSet import_file(const std::string& path, const NcclTestsHints& hints) {
   // A FIFO or device (/dev/zero) is refused before anything reads from it.
   try {
@@ -22,12 +41,7 @@ MeasurementSet import_file(const std::string& path, const NcclTestsHints& hints)
   if (!in) throw InputError(path + ": cannot open measurement file");
   // JSON (the harness, published sweeps) is read whole, up to files::kMaxMeasurementBytes; an nccl-tests log,
   // which may be hundreds of MB, a line at a time.
-  int c = in.peek();
-  while (c != std::char_traits<char>::eof() && std::isspace(c)) {
-    in.get();
-    c = in.peek();
-  }
-  if (c == '{' || c == '[') {
+  if (starts_as_json(in)) {
     std::string text;
     try {
       text = files::read_input_file(path, files::kMaxMeasurementBytes, "measurement file", "cannot open measurement file");
@@ -49,12 +63,7 @@ NcclTestsLog read_nccl_tests_log(const std::string& path, const NcclTestsHints& 
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open measurement file");
-  int c = in.peek();
-  while (c != std::char_traits<char>::eof() && std::isspace(c)) {
-    in.get();
-    c = in.peek();
-  }
-  if (c == '{' || c == '[')
+  if (starts_as_json(in))
     throw InputError(path + ": a JSON file, not an nccl-tests log (calibrate fit and validate read it as it is)");
   in.clear();
   in.seekg(0);

@@ -644,6 +644,12 @@ class Parser {
 
 }  // namespace
 
+bool starts_with_launcher_tag(std::string_view start) {
+  if (start.empty() || start.front() != '[') return false;
+  std::string_view s = start.substr(0, start.find('\n'));
+  return strip_launcher_prefix(s) != nullptr;
+}
+
 std::size_t NcclTestsLog::row_count() const {
   std::size_t n = 0;
   for (const auto& r : runs) n += r.rows.size();

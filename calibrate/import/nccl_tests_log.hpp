@@ -119,6 +119,10 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& file, con
 // InputError (all problems, then "no usable measurement") when nothing usable remains.
 MeasurementSet nccl_tests_measurements(const NcclTestsLog& log);
 
+// Whether a file whose text starts with '[' is a launcher-tagged log ("[1,0]<stdout>:", "[0] ") rather
+// than a JSON array: `start` is the file's first bytes after leading white space.
+bool starts_with_launcher_tag(std::string_view start);
+
 // The collective a name denotes: "all_reduce_perf", "./build/alltoall_perf", a file name such as
 // "h100-8gpu-allreduce-nvls.log". nullopt when none is named.
 std::optional<models::CollectiveKind> collective_from_name(std::string_view name);
