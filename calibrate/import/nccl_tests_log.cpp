@@ -743,8 +743,9 @@ MeasurementSet nccl_tests_measurements(const NcclTestsLog& log) {
       else
         set.notes.push_back(at + "the run names no collective (no 'Collective test starting' line, *_perf command "
                                  "line or collective in the file name): pass --op NAME (all_reduce, all_gather, "
-                                 "reduce_scatter, all_to_all, broadcast, send_recv); " +
-                            std::to_string(run.rows.size()) + " rows (" + row_lines(run) + ") skipped");
+                                 "reduce_scatter, all_to_all, broadcast, send_recv)" +
+                            (run.ranks < 2 ? std::string(" and --ranks N (the rank count is unknown too)") : std::string()) +
+                            "; " + std::to_string(run.rows.size()) + " rows (" + row_lines(run) + ") skipped");
       continue;
     }
     if (run.ranks < 2) {
