@@ -1,7 +1,8 @@
 // libFuzzer harness: the measurement importer's text readers, dispatched as calibrate/import/import.cpp
 // does — an nccl-tests log (calibrate/import/nccl_tests_log.hpp) unless the text starts with '{' or a '['
 // that is no launcher tag (the measurement JSON formats, calibrate/import/measurement_json.hpp). Bad input ends in
-// CalibrationError; anything else is a finding. Seeds: calibrate/measurements/.
+// CalibrationError; anything else is a finding. Seeds: calibrate/measurements/,
+// calibrate/published/nccl-tests-logs/ and the launcher / paste variants in tests/calibrate/data/nccl-tests-logs/.
 #include <cctype>
 #include <cstddef>
 #include <cstdint>
