@@ -28,10 +28,8 @@ bool starts_as_json(std::ifstream& in) {
   return head[i] == '[' && !starts_with_launcher_tag(std::string_view(head).substr(i));
 }
 
-}  // namespace
-
-MeasurementSet import_file(const std::string& path, const NcclTestsHints& hints) {
-  // A FIFO or device (/dev/zero) is refused before anything reads from it.
+// The file opened for reading; a FIFO or device (/dev/zero) is refused before anything reads from it.
+std::ifstream open_measurement_file(const std::string& path) {
   try {
     files::require_regular_file(path, "measurement file", "cannot open measurement file");
   } catch (const files::FileError& e) {
@@ -39,6 +37,13 @@ MeasurementSet import_file(const std::string& path, const NcclTestsHints& hints)
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open measurement file");
+  return in;
+}
+
+}  // namespace
+
+MeasurementSet import_file(const std::string& path, const NcclTestsHints& hints) {
+  std::ifstream in = open_measurement_file(path);
   // JSON (the harness, published sweeps) is read whole, up to files::kMaxMeasurementBytes; an nccl-tests log,
   // which may be hundreds of MB, a line at a time.
   if (starts_as_json(in)) {
@@ -50,23 +55,13 @@ MeasurementSet import_file(const std::string& path, const NcclTestsHints& hints)
     }
     return measurements_from_json_text(text, path);
   }
-  in.clear();
-  in.seekg(0);
   return nccl_tests_measurements(parse_nccl_tests_log(in, path, hints));
 }
 
 NcclTestsLog read_nccl_tests_log(const std::string& path, const NcclTestsHints& hints) {
-  try {
-    files::require_regular_file(path, "measurement file", "cannot open measurement file");
-  } catch (const files::FileError& e) {
-    throw InputError(e.messages());
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open measurement file");
+  std::ifstream in = open_measurement_file(path);
   if (starts_as_json(in))
     throw InputError(path + ": a JSON file, not an nccl-tests log (calibrate fit and validate read it as it is)");
-  in.clear();
-  in.seekg(0);
   return parse_nccl_tests_log(in, path, hints);
 }
 

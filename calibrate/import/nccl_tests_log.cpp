@@ -9,6 +9,8 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include "models/compute/comm_profile.hpp"
 
@@ -319,6 +321,21 @@ class Parser {
     log_.problems.push_back(log_.file + ":" + std::to_string(r.first_line) + ": " + what);
   }
 
+  // The first source that knows a count (value > 0), with its name; {0, ""} when none does.
+  static std::pair<int, std::string> first_known(std::initializer_list<std::pair<int, std::string>> sources) {
+    for (const auto& s : sources)
+      if (s.first > 0) return s;
+    return {0, ""};
+  }
+
+  // A hint the log's own lines contradict is ignored, and said so.
+  void note_if_ignored(const NcclTestsRun& r, const char* option, int hint, int value, const std::string& from,
+                       const char* unit) {
+    if (hint > 0 && value != hint && (from == "device lines" || from == "NCCL INFO"))
+      note_hint_ignored(r, std::string(option) + " " + std::to_string(hint) + " ignored: the log's " + from + " name " +
+                               std::to_string(value) + " " + unit);
+  }
+
   void finish_run() {
     NcclTestsRun& r = cur();
     // Collective: the log's own name, else --op, else the file name (resolved in resolve_collectives).
@@ -331,35 +348,15 @@ class Parser {
       r.collective = hints_.collective;
       r.collective_from = "--op";
     }
-    if (max_rank_ >= 0) {
-      r.ranks = max_rank_ + 1;
-      r.ranks_from = "device lines";
-    } else if (info_ranks_ > 0) {
-      r.ranks = info_ranks_;
-      r.ranks_from = "NCCL INFO";
-    } else if (hints_.ranks > 0) {
-      r.ranks = hints_.ranks;
-      r.ranks_from = "--ranks";
-    } else if (fallback_ranks_ > 0) {
-      r.ranks = fallback_ranks_;
-      r.ranks_from = fallback_from_;
-    }
-    if (hints_.ranks > 0 && r.ranks != hints_.ranks && (r.ranks_from == "device lines" || r.ranks_from == "NCCL INFO"))
-      note_hint_ignored(r, "--ranks " + std::to_string(hints_.ranks) + " ignored: the log's " + r.ranks_from + " name " +
-                               std::to_string(r.ranks) + " ranks");
-    if (!rank_hosts_.empty()) {
-      r.nodes = static_cast<int>(rank_hosts_.size());
-      r.nodes_from = "device lines";
-    } else if (info_nodes_ > 0) {
-      r.nodes = info_nodes_;
-      r.nodes_from = "NCCL INFO";
-    } else if (hints_.nodes > 0) {
-      r.nodes = hints_.nodes;
-      r.nodes_from = "--nodes";
-    }
-    if (hints_.nodes > 0 && r.nodes != hints_.nodes && r.nodes_from != "--nodes" && !r.nodes_from.empty())
-      note_hint_ignored(r, "--nodes " + std::to_string(hints_.nodes) + " ignored: the log's " + r.nodes_from + " name " +
-                               std::to_string(r.nodes) + " nodes");
+    std::tie(r.ranks, r.ranks_from) = first_known({{max_rank_ + 1, "device lines"},
+                                                   {info_ranks_, "NCCL INFO"},
+                                                   {hints_.ranks, "--ranks"},
+                                                   {fallback_ranks_, fallback_from_}});
+    note_if_ignored(r, "--ranks", hints_.ranks, r.ranks, r.ranks_from, "ranks");
+    std::tie(r.nodes, r.nodes_from) = first_known({{static_cast<int>(rank_hosts_.size()), "device lines"},
+                                                   {info_nodes_, "NCCL INFO"},
+                                                   {hints_.nodes, "--nodes"}});
+    note_if_ignored(r, "--nodes", hints_.nodes, r.nodes, r.nodes_from, "nodes");
     if (!r.gpu.empty()) {
       r.gpu_from = "device lines";
     } else if (!hints_.gpu.empty()) {
