@@ -83,16 +83,17 @@ std::string_view trim(std::string_view s) {
 }
 
 // Launcher prefixes, removed from a line before anything else. Returns the launcher's name when one was
-// at the start of `s` (and removes it), nullptr otherwise.
+// at the start of `s` (and removes it, setting `task` to the task or rank it names), nullptr otherwise.
 //   srun -l / --label:            "%*d: "  task id right-aligned to the widest id ("0: ", " 12: ")
 //   Open MPI --tag-output:        "[jobid,rank]<stdout>:" (4.x), "[jobid,rank]<stdout>: " (5.x, --output tag)
 //   MPICH / Intel MPI -l:         "[rank] " (hydra's -prepend-rank)
-const char* strip_launcher_prefix(std::string_view& s) {
+const char* strip_launcher_prefix(std::string_view& s, int& task) {
   std::size_t i = 0;
   while (i < s.size() && s[i] == ' ') ++i;
   std::size_t d = i;
   while (d < s.size() && std::isdigit(static_cast<unsigned char>(s[d]))) ++d;
   if (d > i && d - i <= 7 && d < s.size() && s[d] == ':' && (d + 1 == s.size() || s[d + 1] == ' ')) {
+    task = static_cast<int>(parse_int(s.substr(i, d - i)).value_or(-1));
     s.remove_prefix(std::min(s.size(), d + 2));
     return "srun --label";
   }
@@ -103,6 +104,8 @@ const char* strip_launcher_prefix(std::string_view& s) {
     const std::string_view after = s.substr(close + 1);
     for (std::string_view tag : {std::string_view("<stdout>:"), std::string_view("<stderr>:")}) {
       if (after.substr(0, tag.size()) == tag && inside.find(',') != std::string_view::npos) {
+        const auto rank = parse_int(inside.substr(inside.rfind(',') + 1));
+        task = rank && *rank >= 0 && *rank < (1 << 24) ? static_cast<int>(*rank) : -1;
         s.remove_prefix(close + 1 + tag.size());
         if (!s.empty() && s.front() == ' ') s.remove_prefix(1);
         return "Open MPI --tag-output";
@@ -112,6 +115,7 @@ const char* strip_launcher_prefix(std::string_view& s) {
     if (!inside.empty() && inside.size() <= 7 &&
         std::all_of(inside.begin(), inside.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) &&
         close + 1 < s.size() && s[close + 1] == ' ') {
+      task = static_cast<int>(parse_int(inside).value_or(-1));
       s.remove_prefix(close + 2);
       return "MPI -prepend-rank";
     }
@@ -178,9 +182,12 @@ class Parser {
   // One line of the log (without its '\n'), numbered from 1.
   void line(std::string_view line, int line_no) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    line_task_ = -1;
     for (int i = 0; i < 3; ++i) {  // srun --label around an MPI tag, at most a few deep
-      const char* launcher = strip_launcher_prefix(line);
+      int task = -1;
+      const char* launcher = strip_launcher_prefix(line, task);
       if (!launcher) break;
+      if (line_task_ < 0) line_task_ = task;
       if (std::find(log_.launchers.begin(), log_.launchers.end(), launcher) == log_.launchers.end())
         log_.launchers.emplace_back(launcher);
     }
@@ -210,6 +217,16 @@ class Parser {
                               (wrong_lines_.size() == 1 ? "" : "s") +
                               " with a nonzero #wrong (nccl-tests found wrong results) skipped: line" +
                               (wrong_lines_.size() == 1 ? " " : "s ") + line_list(wrong_lines_));
+    }
+    if (other_task_count_ > 0) {
+      std::string lines = line_list(other_task_lines_);
+      if (other_task_count_ > other_task_lines_.size())
+        lines += " and " + std::to_string(other_task_count_ - other_task_lines_.size()) + " more";
+      log_.problems.push_back(log_.file + ": " + std::to_string(other_task_count_) + " line" +
+                              (other_task_count_ == 1 ? "" : "s") + " from launcher tasks other than task " +
+                              std::to_string(table_task_) + " skipped (each task printed its own run: nccl-tests "
+                              "built without MPI runs a separate test in every task): line" +
+                              (other_task_count_ == 1 ? " " : "s ") + lines);
     }
     if (warn_count_ > 0)
       log_.problems.push_back(log_.file + ":" + std::to_string(first_warn_line_) + ": " + std::to_string(warn_count_) +
@@ -392,6 +409,17 @@ class Parser {
     }
     const auto t = tokens_of(body);
     if (t.empty()) return;
+    // Under a launcher, the tables come from one task (rank 0 prints them with MPI); another task's own
+    // header or rows mean every task ran its own test (nccl-tests built without MPI): one is kept.
+    if (line_task_ >= 0) {
+      if (table_task_ < 0) {
+        table_task_ = line_task_;
+      } else if (line_task_ != table_task_) {
+        if (other_task_lines_.size() < kLinesShown) other_task_lines_.push_back(line);
+        ++other_task_count_;
+        return;
+      }
+    }
 
     if (pending_.active && !commented && continuation_shaped(t)) {
       std::string merged = pending_.text + std::string(raw);
@@ -636,6 +664,10 @@ class Parser {
   std::string fallback_from_;
   int info_ranks_ = 0, info_nodes_ = 0;
   int warn_count_ = 0, first_warn_line_ = 0;
+  int line_task_ = -1;   // the launcher task of the line being read (-1: no prefix)
+  int table_task_ = -1;  // the task whose tables are read
+  std::vector<int> other_task_lines_;  // the first kLinesShown of them
+  std::size_t other_task_count_ = 0;
   std::string first_warn_;
 };
 
@@ -644,7 +676,8 @@ class Parser {
 bool starts_with_launcher_tag(std::string_view start) {
   if (start.empty() || start.front() != '[') return false;
   std::string_view s = start.substr(0, start.find('\n'));
-  return strip_launcher_prefix(s) != nullptr;
+  int task = -1;
+  return strip_launcher_prefix(s, task) != nullptr;
 }
 
 std::size_t NcclTestsLog::row_count() const {

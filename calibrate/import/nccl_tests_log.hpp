@@ -13,7 +13,9 @@
 // have it (each variant has a test in tests/calibrate/test_nccl_tests_log_variants.cpp):
 // - launcher prefixes on every line: `srun -l` / `--label` ("0: ", " 12: "), Open MPI `--tag-output`
 //   ("[1,0]<stdout>:", Open MPI 5 "[1,0]<stdout>: "; also lodged mid-line, where a partial line was
-//   forwarded), MPICH / Intel MPI `-l` / `-prepend-rank` ("[0] "); removed before anything else;
+//   forwarded), MPICH / Intel MPI `-l` / `-prepend-rank` ("[0] "); removed before anything else. With MPI
+//   only rank 0 prints tables; when several tasks print their own (nccl-tests built without MPI, one test
+//   per task) the first task's are read and the others' lines skipped in one note;
 // - NCCL INFO / WARN / TRACE lines (NCCL src/debug.cc at NVIDIA/nccl 5067397: "host:pid:tid [dev] NCCL
 //   INFO msg", WARN with a newline before it and "file:line" after the device, possibly a "[%F %T] "
 //   timestamp) between lines and in the middle of a data row: the message is cut out, the row part before

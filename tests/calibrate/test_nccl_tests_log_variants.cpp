@@ -424,3 +424,31 @@ TEST_CASE("nccl-tests variant: every published log still imports as before", "[c
     CHECK(log.launchers.empty());
   }
 }
+
+TEST_CASE("nccl-tests variant: srun tasks that each ran their own test keep one task's run", "[calibrate]") {
+  // `srun -l -n 2 all_reduce_perf -g 2` with nccl-tests built without MPI: each task is a separate 2-GPU
+  // test and prints its own header and rows. Task 0's lines come first and are read; task 1's (lines 2, 4,
+  // 6, 8 and 10) are skipped in one note. NCCL INFO lines of other tasks are still read.
+  const std::string text =
+      "0: # nThread 1 nGpus 2 minBytes 1048576 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 20\n"
+      "1: # nThread 1 nGpus 2 minBytes 1048576 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 20\n"
+      "0: #  Rank  0 Group  0 Pid 11 on n1 device  0 [0x01] NVIDIA H200\n"
+      "1: #  Rank  0 Group  0 Pid 12 on n2 device  0 [0x01] NVIDIA H200\n"
+      "0: #  Rank  1 Group  0 Pid 11 on n1 device  1 [0x02] NVIDIA H200\n"
+      "1: #  Rank  1 Group  0 Pid 12 on n2 device  1 [0x02] NVIDIA H200\n"
+      "0: #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "1: #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "0:      1048576        262144     float     sum      -1    20.00   52.43   52.43      0    20.00   52.43   52.43      0\n"
+      "1:      1048576        262144     float     sum      -1    21.00   49.93   49.93      0    21.00   49.93   49.93      0\n"
+      "1: n2:12:13 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 0\n";
+  const NcclTestsLog log = parse_nccl_tests_log(text, "srun-nompi-allreduce.log");
+  REQUIRE(log.problems.size() == 1);
+  CHECK(log.problems[0] == "srun-nompi-allreduce.log: 5 lines from launcher tasks other than task 0 skipped (each task "
+                           "printed its own run: nccl-tests built without MPI runs a separate test in every task): "
+                           "lines 2, 4, 6, 8, 10");
+  REQUIRE(log.runs.size() == 1);
+  CHECK(log.runs[0].ranks == 2);
+  CHECK(log.runs[0].nodes == 1);  // host n1 only
+  REQUIRE(log.runs[0].rows.size() == 1);
+  CHECK(log.runs[0].rows[0].time_us[0] == 20.0);
+}
