@@ -273,8 +273,10 @@ class Parser {
         const bool row_before = !head.empty() && (row_shaped(head) || continuation_shaped(head) || pending_.active);
         std::size_t glue = 0;  // characters of `h` that belong to the row
         if (row_before && known_hosts_.count(std::string(h)) == 0) {
+          std::size_t longest = 0;  // the longest known host the token ends with
           for (const auto& k : known_hosts_)
-            if (h.size() > k.size() && h.substr(h.size() - k.size()) == k) glue = std::max(glue, h.size() - k.size());
+            if (h.size() > k.size() && k.size() > longest && h.substr(h.size() - k.size()) == k) longest = k.size();
+          if (longest > 0) glue = h.size() - longest;
           if (glue == 0) {
             // The host is not known: the row's part is the longest number (or "N/A") at the front.
             if (h.substr(0, 3) == "N/A") glue = 3;

@@ -39,7 +39,8 @@
 // - collective: "Collective test starting", else a "*_perf" command line, else --op (hints), else the
 //   file name; none of them: the run is skipped with a note saying to pass --op;
 // - ranks: the '#  Rank' lines (max rank + 1), else NCCL INFO "nRanks N" (init.cc), else --ranks, else
-//   nThread x nGpus, else "-g N" x "-t N" of a command line (the last two count one process only);
+//   nThread x nGpus (or "-g N" x "-t N" of a command line, whichever came last; both count one process's
+//   ranks only, which is why --ranks goes before them);
 // - nodes: distinct host names of the rank lines, else NCCL INFO "nNodes M", else --nodes, else 1;
 // - GPU: the device name of rank 0's line, else --gpu; algorithm: "NCCL_ALGO set by environment to X".
 // A hint the log contradicts is ignored with a note.
