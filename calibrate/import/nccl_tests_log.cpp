@@ -378,6 +378,10 @@ class Parser {
     note_if_ignored(r, "--nodes", hints_.nodes, r.nodes, r.nodes_from, "nodes");
     if (!r.gpu.empty()) {
       r.gpu_from = "device lines";
+      const models::GpuSpec* named = guess_gpu(r.gpu);
+      const models::GpuSpec* hinted = hints_.gpu.empty() ? nullptr : guess_gpu(hints_.gpu);
+      if (hinted && named != hinted)
+        note_hint_ignored(r, "--gpu " + hints_.gpu + " ignored: the log's device lines name " + r.gpu);
     } else if (!hints_.gpu.empty()) {
       r.gpu = hints_.gpu;
       r.gpu_from = "--gpu";

@@ -273,6 +273,14 @@ TEST_CASE("nccl-tests variant: -G CUDA-graph run", "[calibrate]") {
   CHECK(log.problems.empty());
   REQUIRE(log.runs.size() == 1);
   CHECK(log.runs[0].cuda_graph_launches == 1);
+  // --gpu names what the device lines already say (the catalog's H100-SXM): nothing to note; another GPU
+  // is ignored, noted.
+  CHECK(parse_nccl_tests_log(slurp(path), path, NcclTestsHints{std::nullopt, 0, 0, "H100-SXM"}).problems.empty());
+  const NcclTestsLog other = parse_nccl_tests_log(slurp(path), "g.log", NcclTestsHints{std::nullopt, 0, 0, "A100-40GB"});
+  REQUIRE(other.problems.size() == 1);
+  CHECK(other.problems[0] == "g.log:1: --gpu A100-40GB ignored: the log's device lines name NVIDIA H100 80GB HBM3");
+  REQUIRE(other.runs.size() == 1);
+  CHECK(other.runs[0].gpu == "NVIDIA H100 80GB HBM3");
   CHECK(log.runs[0].collective_from == "command line");
   CHECK(log.runs[0].ranks == 8);  // the rank lines (the command line's -g 8 agrees)
   CHECK(log.runs[0].ranks_from == "device lines");
