@@ -11,8 +11,25 @@
 
 namespace cs::calibrate {
 
-MeasurementSet import_file(const std::string& path) {
-  // A FIFO or device (/dev/zero) is refused before anything reads from it.
+namespace {
+
+// '{' or '[' first (after white space) is JSON, except the '[' of a launcher tag ("[1,0]<stdout>:" of an
+// Open MPI --tag-output log). Leaves the stream at its start.
+bool starts_as_json(std::ifstream& in) {
+  std::string head(256, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  in.clear();
+  in.seekg(0);
+  std::size_t i = 0;
+  while (i < head.size() && std::isspace(static_cast<unsigned char>(head[i]))) ++i;
+  if (i == head.size()) return false;
+  if (head[i] == '{') return true;
+  return head[i] == '[' && !starts_with_launcher_tag(std::string_view(head).substr(i));
+}
+
+// The file opened for reading; a FIFO or device (/dev/zero) is refused before anything reads from it.
+std::ifstream open_measurement_file(const std::string& path) {
   try {
     files::require_regular_file(path, "measurement file", "cannot open measurement file");
   } catch (const files::FileError& e) {
@@ -20,14 +37,16 @@ MeasurementSet import_file(const std::string& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open measurement file");
+  return in;
+}
+
+}  // namespace
+
+MeasurementSet import_file(const std::string& path, const NcclTestsHints& hints) {
+  std::ifstream in = open_measurement_file(path);
   // JSON (the harness, published sweeps) is read whole, up to files::kMaxMeasurementBytes; an nccl-tests log,
   // which may be hundreds of MB, a line at a time.
-  int c = in.peek();
-  while (c != std::char_traits<char>::eof() && std::isspace(c)) {
-    in.get();
-    c = in.peek();
-  }
-  if (c == '{' || c == '[') {
+  if (starts_as_json(in)) {
     std::string text;
     try {
       text = files::read_input_file(path, files::kMaxMeasurementBytes, "measurement file", "cannot open measurement file");
@@ -36,17 +55,22 @@ MeasurementSet import_file(const std::string& path) {
     }
     return measurements_from_json_text(text, path);
   }
-  in.clear();
-  in.seekg(0);
-  return nccl_tests_measurements(parse_nccl_tests_log(in, path));
+  return nccl_tests_measurements(parse_nccl_tests_log(in, path, hints));
 }
 
-MeasurementSet import_files(const std::vector<std::string>& paths) {
+NcclTestsLog read_nccl_tests_log(const std::string& path, const NcclTestsHints& hints) {
+  std::ifstream in = open_measurement_file(path);
+  if (starts_as_json(in))
+    throw InputError(path + ": a JSON file, not an nccl-tests log (calibrate fit and validate read it as it is)");
+  return parse_nccl_tests_log(in, path, hints);
+}
+
+MeasurementSet import_files(const std::vector<std::string>& paths, const NcclTestsHints& hints) {
   MeasurementSet all;
   std::vector<std::string> errors;
   for (const auto& p : paths) {
     try {
-      all.append(import_file(p));
+      all.append(import_file(p, hints));
     } catch (const InputError& e) {
       errors.insert(errors.end(), e.messages().begin(), e.messages().end());
     }

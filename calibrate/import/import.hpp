@@ -7,11 +7,16 @@
 #include <vector>
 
 #include "calibrate/import/measurement.hpp"
+#include "calibrate/import/nccl_tests_log.hpp"
 
 namespace cs::calibrate {
 
-MeasurementSet import_file(const std::string& path);
+// `hints` (--op, --ranks, --nodes, --gpu) fill in what an nccl-tests log does not say; JSON files ignore them.
+MeasurementSet import_file(const std::string& path, const NcclTestsHints& hints = {});
 // All files merged; throws InputError with every file's problems when any file is unusable.
-MeasurementSet import_files(const std::vector<std::string>& paths);
+MeasurementSet import_files(const std::vector<std::string>& paths, const NcclTestsHints& hints = {});
+// The parsed log of one nccl-tests file (`clustersim calibrate import`), read a line at a time. Throws
+// InputError when the file cannot be read or is JSON.
+NcclTestsLog read_nccl_tests_log(const std::string& path, const NcclTestsHints& hints = {});
 
 }  // namespace cs::calibrate

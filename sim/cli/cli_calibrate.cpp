@@ -1,4 +1,5 @@
-// clustersim calibrate fit INPUTS... -o profile.json [--gpu NAME]
+// clustersim calibrate fit INPUTS... -o profile.json [--gpu NAME] [--op NAME] [--ranks N] [--nodes N]
+// clustersim calibrate import LOG... (cli_calibrate_import.cpp)
 //
 // Reads measurement files (nccl-tests logs, clustersim-bench JSON, the H200 reference format, published
 // nccl.json), fits a calibration profile (calibrate/profile_fit.hpp) and writes it. Prints what was
@@ -15,6 +16,7 @@
 #include "calibrate/profile_fit.hpp"
 #include "models/compute/profile_json.hpp"
 #include "sim/cli/cli.hpp"
+#include "sim/cli/cli_log_hints.hpp"
 #include "sim/cli/cli_options.hpp"
 #include "sim/report/output_file.hpp"
 #include "sim/base/input_error.hpp"
@@ -43,13 +45,16 @@ int fit(const std::vector<std::string>& args) {
       "Fits a calibration profile from measurements: nccl-tests logs (all_reduce_perf and siblings, any\n"
       "version), clustersim-bench JSON, the h200-reference.json format, or a published nccl.json. The\n"
       "profile holds the compute model's efficiency tables and alpha/beta per collective; a scenario uses\n"
-      "it through its \"calibration\" key.\n\noptions");
+      "it through its \"calibration\" key. --op/--ranks/--nodes/--gpu fill in what an nccl-tests log does not\n"
+      "say (check a log first with clustersim calibrate import).\n\noptions");
   opts.add_options()("help,h", "show this help")
       ("output,o", po::value<std::string>()->value_name("FILE"), "profile to write (required)")
       ("gpu", po::value<std::string>()->value_name("NAME"),
-       "catalog GPU the compute measurements ran on (default: from the file's device name)")
+       "catalog GPU the measurements ran on: the compute ones, and nccl-tests logs without device lines "
+       "(default: from the file's device name)")
       ("comm-gpu", po::value<std::vector<std::string>>()->composing()->value_name("NAME"),
        "fit only the collective measurements made on this catalog GPU (repeatable; default: all)");
+  add_log_hint_options(opts);
   po::variables_map vm;
   if (!parse_options(args, opts, "inputs", -1, vm)) return kExitOk;
   if (!vm.count("inputs")) throw InputError(with_usage("clustersim calibrate fit: no measurement files", opts, "calibrate fit"));
@@ -65,7 +70,8 @@ int fit(const std::vector<std::string>& args) {
   const std::string out = vm["output"].as<std::string>();
   check_writable(out, vm["inputs"].as<std::vector<std::string>>());  // not a folder, FIFO or one of the inputs
 
-  calibrate::MeasurementSet set = calibrate::import_files(vm["inputs"].as<std::vector<std::string>>());
+  const calibrate::NcclTestsHints hints = log_hints(vm, "calibrate fit", gpu ? gpu->name : std::string());
+  calibrate::MeasurementSet set = calibrate::import_files(vm["inputs"].as<std::vector<std::string>>(), hints);
   if (vm.count("comm-gpu")) {
     const auto keep = vm["comm-gpu"].as<std::vector<std::string>>();
     for (const auto& k : keep)
@@ -124,12 +130,15 @@ int calibrate(const std::vector<std::string>& args) {
     throw InputError("clustersim calibrate: missing subcommand (usage: clustersim calibrate fit INPUTS... -o profile.json "
                      "[--gpu NAME]; see clustersim calibrate --help)");
   if (args[0] == "--help" || args[0] == "-h") {
-    std::cout << "usage: clustersim calibrate fit INPUTS... -o profile.json [--gpu NAME]\n\n"
-                 "subcommands:\n  fit    fit a calibration profile from measurements (see calibrate fit --help)\n";
+    std::cout << "usage: clustersim calibrate fit INPUTS... -o profile.json [--gpu NAME]\n"
+                 "       clustersim calibrate import LOG... [--op NAME] [--ranks N] [--nodes N] [--gpu NAME] [--json]\n\n"
+                 "subcommands:\n  fit     fit a calibration profile from measurements (see calibrate fit --help)\n"
+                 "  import  show what nccl-tests logs hold and which lines are skipped (see calibrate import --help)\n";
     return kExitOk;
   }
   if (args[0] == "fit") return fit(std::vector<std::string>(args.begin() + 1, args.end()));
-  throw InputError("clustersim calibrate: unknown subcommand \"" + args[0] + "\" (expected \"fit\")");
+  if (args[0] == "import") return calibrate_import(std::vector<std::string>(args.begin() + 1, args.end()));
+  throw InputError("clustersim calibrate: unknown subcommand \"" + args[0] + "\" (expected \"fit\" or \"import\")");
 }
 
 }  // namespace cs::sim::cli

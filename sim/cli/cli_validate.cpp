@@ -25,6 +25,7 @@
 #include "calibrate/check/validate.hpp"
 #include "models/compute/profile_json.hpp"
 #include "sim/cli/cli.hpp"
+#include "sim/cli/cli_log_hints.hpp"
 #include "sim/cli/cli_options.hpp"
 #include "sim/files/file_error.hpp"
 #include "sim/files/input_file.hpp"
@@ -178,10 +179,12 @@ int validate(const std::vector<std::string>& args) {
       ("scenario", po::value<std::string>()->value_name("S.json"),
        "cluster for collectives (and GPU / calibration profile for compute)")
       ("profile", po::value<std::string>()->value_name("P.json"), "calibration profile for compute predictions")
-      ("gpu", po::value<std::string>()->value_name("NAME"), "catalog GPU of the compute measurements")
+      ("gpu", po::value<std::string>()->value_name("NAME"),
+       "catalog GPU of the compute measurements and of nccl-tests logs without device lines")
       ("json", "print one JSON object instead of the table")
       ("leave-one-out", "compute points: predict each from a profile fitted without it")
       ("worst", po::value<int>()->value_name("N"), "list only the N worst points (the summary covers all)");
+  add_log_hint_options(opts);
   po::variables_map vm;
   if (!parse_options(args, opts, "inputs", -1, vm)) return kExitOk;
   if (!vm.count("inputs")) throw InputError(with_usage("clustersim validate: no measurement files", opts, "validate"));
@@ -204,7 +207,10 @@ int validate(const std::vector<std::string>& args) {
   for (const auto& f : vm["inputs"].as<std::vector<std::string>>())
     (is_published_nccl_file(f) ? nccl_files : measured_files).push_back(f);
   calibrate::MeasurementSet set;
-  if (!measured_files.empty()) set = calibrate::import_files(measured_files);
+  if (!measured_files.empty())
+    set = calibrate::import_files(measured_files,
+                                  log_hints(vm, "validate", vm.count("gpu") ? models::find_gpu(vm["gpu"].as<std::string>())->name
+                                                                            : std::string()));
   std::optional<Scenario> scenario;
   if (vm.count("scenario")) scenario = load_scenario(vm["scenario"].as<std::string>());
 

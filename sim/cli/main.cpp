@@ -20,7 +20,7 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
       {"run", "simulate one training step: step time, MFU, memory, cost", &cli::run},
       {"sweep", "many variants of a scenario: --vary, layout --search, capacity planning", &cli::sweep},
-      {"calibrate", "fit a calibration profile from measurements (calibrate fit ...)", &cli::calibrate},
+      {"calibrate", "fit a calibration profile from measurements, or check what logs hold (calibrate fit|import ...)", &cli::calibrate},
       {"validate", "predicted vs measured for every point of measurement files", &cli::validate},
       {"collective", "nccl-tests-style table of one simulated collective over the cluster", &cli::collective},
       {"params", "every scenario key: type, unit, default and range (--json, --markdown)", &cli::params},

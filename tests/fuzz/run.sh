@@ -15,7 +15,9 @@ harnesses=("$@")
 seeds() {
   case "$1" in
     scenario) echo "$src/scenarios" ;;
-    nccl_tests_log) echo "$src/calibrate/measurements" ;;
+    # the measurement JSON, the real nccl-tests logs and their launcher / paste variants
+    nccl_tests_log) printf '%s\n' "$src/calibrate/measurements" "$src/calibrate/published/nccl-tests-logs" \
+                                  "$src/tests/calibrate/data/nccl-tests-logs" ;;
     topology_file) echo "$src/tests/topologies/data" ;;
     calibration_profile) echo "$src/calibrate/profiles" ;;
   esac
@@ -28,9 +30,11 @@ for h in "${harnesses[@]}"; do
   corpus="$build/fuzz/corpus/$h"
   findings="$build/fuzz/findings/$h"
   mkdir -p "$corpus" "$findings"
-  for f in "$(seeds "$h")"/*; do
-    [ -f "$f" ] && [ "$(stat -c %s "$f")" -le 1048576 ] && cp -n "$f" "$corpus/"
-  done
+  while IFS= read -r dir; do
+    for f in "$dir"/*; do
+      [ -f "$f" ] && [ "$(stat -c %s "$f")" -le 1048576 ] && cp -n "$f" "$corpus/"
+    done
+  done < <(seeds "$h")
   log="$build/fuzz/$h.log"
   # -max_len 8192: with the 100 KiB bench files at full length the executions per second fell tenfold;
   # longer seeds are cut to it.
