@@ -98,6 +98,7 @@ json to_json(const Report& r) {
                   {"seq_length", r.seq_length}, {"precision", r.precision}, {"pipeline_schedule", r.schedule},
                   {"recompute_granularity", r.recompute}}},
       {"step_time_s", r.step_time_s},
+      {"step_time_band", to_json(r.step_time_band)},
       {"tokens_per_s", r.tokens_per_s},
       {"tokens_per_s_per_gpu", r.tokens_per_s / r.num_gpus},
       {"model_tflops_per_gpu", r.model_tflops_per_gpu},
@@ -155,6 +156,12 @@ std::string to_text(const Report& r) {
                     std::to_string(r.seq_length) + ", " + r.precision + ", " + r.schedule);
   o += "\n";
   line("step time", seconds_text(step));
+  if (r.step_time_band.available) {
+    line("error band", band_text(r.step_time_band));
+    std::string why;
+    for (const auto& reason : r.step_time_band.out_of_domain_reasons) why += (why.empty() ? "" : "; ") + reason;
+    if (r.step_time_band.out_of_domain) line("validated", "NO - outside anything validated: " + why);
+  }
   if (!r.job.empty())
     line("slowdown", fmt("%.3fx", r.slowdown) + " the step alone (" + seconds_text(r.step_time_alone_s) +
                          " on the same nodes with the rest of the cluster idle)");
