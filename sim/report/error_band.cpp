@@ -164,7 +164,7 @@ ResidualTable parse_residual_table(const json& doc, const std::string& file) {
     f.inter_link = rr.text("inter_link");
     row.error = rr.number("error", -1);
     rr.finish();
-    if (row.error <= -1) problems.push_back(where + ".error: expected a number > -1 (a step time ratio minus 1)");
+    if (rows[i].contains("error") && row.error <= -1) problems.push_back(where + ".error: expected a number > -1 (a step time ratio minus 1)");
     t.rows.push_back(std::move(row));
   }
   if (!problems.empty()) throw InputError(std::move(problems));

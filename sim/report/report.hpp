@@ -49,6 +49,7 @@ struct Report {
   std::string gpu;
   int num_gpus = 0, nodes = 0, gpus_per_node = 0;
   std::string intra_node, inter_link, fabric;
+  std::string topology_file;  // cluster.topology_file (resolved), empty when the cluster is built from the catalog
   std::string model;
   double parameters = 0;
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vp = 1;

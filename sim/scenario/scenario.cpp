@@ -1104,6 +1104,15 @@ std::shared_ptr<const topo::Cluster> make_cluster(const Scenario& s) {
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
   json doc = read_json_file(path);
   for (const auto& o : overrides) apply_override(doc, o, path);
+  // --set cluster.topology_file=F moves a scenario onto the file's cluster: the file replaces the
+  // wiring and the counts the scenario gave (which would otherwise be refused beside it or contradict
+  // it), except those the command line sets too.
+  const auto set_by_override = [&](const std::string& key) {
+    return std::any_of(overrides.begin(), overrides.end(), [&](const std::string& o) { return o.rfind(key + "=", 0) == 0; });
+  };
+  if (set_by_override("cluster.topology_file") && doc.contains("cluster") && doc["cluster"].is_object())
+    for (const char* key : {"intra_node", "inter_node", "nodes", "gpus_per_node"})
+      if (!set_by_override(std::string("cluster.") + key)) doc["cluster"].erase(key);
   try {
     return parse_scenario(doc, path);
   } catch (const InputError& e) {

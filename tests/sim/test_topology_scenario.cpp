@@ -70,7 +70,7 @@ TEST_CASE("topology_file: the example scenario runs on the file's graph with the
   CHECK(s.cluster.fabric == "custom");
   CHECK(s.num_gpus() == 32);
   CHECK(make_cluster(s).get() == s.topology.get());  // routes on the file's graph, not a built one
-  CHECK(s.simulation.network == cs::NetworkBackend::flow);
+  CHECK(s.simulation.network == NetworkBackend::flow);
 
   const Report r = simulate(s).report;
   CHECK(r.network == "flow");
@@ -114,12 +114,25 @@ TEST_CASE("topology_file: a broken file is one line naming the file and the line
   const std::string file = kSource + "/scenarios/t.json";
   const std::string data = fs::path(kData).lexically_normal().string();
 
-  // A DOT syntax error: the topology file and its line.
+  // A DOT syntax error: the topology file and the token Boost's DOT reader stopped at (it reports no
+  // line).
   doc["cluster"]["topology_file"] = "../tests/topologies/data/syntax_error.dot";
   auto lines = messages(doc, file);
   REQUIRE(lines.size() == 1);
-  CHECK(lines[0].rfind(file + ": cluster.topology_file: " + data + "/syntax_error.dot:", 0) == 0);
-  CHECK(std::regex_search(lines[0], std::regex("syntax_error\\.dot:[0-9]+: ")));
+  CHECK(lines[0].rfind(file + ": cluster.topology_file: " + data + "/syntax_error.dot: parse error: ", 0) == 0);
+  CHECK(lines[0].find("(token is ") != std::string::npos);
+
+  // A GraphML (XML) syntax error: the topology file and its line.
+  {
+    Scratch scratch("topology-xml");
+    scratch.write("bad.graphml", "<?xml version=\"1.0\"?>\n<graphml>\n  <graph edgedefault=\"undirected\">\n    <node id=\"a\">\n  </graph>\n</graphml>\n");
+    json d = doc;
+    d["cluster"]["topology_file"] = "bad.graphml";
+    const std::string here = (scratch.dir / "s.json").string();
+    lines = messages(d, here);
+    REQUIRE(lines.size() == 1);
+    CHECK(std::regex_search(lines[0], std::regex("^[^ ]+/s\\.json: cluster\\.topology_file: [^ ]+/bad\\.graphml:[0-9]+: ")));
+  }
 
   // A vertex without its kind: the element.
   doc["cluster"]["topology_file"] = "../tests/topologies/data/missing_kind.graphml";
@@ -187,14 +200,24 @@ TEST_CASE("topology_file: counts that contradict the file and link keys beside i
 }
 
 TEST_CASE("topology_file: --set names a file relative to the scenario and is validated like the file", "[sim][topology_file]") {
-  // A scenario built from the catalog switched onto the file from the command line: the link keys of the
-  // built cluster have to go (--set cluster.inter_node=null), the counts are the file's.
+  // A scenario built from the catalog switched onto the file from the command line: the file replaces
+  // the scenario's wiring (intra_node, inter_node) and counts, which the file itself would refuse beside it.
   const std::string file = kSource + "/scenarios/llama3-8b-h100x8.json";
-  const Scenario s = load_scenario(file, {"cluster.topology_file=mi300x-two-racks.dot", "cluster.nodes=4", "cluster.intra_node=null"});
+  const Scenario s = load_scenario(file, {"cluster.topology_file=mi300x-two-racks.dot"});
   REQUIRE(s.topology != nullptr);
   CHECK(s.num_gpus() == 32);
+  CHECK(s.cluster.nodes == 4);
+  // Counts the command line gives are still checked against the file.
   try {
-    load_scenario(file, {"cluster.topology_file=../tests/topologies/data/zero_bandwidth.dot", "cluster.intra_node=null"});
+    load_scenario(file, {"cluster.topology_file=mi300x-two-racks.dot", "cluster.nodes=2"});
+    FAIL("a node count that contradicts the file was accepted");
+  } catch (const cs::InputError& e) {
+    REQUIRE(e.messages().size() == 1);
+    CHECK(e.messages()[0] == file + ": cluster.nodes: 2 does not match cluster.topology_file (4 nodes in " +
+                                 fs::path(kDot).lexically_normal().string() + ") (the value given by --set cluster.nodes=2)");
+  }
+  try {
+    load_scenario(file, {"cluster.topology_file=../tests/topologies/data/zero_bandwidth.dot"});
     FAIL("a zero bandwidth was accepted");
   } catch (const cs::InputError& e) {
     REQUIRE(e.messages().size() == 1);
