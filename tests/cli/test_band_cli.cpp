@@ -69,7 +69,7 @@ TEST_CASE("run with a broken topology file given by --set: one line and exit cod
   CHECK(r.exit_code == 2);
   CHECK(r.out.empty());
   REQUIRE(r.err_lines().size() == 1);
-  const std::string& line = r.err_lines()[0];
+  const std::string line = r.err_lines()[0];
   CHECK(line.rfind(file + ": cluster.topology_file: ", 0) == 0);
   CHECK(contains(line, "tests/topologies/data/syntax_error.dot:"));
   CHECK(contains(line, "(the value given by --set cluster.topology_file=../tests/topologies/data/syntax_error.dot)"));
