@@ -1010,6 +1010,10 @@ void apply_override(json& doc, const std::string& assignment, const std::string&
   const std::string path = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
   json value = files::parse_json_value(text).value_or(json(text));  // a bare word is a string
+  // A topology file moves the scenario onto the file's cluster: the file replaces the wiring and the
+  // counts the scenario gave (which would be refused beside it, or contradict it).
+  if (path == "cluster.topology_file" && doc.is_object() && doc.contains("cluster") && doc["cluster"].is_object())
+    for (const char* key : {"intra_node", "inter_node", "nodes", "gpus_per_node"}) doc["cluster"].erase(key);
   // Components: split at dots, and "key[3]" is "key" then "3".
   std::vector<std::string> keys;
   std::size_t start = 0;
@@ -1103,16 +1107,11 @@ std::shared_ptr<const topo::Cluster> make_cluster(const Scenario& s) {
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
   json doc = read_json_file(path);
-  for (const auto& o : overrides) apply_override(doc, o, path);
-  // --set cluster.topology_file=F moves a scenario onto the file's cluster: the file replaces the
-  // wiring and the counts the scenario gave (which would otherwise be refused beside it or contradict
-  // it), except those the command line sets too.
-  const auto set_by_override = [&](const std::string& key) {
-    return std::any_of(overrides.begin(), overrides.end(), [&](const std::string& o) { return o.rfind(key + "=", 0) == 0; });
-  };
-  if (set_by_override("cluster.topology_file") && doc.contains("cluster") && doc["cluster"].is_object())
-    for (const char* key : {"intra_node", "inter_node", "nodes", "gpus_per_node"})
-      if (!set_by_override(std::string("cluster.") + key)) doc["cluster"].erase(key);
+  // A topology file first: it clears the cluster's wiring and counts (apply_override), which the other
+  // overrides may then set again, whatever their order on the command line.
+  std::vector<std::string> ordered = overrides;
+  std::stable_partition(ordered.begin(), ordered.end(), [](const std::string& o) { return o.rfind("cluster.topology_file=", 0) == 0; });
+  for (const auto& o : ordered) apply_override(doc, o, path);
   try {
     return parse_scenario(doc, path);
   } catch (const InputError& e) {

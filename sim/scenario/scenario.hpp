@@ -109,7 +109,9 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
 Scenario parse_scenario(const nlohmann::json& doc, const std::string& file);
 // Applies one "dotted.path=value" override (value parsed as JSON, else taken as a string). A component
 // that is an index selects an element of an array: jobs.1.training.global_batch_size or
-// jobs[1].training.global_batch_size.
+// jobs[1].training.global_batch_size. cluster.topology_file=F also removes the scenario's
+// cluster.intra_node, inter_node, nodes and gpus_per_node (the file gives them); load_scenario applies
+// it before the other overrides, so that those may still set (and have checked) the counts.
 void apply_override(nlohmann::json& doc, const std::string& assignment, const std::string& file);
 // The JSON text of a file with its parse errors as InputError naming line and column.
 nlohmann::json read_json_file(const std::string& path);

@@ -3,6 +3,7 @@
 // is one line and exit code 2. Expectations come from the compiled-in residual table, never its numbers.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -73,4 +74,40 @@ TEST_CASE("run with a broken topology file given by --set: one line and exit cod
   CHECK(line.rfind(file + ": cluster.topology_file: ", 0) == 0);
   CHECK(contains(line, "tests/topologies/data/syntax_error.dot:"));
   CHECK(contains(line, "(the value given by --set cluster.topology_file=../tests/topologies/data/syntax_error.dot)"));
+}
+
+TEST_CASE("validate --json writes the residual table the band is read from", "[cli][band]") {
+  // One published run (the compiled-in table's smallest, so that it is cheap and compared) in a file of
+  // its own: validate --json carries it as the one row of "residual_table", in the format
+  // scripts/regenerate_residuals.sh writes to calibrate/published/residuals.json.
+  const auto& rows = cs::sim::residual_table().rows;
+  REQUIRE(!rows.empty());
+  const auto smallest = std::min_element(rows.begin(), rows.end(),
+                                         [](const auto& a, const auto& b) { return a.features.num_gpus < b.features.num_gpus; });
+  json one = json::array();
+  for (const json& e : load_json(source_dir() / "calibrate/published/published-train.json"))
+    if (e.at("id") == smallest->id) one.push_back(e);
+  REQUIRE(one.size() == 1);
+  TempDir dir;
+  const auto file = dir.write_json("one.json", one);
+  const CliResult r = run_cli({"validate", file.string(), "--json"});
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+  const json out = json::parse(r.out);
+  REQUIRE(out.contains("residual_table"));
+  const cs::sim::ResidualTable table = cs::sim::parse_residual_table(out.at("residual_table"), "validate --json");
+  REQUIRE(table.rows.size() == 1);
+  CHECK(table.rows[0].id == smallest->id);
+  CHECK(table.rows[0].features.gpu == smallest->features.gpu);
+  CHECK(table.rows[0].features.num_gpus == smallest->features.num_gpus);
+}
+
+TEST_CASE("sweep --vary cluster.topology_file moves each point onto the file's cluster", "[cli][topology_file]") {
+  // The one-node H100 scenario, varied onto the example topology file: the file replaces the scenario's
+  // intra_node and counts, so the point runs on 32 GPUs.
+  const std::string file = (scenarios_dir() / "llama3-8b-h100x8.json").string();
+  const CliResult r = run_cli({"sweep", file, "--vary", "cluster.topology_file=mi300x-two-racks.dot", "--json"});
+  INFO(r.describe());
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "mi300x-two-racks.dot"));
 }
