@@ -25,6 +25,7 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
   const double step = to_seconds(ex.makespan);
   CS_CHECK(step > 0);
   r.step_time_s = step;
+  r.step_time_band = expected_error_band(band_features(r), step);  // error_band.hpp: validation residuals
   r.tokens_per_s = static_cast<double>(t.tokens_per_step()) / step;
   const double model_flops = models::model_flops_per_step(s.model, t);
   r.model_tflops_per_gpu = model_flops / step / r.num_gpus / 1e12;
@@ -158,7 +159,8 @@ StepPlan merge(const std::vector<StepPlan>& parts) {
 }
 
 SimulationResult simulate_jobs(const Scenario& s) {
-  topo::Cluster cluster(s.cluster);
+  const std::shared_ptr<const topo::Cluster> graph = make_cluster(s);  // the topology file's, or built
+  const topo::Cluster& cluster = *graph;
   const models::ComputeProfile& profile = s.compute_profile ? *s.compute_profile : models::default_compute_profile();
   ExecutorOptions options;
   options.comm_compute_contention = s.contention();
@@ -212,7 +214,8 @@ SimulationResult simulate_jobs(const Scenario& s) {
 SimulationResult simulate(const Scenario& scenario) {
   check_budget(scenario);  // before anything is built
   if (scenario.multi_job()) return simulate_jobs(scenario);
-  topo::Cluster cluster(scenario.cluster);
+  const std::shared_ptr<const topo::Cluster> graph = make_cluster(scenario);  // the topology file's, or built
+  const topo::Cluster& cluster = *graph;
   SimulationResult result;
   result.plan = build_step(scenario, scenario.compute_profile ? *scenario.compute_profile
                                                                   : models::default_compute_profile());

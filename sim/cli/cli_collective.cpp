@@ -155,7 +155,8 @@ int collective(const std::vector<std::string>& args) {
   if (!ro.forced_algorithm.empty() && !parse_name(kNcclAlgorithmNames, ro.forced_algorithm))
     throw InputError(me + "--algo: '" + ro.forced_algorithm + "' (expected ring, tree, nvls or hierarchical)");
 
-  const topo::Cluster cluster(scenario.cluster);
+  const std::shared_ptr<const topo::Cluster> graph = make_cluster(scenario);  // cluster.topology_file's, or built
+  const topo::Cluster& cluster = *graph;
   const std::vector<int> gpus = first_gpus(ranks);
   // nccl-tests: all-gather, reduce-scatter and all-to-all split the buffer over the ranks.
   const bool split = *kind == CollectiveKind::all_gather || *kind == CollectiveKind::reduce_scatter ||

@@ -245,8 +245,8 @@ int validate(const std::vector<std::string>& args) {
 
   // Collectives: one cluster per (GPU, ranks) without a scenario, the scenario's otherwise.
   std::map<std::pair<std::string, int>, topo::Cluster> clusters;
-  std::optional<topo::Cluster> scenario_cluster;
-  if (scenario) scenario_cluster.emplace(scenario->cluster);
+  std::shared_ptr<const topo::Cluster> scenario_cluster;  // cluster.topology_file's, or built from the spec
+  if (scenario) scenario_cluster = make_cluster(*scenario);
   int skipped_multi_node = 0;
   for (const auto& m : set.comm) {
     const topo::Cluster* cluster = nullptr;
@@ -260,7 +260,7 @@ int validate(const std::vector<std::string>& args) {
         continue;
       }
       for (int r = 0; r < m.ranks; ++r) gpus.push_back((r / per_node) * spec.gpus_per_node + r % per_node);
-      cluster = &*scenario_cluster;
+      cluster = scenario_cluster.get();
     } else {
       if (m.nodes > 1) {
         ++skipped_multi_node;

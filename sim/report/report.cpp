@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -51,6 +52,7 @@ Report job_report(const Scenario& s) {
   r.intra_node = s.cluster.intra.name;
   r.inter_link = s.cluster.nodes > 1 ? s.cluster.nic.name : "";
   r.fabric = s.cluster.nodes > 1 ? s.cluster.fabric : "";
+  r.topology_file = s.topology_file;
   r.model = s.model.name;
   r.parameters = models::parameter_count(s.model);
   r.tp = t.tp, r.pp = t.pp, r.dp = t.dp, r.cp = t.cp, r.ep = t.ep, r.vp = t.vp;
@@ -98,6 +100,7 @@ json to_json(const Report& r) {
                   {"seq_length", r.seq_length}, {"precision", r.precision}, {"pipeline_schedule", r.schedule},
                   {"recompute_granularity", r.recompute}}},
       {"step_time_s", r.step_time_s},
+      {"step_time_band", to_json(r.step_time_band)},
       {"tokens_per_s", r.tokens_per_s},
       {"tokens_per_s_per_gpu", r.tokens_per_s / r.num_gpus},
       {"model_tflops_per_gpu", r.model_tflops_per_gpu},
@@ -123,6 +126,7 @@ json to_json(const Report& r) {
       {"utilization", {{"gpu_busy", r.gpu_busy}, {"links", links}}},
       {"simulator", {{"network", r.network}, {"simulated_ranks", r.simulated_ranks}, {"tasks", r.tasks}, {"events", r.events}}},
   };
+  if (!r.topology_file.empty()) out["cluster"]["topology_file"] = r.topology_file;
   if (!r.job.empty()) {
     out["job"] = r.job;
     out["job_nodes"] = r.job_nodes;
@@ -142,9 +146,11 @@ std::string to_text(const Report& r) {
   const double step = r.step_time_s;
   auto pct = [&](double part) { return fmt("%.1f%%", 100.0 * part / step); };
   o += r.name + (r.job.empty() ? std::string{} : ": job " + r.job + " on node" + (r.job_nodes.size() > 1 ? "s " : " ") + node_ranges(r.job_nodes)) + "\n";
+  const std::string wiring = !r.topology_file.empty()
+                                ? "topology file " + std::filesystem::path(r.topology_file).filename().string()
+                                : r.intra_node + (r.nodes > 1 ? ", " + r.fabric + " " + r.inter_link : std::string{});
   line("cluster", std::to_string(r.num_gpus) + " x " + r.gpu + " (" + std::to_string(r.nodes) + " node" + (r.nodes > 1 ? "s" : "") +
-                      " x " + std::to_string(r.gpus_per_node) + ", " + r.intra_node +
-                      (r.nodes > 1 ? ", " + r.fabric + " " + r.inter_link : std::string{}) + ")");
+                      " x " + std::to_string(r.gpus_per_node) + ", " + wiring + ")");
   line("model", r.model + fmt(", %.2fB parameters", r.parameters / 1e9));
   line("layout", "TP " + std::to_string(r.tp) + "  PP " + std::to_string(r.pp) + "  DP " + std::to_string(r.dp) + "  CP " +
                      std::to_string(r.cp) + "  EP " + std::to_string(r.ep) +
@@ -155,6 +161,12 @@ std::string to_text(const Report& r) {
                     std::to_string(r.seq_length) + ", " + r.precision + ", " + r.schedule);
   o += "\n";
   line("step time", seconds_text(step));
+  if (r.step_time_band.available) {
+    line("error band", band_text(r.step_time_band));
+    std::string why;
+    for (const auto& reason : r.step_time_band.out_of_domain_reasons) why += (why.empty() ? "" : "; ") + reason;
+    if (r.step_time_band.out_of_domain) line("validated", "NO - outside anything validated: " + why);
+  }
   if (!r.job.empty())
     line("slowdown", fmt("%.3fx", r.slowdown) + " the step alone (" + seconds_text(r.step_time_alone_s) +
                          " on the same nodes with the rest of the cluster idle)");

@@ -29,6 +29,7 @@
 #include "models/cost/cost_model.hpp"
 #include "models/memory/memory_model.hpp"
 #include "sim/engine/task_graph.hpp"
+#include "sim/report/error_band.hpp"
 
 namespace cs::sim {
 
@@ -48,6 +49,7 @@ struct Report {
   std::string gpu;
   int num_gpus = 0, nodes = 0, gpus_per_node = 0;
   std::string intra_node, inter_link, fabric;
+  std::string topology_file;  // cluster.topology_file (resolved), empty when the cluster is built from the catalog
   std::string model;
   double parameters = 0;
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vp = 1;
@@ -58,6 +60,10 @@ struct Report {
   bool sequence_parallel = false;
 
   double step_time_s = 0;
+  // Where the real step time is expected to lie, from the validation residuals of comparable published
+  // runs, and whether this scenario is outside anything validated (sim/report/error_band.hpp). Set by the
+  // simulation with the step time; `available` false before.
+  ErrorBand step_time_band;
   double tokens_per_s = 0;
   double model_tflops_per_gpu = 0;
   double mfu = 0, hfu = 0;

@@ -22,6 +22,7 @@
 #include "sim/files/json_file.hpp"
 #include "sim/scenario/enum_names.hpp"
 #include "sim/scenario/params.hpp"
+#include "topologies/topology_file.hpp"
 
 namespace cs::sim {
 
@@ -350,32 +351,8 @@ void read_heterogeneity(ObjectReader& r, Scenario& s, Errors& errors) {
   }
 }
 
-void read_cluster(const json* v, Scenario& s, Errors& errors) {
-  if (!expect_object(v, "cluster", errors)) {
-    if (!v) errors.add("cluster", "missing (expected an object with gpu, nodes, gpus_per_node, ...)");
-    return;
-  }
-  ObjectReader r(*v, "cluster", errors);
-  if (const json* g = r.raw("gpu"); !g) {
-    errors.add("cluster.gpu", "missing (expected a GPU name: " + join(models::gpu_names()) + ", or an object)");
-  } else if (g->is_string()) {
-    const auto name = g->get<std::string>();
-    if (const auto* spec = models::find_gpu(name)) {
-      s.gpu = *spec;
-    } else {
-      std::string msg = "unknown GPU \"" + name + "\"";
-      if (auto near = nearest(name, models::gpu_names()); !near.empty()) msg += " (did you mean \"" + near + "\"?)";
-      errors.add("cluster.gpu", msg + " (known: " + join(models::gpu_names()) + ")");
-    }
-  } else if (g->is_object()) {
-    s.gpu = read_custom_gpu(*g, errors);
-  } else {
-    errors.add("cluster.gpu", "expected a GPU name or an object, got " + type_name(*g));
-  }
-  s.cluster.nodes = r.small_integer("nodes", true).value_or(1);
-  s.cluster.gpus_per_node = r.small_integer("gpus_per_node", false).value_or(8);
-  read_heterogeneity(r, s, errors);
-
+// The scale-up and scale-out links of a cluster built from the catalog (cluster.intra_node, .inter_node).
+void read_links(ObjectReader& r, Scenario& s, Errors& errors) {
   const std::string intra_default = "nvswitch";
   bool nvls_given = false;
   if (const json* in = r.raw("intra_node"); in && in->is_object()) {
@@ -433,6 +410,77 @@ void read_cluster(const json* v, Scenario& s, Errors& errors) {
                                          " nodes need a network (expected {\"fabric\": ..., \"link\": ...})");
   }
   if (!inter) s.cluster.nic = *topo::find_net_link("ib-ndr400");  // unused on one node
+}
+
+// cluster.topology_file: the cluster graph from a GraphML or DOT file (topologies/topology_file.hpp), its
+// path relative to the scenario's folder. The file gives the GPUs' placement in nodes and every link, so
+// the catalog's link keys would be ignored and are refused; cluster.nodes and gpus_per_node may be given
+// (the report's and the tests' habit) and must then be the file's. The reader's problems come back one
+// per line, each naming the file and the element or line: "S.json: cluster.topology_file: T.dot:12: ...".
+void read_topology_file(ObjectReader& r, Scenario& s, Errors& errors) {
+  const auto name = r.string("topology_file", true);
+  const auto nodes = r.small_integer("nodes", false);
+  const auto gpus_per_node = r.small_integer("gpus_per_node", false);
+  for (const char* key : {"intra_node", "inter_node"})
+    if (r.raw(key))
+      errors.add(std::string("cluster.") + key, "not allowed with cluster.topology_file (the file gives every link of the cluster)");
+  if (name && name->empty()) errors.add("cluster.topology_file", "empty (expected the path of a GraphML or DOT file)");
+  if (name && !name->empty()) {
+    std::filesystem::path p(*name);
+    if (p.is_relative()) p = std::filesystem::path(errors.file).parent_path() / p;
+    s.topology_file = p.lexically_normal().string();
+    try {
+      s.topology = std::make_shared<const topo::Cluster>(topo::load_topology(s.topology_file));
+    } catch (const InputError& e) {
+      for (const auto& m : e.messages()) errors.add("cluster.topology_file", m);
+    }
+  }
+  if (!s.topology) {  // already reported; counts that keep the rest of the checks quiet
+    s.cluster.nodes = nodes.value_or(1);
+    s.cluster.gpus_per_node = gpus_per_node.value_or(8);
+    return;
+  }
+  s.cluster = s.topology->spec();
+  const auto& spec = s.cluster;
+  if (nodes && *nodes != spec.nodes)
+    errors.add("cluster.nodes", std::to_string(*nodes) + " does not match cluster.topology_file (" + std::to_string(spec.nodes) + " nodes in " +
+                                    s.topology_file + ")");
+  if (gpus_per_node && *gpus_per_node != spec.gpus_per_node)
+    errors.add("cluster.gpus_per_node", std::to_string(*gpus_per_node) + " does not match cluster.topology_file (" +
+                                            std::to_string(spec.gpus_per_node) + " GPUs per node in " + s.topology_file + ")");
+}
+
+void read_cluster(const json* v, Scenario& s, Errors& errors) {
+  if (!expect_object(v, "cluster", errors)) {
+    if (!v) errors.add("cluster", "missing (expected an object with gpu, nodes, gpus_per_node, ...)");
+    return;
+  }
+  ObjectReader r(*v, "cluster", errors);
+  if (const json* g = r.raw("gpu"); !g) {
+    errors.add("cluster.gpu", "missing (expected a GPU name: " + join(models::gpu_names()) + ", or an object)");
+  } else if (g->is_string()) {
+    const auto name = g->get<std::string>();
+    if (const auto* spec = models::find_gpu(name)) {
+      s.gpu = *spec;
+    } else {
+      std::string msg = "unknown GPU \"" + name + "\"";
+      if (auto near = nearest(name, models::gpu_names()); !near.empty()) msg += " (did you mean \"" + near + "\"?)";
+      errors.add("cluster.gpu", msg + " (known: " + join(models::gpu_names()) + ")");
+    }
+  } else if (g->is_object()) {
+    s.gpu = read_custom_gpu(*g, errors);
+  } else {
+    errors.add("cluster.gpu", "expected a GPU name or an object, got " + type_name(*g));
+  }
+  if (r.raw("topology_file")) {
+    read_topology_file(r, s, errors);
+    read_heterogeneity(r, s, errors);
+  } else {
+    s.cluster.nodes = r.small_integer("nodes", true).value_or(1);
+    s.cluster.gpus_per_node = r.small_integer("gpus_per_node", false).value_or(8);
+    read_heterogeneity(r, s, errors);
+    read_links(r, s, errors);
+  }
   s.price_per_gpu_hour_usd = r.number("price_per_gpu_hour", false).value_or(s.gpu.price_per_gpu_hour_usd);
   // Host power per node: the GPU's reference server share (gpu_catalog.hpp) times the GPUs per node.
   s.node_overhead_w = r.number("node_overhead_w", false)
@@ -962,6 +1010,10 @@ void apply_override(json& doc, const std::string& assignment, const std::string&
   const std::string path = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
   json value = files::parse_json_value(text).value_or(json(text));  // a bare word is a string
+  // A topology file moves the scenario onto the file's cluster: the file replaces the wiring and the
+  // counts the scenario gave (which would be refused beside it, or contradict it).
+  if (path == "cluster.topology_file" && doc.is_object() && doc.contains("cluster") && doc["cluster"].is_object())
+    for (const char* key : {"intra_node", "inter_node", "nodes", "gpus_per_node"}) doc["cluster"].erase(key);
   // Components: split at dots, and "key[3]" is "key" then "3".
   std::vector<std::string> keys;
   std::size_t start = 0;
@@ -1049,9 +1101,17 @@ Scenario parse_scenario(const json& doc, const std::string& file) {
   return s;
 }
 
+std::shared_ptr<const topo::Cluster> make_cluster(const Scenario& s) {
+  return s.topology ? s.topology : std::make_shared<const topo::Cluster>(s.cluster);
+}
+
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
   json doc = read_json_file(path);
-  for (const auto& o : overrides) apply_override(doc, o, path);
+  // A topology file first: it clears the cluster's wiring and counts (apply_override), which the other
+  // overrides may then set again, whatever their order on the command line.
+  std::vector<std::string> ordered = overrides;
+  std::stable_partition(ordered.begin(), ordered.end(), [](const std::string& o) { return o.rfind("cluster.topology_file=", 0) == 0; });
+  for (const auto& o : ordered) apply_override(doc, o, path);
   try {
     return parse_scenario(doc, path);
   } catch (const InputError& e) {

@@ -16,6 +16,7 @@
 // (jobs[1].training.tensor_model_parallel_size). The single-job form is the common case and its
 // Scenario is unchanged: `jobs` stays empty. In the multi-job form Scenario::model and ::training are
 // job 0's (for callers that know one job only); job_scenario(j) is job j as a single-job scenario.
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,7 +66,12 @@ struct Scenario {
   std::string file;  // where it came from, for messages
   std::string name;
   models::GpuSpec gpu;
-  topo::ClusterSpec cluster;
+  topo::ClusterSpec cluster;  // with a topology file: the loaded graph's summary (Cluster::spec())
+  // cluster.topology_file, resolved against the scenario's folder (empty: the cluster is built from the
+  // cluster.* keys), and the graph read from it, validated with the scenario (topologies/topology_file.hpp).
+  // Shared and immutable: copies of the scenario (sweep points, job views) route on the same graph.
+  std::string topology_file;
+  std::shared_ptr<const topo::Cluster> topology;
   Heterogeneity heterogeneity;  // stragglers, speed variation, node groups of other GPUs (heterogeneity.hpp)
   double price_per_gpu_hour_usd = 0;
   // Energy (models/cost/cost_model.hpp): each node's host power, the data centre's PUE, the price of a kWh.
@@ -94,13 +100,18 @@ struct Scenario {
   std::vector<int> job_gpus(std::size_t j) const;
 };
 
+// The cluster graph the scenario runs on: the graph of its topology file, or one built from the spec.
+std::shared_ptr<const topo::Cluster> make_cluster(const Scenario& s);
+
 // Reads and validates a scenario file; throws InputError.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
 // Validates an already-parsed document; `file` names it in messages. Throws InputError.
 Scenario parse_scenario(const nlohmann::json& doc, const std::string& file);
 // Applies one "dotted.path=value" override (value parsed as JSON, else taken as a string). A component
 // that is an index selects an element of an array: jobs.1.training.global_batch_size or
-// jobs[1].training.global_batch_size.
+// jobs[1].training.global_batch_size. cluster.topology_file=F also removes the scenario's
+// cluster.intra_node, inter_node, nodes and gpus_per_node (the file gives them); load_scenario applies
+// it before the other overrides, so that those may still set (and have checked) the counts.
 void apply_override(nlohmann::json& doc, const std::string& assignment, const std::string& file);
 // The JSON text of a file with its parse errors as InputError naming line and column.
 nlohmann::json read_json_file(const std::string& path);

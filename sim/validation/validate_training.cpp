@@ -523,6 +523,7 @@ TrainingValidation validate_published_training(const json& doc, const std::strin
         p.memory_gib = r.memory.total_bytes() / kGiB;
         p.fits_in_memory = r.fits_in_memory;
         p.error = p.predicted_tokens_per_s_per_gpu / p.measured_tokens_per_s_per_gpu - 1.0;
+        p.features = band_features(r);
       } catch (...) {
         const std::lock_guard<std::mutex> lock(mutex);
         if (!failure) failure = std::current_exception();
@@ -615,7 +616,16 @@ json to_json(const TrainingValidation& v) {
     return a;
   };
   return {{"kind", "published-training"}, {"points", points}, {"by_confidence", summaries(v.by_confidence)},
-          {"by_group", summaries(v.by_group)}};
+          {"by_group", summaries(v.by_group)},
+          {"residual_table", to_json(residual_table_of(v, "clustersim validate --json on the published training runs (scripts/regenerate_residuals.sh)"))}};
+}
+
+ResidualTable residual_table_of(const TrainingValidation& v, const std::string& source) {
+  ResidualTable t;
+  t.source = source;
+  for (const auto& p : v.points)
+    if (!p.skipped) t.rows.push_back({p.id, p.confidence, p.features, p.error});
+  return t;
 }
 
 }  // namespace cs::sim

@@ -47,6 +47,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/report/error_band.hpp"
+
 namespace cs::sim {
 
 struct TrainingPoint {
@@ -74,6 +76,7 @@ struct TrainingPoint {
   // A run that ran for real but is predicted not to fit even with the lightest memory saving the entry
   // leaves open: a failed point, counted in every summary.
   bool failed = false;
+  BandFeatures features;       // of the predicted report: the row of the residual table (error_band.hpp)
 };
 
 struct ValidationSummary {
@@ -104,7 +107,11 @@ std::vector<TrainingPoint> convert_published_training(const nlohmann::json& doc,
 TrainingValidation validate_published_training(const nlohmann::json& doc, const std::string& file, int threads = 0);
 
 std::string to_text(const TrainingValidation& v);
+// to_json carries, under "residual_table", the residual table (residual_table_of) that
+// calibrate/published/residuals.json is regenerated from (scripts/regenerate_residuals.sh).
 nlohmann::json to_json(const TrainingValidation& v);
+// One row per compared point (skipped ones have no error), in file order.
+ResidualTable residual_table_of(const TrainingValidation& v, const std::string& source);
 
 // The sources' FLOP conventions (per training step, whole job).
 double sc21_flops_per_step(double batch, double seq, double layers, double hidden, double vocab);
