@@ -123,14 +123,6 @@ std::string comm_group(const calibrate::CommMeasurement& m) {
   return g + std::to_string(m.ranks) + " ranks " + std::string(models::to_string(calibrate::level_of(m)));
 }
 
-std::string size_label(double bytes) {
-  char buf[48];
-  if (bytes >= kGiB) std::snprintf(buf, sizeof buf, "%g GiB", bytes / kGiB);
-  else if (bytes >= kMiB) std::snprintf(buf, sizeof buf, "%g MiB", bytes / kMiB);
-  else if (bytes >= kKiB) std::snprintf(buf, sizeof buf, "%g KiB", bytes / kKiB);
-  else std::snprintf(buf, sizeof buf, "%g B", bytes);
-  return buf;
-}
 
 // The setup's fabric in a group name: "nvswitch 450 GB/s NVLS", "pcie-nvlink-bridge", "2x8, 8 ib-hdr200".
 std::string setup_label(const topo::ClusterSpec& c) {

@@ -1,10 +1,21 @@
 #include "sim/cli/comm_calibration.hpp"
 
+#include <cstdio>
 #include <iostream>
 
+#include "sim/base/units.hpp"
 #include "topologies/link_catalog.hpp"
 
 namespace cs::sim::cli {
+
+std::string size_label(double bytes) {
+  char buf[48];
+  if (bytes >= kGiB) std::snprintf(buf, sizeof buf, "%g GiB", bytes / kGiB);
+  else if (bytes >= kMiB) std::snprintf(buf, sizeof buf, "%g MiB", bytes / kMiB);
+  else if (bytes >= kKiB) std::snprintf(buf, sizeof buf, "%g KiB", bytes / kKiB);
+  else std::snprintf(buf, sizeof buf, "%g B", bytes);
+  return buf;
+}
 
 topo::ClusterSpec single_node_cluster(const models::GpuSpec& gpu, int n) {
   topo::ClusterSpec spec;

@@ -16,6 +16,9 @@
 
 namespace cs::sim::cli {
 
+// "1 MiB", "512 KiB", "8 B": a message size as the validation and fit tables print it.
+std::string size_label(double bytes);
+
 // A single node of n GPUs of `gpu` on NVSwitch (PCIe when the GPU has no NVLink): the cluster a
 // single-node measurement is predicted on (and fitted against) when no scenario names one.
 topo::ClusterSpec single_node_cluster(const models::GpuSpec& gpu, int n);

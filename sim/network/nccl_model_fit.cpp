@@ -14,7 +14,7 @@ using models::CollectiveKind;
 
 namespace {
 
-constexpr int kRounds = 6;
+constexpr int kRounds = 20;
 constexpr int kScanSteps = 240;
 constexpr double kGolden = 0.6180339887498949;
 
@@ -90,6 +90,11 @@ NcclFit fit_nccl_constants(CollectiveKind kind, std::span<const NcclFitSample> s
                                                          : ps.hop_latency_nvlink_us;
     min_hop_us = std::min(min_hop_us, h);
   }
+  // The hop latency is fitted only where sizes show it: two or more whose default latency is a quarter of
+  // their time or more (a sweep of large messages alone leaves it at the table's).
+  int latency_sizes = 0;
+  for (const auto& u : used) latency_sizes += u.choice.latency * 4 >= u.choice.duration ? 1 : 0;
+  fit.latency_fitted = latency_sizes >= 2;
   std::vector<bool> kept(used.size(), true);
   // The one objective every coordinate step lowers: sum |ln(model / measured)| over the kept points of
   // `protocol` (-1: all).
@@ -109,7 +114,7 @@ NcclFit fit_nccl_constants(CollectiveKind kind, std::span<const NcclFitSample> s
         s = std::exp(minimise([&](double u) { s = std::exp(u); return objective(p); }, std::log(1e-3), std::log(1e3)));
       }
       double& d = sc.hop_latency_extra_us;
-      d = minimise([&](double x) { d = x; return objective(-1); }, -0.95 * min_hop_us, 1e4);
+      if (fit.latency_fitted) d = minimise([&](double x) { d = x; return objective(-1); }, -0.95 * min_hop_us, 1e4);
       if (any_ring) {
         double& c = sc.ring_chunk_bytes;
         c = std::exp(minimise([&](double u) { c = std::exp(u); return objective(-1); }, std::log(1024.0), std::log(1e9)));

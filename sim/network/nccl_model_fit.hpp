@@ -19,7 +19,8 @@
 // constants refitted once: on the published 2-node A100 log the 1 MiB row ran NCCL's small-message
 // protocol at 0.31 GB/s where the tuner's model runs Simple. A protocol with no size left takes the
 // nearest measured one's scale (Simple, LL128, LL). A size is "bandwidth-bound" when the fitted model's
-// transfer is at least half its time, "latency-bound" otherwise (it then pins d, hardly s_p).
+// transfer is at least half its time, "latency-bound" otherwise (it then pins d, hardly s_p). d is fitted
+// only when two sizes or more spend a quarter of their default time in latency; else it stays 0.
 //
 // Why these and not a size table: a ring over n ranks still pays 2(n-1) hops and moves 2(n-1)/n S over
 // the tier, a tree log2(N) network hops and W S / 2k per node, so the same s_p and d predict 64 or 256
@@ -62,6 +63,7 @@ struct NcclFit {
   CommScope scope = CommScope::intra_node;
   ScopeConstants constants;
   std::array<bool, 3> protocol_measured{};  // by NcclProtocol: had kept points
+  bool latency_fitted = false;              // d fitted (two sizes or more latency-bound); else 0
   std::vector<NcclFitPoint> points;         // in sample order
   std::vector<std::string> ignored;         // samples not used, each "where: size: why"
   double mape = 0;                          // fitted, over the points

@@ -51,7 +51,7 @@ fs::path fit(const TempDir& dir, const fs::path& log, const std::string& name, C
 }
 
 json collective(const fs::path& profile) {
-  std::vector<std::string> args{"collective", "--scenario", kCluster.string(), "--op", "all_reduce", "--bytes", "1M..1G", "--json"};
+  std::vector<std::string> args{"collective", "--scenario", kCluster.string(), "--op", "all_reduce", "--bytes", "2M..1G", "--json"};
   if (!profile.empty()) args.insert(args.end(), {"--profile", profile.string()});
   const CliResult r = run_cli(args);
   INFO(r.describe());
@@ -70,14 +70,19 @@ json run(const fs::path& profile) {
 
 }  // namespace
 
-TEST_CASE("comm calibration: a fitted 2-node log and its doubled copy reproduce their busbw from 1 MiB", "[cli][calibration]") {
+TEST_CASE("comm calibration: a fitted 2-node log and its doubled copy reproduce their busbw from 2 MiB", "[cli][calibration]") {
+  // Every size from 2 MiB to 1 GiB within 5 %. The 1 MiB row is not: it took 3332 us, on the slope of the
+  // 128-512 KiB rows (3.2 us per KiB, NCCL's small-message protocol at 0.31 GB/s on this system), where
+  // the tuner's model already runs Simple at 1 MiB; the fit leaves it out as an outlier and says so.
   TempDir dir;
   for (const auto& [log, name] : {std::pair{kRealLog, std::string("real.json")}, std::pair{kSlowLog, std::string("slow.json")}}) {
     INFO(log.filename().string());
-    const fs::path profile = fit(dir, log, name);
+    CliResult fitted;
+    const fs::path profile = fit(dir, log, name, &fitted);
+    CHECK(contains(fitted.out, ":77: 1048576 B: outlier ("));
     const auto measured = log_times(log);
     const json out = collective(profile);
-    REQUIRE(out["results"].size() == 11);  // 1 MiB .. 1 GiB
+    REQUIRE(out["results"].size() == 10);  // 2 MiB .. 1 GiB
     for (const auto& row : out["results"]) {
       const double size = row["size"].get<double>();
       INFO("size " << size);
@@ -170,8 +175,8 @@ TEST_CASE("comm calibration: calibrate fit prints residuals per size, worst poin
   CHECK(contains(r.out, "NCCL model constants, A100-40GB all_reduce default 2 ranks network (inter-node, 2 node(s), ib-hdr200):"));
   CHECK(contains(r.out, "residual per size (time predicted / measured - 1):"));
   CHECK(contains(r.out, "worst points:"));
-  CHECK(contains(r.out, "sizes ignored by the bandwidth fit:"));
-  CHECK(contains(r.out, "latency (left out of the bandwidth fit)"));
+  CHECK(contains(r.out, "sizes ignored: 22 latency-bound (they pin the hop latency, not the bandwidth); 8 left out:\n"));
+  CHECK(contains(r.out, "no row with #wrong\n"));
   // The profile keeps the constants.
   const json p = json::parse(read_text(dir / "real.json"));
   REQUIRE(p["comm"].size() == 1);

@@ -74,6 +74,8 @@ TEST_CASE("nccl fit: a 16-rank ring fit predicts 64 and 256 ranks by the ring's 
   const double d_fit = fit.constants.hop_latency_extra_us * 1e-6;
   REQUIRE(s_fit == Approx(0.5).epsilon(1e-3));
   REQUIRE(d_fit == Approx(4e-6).epsilon(1e-2));
+  const double C_fit = fit.constants.ring_chunk_bytes;  // the fill chunk, fitted too (3.5 MB made them)
+  REQUIRE(C_fit == Approx(kRingPipelineChunkBytes).epsilon(2e-2));
   NcclCalibration fitted;
   fitted.at(CollectiveKind::all_gather, CommScope::inter_node) = fit.constants;
 
@@ -86,17 +88,19 @@ TEST_CASE("nccl fit: a 16-rank ring fit predicts 64 and 256 ranks by the ring's 
     const double N = g.nodes, k = g.per_node;
     const double alpha = N / n * (simple.hop_latency_network_us * 1e-6 + d_fit) + (1 - N / n) * simple.hop_latency_nvlink_us * 1e-6;
     const double B = k * s_fit * g.network_Bps * simple.bandwidth_efficiency;
-    const double X = (n - 1.0) / n * S + (n - 1) * std::min(S / n, kRingPipelineChunkBytes) * kRingChannels / ring_channels(S);
+    const double X = (n - 1.0) / n * S + (n - 1) * std::min(S / n, C_fit) * kRingChannels / ring_channels(S);
     REQUIRE(X / k / (s_fit * g.network_Bps) > X * (k - 1) / k / g.scaleup_Bps);  // the network is the bottleneck
     const double expected = simple.launch_latency_us * 1e-6 + (n - 1) * alpha + X / B;
     const AlgorithmChoice c = choose_algorithm(CollectiveKind::all_gather, S, g, "ring", &fitted);
     REQUIRE(c.algorithm == NcclAlgorithm::ring);
     REQUIRE(c.protocol == NcclProtocol::simple);
     CHECK(to_seconds(c.duration) == Approx(expected).epsilon(1e-6));
-    // And the calibration moved it by the fitted amounts: the default is faster by (n-1) N/n d + X (1/s - 1) / (k B_net).
+    // And the calibration moved it by the fitted amounts: against the default (X0 with the default chunk,
+    // s = 1, d = 0) it is slower by (n-1) N/n d + (X / s - X0) / (k B_net e).
+    const double X0 = (n - 1.0) / n * S + (n - 1) * std::min(S / n, kRingPipelineChunkBytes) * kRingChannels / ring_channels(S);
     const double dflt = to_seconds(choose_algorithm(CollectiveKind::all_gather, S, g, "ring").duration);
     CHECK(to_seconds(c.duration) - dflt ==
-          Approx((n - 1) * N / n * d_fit + X * (1 / s_fit - 1) / (k * g.network_Bps * simple.bandwidth_efficiency)).epsilon(1e-6));
+          Approx((n - 1) * N / n * d_fit + (X / s_fit - X0) / (k * g.network_Bps * simple.bandwidth_efficiency)).epsilon(1e-6));
     CHECK(to_seconds(c.duration) > previous);
     previous = to_seconds(c.duration);
   }
