@@ -66,9 +66,9 @@ std::string fit_nccl(const calibrate::MeasurementSet& set, calibrate::ProfileFit
     const std::string name = calibrate::group_name(group.fit);
     std::vector<int> gpus = spec ? measurement_gpus(*spec, first.ranks, first.nodes) : std::vector<int>{};
     if (gpus.empty()) {
-      result.notes.push_back(first.where + ": " + name + ": NCCL constants not fitted: " +
-                             (spec ? "its ranks do not fit --scenario's cluster"
-                                   : "name the cluster it ran on with --scenario S.json"));
+      out += "\nNCCL model constants, " + name + ": not fitted (" +
+             (spec ? "its ranks do not fit --scenario's cluster" : "name the cluster it ran on with --scenario S.json") +
+             "); the profile keeps its alpha-beta summary only\n";
       continue;
     }
     std::vector<NcclFitSample> samples;
@@ -81,7 +81,7 @@ std::string fit_nccl(const calibrate::MeasurementSet& set, calibrate::ProfileFit
     try {
       fit = fit_nccl_constants(first.collective, samples, geo, forced);
     } catch (const InputError& e) {
-      result.notes.push_back(first.where + ": " + name + ": NCCL constants not fitted: " + e.what());
+      out += "\nNCCL model constants, " + name + ": not fitted (" + e.what() + ")\n";
       continue;
     }
     result.profile.comm.fits[i].nccl = to_profile(fit, geo.nodes, spec->nic.name);
@@ -134,7 +134,8 @@ std::string fit_nccl(const calibrate::MeasurementSet& set, calibrate::ProfileFit
 
 int fit(const std::vector<std::string>& args) {
   po::options_description opts(
-      "usage: clustersim calibrate fit INPUTS... -o profile.json [--gpu NAME] [--comm-gpu NAME ...] [--scenario S.json]\n\n"
+      "usage: clustersim calibrate fit INPUTS... -o profile.json [--gpu NAME] [--comm-gpu NAME ...]\n"
+      "                                [--scenario S.json]\n\n"
       "Fits a calibration profile from measurements: nccl-tests logs (all_reduce_perf and siblings, any\n"
       "version), clustersim-bench JSON, the h200-reference.json format, or a published nccl.json. The\n"
       "profile holds the compute model's efficiency tables and, per collective, the NCCL model's fitted\n"

@@ -258,6 +258,9 @@ int validate(const std::vector<std::string>& args) {
                                   : scenario                              ? scenario->calibration
                                                                           : std::string();
   const NcclCalibration calibration = comm_profile ? nccl_calibration(*comm_profile, comm_source) : NcclCalibration{};
+  if (calibration.any() && scenario)
+    warn(CommCalibration{calibration, calibration_mismatch(*comm_profile, comm_source, scenario->gpu.name,
+                                                           scenario->cluster, scenario->num_gpus())});
   std::vector<SideBySide> side_by_side;
   std::map<std::pair<std::string, int>, topo::Cluster> clusters;
   std::optional<topo::Cluster> scenario_cluster;

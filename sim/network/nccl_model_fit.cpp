@@ -10,10 +10,12 @@
 
 namespace cs::sim {
 
-using models::CollectiveKind;
-
 namespace {
 
+using models::CollectiveKind;
+
+// Rounds of coordinate descent (6 left the doubled 2-node log's 2 MiB size 5.1 % off, 20 leave it at
+// 0.1 %; a fit takes about half a second), scan steps of one coordinate, the golden ratio's conjugate.
 constexpr int kRounds = 20;
 constexpr int kScanSteps = 240;
 constexpr double kGolden = 0.6180339887498949;
