@@ -38,6 +38,7 @@ ProfileFit fit_profile(const MeasurementSet& set, const models::GpuSpec* gpu) {
     for (auto& g : fit_comm(set, out.notes)) {
       out.profile.comm.fits.push_back(g.fit);
       out.profile.fit_quality.push_back(g.quality);
+      out.comm_groups.push_back(std::move(g));
     }
     if (out.profile.gpu.empty()) {
       const models::GpuSpec* g = gpu ? gpu : guess_gpu(set.comm.front().gpu);

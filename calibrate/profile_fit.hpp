@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/fit/comm_fit.hpp"
 #include "calibrate/import/measurement.hpp"
 #include "models/compute/profile_json.hpp"
 
@@ -17,6 +18,9 @@ namespace cs::calibrate {
 struct ProfileFit {
   models::CalibrationProfile profile;
   std::vector<std::string> notes;  // import notes and fit notes, one line each
+  // The collective groups behind profile.comm.fits, in the same order (their members index set.comm), for
+  // the NCCL-constant fit that needs the cluster (sim/network/nccl_model_fit.hpp, run by the CLI).
+  std::vector<CommGroupFit> comm_groups;
 };
 
 // `gpu` overrides the GPU the measurements name (nullptr: guess from the device string). Throws

@@ -10,6 +10,7 @@
 #include "sim/engine/intervals.hpp"
 #include "sim/network/flow_network.hpp"
 #include "sim/network/make_network.hpp"
+#include "sim/network/nccl_model_fit.hpp"
 #include "sim/report/breakdown.hpp"
 #include "sim/scenario/enum_names.hpp"
 #include "sim/step/step_budget.hpp"
@@ -97,8 +98,11 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
   return r;
 }
 
+// Both back-ends price collectives with the profile's fitted NCCL constants when the scenario names one
+// (sim/network/nccl_model_fit.hpp): run, sweep and the GUI all come through here.
 std::unique_ptr<CommBackend> make_network(const Scenario& s, const TaskGraph& graph, const topo::Cluster& cluster) {
-  return make_network(s.simulation.network, graph, cluster, s.simulation.nccl_algorithm);
+  const NcclCalibration calibration = s.comm_profile ? nccl_calibration(*s.comm_profile, s.calibration) : NcclCalibration{};
+  return make_network(s.simulation.network, graph, cluster, s.simulation.nccl_algorithm, calibration);
 }
 
 // When the last of tasks [first, first + count) ends: a job's step in a run that may hold other jobs.

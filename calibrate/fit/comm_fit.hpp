@@ -1,7 +1,9 @@
 #pragma once
-// Fitting collective measurements to the alpha-beta form the analytical collective model uses.
+// Fitting collective measurements to an alpha-beta line: the size summary of a profile's comm entries.
+// No network model reads it (it does not carry to another rank count); the constants the simulator
+// applies are the NCCL model's own, fitted by sim/network/nccl_model_fit.hpp on the measured cluster.
 //
-// Model (models/compute/comm_profile.hpp, sim/collectives.hpp). For one group -- same collective, algorithm,
+// Model (models/compute/comm_profile.hpp). For one group -- same collective, algorithm,
 // rank count n and level -- each measurement is (S_i, t_i) and
 //
 //   t_i = alpha + x_i / beta,   x_i = factor(n) * S_i   (the "bus bytes", nccl-tests' busbw convention)

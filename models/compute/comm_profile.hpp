@@ -1,8 +1,16 @@
 #pragma once
-// Communication side of a calibration profile: measured alpha-beta parameters per collective.
+// Communication side of a calibration profile: per collective, the fitted constants of the NCCL model and
+// an alpha-beta summary of the same measurements.
 //
-// Each entry is one fitted group of nccl-tests-style measurements (same collective, algorithm, rank count
-// and link level) in the form the analytical collective model uses (sim/collectives.hpp):
+// The constants the simulator applies are `nccl` (NcclConstants below): fitted by
+// sim/network/nccl_model_fit.hpp against the NCCL model itself (sim/network/nccl_model.hpp) on the
+// cluster the measurement ran on, per protocol a bandwidth scale of the tier (intra-node = scale-up,
+// inter-node = network) and an extra latency per hop of that tier. Both network back-ends read them,
+// and they carry to other rank counts by the algorithms' structure.
+//
+// The alpha-beta line is the size summary people read (it does not carry to another rank count and no
+// model reads it). Each entry is one fitted group of nccl-tests-style measurements (same collective,
+// algorithm, rank count and link level):
 //
 //   t(S) = alpha + factor(n) * S / beta
 //
@@ -26,6 +34,18 @@ namespace cs::models {
 
 enum class CommLevel { nvlink, network };
 
+// The NCCL model's constants fitted from one group (sim/network/nccl_model_fit.hpp).
+struct NcclConstants {
+  bool fitted = false;
+  int nodes = 1;                  // of the cluster fitted against (the measurement's)
+  std::string nic;                // its inter-node link (catalog name; empty inside one node)
+  // Per protocol (LL, LL128, Simple): achieved / modelled bandwidth of the level's tier. A protocol the
+  // measurement never ran takes the nearest measured one's (Simple, LL128, LL in that order).
+  double bandwidth_scale_ll = 1, bandwidth_scale_ll128 = 1, bandwidth_scale_simple = 1;
+  double hop_latency_extra_us = 0;  // added to every hop of the tier (may be negative, down to -h)
+  double ring_chunk_bytes = 3.5e6;  // the ring's pipeline chunk on the tier (sim/network/nccl_model.hpp)
+};
+
 struct CommFit {
   CollectiveKind collective = CollectiveKind::all_reduce;
   std::string algorithm = "default";
@@ -36,6 +56,7 @@ struct CommFit {
   double r2 = 0;         // coefficient of determination of the fit (in log time; see calibrate/)
   int points = 0;        // measurements the fit used
   std::string gpu;       // catalog name of the GPU measured (informational; empty when unknown)
+  NcclConstants nccl;    // the model's constants (absent from older profiles: not fitted)
 };
 
 struct CommProfile {

@@ -283,6 +283,26 @@ CommFit read_comm_fit(const json& v, const std::string& at, Problems& problems) 
   c.r2 = g.number("r2", false, -1e9, 1, false, "a number <= 1").value_or(0);
   c.points = static_cast<int>(g.integer("points", false, 0, 1 << 30, "2^30 points: more than any measurement file holds").value_or(0));
   c.gpu = g.string("gpu", false).value_or("");
+  if (const json* n = g.raw("nccl", false)) {
+    const std::string nat = at + ".nccl";
+    if (expect_object(*n, nat, problems)) {
+      Fields k(*n, nat, problems);
+      c.nccl.fitted = true;
+      c.nccl.nodes = static_cast<int>(k.integer("nodes", true, 1, 1 << 20, "2^20 nodes: more than a scenario's cluster can hold").value_or(1));
+      c.nccl.nic = k.string("nic", false).value_or("");
+      auto scale = [&](const char* key) {
+        return k.number(key, true, 0, 1e3, true, "a bandwidth scale in (0, 1000]").value_or(1);
+      };
+      c.nccl.bandwidth_scale_ll = scale("bandwidth_scale_LL");
+      c.nccl.bandwidth_scale_ll128 = scale("bandwidth_scale_LL128");
+      c.nccl.bandwidth_scale_simple = scale("bandwidth_scale_Simple");
+      c.nccl.hop_latency_extra_us =
+          k.number("hop_latency_extra_us", true, -1e3, 1e6, false, "microseconds in [-1000, 1e6]").value_or(0);
+      c.nccl.ring_chunk_bytes =
+          k.number("ring_chunk_bytes", true, 0, 1e12, true, "a number of bytes in (0, 1e12]").value_or(3.5e6);
+      k.finish();
+    }
+  }
   g.finish();
   return c;
 }
@@ -404,10 +424,17 @@ std::string profile_to_json(const CalibrationProfile& p) {
   }
   doc["comm_source"] = p.comm.source;
   doc["comm"] = ordered_json::array();
-  for (const auto& f : p.comm.fits)
-    doc["comm"].push_back({{"collective", std::string(to_string(f.collective))}, {"algorithm", f.algorithm},
-                           {"ranks", f.ranks}, {"level", std::string(to_string(f.level))}, {"alpha_us", f.alpha_us},
-                           {"beta_GBps", f.beta_GBps}, {"r2", f.r2}, {"points", f.points}, {"gpu", f.gpu}});
+  for (const auto& f : p.comm.fits) {
+    ordered_json e = {{"collective", std::string(to_string(f.collective))}, {"algorithm", f.algorithm},
+                      {"ranks", f.ranks}, {"level", std::string(to_string(f.level))}, {"alpha_us", f.alpha_us},
+                      {"beta_GBps", f.beta_GBps}, {"r2", f.r2}, {"points", f.points}, {"gpu", f.gpu}};
+    if (f.nccl.fitted)
+      e["nccl"] = {{"nodes", f.nccl.nodes}, {"nic", f.nccl.nic}, {"bandwidth_scale_LL", f.nccl.bandwidth_scale_ll},
+                   {"bandwidth_scale_LL128", f.nccl.bandwidth_scale_ll128},
+                   {"bandwidth_scale_Simple", f.nccl.bandwidth_scale_simple},
+                   {"hop_latency_extra_us", f.nccl.hop_latency_extra_us}, {"ring_chunk_bytes", f.nccl.ring_chunk_bytes}};
+    doc["comm"].push_back(std::move(e));
+  }
   doc["fit_quality"] = ordered_json::array();
   for (const auto& q : p.fit_quality)
     doc["fit_quality"].push_back({{"group", q.group}, {"points", q.points}, {"mape", q.mape}, {"worst", q.worst},

@@ -1,11 +1,18 @@
 // clustersim calibrate fit INPUTS... -o profile.json [--gpu NAME] [--op NAME] [--ranks N] [--nodes N]
+//                          [--scenario S.json]
 // clustersim calibrate import LOG... (cli_calibrate_import.cpp)
 //
 // Reads measurement files (nccl-tests logs, clustersim-bench JSON, the H200 reference format, published
-// nccl.json), fits a calibration profile (calibrate/profile_fit.hpp) and writes it. Prints what was
-// fitted and how well: per compute table the leave-one-out error, per collective group alpha, beta, R^2,
-// MAPE and the worst point; import notes (skipped rows with their line numbers) go to stderr.
+// nccl.json), fits a calibration profile (calibrate/profile_fit.hpp) and writes it. Per collective group
+// it also fits the NCCL model's own constants (sim/network/nccl_model_fit.hpp) on the cluster the
+// measurement ran on: --scenario's, or for a single-node group without one a node of the measured GPU.
+// Prints what was fitted and how well: per compute table the leave-one-out error, per collective group
+// alpha, beta, R^2, MAPE and the worst point, and for the NCCL constants the residual per size with the
+// default and the fitted constants, the worst points and the sizes left out of the bandwidth fit
+// (latency-bound) or out of the import (#wrong); import notes go to stderr.
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <cstdio>
 #include <iostream>
 
@@ -18,6 +25,9 @@
 #include "sim/cli/cli.hpp"
 #include "sim/cli/cli_log_hints.hpp"
 #include "sim/cli/cli_options.hpp"
+#include "sim/cli/comm_calibration.hpp"
+#include "sim/network/nccl_model_fit.hpp"
+#include "sim/scenario/scenario.hpp"
 #include "sim/report/output_file.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/base/suggest.hpp"
@@ -39,12 +49,100 @@ std::string pad(std::string s, std::size_t w) {
   return s;
 }
 
+
+// Fits the NCCL model's constants of every collective group (sim/network/nccl_model_fit.hpp) into the
+// profile's entries, and returns the fit-quality report. Groups whose cluster is not known get a note.
+std::string fit_nccl(const calibrate::MeasurementSet& set, calibrate::ProfileFit& result, const Scenario* scenario) {
+  std::string out;
+  std::vector<std::string> wrong;  // the importer's notes on rows with #wrong != 0
+  for (const auto& n : set.notes)
+    if (n.find("#wrong") != std::string::npos) wrong.push_back(n);
+  for (std::size_t i = 0; i < result.comm_groups.size(); ++i) {
+    const auto& group = result.comm_groups[i];
+    const auto& first = set.comm[group.members.front()];
+    std::optional<topo::ClusterSpec> spec;
+    if (scenario) {
+      spec = scenario->cluster;
+    } else if (first.nodes == 1) {
+      if (const models::GpuSpec* g = calibrate::guess_gpu(first.gpu)) spec = single_node_cluster(*g, first.ranks);
+    }
+    const std::string name = calibrate::group_name(group.fit);
+    std::vector<int> gpus = spec ? measurement_gpus(*spec, first.ranks, first.nodes) : std::vector<int>{};
+    if (gpus.empty()) {
+      out += "\nNCCL model constants, " + name + ": not fitted (" +
+             (spec ? "its ranks do not fit --scenario's cluster" : "name the cluster it ran on with --scenario S.json") +
+             "); the profile keeps its alpha-beta summary only\n";
+      continue;
+    }
+    std::vector<NcclFitSample> samples;
+    for (auto m : group.members) samples.push_back({set.comm[m].size_bytes, set.comm[m].time_s, set.comm[m].where});
+    const topo::Cluster cluster(*spec);
+    const GroupGeometry geo = group_geometry(cluster, gpus);
+    std::string forced;
+    if (first.algorithm == "ring" || first.algorithm == "tree" || first.algorithm == "nvls") forced = first.algorithm;
+    NcclFit fit;
+    try {
+      fit = fit_nccl_constants(first.collective, samples, geo, forced);
+    } catch (const InputError& e) {
+      out += "\nNCCL model constants, " + name + ": not fitted (" + e.what() + ")\n";
+      continue;
+    }
+    result.profile.comm.fits[i].nccl = to_profile(fit, geo.nodes, spec->nic.name);
+    const auto& c = fit.constants;
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "\nNCCL model constants, %s (%s, %d node(s)%s):\n  bandwidth x%.4g Simple, x%.4g LL128, x%.4g LL"
+                  "%s;\n  hop latency %+.3g us%s; ring pipeline chunk %.3g MB\n  MAPE over every size: default constants %.1f%%, fitted %.1f%%\n",
+                  name.c_str(), to_string(fit.scope), geo.nodes, geo.nodes > 1 ? (", " + spec->nic.name).c_str() : "",
+                  c.bandwidth_scale[2], c.bandwidth_scale[1], c.bandwidth_scale[0],
+                  fit.protocol_measured == std::array<bool, 3>{true, true, true} ? "" : " (unmeasured protocols: nearest measured)",
+                  c.hop_latency_extra_us, fit.latency_fitted ? "" : " (no latency-bound size: the table's)",
+                  c.ring_chunk_bytes / 1e6, 100 * fit.default_mape, 100 * fit.mape);
+    out += line;
+    out += "  residual per size (time predicted / measured - 1):\n";
+    std::snprintf(line, sizeof line, "    %-10s %12s %12s %9s %12s %9s  %-14s %s\n", "size", "measured_us", "default_us",
+                  "error", "fitted_us", "error", "algo/proto", "fitted on");
+    out += line;
+    for (const auto& pt : fit.points) {
+      std::snprintf(line, sizeof line, "    %-10s %12.2f %12.2f %+8.1f%% %12.2f %+8.1f%%  %-14s %s\n",
+                    size_label(pt.size_bytes).c_str(), pt.measured_s * 1e6, pt.default_s * 1e6, 100 * pt.default_error(),
+                    pt.fitted_s * 1e6, 100 * pt.error(),
+                    (std::string(to_string(pt.algorithm)) + "/" + to_string(pt.protocol)).c_str(),
+                    !pt.kept ? "left out (outlier)" : pt.bandwidth_bound ? "bandwidth-bound" : "latency-bound");
+      out += line;
+    }
+    std::vector<std::size_t> order(fit.points.size());
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return std::abs(fit.points[a].error()) > std::abs(fit.points[b].error());
+    });
+    out += "  worst points:";
+    for (std::size_t k = 0; k < std::min<std::size_t>(3, order.size()); ++k) {
+      const auto& pt = fit.points[order[k]];
+      std::snprintf(line, sizeof line, "%s %s %+.1f%% (%s)", k ? "," : "", size_label(pt.size_bytes).c_str(),
+                    100 * pt.error(), pt.where.c_str());
+      out += line;
+    }
+    out += "\n";
+    std::size_t latency = 0;
+    for (const auto& pt : fit.points) latency += pt.bandwidth_bound || !pt.kept ? 0 : 1;
+    out += "  sizes ignored: " + std::to_string(latency) + " latency-bound (they pin the hop latency, not the bandwidth)";
+    out += std::string("; ") + (fit.ignored.empty() ? "no outlier" : std::to_string(fit.ignored.size()) + " left out:") + "\n";
+    for (const auto& ig : fit.ignored) out += "    " + ig + "\n";
+    out += wrong.empty() ? "  no row with #wrong\n" : "  rows with #wrong, left out at import:\n";
+    for (const auto& w : wrong) out += "    " + w + "\n";
+  }
+  return out;
+}
+
 int fit(const std::vector<std::string>& args) {
   po::options_description opts(
-      "usage: clustersim calibrate fit INPUTS... -o profile.json [--gpu NAME] [--comm-gpu NAME ...]\n\n"
+      "usage: clustersim calibrate fit INPUTS... -o profile.json [--gpu NAME] [--comm-gpu NAME ...]\n"
+      "                                [--scenario S.json]\n\n"
       "Fits a calibration profile from measurements: nccl-tests logs (all_reduce_perf and siblings, any\n"
       "version), clustersim-bench JSON, the h200-reference.json format, or a published nccl.json. The\n"
-      "profile holds the compute model's efficiency tables and alpha/beta per collective; a scenario uses\n"
+      "profile holds the compute model's efficiency tables and, per collective, the NCCL model's fitted\n"
+      "constants (bandwidth scale per protocol, latency per hop) and an alpha/beta summary; a scenario uses\n"
       "it through its \"calibration\" key. --op/--ranks/--nodes/--gpu fill in what an nccl-tests log does not\n"
       "say (check a log first with clustersim calibrate import).\n\noptions");
   opts.add_options()("help,h", "show this help")
@@ -53,7 +151,10 @@ int fit(const std::vector<std::string>& args) {
        "catalog GPU the measurements ran on: the compute ones, and nccl-tests logs without device lines "
        "(default: from the file's device name)")
       ("comm-gpu", po::value<std::vector<std::string>>()->composing()->value_name("NAME"),
-       "fit only the collective measurements made on this catalog GPU (repeatable; default: all)");
+       "fit only the collective measurements made on this catalog GPU (repeatable; default: all)")
+      ("scenario", po::value<std::string>()->value_name("S.json"),
+       "the cluster the collectives were measured on, to fit the NCCL model's constants against (needed for\n"
+       "multi-node logs; default for single-node ones: an NVSwitch node of the measured GPU)");
   add_log_hint_options(opts);
   po::variables_map vm;
   if (!parse_options(args, opts, "inputs", -1, vm)) return kExitOk;
@@ -85,7 +186,10 @@ int fit(const std::vector<std::string>& args) {
     set.comm = std::move(kept);
     if (dropped) set.notes.push_back(std::to_string(dropped) + " collective measurements on other GPUs left out (--comm-gpu)");
   }
-  const calibrate::ProfileFit result = calibrate::fit_profile(set, gpu);
+  std::optional<Scenario> scenario;
+  if (vm.count("scenario")) scenario = load_scenario(vm["scenario"].as<std::string>());
+  calibrate::ProfileFit result = calibrate::fit_profile(set, gpu);
+  const std::string nccl_report = fit_nccl(set, result, scenario ? &*scenario : nullptr);
   for (const auto& n : result.notes) std::cerr << "note: " << n << "\n";
 
   const auto& p = result.profile;
@@ -114,6 +218,7 @@ int fit(const std::vector<std::string>& args) {
   for (const auto& q : p.fit_quality)
     std::cout << "  " << pad(q.group, 46) << pad(std::to_string(q.points), 5) << " MAPE " << pad(fixed(q.mape * 100, 1) + "%", 7)
               << " worst " << (q.worst_error >= 0 ? "+" : "") << fixed(q.worst_error * 100, 1) << "% " << q.worst << "\n";
+  std::cout << nccl_report;
   try {
     models::write_profile(p, out);
   } catch (const std::runtime_error& e) {

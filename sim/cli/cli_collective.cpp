@@ -18,6 +18,7 @@
 #include "models/compute/comm_profile.hpp"
 #include "sim/cli/cli.hpp"
 #include "sim/cli/cli_options.hpp"
+#include "sim/cli/comm_calibration.hpp"
 #include "sim/network/collective_run.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/scenario/enum_names.hpp"
@@ -34,13 +35,15 @@ using models::CollectiveKind;
 
 const char* const kUsage =
     "usage: clustersim collective --scenario S.json --op OP [--ranks N] [--bytes MIN..MAX] [--network flow|analytical]\n"
-    "                             [--algo ring|tree|nvls|hierarchical] [--dtype float] [--json] [--set path=value ...]\n\n"
+    "                             [--algo ring|tree|nvls|hierarchical] [--dtype float] [--profile P.json] [--json]\n"
+    "                             [--set path=value ...]\n\n"
     "Simulates one NCCL collective over the first N GPUs of the scenario's cluster (node-major, as nccl-tests\n"
     "places its ranks) for sizes doubling from MIN to MAX, and prints an nccl-tests-style table: size (B), count,\n"
     "type, redop, root, time (us), algbw and busbw (GB/s = 1e9 B/s; busbw with nccl-tests' factors), plus the\n"
     "algorithm and protocol chosen. OP: all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv.\n"
     "Sizes take binary suffixes as nccl-tests -b/-e (K, M, G: 128M = 134217728); for all_gather, reduce_scatter and\n"
-    "all_to_all the size is the whole buffer (per-rank count x ranks), as nccl-tests prints it.\n\noptions";
+    "all_to_all the size is the whole buffer (per-rank count x ranks), as nccl-tests prints it. A calibration profile\n"
+    "(the scenario's \"calibration\", or --profile) replaces the NCCL model's constants for the collectives it fitted.\n\noptions";
 
 // Parses "8", "128K", "1M", "8G" (binary multiples, as nccl-tests' -b/-e); nullopt if malformed.
 std::optional<double> parse_size(const std::string& text) {
@@ -95,6 +98,8 @@ int collective(const std::vector<std::string>& args) {
       ("network", po::value<std::string>()->value_name("MODEL"), "flow or analytical (default: the scenario's)")
       ("algo", po::value<std::string>()->value_name("ALGO"), "force ring, tree, nvls or hierarchical (default: NCCL-like choice)")
       ("dtype", po::value<std::string>()->value_name("TYPE")->default_value("float"), "element type, for the count column")
+      ("profile", po::value<std::string>()->value_name("P.json"),
+       "calibration profile whose fitted NCCL constants to use (default: the scenario's \"calibration\")")
       ("json", "print one JSON object instead of the table")
       ("set", po::value<std::vector<std::string>>()->composing()->value_name("PATH=VALUE"), "override a scenario value (repeatable)");
   po::variables_map vm;
@@ -155,6 +160,13 @@ int collective(const std::vector<std::string>& args) {
   if (!ro.forced_algorithm.empty() && !parse_name(kNcclAlgorithmNames, ro.forced_algorithm))
     throw InputError(me + "--algo: '" + ro.forced_algorithm + "' (expected ring, tree, nvls or hierarchical)");
 
+  std::optional<models::CalibrationProfile> profile;
+  if (vm.count("profile")) profile = models::read_profile(vm["profile"].as<std::string>());
+  const CommCalibration calibration =
+      comm_calibration(scenario, profile ? &*profile : nullptr, vm.count("profile") ? vm["profile"].as<std::string>() : "");
+  warn(calibration);
+  ro.calibration = calibration.constants;
+
   const std::shared_ptr<const topo::Cluster> graph = make_cluster(scenario);  // cluster.topology_file's, or built
   const topo::Cluster& cluster = *graph;
   const std::vector<int> gpus = first_gpus(ranks);
@@ -196,6 +208,7 @@ int collective(const std::vector<std::string>& args) {
     json out = {{"collective", models::to_string(*kind)}, {"ranks", ranks}, {"nodes", group_geometry(cluster, gpus).nodes},
                 {"network", std::string(to_string(ro.network))}, {"algorithm", ro.forced_algorithm.empty() ? "default" : ro.forced_algorithm},
                 {"scenario", scenario.name}, {"results", rows}, {"average_busbw_GBps", avg}};
+    if (calibration.constants.any()) out["comm_calibration"] = comm_calibration_json(calibration);
     std::cout << out.dump(2) << "\n";
     return kExitOk;
   }
@@ -214,6 +227,7 @@ int collective(const std::vector<std::string>& args) {
     }
   }
   if (!ro.forced_algorithm.empty()) std::cout << "# NCCL INFO NCCL_ALGO set by environment to " << ro.forced_algorithm << "\n";
+  if (calibration.constants.any()) std::cout << "# " << comm_calibration_text(calibration);
   std::cout << "#\n"
                "#                                                              out-of-place                       in-place\n"
                "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong     algorithm   proto\n"

@@ -6,6 +6,7 @@
 
 #include "sim/cli/cli.hpp"
 #include "sim/cli/cli_options.hpp"
+#include "sim/cli/comm_calibration.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/goodput/goodput.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -56,6 +57,8 @@ int run(const std::vector<std::string>& args) {
   const Scenario scenario = load_scenario(path, overrides);
   goodput::check_run_options(scenario, run_options);
   if (vm.count("trace")) check_writable(vm["trace"].as<std::string>(), {path});  // before simulating, not after
+  const CommCalibration calibration = comm_calibration(scenario);
+  warn(calibration);
   const SimulationResult result = simulate(scenario);
   const goodput::RunReport run_report = goodput::analyse_run(scenario, result, run_options);
   if (vm.count("trace"))
@@ -71,9 +74,10 @@ int run(const std::vector<std::string>& args) {
   } else if (vm.count("json")) {
     nlohmann::json out = to_json(result.report);
     goodput::add_json(out, run_report);
+    if (calibration.constants.any()) out["comm_calibration"] = comm_calibration_json(calibration);
     std::cout << out.dump(2) << "\n";
   } else {
-    std::cout << to_text(result.report) << goodput::to_text(run_report);
+    std::cout << to_text(result.report) << comm_calibration_text(calibration) << goodput::to_text(run_report);
   }
   return kExitOk;
 }

@@ -27,6 +27,7 @@
 #include "sim/cli/cli.hpp"
 #include "sim/cli/cli_log_hints.hpp"
 #include "sim/cli/cli_options.hpp"
+#include "sim/cli/comm_calibration.hpp"
 #include "sim/files/file_error.hpp"
 #include "sim/files/input_file.hpp"
 #include "sim/files/json_file.hpp"
@@ -46,27 +47,46 @@ namespace cs::sim::cli {
 namespace {
 
 // The one place a measured collective is predicted: the collective alone on `cluster` over `gpus`, with
-// the algorithm NCCL would pick (or the one the measurement names). The network-fidelity work redirects
-// this to the flow model and the calibrated comm profile.
+// the algorithm NCCL would pick (or the one the measurement names), with the default NCCL constants or a
+// profile's fitted ones (`calibration`). Alone on the cluster the flow network gives the same time.
 double predict_collective_s(const calibrate::CommMeasurement& m, const topo::Cluster& cluster,
-                            const std::vector<int>& gpus) {
+                            const std::vector<int>& gpus, const NcclCalibration* calibration = nullptr) {
   const GroupGeometry g = group_geometry(cluster, gpus);
   std::string forced;
   if (m.algorithm == "ring" || m.algorithm == "tree" || m.algorithm == "nvls") forced = m.algorithm;
-  const AlgorithmChoice choice = choose_algorithm(m.collective, m.size_bytes, g, forced);
+  const AlgorithmChoice choice = choose_algorithm(m.collective, m.size_bytes, g, forced, calibration);
   return to_seconds(choice.duration);
 }
 
-// A single node of n GPUs of `gpu` on NVSwitch (PCIe when the GPU has no NVLink).
-topo::ClusterSpec single_node(const models::GpuSpec& gpu, int n) {
-  topo::ClusterSpec spec;
-  spec.nodes = 1;
-  spec.gpus_per_node = n;
-  spec.intra = *topo::find_intra_node(gpu.nvlink_gbps > 0 ? "nvswitch" : "pcie");
-  if (spec.intra.gpu_bandwidth_GBps <= 0) spec.intra.gpu_bandwidth_GBps = gpu.scaleup_GBps_per_direction();
-  spec.nic = *topo::find_net_link("ib-ndr400");
-  spec.nics_per_node = n;
-  return spec;
+// One measured collective predicted with the default constants and with the profile's.
+struct SideBySide {
+  std::string label, where;
+  double busbw_factor = 1, size_bytes = 0, measured_s = 0, default_s = 0, profile_s = 0;
+  double busbw(double t) const { return size_bytes / t * busbw_factor / 1e9; }
+  // busbw error: predicted busbw / measured busbw - 1 = measured time / predicted time - 1.
+  double default_error() const { return measured_s / default_s - 1; }
+  double profile_error() const { return measured_s / profile_s - 1; }
+};
+
+std::string side_by_side_text(const std::vector<SideBySide>& rows, const std::string& profile) {
+  std::string out = "\nbusbw error, default NCCL constants vs profile " + profile + ":\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "  %-34s %12s %12s %9s %12s %9s\n", "point", "measured", "default", "error",
+                "profile", "error");
+  out += line;
+  double d = 0, p = 0;
+  for (const auto& r : rows) {
+    std::snprintf(line, sizeof line, "  %-34s %9.3f GB %9.3f GB %+8.1f%% %9.3f GB %+8.1f%%\n", r.label.c_str(),
+                  r.busbw(r.measured_s), r.busbw(r.default_s), 100 * r.default_error(), r.busbw(r.profile_s),
+                  100 * r.profile_error());
+    out += line;
+    d += std::abs(r.default_error());
+    p += std::abs(r.profile_error());
+  }
+  const double n = rows.empty() ? 1.0 : static_cast<double>(rows.size());
+  std::snprintf(line, sizeof line, "  mean |busbw error|: default %.1f%%, profile %.1f%% (%zu points)\n", 100 * d / n,
+                100 * p / n, rows.size());
+  return out + line;
 }
 
 // A measurement file's JSON when it is a JSON array (the published-figures files); nothing for anything else,
@@ -104,14 +124,6 @@ std::string comm_group(const calibrate::CommMeasurement& m) {
   return g + std::to_string(m.ranks) + " ranks " + std::string(models::to_string(calibrate::level_of(m)));
 }
 
-std::string size_label(double bytes) {
-  char buf[48];
-  if (bytes >= kGiB) std::snprintf(buf, sizeof buf, "%g GiB", bytes / kGiB);
-  else if (bytes >= kMiB) std::snprintf(buf, sizeof buf, "%g MiB", bytes / kMiB);
-  else if (bytes >= kKiB) std::snprintf(buf, sizeof buf, "%g KiB", bytes / kKiB);
-  else std::snprintf(buf, sizeof buf, "%g B", bytes);
-  return buf;
-}
 
 // The setup's fabric in a group name: "nvswitch 450 GB/s NVLS", "pcie-nvlink-bridge", "2x8, 8 ib-hdr200".
 std::string setup_label(const topo::ClusterSpec& c) {
@@ -178,7 +190,8 @@ int validate(const std::vector<std::string>& args) {
   opts.add_options()("help,h", "show this help")
       ("scenario", po::value<std::string>()->value_name("S.json"),
        "cluster for collectives (and GPU / calibration profile for compute)")
-      ("profile", po::value<std::string>()->value_name("P.json"), "calibration profile for compute predictions")
+      ("profile", po::value<std::string>()->value_name("P.json"),
+       "calibration profile for compute predictions; its fitted NCCL constants are compared with the defaults")
       ("gpu", po::value<std::string>()->value_name("NAME"),
        "catalog GPU of the compute measurements and of nccl-tests logs without device lines")
       ("json", "print one JSON object instead of the table")
@@ -244,6 +257,17 @@ int validate(const std::vector<std::string>& args) {
   }
 
   // Collectives: one cluster per (GPU, ranks) without a scenario, the scenario's otherwise.
+  const models::CommProfile* comm_profile = profile && !profile->comm.fits.empty() ? &profile->comm
+                                            : scenario && scenario->comm_profile   ? &*scenario->comm_profile
+                                                                                   : nullptr;
+  const std::string comm_source = profile && !profile->comm.fits.empty() ? vm["profile"].as<std::string>()
+                                  : scenario                              ? scenario->calibration
+                                                                          : std::string();
+  const NcclCalibration calibration = comm_profile ? nccl_calibration(*comm_profile, comm_source) : NcclCalibration{};
+  if (calibration.any() && scenario)
+    warn(CommCalibration{calibration, calibration_mismatch(*comm_profile, comm_source, scenario->gpu.name,
+                                                           scenario->cluster, scenario->num_gpus())});
+  std::vector<SideBySide> side_by_side;
   std::map<std::pair<std::string, int>, topo::Cluster> clusters;
   std::shared_ptr<const topo::Cluster> scenario_cluster;  // cluster.topology_file's, or built from the spec
   if (scenario) scenario_cluster = make_cluster(*scenario);
@@ -252,14 +276,12 @@ int validate(const std::vector<std::string>& args) {
     const topo::Cluster* cluster = nullptr;
     std::vector<int> gpus;
     if (scenario_cluster) {
-      const auto& spec = scenario->cluster;
-      const int per_node = (m.ranks + m.nodes - 1) / m.nodes;
-      if (m.nodes > spec.nodes || per_node > spec.gpus_per_node) {
+      gpus = measurement_gpus(scenario->cluster, m.ranks, m.nodes);
+      if (gpus.empty()) {
         notes.push_back(m.where + ": " + std::to_string(m.ranks) + " ranks on " + std::to_string(m.nodes) +
                         " node(s) do not fit the scenario's cluster; skipped");
         continue;
       }
-      for (int r = 0; r < m.ranks; ++r) gpus.push_back((r / per_node) * spec.gpus_per_node + r % per_node);
       cluster = scenario_cluster.get();
     } else {
       if (m.nodes > 1) {
@@ -273,7 +295,7 @@ int validate(const std::vector<std::string>& args) {
       }
       auto key = std::make_pair(gpu->name, m.ranks);
       auto it = clusters.find(key);
-      if (it == clusters.end()) it = clusters.emplace(key, topo::Cluster(single_node(*gpu, m.ranks))).first;
+      if (it == clusters.end()) it = clusters.emplace(key, topo::Cluster(single_node_cluster(*gpu, m.ranks))).first;
       cluster = &it->second;
       for (int r = 0; r < m.ranks; ++r) gpus.push_back(r);
     }
@@ -284,6 +306,9 @@ int validate(const std::vector<std::string>& args) {
     row.where = m.where;
     row.measured_s = m.time_s;
     row.predicted_s = predict_collective_s(m, *cluster, gpus);
+    if (calibration.any())
+      side_by_side.push_back({row.label, m.where, busbw_factor(m.collective, m.ranks), m.size_bytes, m.time_s,
+                              row.predicted_s, predict_collective_s(m, *cluster, gpus, &calibration)});
     rows.push_back(std::move(row));
   }
   if (skipped_multi_node > 0)
@@ -314,12 +339,29 @@ int validate(const std::vector<std::string>& args) {
     doc["overall"] = group_json(summary.overall);
     doc["notes"] = notes;
     if (!nccl_files.empty()) doc["nccl_within_tolerance"] = {{"held", nccl_held}, {"within", nccl_within}};
+    if (calibration.any()) {
+      auto& block = doc["comm_profile_comparison"];
+      block["profile"] = comm_source;
+      block["points"] = nlohmann::ordered_json::array();
+      double d = 0, p = 0;
+      for (const auto& r : side_by_side) {
+        block["points"].push_back({{"label", r.label}, {"where", r.where}, {"measured_busbw_GBps", r.busbw(r.measured_s)},
+                                   {"default_busbw_GBps", r.busbw(r.default_s)}, {"default_error", r.default_error()},
+                                   {"profile_busbw_GBps", r.busbw(r.profile_s)}, {"profile_error", r.profile_error()}});
+        d += std::abs(r.default_error());
+        p += std::abs(r.profile_error());
+      }
+      const double n = side_by_side.empty() ? 1.0 : static_cast<double>(side_by_side.size());
+      block["default_mean_abs_busbw_error"] = d / n;
+      block["profile_mean_abs_busbw_error"] = p / n;
+    }
     std::cout << doc.dump(2) << "\n";
   } else {
     for (const auto& n : notes) std::cerr << "note: " << n << "\n";
     const std::size_t worst = vm.count("worst") ? static_cast<std::size_t>(std::max(1, vm["worst"].as<int>())) : 0;
     if (vm.count("leave-one-out")) std::cout << "leave-one-out: each compute point predicted from a refit without it\n\n";
     std::cout << calibrate::validation_text(rows, summary, worst);
+    if (calibration.any()) std::cout << side_by_side_text(side_by_side, comm_source);
     if (!nccl_files.empty())
       std::cout << "\nnccl.json: " << nccl_within << " of " << nccl_held
                 << " held points within tolerance (busbw within 15%, nccl-tests#149 within 20%)\n";

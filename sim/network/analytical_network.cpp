@@ -6,10 +6,12 @@
 
 namespace cs::sim {
 
-AnalyticalNetwork::AnalyticalNetwork(const TaskGraph& graph, const topo::Cluster& cluster, std::string forced_algorithm)
+AnalyticalNetwork::AnalyticalNetwork(const TaskGraph& graph, const topo::Cluster& cluster, std::string forced_algorithm,
+                                     NcclCalibration calibration)
     : graph_(graph),
       cluster_(cluster),
       forced_algorithm_(std::move(forced_algorithm)),
+      calibration_(std::move(calibration)),
       geometry_(graph.num_groups()),
       have_geometry_(graph.num_groups(), false) {}
 
@@ -24,7 +26,8 @@ const AnalyticalNetwork::Cost& AnalyticalNetwork::cost(std::uint32_t collective)
     have_geometry_[c.group] = true;
   }
   const GroupGeometry& geo = geometry_[c.group];
-  const AlgorithmChoice cc = choose_algorithm(c.kind, c.bytes, geo, forced_algorithm_);
+  const AlgorithmChoice cc = choose_algorithm(c.kind, c.bytes, geo, forced_algorithm_,
+                                                calibration_.any() ? &calibration_ : nullptr);
   Cost out{cc.duration, cc.bytes_sent_per_rank, 0};
   if (geo.multi_node) {
     // In a ring over k ranks per node, k - 1 of each node's k hops stay on the scale-up fabric and one

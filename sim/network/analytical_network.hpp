@@ -17,7 +17,8 @@ namespace cs::sim {
 
 class AnalyticalNetwork : public CommBackend {
  public:
-  AnalyticalNetwork(const TaskGraph& graph, const topo::Cluster& cluster, std::string forced_algorithm = {});
+  AnalyticalNetwork(const TaskGraph& graph, const topo::Cluster& cluster, std::string forced_algorithm = {},
+                    NcclCalibration calibration = {});
   void start(std::uint32_t collective, Time now) override;
   Time next_completion() const override;
   void pop_completed(Time now, std::vector<std::uint32_t>& done) override;
@@ -38,6 +39,7 @@ class AnalyticalNetwork : public CommBackend {
   const topo::Cluster& cluster_;
   std::map<std::tuple<int, double, std::uint32_t>, Cost> costs_;  // (kind, bytes, group)
   std::string forced_algorithm_;
+  NcclCalibration calibration_;  // calibrated constants (nccl_model.hpp); default-constructed: none
   std::vector<GroupGeometry> geometry_;
   std::vector<bool> have_geometry_;
   using Pending = std::tuple<Time, std::uint64_t, std::uint32_t>;  // (end, start order, collective)

@@ -41,8 +41,10 @@ CollectiveRunResult run_collective(const topo::Cluster& cluster, models::Collect
 
   CollectiveRunResult r;
   const GroupGeometry geo = group_geometry(cluster, gpus);
-  r.choice = choose_algorithm(kind, bytes, geo, options.forced_algorithm);
-  const std::unique_ptr<CommBackend> net = make_network(options.network, graph, cluster, options.forced_algorithm);
+  r.choice = choose_algorithm(kind, bytes, geo, options.forced_algorithm,
+                              options.calibration.any() ? &options.calibration : nullptr);
+  const std::unique_ptr<CommBackend> net =
+      make_network(options.network, graph, cluster, options.forced_algorithm, options.calibration);
   const ExecutionResult ex = execute(graph, *net, ExecutorOptions{});
   if (const auto* flow = dynamic_cast<const FlowNetwork*>(net.get())) r.flows = flow->flows_started();
   r.time = ex.makespan;

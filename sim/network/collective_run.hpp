@@ -28,6 +28,7 @@ namespace cs::sim {
 struct CollectiveRunOptions {
   NetworkBackend network = NetworkBackend::flow;
   std::string forced_algorithm;   // "" = NCCL-like choice; "ring", "tree", "nvls", "hierarchical"
+  NcclCalibration calibration{};  // a profile's fitted NCCL constants (nccl_model_fit.hpp); empty: defaults
 };
 
 struct CollectiveRunResult {

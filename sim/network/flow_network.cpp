@@ -62,12 +62,13 @@ void FlowNetwork::expand(const Collective& c, const std::vector<int>& gpus, cons
     const int m = static_cast<int>(order.size());
     for (int i = 0; i < m; ++i) out.push_back({order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>((i + 1) % m)], bytes_per_edge});
   };
+  const std::size_t first_phase = phases.size();
   auto& flows = phases.emplace_back();
   double payload = 1.0;  // share of a flow's bytes that is data on the wire (the rest is pipeline fill)
   switch (choice.algorithm) {
     case NcclAlgorithm::ring: {
       // Every ring edge carries what its sender sends, pipeline fill included (nccl_model.hpp).
-      const double sent = ring_pipeline_bytes(c.kind, S, n);
+      const double sent = ring_pipeline_bytes(c.kind, S, n, options_.calibration.ring_chunk_bytes(c.kind, multi_node));
       payload = busbw_factor(c.kind, n) * S / sent;
       if (!multi_node) {
         ring(gpus, sent / e, flows);
@@ -155,6 +156,19 @@ void FlowNetwork::expand(const Collective& c, const std::vector<int>& gpus, cons
   }
   if (payload != 1.0)
     for (FlowSpec& f : phases.back()) f.payload = payload;
+  if (options_.calibration.any()) {
+    const auto p = static_cast<std::size_t>(choice.protocol);
+    const ScopeConstants& up = options_.calibration.at(c.kind, CommScope::intra_node);
+    const ScopeConstants& net = options_.calibration.at(c.kind, CommScope::inter_node);
+    for (std::size_t ph = first_phase; ph < phases.size(); ++ph)
+      for (FlowSpec& f : phases[ph]) {
+        const bool across = f.src >= 0 && f.dst >= 0 && cluster_.node_of_gpu(f.src) != cluster_.node_of_gpu(f.dst);
+        const ScopeConstants& sc = across && multi_node ? net : up;
+        if (!sc.calibrated) continue;
+        f.bytes /= sc.bandwidth_scale[p];
+        f.payload *= sc.bandwidth_scale[p];
+      }
+  }
 }
 
 void FlowNetwork::start(std::uint32_t collective, Time now) {
@@ -164,7 +178,8 @@ void FlowNetwork::start(std::uint32_t collective, Time now) {
     have_geometry_[c.group] = true;
   }
   const GroupGeometry& geo = geometry_[c.group];
-  const AlgorithmChoice choice = choose_algorithm(c.kind, c.bytes, geo, options_.forced_algorithm);
+  const AlgorithmChoice choice = choose_algorithm(c.kind, c.bytes, geo, options_.forced_algorithm,
+                                                  options_.calibration.any() ? &options_.calibration : nullptr);
   choices_[collective] = choice;
 
   const std::uint32_t slot = take_slot(free_slots_, active_);

@@ -36,6 +36,11 @@ namespace cs::sim {
 
 struct FlowNetworkOptions {
   std::string forced_algorithm;  // "" = NCCL-like choice
+  // Calibrated NCCL constants (nccl_model.hpp): latencies through the chooser's estimate, bandwidth by
+  // scaling each flow's bytes by 1 / bandwidth_scale of the tier it crosses (a flow between nodes: the
+  // network tier; inside a node or into the NVSwitch: the scale-up tier), so a link of capacity B carries
+  // it as if it ran at B x scale while its data is still counted once on the link.
+  NcclCalibration calibration{};
 };
 
 class FlowNetwork : public CommBackend {

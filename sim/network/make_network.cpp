@@ -6,12 +6,13 @@
 namespace cs::sim {
 
 std::unique_ptr<CommBackend> make_network(NetworkBackend backend, const TaskGraph& graph, const topo::Cluster& cluster,
-                                          const std::string& forced_algorithm) {
+                                          const std::string& forced_algorithm, const NcclCalibration& calibration) {
   switch (backend) {
-    case NetworkBackend::flow: return std::make_unique<FlowNetwork>(graph, cluster, FlowNetworkOptions{forced_algorithm});
+    case NetworkBackend::flow:
+      return std::make_unique<FlowNetwork>(graph, cluster, FlowNetworkOptions{forced_algorithm, calibration});
     case NetworkBackend::analytical: break;
   }
-  return std::make_unique<AnalyticalNetwork>(graph, cluster, forced_algorithm);
+  return std::make_unique<AnalyticalNetwork>(graph, cluster, forced_algorithm, calibration);
 }
 
 }  // namespace cs::sim

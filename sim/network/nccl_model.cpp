@@ -126,35 +126,50 @@ double ring_channels(double S) {
   return std::clamp(S / kRingChannelMinBytes, 1.0, static_cast<double>(kRingChannels));
 }
 
-double ring_pipeline_bytes(CollectiveKind kind, double S, int n) {
+double ring_pipeline_bytes(CollectiveKind kind, double S, int n, double chunk_bytes) {
   const double steps = kind == CollectiveKind::all_reduce ? 2.0 * (n - 1) : n - 1.0;
-  return busbw_factor(kind, n) * S + steps * std::min(S / n, kRingPipelineChunkBytes) * kRingChannels / ring_channels(S);
+  return busbw_factor(kind, n) * S + steps * std::min(S / n, chunk_bytes) * kRingChannels / ring_channels(S);
 }
 
 double nvls_pipeline_bytes(double S) { return S + std::min(S / 2, kNvlsPipelineChunkBytes); }
 
-AlgorithmChoice estimate(CollectiveKind kind, double S, const GroupGeometry& g, NcclAlgorithm a, NcclProtocol p, bool* ok) {
+namespace {
+
+// One tier's constants as estimate() applies them.
+struct Tier {
+  double bw_scale = 1.0;    // multiplies the tier's bandwidth
+  double hop_extra_s = 0;   // added to each of its hops
+};
+
+struct Cost {
+  double latency = 0, transfer = 0, tuned_transfer = -1;
+};
+
+// The model of one (algorithm, protocol) (nccl_model.hpp) with tier constants `up` (scale-up) and `net`
+// (network). `ok` false when the algorithm does not apply.
+Cost cost_of(CollectiveKind kind, double S, const GroupGeometry& g, NcclAlgorithm a, NcclProtocol p, Tier up, Tier net,
+             double ring_chunk_bytes, bool* ok) {
   *ok = false;
-  AlgorithmChoice c;
-  c.algorithm = a;
-  c.protocol = p;
+  Cost c;
   const ProtocolSpec& ps = protocol_spec(p);
   const int n = g.ranks, N = g.nodes, k = g.per_node;
-  const double f = busbw_factor(kind, n);
-  const double hnv = ps.hop_latency_nvlink_us * 1e-6, hnet = ps.hop_latency_network_us * 1e-6 + g.network_hop_extra_s;
+  const double hnv = ps.hop_latency_nvlink_us * 1e-6 + up.hop_extra_s;
+  const double hnet = ps.hop_latency_network_us * 1e-6 + g.network_hop_extra_s + net.hop_extra_s;
+  const double B_up = g.scaleup_Bps * up.bw_scale, B_line = g.scaleup_line_Bps * up.bw_scale;
+  const double B_net = g.network_Bps * net.bw_scale;
   double lat = ps.launch_latency_us * 1e-6, transfer = 0, tuned_transfer = -1;
   switch (a) {
     case NcclAlgorithm::ring: {
       if (kind == CollectiveKind::send_recv || kind == CollectiveKind::all_to_all || n < 2) return c;
       const double steps = kind == CollectiveKind::all_reduce ? 2.0 * (n - 1) : n - 1.0;
-      const double sent = ring_pipeline_bytes(kind, S, n);
+      const double sent = ring_pipeline_bytes(kind, S, n, ring_chunk_bytes);
       if (!g.multi_node) {
         lat += steps * hnv;
-        transfer = sent / g.scaleup_Bps;
+        transfer = sent / B_up;
       } else {
         const double net_share = static_cast<double>(N) / n;
         lat += steps * (net_share * hnet + (1 - net_share) * hnv);
-        transfer = std::max(sent * (k - 1) / k / g.scaleup_Bps, sent / k / g.network_Bps);
+        transfer = std::max(sent * (k - 1) / k / B_up, sent / k / B_net);
       }
       break;
     }
@@ -162,31 +177,31 @@ AlgorithmChoice estimate(CollectiveKind kind, double S, const GroupGeometry& g, 
       if (kind != CollectiveKind::all_reduce || !g.multi_node) return c;
       const double depth = std::ceil(std::log2(static_cast<double>(N))) + 1;
       lat += 2 * (depth * hnet + (k - 1) * hnv);
-      const double chain = k > 1 ? 2.0 * (k - 1) / k * S / g.scaleup_Bps : 0.0;
-      transfer = std::max(chain, tree_max_sends(N) * S / (2.0 * k) / g.network_Bps);
+      const double chain = k > 1 ? 2.0 * (k - 1) / k * S / B_up : 0.0;
+      transfer = std::max(chain, tree_max_sends(N) * S / (2.0 * k) / B_net);
       // NCCL's tuner prices a tree at half the network bandwidth whatever N (every node interior in one
       // tree: 4 sends of S/2k), so at N = 2, where each node sends only 2, it still prefers the ring.
-      tuned_transfer = std::max(chain, 4 * S / (2.0 * k) / g.network_Bps);
+      tuned_transfer = std::max(chain, 4 * S / (2.0 * k) / B_net);
       break;
     }
     case NcclAlgorithm::nvls: {
       if (kind != CollectiveKind::all_reduce || !g.nvls || p != NcclProtocol::simple) return c;
       lat += kNvlsLaunchLatencyUs * 1e-6 + 2 * hnv;
-      transfer = nvls_pipeline_bytes(S) / (g.scaleup_line_Bps * kNvlsEfficiency);
+      transfer = nvls_pipeline_bytes(S) / (B_line * kNvlsEfficiency);
       break;
     }
     case NcclAlgorithm::hierarchical: {
       if (kind != CollectiveKind::all_reduce || !g.multi_node || k < 2) return c;
       const double kk = k;
       lat += 2 * (kk - 1) * hnv + 2 * (N - 1) * hnet + ps.launch_latency_us * 2e-6;
-      transfer = 2 * (kk - 1) / kk * S / g.scaleup_Bps + 2.0 * (N - 1) / N * (S / kk) / g.network_Bps;
+      transfer = 2 * (kk - 1) / kk * S / B_up + 2.0 * (N - 1) / N * (S / kk) / B_net;
       break;
     }
     case NcclAlgorithm::pairwise: {
       if (kind != CollectiveKind::all_to_all || n < 2) return c;
       lat += (n - 1) * (g.multi_node ? hnet : hnv);
       const double local = (k - 1.0) / n * S, remote = static_cast<double>(n - k) / n * S;
-      transfer = std::max(local / g.scaleup_Bps, g.multi_node ? remote / g.network_Bps : 0.0);
+      transfer = std::max(local / B_up, g.multi_node ? remote / B_net : 0.0);
       break;
     }
     case NcclAlgorithm::p2p: {
@@ -194,22 +209,73 @@ AlgorithmChoice estimate(CollectiveKind kind, double S, const GroupGeometry& g, 
       // A pair, or a ring shift over n > 2 (each GPU sends S to the next): every flow alone on its path;
       // a flow that leaves the node goes through its GPU's NIC share.
       lat += g.multi_node ? hnet : hnv;
-      transfer = S / (g.multi_node ? g.network_Bps : g.scaleup_Bps);
+      transfer = S / (g.multi_node ? B_net : B_up);
       break;
     }
   }
   *ok = true;
   if (tuned_transfer < 0) tuned_transfer = transfer;
-  transfer /= ps.bandwidth_efficiency;
-  tuned_transfer /= ps.bandwidth_efficiency;
-  c.latency = from_seconds(lat);
-  c.duration = from_seconds(lat + transfer);
-  c.tuned = from_seconds(lat + tuned_transfer);
-  c.bytes_sent_per_rank = f * S;
+  c.latency = lat;
+  c.transfer = transfer / ps.bandwidth_efficiency;
+  c.tuned_transfer = tuned_transfer / ps.bandwidth_efficiency;
   return c;
 }
 
-AlgorithmChoice choose_algorithm(CollectiveKind kind, double bytes, const GroupGeometry& g, const std::string& forced) {
+Tier tier_of(const NcclCalibration* cal, CollectiveKind kind, CommScope scope, NcclProtocol p) {
+  if (!cal) return {};
+  const ScopeConstants& sc = cal->at(kind, scope);
+  if (!sc.calibrated) return {};
+  return {sc.bandwidth_scale[static_cast<std::size_t>(p)], sc.hop_latency_extra_us * 1e-6};
+}
+
+}  // namespace
+
+const char* to_string(CommScope s) { return s == CommScope::intra_node ? "intra-node" : "inter-node"; }
+
+double NcclCalibration::ring_chunk_bytes(CollectiveKind kind, bool multi_node) const {
+  const ScopeConstants& net = at(kind, CommScope::inter_node);
+  const ScopeConstants& up = at(kind, CommScope::intra_node);
+  if (multi_node && net.calibrated) return net.ring_chunk_bytes;
+  if (!multi_node && up.calibrated) return up.ring_chunk_bytes;
+  return kRingPipelineChunkBytes;
+}
+
+bool NcclCalibration::any() const {
+  for (const auto& kind : by_kind)
+    for (const auto& scope : kind)
+      if (scope.calibrated) return true;
+  return false;
+}
+
+AlgorithmChoice estimate(CollectiveKind kind, double S, const GroupGeometry& g, NcclAlgorithm a, NcclProtocol p, bool* ok) {
+  return estimate(kind, S, g, a, p, ok, nullptr);
+}
+
+AlgorithmChoice estimate(CollectiveKind kind, double S, const GroupGeometry& g, NcclAlgorithm a, NcclProtocol p, bool* ok,
+                         const NcclCalibration* calibration) {
+  AlgorithmChoice c;
+  c.algorithm = a;
+  c.protocol = p;
+  const Cost base = cost_of(kind, S, g, a, p, {}, {}, kRingPipelineChunkBytes, ok);
+  if (!*ok) return c;
+  Cost used = base;
+  // A calibration applies to the tiers of its scope: a group inside one node has only the scale-up
+  // tier (intra-node constants); a group across nodes takes the inter-node constants for its network
+  // tier and, where the profile measured them, the intra-node ones for its scale-up part.
+  if (calibration) {
+    const Tier up = tier_of(calibration, kind, CommScope::intra_node, p);
+    const Tier net = g.multi_node ? tier_of(calibration, kind, CommScope::inter_node, p) : Tier{};
+    used = cost_of(kind, S, g, a, p, up, net, calibration->ring_chunk_bytes(kind, g.multi_node), ok);
+  }
+  c.latency = from_seconds(used.latency);
+  c.duration = from_seconds(used.latency + used.transfer);
+  c.tuned = from_seconds(base.latency + base.tuned_transfer);
+  c.bytes_sent_per_rank = busbw_factor(kind, g.ranks) * S;
+  return c;
+}
+
+AlgorithmChoice choose_algorithm(CollectiveKind kind, double bytes, const GroupGeometry& g, const std::string& forced,
+                                 const NcclCalibration* calibration) {
   AlgorithmChoice best;
   bool have = false;
   if (g.ranks < 2) return best;  // nothing to move
@@ -221,7 +287,7 @@ AlgorithmChoice choose_algorithm(CollectiveKind kind, double bytes, const GroupG
     if (a == NcclAlgorithm::hierarchical && (pass == 1 || forced != to_string(a))) continue;
     for (NcclProtocol p : {NcclProtocol::ll, NcclProtocol::ll128, NcclProtocol::simple}) {
       bool ok = false;
-      const AlgorithmChoice c = estimate(kind, bytes, g, a, p, &ok);
+      const AlgorithmChoice c = estimate(kind, bytes, g, a, p, &ok, calibration);
       if (ok && (!have || c.tuned < best.tuned)) best = c, have = true;
     }
   }

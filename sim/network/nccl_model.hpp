@@ -144,7 +144,8 @@ inline constexpr double kRingChannelMinBytes = 65536;
 double ring_channels(double S);
 // Bytes a rank of a ring sends in effect, fill included (the fill step runs on ring_channels(S) of
 // kRingChannels channels): f S + s min(S/n, kRingPipelineChunkBytes) kRingChannels / ring_channels(S).
-double ring_pipeline_bytes(models::CollectiveKind kind, double S, int n);
+// `chunk_bytes` replaces kRingPipelineChunkBytes (a calibrated tier's ScopeConstants::ring_chunk_bytes).
+double ring_pipeline_bytes(models::CollectiveKind kind, double S, int n, double chunk_bytes = kRingPipelineChunkBytes);
 // Bytes an NVLS all-reduce writes into the switch per GPU in effect: S + min(S/2, kNvlsPipelineChunkBytes).
 double nvls_pipeline_bytes(double S);
 // NCCL's double binary tree over `nodes` nodes: the parent of `node` in tree 0 and tree 1 (-1: root).
@@ -178,8 +179,64 @@ struct AlgorithmChoice {
 // Evaluates one (algorithm, protocol); `ok` false when the algorithm does not apply.
 AlgorithmChoice estimate(models::CollectiveKind kind, double bytes, const GroupGeometry& g, NcclAlgorithm a,
                          NcclProtocol p, bool* ok);
-// The fastest applicable choice; `forced` (if not empty) restricts the algorithm ("ring", "tree", ...).
+// Calibrated constants (a profile's comm part fitted by sim/network/nccl_model_fit.hpp). The model's
+// constants that a measurement can pin down without knowing the cluster better than the scenario does,
+// per collective kind and scope (intra-node: the scale-up tier, B_up, the NVLS line rate and h_nv;
+// inter-node: the network tier, B_net and h_net):
+//   bandwidth_scale[p]   achieved / modelled bandwidth of the tier under protocol p (LL, LL128, Simple):
+//                        the tier's B is multiplied by it wherever the protocol's transfer crosses that
+//                        tier (the ring's and tree's network share, the chain's and NVLS's scale-up part);
+//   hop_latency_extra_us added to every hop of the tier (h_nv or h_net), every protocol alike;
+//   ring_chunk_bytes     the ring's pipeline chunk C_ring (its fill term) on the tier: a ring across
+//                        nodes takes the network tier's, one inside a node the scale-up tier's.
+// Both are structural: a ring over n ranks still pays 2(n-1) hops and 2(n-1)/n S on the tier, so a fit
+// at 16 ranks carries to 256 by the algorithm. NCCL's own tuner does not know a fabric is slow (its
+// tables in src/graph/tuning.cc are static per GPU generation and link kind), so the chooser keeps
+// ranking by the default constants (`AlgorithmChoice::tuned`) and only the simulated time moves.
+enum class CommScope : std::uint8_t { intra_node, inter_node };
+inline constexpr int kNumCollectiveKinds = 6;
+const char* to_string(CommScope s);
+
+struct ScopeConstants {
+  bool calibrated = false;
+  std::array<double, 3> bandwidth_scale{1.0, 1.0, 1.0};  // indexed by NcclProtocol
+  double hop_latency_extra_us = 0;
+  double ring_chunk_bytes = kRingPipelineChunkBytes;
+};
+
+struct NcclCalibration {
+  std::array<std::array<ScopeConstants, 2>, kNumCollectiveKinds> by_kind{};
+  std::string source;  // the profile's file
+  const ScopeConstants& at(models::CollectiveKind kind, CommScope scope) const {
+    return by_kind[static_cast<std::size_t>(kind)][static_cast<std::size_t>(scope)];
+  }
+  ScopeConstants& at(models::CollectiveKind kind, CommScope scope) {
+    return by_kind[static_cast<std::size_t>(kind)][static_cast<std::size_t>(scope)];
+  }
+  bool any() const;
+  // The ring pipeline chunk a group of `kind` uses (multi_node: the network tier's when calibrated).
+  double ring_chunk_bytes(models::CollectiveKind kind, bool multi_node) const;
+};
+
+// Evaluates one (algorithm, protocol) with calibrated constants (`calibration` may be null: defaults);
+// `tuned` is always the default constants' estimate.
+AlgorithmChoice estimate(models::CollectiveKind kind, double bytes, const GroupGeometry& g, NcclAlgorithm a,
+                         NcclProtocol p, bool* ok, const NcclCalibration* calibration);
+
+// The choice NCCL's tuner makes; `forced` (if not empty) restricts the algorithm ("ring", "tree", ...).
+//
+// The rule mirrored is NCCL's own (src/graph/tuning.cc at NVIDIA/nccl 5067397, ncclTopoGetAlgoTime and
+// ncclTopoTuneModel): every enabled (algorithm, protocol) gets time = latency + S / bandwidth from the
+// tuner's static tables, and the smallest time wins. Those tables price a tree's algorithm bandwidth at
+// half its bus bandwidth (`ratio *= .5`, and .92 of it for the all-reduce tree) and a ring's at
+// nRanks / nsteps of it, using the intra-node bandwidth for both at nNodes <= 2; so for large messages on
+// two nodes NCCL runs the ring even where the double binary tree, which sends each byte once across the
+// network instead of twice, would be faster. The switch is real: nccl-tests on two 8-GPU A100 nodes
+// (nccl.json nccltests100, nccltests175) shows the ring's 86-91 GB/s, not the tree's ~180, at 1-8 GiB.
+// So the chooser ranks by `tuned` (the tuner's view, W = 4 sends for every tree) and the simulated time
+// is the structure's `duration`; `simulation.nccl_algorithm` (NCCL_ALGO) forces the tree where a user
+// runs it. docs/calibration.md ("Which algorithm NCCL picks") shows the 16-rank 100 GbE case.
 AlgorithmChoice choose_algorithm(models::CollectiveKind kind, double bytes, const GroupGeometry& g,
-                                 const std::string& forced = {});
+                                 const std::string& forced = {}, const NcclCalibration* calibration = nullptr);
 
 }  // namespace cs::sim

@@ -76,3 +76,53 @@ TEST_CASE("profile json: errors name the file and the JSON path", "[calibrate]")
   REQUIRE_THROWS_WITH(models::read_profile("/nonexistent/profile.json"),
                       Catch::Contains("/nonexistent/profile.json: cannot open"));
 }
+
+TEST_CASE("profile json: a comm entry's fitted NCCL constants round-trip exactly", "[calibrate]") {
+  models::CalibrationProfile p;
+  p.gpu = "A100-40GB";
+  p.comm.source = "fitted from a log";
+  models::CommFit f;
+  f.ranks = 2;
+  f.level = models::CommLevel::network;
+  f.alpha_us = 18.3;
+  f.beta_GBps = 6.34;
+  f.nccl.fitted = true;
+  f.nccl.nodes = 2;
+  f.nccl.nic = "ib-hdr200";
+  f.nccl.bandwidth_scale_ll = 0.5295;
+  f.nccl.bandwidth_scale_ll128 = 0.01505;
+  f.nccl.bandwidth_scale_simple = 0.2678;
+  f.nccl.hop_latency_extra_us = -1.25;
+  f.nccl.ring_chunk_bytes = 1030.5;
+  p.comm.fits.push_back(f);
+  const std::string text = models::profile_to_json(p);
+  const models::CalibrationProfile back = models::parse_profile(text, "p.json");
+  CHECK(models::profile_to_json(back) == text);
+  REQUIRE(back.comm.fits.size() == 1);
+  const models::NcclConstants& n = back.comm.fits[0].nccl;
+  CHECK(n.fitted);
+  CHECK(n.nodes == 2);
+  CHECK(n.nic == "ib-hdr200");
+  CHECK(n.bandwidth_scale_ll == 0.5295);
+  CHECK(n.bandwidth_scale_ll128 == 0.01505);
+  CHECK(n.bandwidth_scale_simple == 0.2678);
+  CHECK(n.hop_latency_extra_us == -1.25);
+  CHECK(n.ring_chunk_bytes == 1030.5);
+  // An entry without the block (every profile before it) is not fitted: the defaults apply.
+  models::CommFit plain = f;
+  plain.nccl = {};
+  p.comm.fits = {plain};
+  CHECK_FALSE(models::parse_profile(models::profile_to_json(p), "p.json").comm.fits[0].nccl.fitted);
+}
+
+TEST_CASE("profile json: a missing NCCL constant is named with its path", "[calibrate]") {
+  const std::string text = R"({"comm": [{"collective": "all_reduce", "ranks": 2, "level": "network", "alpha_us": 1,
+    "beta_GBps": 1, "nccl": {"nodes": 2, "bandwidth_scale_LL": 1, "bandwidth_scale_LL128": 1,
+    "bandwidth_scale_Simple": 1, "ring_chunk_bytes": 1000}}]})";
+  try {
+    (void)models::parse_profile(text, "p.json");
+    FAIL("accepted");
+  } catch (const cs::InputError& e) {
+    CHECK(std::string(e.what()) == "p.json: comm[0].nccl.hop_latency_extra_us: missing");
+  }
+}
