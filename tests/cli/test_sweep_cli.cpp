@@ -168,6 +168,12 @@ TEST_CASE("sweep shards: vary, search and capacity merged equal the unsharded ru
   SECTION("capacity") {
     check_sharded_equals_whole(dir, {"sweep", file, "--gpus", "4,8", "--gpu", "H100-SXM,A100-80GB", "--verify", "6"}, 3);
   }
+  SECTION("capacity over whole runs (resilience)") {
+    json doc = small_doc();
+    doc["resilience"] = {{"checkpoint", {{"interval_s", 3600}}}};
+    const auto whole = dir.write_json("whole.json", doc).string();
+    check_sharded_equals_whole(dir, {"sweep", whole, "--gpus", "4,8", "--verify", "5", "--json"}, 2);
+  }
   SECTION("one shard") { check_sharded_equals_whole(dir, {"sweep", file, "--search", "--verify", "4", "--top", "3"}, 1); }
 }
 
