@@ -9,6 +9,7 @@
 // --slurm-script writes the sbatch submission of the shards and the merge (docs/sweep.md).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -114,13 +115,18 @@ std::string csv_field(const std::string& s) {
 const char* const kPointColumns =
     "status,error,gpu,gpus,nodes,tp,pp,dp,cp,ep,vp,micro_batch_size,zero_stage,recompute,sequence_parallel,"
     "step_time_s,tokens_per_s,tokens_per_s_per_gpu,mfu,memory_gib,fits_in_memory,usd_per_step,usd_per_million_tokens,"
-    "days_to_train,usd_to_train,goodput,estimate_step_time_s";
+    "days_to_train,usd_to_train,goodput";
+// With the screening tier (a search's --verify K) one more column: every point's estimate, simulated or not.
+const char* const kEstimateColumn = ",estimate_step_time_s";
 
-// The results of an estimated point are the screening tier's (its status says so); estimate_step_time_s
-// is the estimate of every point that has one, simulated or not.
-std::string point_csv(const SweepPoint& p) {
+bool any_estimate(const std::vector<SweepPoint>& points) {
+  return std::any_of(points.begin(), points.end(), [](const SweepPoint& p) { return p.estimate_step_time_s.has_value(); });
+}
+
+// The results of an estimated point are the screening tier's (its status says so).
+std::string point_csv(const SweepPoint& p, bool screened = false) {
   const Report& r = p.report;
-  const std::string estimate = p.estimate_step_time_s ? "," + fmt("%.6g", *p.estimate_step_time_s) : ",";
+  const std::string estimate = !screened ? "" : p.estimate_step_time_s ? "," + fmt("%.6g", *p.estimate_step_time_s) : ",";
   std::string o = csv_field(to_string(p.status)) + "," + csv_field(p.error);
   if (!p.valid) return o + std::string(24, ',') + estimate;
   auto num = [](double v) { return fmt("%.6g", v); };
@@ -367,12 +373,13 @@ int search_mode(const json& doc, const std::string& file, const SearchOptions& o
     }
   }
   if (vm.count("csv")) {
-    std::string csv = "rank," + std::string(kPointColumns) + "\n";
+    const bool screened = any_estimate(r.points);
+    std::string csv = "rank," + std::string(kPointColumns) + (screened ? kEstimateColumn : "") + "\n";
     std::vector<std::size_t> rank_of(r.points.size(), 0);
     for (std::size_t k = 0; k < r.ranked.size(); ++k) rank_of[r.ranked[k]] = k + 1;
-    for (std::size_t k = 0; k < r.ranked.size(); ++k) csv += std::to_string(k + 1) + "," + point_csv(r.points[r.ranked[k]]) + "\n";
+    for (std::size_t k = 0; k < r.ranked.size(); ++k) csv += std::to_string(k + 1) + "," + point_csv(r.points[r.ranked[k]], screened) + "\n";
     for (std::size_t i = 0; i < r.points.size(); ++i)
-      if (rank_of[i] == 0) csv += "," + point_csv(r.points[i]) + "\n";
+      if (rank_of[i] == 0) csv += "," + point_csv(r.points[i], screened) + "\n";
     write_file_atomically(vm["csv"].as<std::string>(), csv);
   }
   return kExitOk;
@@ -442,10 +449,11 @@ int capacity_mode(const json& doc, const std::string& file, const CapacityOption
     std::cout << t.str();
   }
   if (vm.count("csv")) {
-    std::string csv = "pareto,meets_constraints," + std::string(kPointColumns) + "\n";
+    const bool screened = any_estimate(r.points);
+    std::string csv = "pareto,meets_constraints," + std::string(kPointColumns) + (screened ? kEstimateColumn : "") + "\n";
     for (std::size_t i : r.ranked)
       csv += std::string(on_front[i] ? "true" : "false") + "," + (meets(r.points[i]) ? "true" : "false") + "," +
-             point_csv(r.points[i]) + "\n";
+             point_csv(r.points[i], screened) + "\n";
     write_file_atomically(vm["csv"].as<std::string>(), csv);
   }
   return kExitOk;

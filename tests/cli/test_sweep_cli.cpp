@@ -148,12 +148,14 @@ TEST_CASE("sweep --search --verify: the table says which rows are simulated and 
   CHECK(des == 3);
   CHECK(est == 2);
   const std::string csv = read_text(dir / "all.csv");
-  CHECK(contains(csv, ",usd_to_train,estimate_step_time_s\n"));
+  CHECK(contains(csv, ",usd_to_train,goodput,estimate_step_time_s\n"));
   CHECK(contains(csv, "\n4,estimated,"));
-  // --verify 0: every layout simulated, the table as before the screening tier.
-  const CliResult all = run_cli({"sweep", file.string(), "--search", "--verify", "0", "--top", "5", "--quiet"});
+  // --verify 0: every layout simulated, the table and the CSV as before the screening tier.
+  const CliResult all = run_cli({"sweep", file.string(), "--search", "--verify", "0", "--top", "5", "--quiet", "--csv",
+                                 (dir / "des.csv").string()});
   REQUIRE(all.exit_code == 0);
   CHECK_FALSE(contains(all.out, "estimate"));
+  CHECK(contains(read_text(dir / "des.csv"), ",usd_to_train,goodput\n"));
 }
 
 TEST_CASE("sweep shards: vary, search and capacity merged equal the unsharded run byte for byte", "[cli][sweep][slow]") {
