@@ -15,7 +15,8 @@ DEMO_SCENARIO ?= scenarios/llama3-70b-h100x64-ndr400.json
 # silently dropping the part. Qt6Charts' CMake config needs Qt6OpenGL's, which is in libqt6opengl6-dev.
 PACKAGES := cmake ninja-build g++ libboost-graph-dev libboost-program-options-dev libeigen3-dev \
             nlohmann-json3-dev catch2 qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl1-mesa-dev \
-            fonts-dejavu-core pybind11-dev python3-dev python3-pytest python3-matplotlib python3-pandas
+            fonts-dejavu-core pybind11-dev python3-dev python3-pytest python3-matplotlib python3-pandas \
+            slurm-wlm munge
 
 .PHONY: demo test build deps configure clean sanitize bench deb fresh-check fuzz
 

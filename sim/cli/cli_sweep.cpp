@@ -1,13 +1,19 @@
 // clustersim sweep SCENARIO.json [--vary path=v1,v2,...]... [--search] [--gpus N,... [--gpu NAME,...]]
 //                  [--csv out.csv] [--json] [--threads N] [--objective tokens_per_s|usd_per_token] [--top N]
+//                  [--verify K] [--quiet] [--shard I/N [--part FILE]] [--slurm-script FILE ...]
+// clustersim sweep merge PART...
 // Three modes over the library's sim/explore/sweep.hpp: a cartesian sweep of --vary axes, a layout search
-// (--search) and capacity planning (--gpus). Tables on stdout; progress on stderr only when it is a
-// terminal.
+// (--search) and capacity planning (--gpus). Tables on stdout; progress on stderr (redrawn in place on a
+// terminal, a line per 10 % otherwise, nothing with --quiet). A shard (--shard I/N) writes its points to
+// a part file instead of printing; `sweep merge` prints the parts' run as the unsharded run would;
+// --slurm-script writes the sbatch submission of the shards and the merge (docs/sweep.md).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -24,6 +30,7 @@
 #include "sim/report/output_file.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/explore/sweep.hpp"
+#include "sim/explore/sweep_part.hpp"
 #include "sim/base/units.hpp"
 #include "sim/report/format.hpp"
 
@@ -104,28 +111,35 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
-
 // Layout and results of one point as CSV cells (header in kPointColumns).
 const char* const kPointColumns =
     "status,error,gpu,gpus,nodes,tp,pp,dp,cp,ep,vp,micro_batch_size,zero_stage,recompute,sequence_parallel,"
     "step_time_s,tokens_per_s,tokens_per_s_per_gpu,mfu,memory_gib,fits_in_memory,usd_per_step,usd_per_million_tokens,"
     "days_to_train,usd_to_train,goodput";
+// With the screening tier (a search's --verify K) one more column: every point's estimate, simulated or not.
+const char* const kEstimateColumn = ",estimate_step_time_s";
 
-std::string point_csv(const SweepPoint& p) {
+bool any_estimate(const std::vector<SweepPoint>& points) {
+  return std::any_of(points.begin(), points.end(), [](const SweepPoint& p) { return p.estimate_step_time_s.has_value(); });
+}
+
+// The results of an estimated point are the screening tier's (its status says so).
+std::string point_csv(const SweepPoint& p, bool screened = false) {
   const Report& r = p.report;
+  const std::string estimate = !screened ? "" : p.estimate_step_time_s ? "," + fmt("%.6g", *p.estimate_step_time_s) : ",";
   std::string o = csv_field(to_string(p.status)) + "," + csv_field(p.error);
-  if (!p.valid) return o + std::string(24, ',');
+  if (!p.valid) return o + std::string(24, ',') + estimate;
   auto num = [](double v) { return fmt("%.6g", v); };
   o += "," + csv_field(r.gpu) + "," + std::to_string(r.num_gpus) + "," + std::to_string(r.nodes) + "," + std::to_string(r.tp) +
        "," + std::to_string(r.pp) + "," + std::to_string(r.dp) + "," + std::to_string(r.cp) + "," + std::to_string(r.ep) + "," +
        std::to_string(r.vp) + "," + std::to_string(r.micro_batch_size) + "," + std::to_string(r.zero_stage) + "," + r.recompute +
        "," + (r.sequence_parallel ? "true" : "false");
-  if (!p.simulated())
-    return o + ",,,,," + num(r.memory.total_bytes() / kGiB) + "," + (r.fits_in_memory ? "true" : "false") + ",,,,,";
+  if (!p.simulated() && !p.estimated())
+    return o + ",,,,," + num(r.memory.total_bytes() / kGiB) + "," + (r.fits_in_memory ? "true" : "false") + ",,,,," + estimate;
   return o + "," + num(r.step_time_s) + "," + num(r.tokens_per_s) + "," + num(r.tokens_per_s / r.num_gpus) + "," + num(r.mfu) +
          "," + num(r.memory.total_bytes() / kGiB) + "," + (r.fits_in_memory ? "true" : "false") + "," + num(r.cost.usd_per_step) +
          "," + num(p.usd_per_token() * 1e6) + "," + num(p.days_to_train()) + "," + num(p.usd_to_train()) + "," +
-         (p.whole_run ? num(p.whole_run->goodput) : std::string());
+         (p.whole_run ? num(p.whole_run->goodput) : std::string()) + estimate;
 }
 
 std::string layout_text(const Report& r) {
@@ -152,6 +166,10 @@ Table ranked_table(const std::vector<SweepPoint>& points, const std::vector<std:
   const bool whole = !idx.empty() && points[idx[0]].whole_run.has_value();
   if (whole) head.push_back("goodput");
   if (train) head.insert(head.end(), {whole ? "eff. days" : "days", whole ? "eff. $" : "$ to train"});
+  // The screening tier (--verify): each row's estimate and which numbers the row shows.
+  bool screened = false;
+  for (std::size_t i : idx) screened |= points[i].estimate_step_time_s.has_value();
+  if (screened) head.insert(head.end(), {"estimate", "source"});
   Table t(head);
   std::size_t rank = 0;
   for (std::size_t i : idx) {
@@ -165,6 +183,10 @@ Table ranked_table(const std::vector<SweepPoint>& points, const std::vector<std:
                            fmt("%.1f", r.memory.total_bytes() / kGiB), money(points[i].usd_per_token() * 1e6)});
     if (whole) row.push_back(points[i].whole_run ? fmt("%.2f%%", 100 * points[i].whole_run->goodput) : "-");
     if (train) row.insert(row.end(), {fmt("%.1f", points[i].days_to_train()), money(points[i].usd_to_train())});
+    if (screened) {
+      const auto& e = points[i].estimate_step_time_s;
+      row.insert(row.end(), {e ? fmt("%.3f s", *e) : "-", points[i].simulated() ? "DES" : "estimate"});
+    }
     t.add(row);
   }
   return t;
@@ -192,26 +214,82 @@ std::string counts_text(const SearchCounts& c) {
   return std::to_string(c.enumerated) + " layouts enumerated: " + std::to_string(c.invalid) + " invalid, " +
          std::to_string(c.not_fitting) + " do not fit in memory, " + std::to_string(c.dominated) +
          " dominated (a lighter recompute or ZeRO stage fits), " + std::to_string(c.simulated) + " simulated" +
+         (c.estimated ? ", " + std::to_string(c.estimated) + " estimated only (screening tier)" : std::string{}) +
          (c.cancelled ? ", " + std::to_string(c.cancelled) + " cancelled" : std::string{});
 }
 
-std::function<void(const SweepProgress&)> terminal_progress() {
-  if (!::isatty(STDERR_FILENO)) return {};
-  auto last = std::make_shared<double>(-1.0);
-  return [last](const SweepProgress& p) {
-    if (p.done != p.total && p.elapsed_s - *last < 0.2) return;
-    *last = p.elapsed_s;
+// Progress on stderr: on a terminal one line redrawn in place (at most 5 times a second), elsewhere (a
+// pipe, a log file, a Slurm job's output) a line at every 10 %; nothing with --quiet. Each phase of a
+// search (screening, simulation) counts on its own. Never on stdout, which holds the results.
+std::function<void(const SweepProgress&)> progress_printer(bool quiet) {
+  if (quiet) return {};
+  struct State {
+    bool tty = false;
+    std::string phase;
+    std::size_t total = 0;
+    double last = -1;
+    std::size_t decile = 0;
+  };
+  auto st = std::make_shared<State>();
+  st->tty = ::isatty(STDERR_FILENO) != 0;
+  return [st](const SweepProgress& p) {
+    if (p.phase != st->phase || p.total != st->total) {
+      *st = State{st->tty, p.phase, p.total, -1, 0};
+    }
     const double rate = p.elapsed_s > 0 ? static_cast<double>(p.done) / p.elapsed_s : 0;
     const double eta = rate > 0 ? static_cast<double>(p.total - p.done) / rate : 0;
-    std::fprintf(stderr, "\r  %zu/%zu points  %.0f/s  ETA %.0f s   ", p.done, p.total, rate, eta);
-    if (p.done == p.total) std::fprintf(stderr, "\n");
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "%zu/%zu %s (%.0f%%), %.0f/s, ETA %.0f s", p.done, p.total, p.phase,
+                  100.0 * static_cast<double>(p.done) / static_cast<double>(p.total), rate, eta);
+    const std::string text = buf;
+    if (st->tty) {
+      if (p.done != p.total && st->last >= 0 && p.elapsed_s - st->last < 0.2) return;
+      st->last = p.elapsed_s;
+      std::fprintf(stderr, "\r\033[K  %s", text.c_str());
+      if (p.done == p.total) std::fprintf(stderr, "\n");
+    } else {
+      const std::size_t decile = p.done * 10 / p.total;
+      if (decile <= st->decile) return;
+      st->decile = decile;
+      std::fprintf(stderr, "  %s\n", text.c_str());
+    }
     std::fflush(stderr);
   };
 }
 
+// How a run ends: printed (the default), written as a part file (--shard), or printed from the merged
+// points of its parts (sweep merge).
+struct RunContext {
+  std::vector<std::string> args;  // the sweep's own arguments, less --shard, --part and --quiet
+  json scenario;                  // the scenario file as read
+  std::optional<Shard> shard;
+  std::string part_path;
+  bool quiet = false;
+  const std::vector<SweepPoint>* merged = nullptr;
+  std::vector<std::string> merged_skipped;
+};
+
+// A shard's result: every point (the others' left pending) and what the merge needs to print the run.
+int write_part(const RunContext& ctx, const std::string& file, const std::vector<SweepPoint>& points,
+               const std::vector<std::string>& skipped) {
+  SweepPart part;
+  part.shard = *ctx.shard;
+  part.run = {{"args", ctx.args}, {"file", file}, {"scenario", ctx.scenario}, {"skipped", skipped}};
+  part.points = points;
+  write_file_atomically(ctx.part_path, to_json(part).dump() + "\n");
+  if (!ctx.quiet) {
+    std::size_t mine = 0;
+    for (const auto& p : points) mine += p.status != PointStatus::pending;
+    std::cerr << "shard " << ctx.shard->index << "/" << ctx.shard->count << ": wrote " << ctx.part_path << " (" << points.size()
+              << " points, merge the " << ctx.shard->count << " parts with clustersim sweep merge)\n";
+  }
+  return kExitOk;
+}
+
 int vary_mode(const json& doc, const std::string& file, const std::vector<SweepAxis>& axes, const SweepOptions& opts,
-              const po::variables_map& vm) {
-  const auto points = run_sweep(doc, file, axes, opts);
+              const po::variables_map& vm, const RunContext& ctx) {
+  const auto points = ctx.merged ? *ctx.merged : run_sweep(doc, file, axes, opts);
+  if (ctx.shard) return write_part(ctx, file, points, {});
   if (vm.count("json")) {
     json arr = json::array();
     for (const auto& p : points) arr.push_back(to_json(p));
@@ -253,8 +331,15 @@ int vary_mode(const json& doc, const std::string& file, const std::vector<SweepA
 }
 
 int search_mode(const json& doc, const std::string& file, const SearchOptions& opts, Objective objective, std::size_t top,
-                const po::variables_map& vm) {
-  const SearchResult r = search_layouts(doc, file, opts, objective);
+                const po::variables_map& vm, const RunContext& ctx) {
+  SearchResult r;
+  if (ctx.merged) {
+    r.points = *ctx.merged;
+    finish_search(r, objective);
+  } else {
+    r = search_layouts(doc, file, opts, objective);
+  }
+  if (ctx.shard) return write_part(ctx, file, r.points, {});
   const auto shown = head_of(r.ranked, top);
   if (vm.count("json")) {
     json arr = json::array();
@@ -278,26 +363,40 @@ int search_mode(const json& doc, const std::string& file, const SearchOptions& o
       std::cout << "\nno layout fits in memory.\n";
     } else {
       std::cout << "\ntop " << shown.size() << " of " << r.ranked.size() << " by "
-                << (objective == Objective::tokens_per_s ? "tokens/s" : "$ per token") << ":\n"
+                << (objective == Objective::tokens_per_s ? "tokens/s" : "$ per token");
+      if (r.counts.estimated)
+        std::cout << " (all ranked by the screening estimate, the best " << r.counts.simulated
+                  << " simulated: source says whose numbers a row shows)";
+      std::cout << ":\n"
                 << ranked_table(r.points, shown, false).str();
       std::cout << "\nbest: " << layout_text(r.points[shown[0]].report) << "\n";
     }
   }
   if (vm.count("csv")) {
-    std::string csv = "rank," + std::string(kPointColumns) + "\n";
+    const bool screened = any_estimate(r.points);
+    std::string csv = "rank," + std::string(kPointColumns) + (screened ? kEstimateColumn : "") + "\n";
     std::vector<std::size_t> rank_of(r.points.size(), 0);
     for (std::size_t k = 0; k < r.ranked.size(); ++k) rank_of[r.ranked[k]] = k + 1;
-    for (std::size_t k = 0; k < r.ranked.size(); ++k) csv += std::to_string(k + 1) + "," + point_csv(r.points[r.ranked[k]]) + "\n";
+    for (std::size_t k = 0; k < r.ranked.size(); ++k) csv += std::to_string(k + 1) + "," + point_csv(r.points[r.ranked[k]], screened) + "\n";
     for (std::size_t i = 0; i < r.points.size(); ++i)
-      if (rank_of[i] == 0) csv += "," + point_csv(r.points[i]) + "\n";
+      if (rank_of[i] == 0) csv += "," + point_csv(r.points[i], screened) + "\n";
     write_file_atomically(vm["csv"].as<std::string>(), csv);
   }
   return kExitOk;
 }
 
 int capacity_mode(const json& doc, const std::string& file, const CapacityOptions& opts, std::size_t top,
-                  const po::variables_map& vm) {
-  const CapacityResult r = plan_capacity(doc, file, opts);
+                  const po::variables_map& vm, const RunContext& ctx) {
+  CapacityResult r;
+  if (ctx.merged) {
+    r.points = *ctx.merged;
+    r.tokens_to_train = doc["training"]["tokens_to_train"].get<double>();
+    r.skipped = ctx.merged_skipped;
+    finish_capacity(r, opts);
+  } else {
+    r = plan_capacity(doc, file, opts);
+  }
+  if (ctx.shard) return write_part(ctx, file, r.points, r.skipped);
   std::vector<bool> on_front(r.points.size(), false);
   for (std::size_t i : r.pareto) on_front[i] = true;
   auto meets = [&](const SweepPoint& p) { return p.meets(opts.deadline_days, opts.budget_usd); };
@@ -350,10 +449,11 @@ int capacity_mode(const json& doc, const std::string& file, const CapacityOption
     std::cout << t.str();
   }
   if (vm.count("csv")) {
-    std::string csv = "pareto,meets_constraints," + std::string(kPointColumns) + "\n";
+    const bool screened = any_estimate(r.points);
+    std::string csv = "pareto,meets_constraints," + std::string(kPointColumns) + (screened ? kEstimateColumn : "") + "\n";
     for (std::size_t i : r.ranked)
       csv += std::string(on_front[i] ? "true" : "false") + "," + (meets(r.points[i]) ? "true" : "false") + "," +
-             point_csv(r.points[i]) + "\n";
+             point_csv(r.points[i], screened) + "\n";
     write_file_atomically(vm["csv"].as<std::string>(), csv);
   }
   return kExitOk;
@@ -361,15 +461,86 @@ int capacity_mode(const json& doc, const std::string& file, const CapacityOption
 
 }  // namespace
 
-int sweep(const std::vector<std::string>& args) {
+namespace {
+
+// A word as the shell reads it back: single-quoted, with ' as '\''.
+std::string shell_quote(const std::string& w) {
+  std::string out = "'";
+  for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+struct SlurmOptions {
+  int array_size = 8;
+  std::string partition, time;
+};
+
+// The submission script of a sharded run: an `sbatch --array` of the shards (each writes its part file),
+// then the merge as a job that starts when every shard has succeeded (afterok on the array); its stdout
+// is the run's output. Paths are made absolute and each job runs in the folder the script was written
+// from, so relative paths in the sweep's arguments mean what they meant here.
+std::string slurm_script(const std::vector<std::string>& sweep_args, const std::string& script_path, const SlurmOptions& o) {
+  namespace fs = std::filesystem;
+  const std::string exe = fs::read_symlink("/proc/self/exe").string();
+  const std::string cwd = fs::current_path().string();
+  const std::string base = fs::absolute(script_path).lexically_normal().string();
+  const std::string parts = base + ".parts";
+  const int n = o.array_size;
+  std::string sbatch_opts;
+  if (!o.partition.empty()) sbatch_opts += "#SBATCH --partition=" + o.partition + "\n";
+  if (!o.time.empty()) sbatch_opts += "#SBATCH --time=" + o.time + "\n";
+  std::string shard_cmd = "exec " + shell_quote(exe) + " sweep";
+  for (const auto& a : sweep_args) shard_cmd += " " + shell_quote(a);
+  shard_cmd += " --quiet --shard \"${SLURM_ARRAY_TASK_ID}/" + std::to_string(n) + "\" --part " + shell_quote(parts) +
+               "\"/part-${SLURM_ARRAY_TASK_ID}.json\"";
+  std::string merge_cmd = "exec " + shell_quote(exe) + " sweep merge";
+  for (int i = 0; i < n; ++i) merge_cmd += " " + shell_quote(parts + "/part-" + std::to_string(i) + ".json");
+  std::string cmd_line = "clustersim sweep";
+  for (const auto& a : sweep_args) cmd_line += " " + a;
+  return "#!/bin/bash\n"
+         "# Written by clustersim sweep --slurm-script: `" + cmd_line + "` as " + std::to_string(n) +
+         " Slurm array tasks (clustersim sweep --shard I/" + std::to_string(n) +
+         ", one part file each) and a merge job that runs when all of them succeeded\n"
+         "# (clustersim sweep merge). Submit with: bash " + shell_quote(base) + "\n"
+         "# The merged output (the unsharded run's, byte for byte) goes to " + base + ".out, the jobs' logs next to it.\n"
+         "set -euo pipefail\n"
+         "mkdir -p " + shell_quote(parts) + "\n"
+         "array_id=$(sbatch --parsable <<'CLUSTERSIM_SHARDS'\n"
+         "#!/bin/bash\n"
+         "#SBATCH --job-name=clustersim-sweep\n"
+         "#SBATCH --array=0-" + std::to_string(n - 1) + "\n"
+         "#SBATCH --chdir=" + cwd + "\n"
+         "#SBATCH --output=" + parts + "/shard-%a.log\n" + sbatch_opts +
+         shard_cmd + "\n"
+         "CLUSTERSIM_SHARDS\n"
+         ")\n"
+         "array_id=${array_id%%;*}\n"
+         "merge_id=$(sbatch --parsable --dependency=afterok:${array_id} <<'CLUSTERSIM_MERGE'\n"
+         "#!/bin/bash\n"
+         "#SBATCH --job-name=clustersim-sweep-merge\n"
+         "#SBATCH --chdir=" + cwd + "\n"
+         "#SBATCH --output=" + base + ".out\n"
+         "#SBATCH --error=" + base + ".err\n" + sbatch_opts +
+         merge_cmd + "\n"
+         "CLUSTERSIM_MERGE\n"
+         ")\n"
+         "merge_id=${merge_id%%;*}\n"
+         "echo \"submitted shards ${array_id} (" + std::to_string(n) + " array tasks) and merge ${merge_id}: output in " + base + ".out\"\n";
+}
+
+int sweep_run(const std::vector<std::string>& args, RunContext& ctx) {
   po::options_description opts(
       "usage: clustersim sweep SCENARIO.json [--vary path=v1,v2,...]... [--search] [--csv out.csv] [--threads N]\n"
-      "       clustersim sweep SCENARIO.json --gpus 256,512,1024 [--gpu H100-SXM,H200,B200] [--deadline-days D] [--budget-usd B]\n\n"
+      "       clustersim sweep SCENARIO.json --gpus 256,512,1024 [--gpu H100-SXM,H200,B200] [--deadline-days D] [--budget-usd B]\n"
+      "       clustersim sweep ... --shard I/N [--part FILE]   |   clustersim sweep merge PART...\n"
+      "       clustersim sweep ... --slurm-script out.sh [--array-size N] [--partition P] [--time T]\n\n"
       "Simulates many variants of one scenario. --vary: the cartesian product of the axes (a table row per point,\n"
       "invalid combinations listed with the reason). --search: every valid layout for the cluster (TP, PP, CP,\n"
-      "VP, EP, micro-batch, ZeRO, recompute), memory checked first, the rest simulated and ranked. --gpus: capacity\n"
-      "planning with training.tokens_to_train: the search for every GPU type and count, the cheapest and fastest\n"
-      "plans meeting the deadline and budget, and the cost-vs-time Pareto front.\n\noptions");
+      "VP, EP, micro-batch, ZeRO, recompute), memory checked first, all ranked by a closed-form estimate and the\n"
+      "best --verify K simulated. --gpus: capacity planning with training.tokens_to_train: the search for every\n"
+      "GPU type and count, the cheapest and fastest plans meeting the deadline and budget, and the cost-vs-time\n"
+      "Pareto front. --shard I/N evaluates a deterministic 1/N share and writes a part file; sweep merge prints\n"
+      "the N parts as one unsharded run; --slurm-script writes an sbatch submission of both (docs/sweep.md).\n\noptions");
   opts.add_options()("help,h", "show this help")
       ("vary", po::value<std::vector<std::string>>()->composing()->value_name("PATH=V1,V2,..."),
        "vary a scenario value over a list (repeatable: cartesian product), e.g. --vary cluster.nodes=4,8,16")
@@ -382,18 +553,82 @@ int sweep(const std::vector<std::string>& args) {
       ("budget-usd", po::value<double>()->value_name("B"), "capacity planning: spend at most B dollars")
       ("objective", po::value<std::string>()->default_value("tokens_per_s"), "ranking: tokens_per_s or usd_per_token")
       ("top", po::value<std::size_t>()->default_value(20), "show the best N layouts (0: all)")
+      ("verify", po::value<std::size_t>()->default_value(50)->value_name("K"),
+       "search and capacity planning: rank every layout by the screening tier's closed-form estimate and simulate "
+       "the best K (0: simulate every layout)")
       ("allow-tp-across-nodes", "let tensor parallelism span nodes in the search")
       ("exhaustive", "also simulate layouts dominated by the same layout with a lighter recompute or ZeRO stage that fits")
       ("csv", po::value<std::string>()->value_name("FILE"), "write every point to FILE as CSV")
       ("json", "print the results as JSON")
       ("threads", po::value<int>()->value_name("N"), "worker threads (default: all cores)")
+      ("quiet,q", "no progress on stderr")
+      ("shard", po::value<std::string>()->value_name("I/N"),
+       "evaluate shard I of N (a deterministic 1/N share of the simulations) and write a part file instead of printing")
+      ("part", po::value<std::string>()->value_name("FILE"), "the shard's part file (default sweep-part-I-of-N.json)")
+      ("slurm-script", po::value<std::string>()->value_name("FILE"),
+       "write an sbatch script running the sweep as a Slurm job array of shards plus a dependent merge job")
+      ("array-size", po::value<int>()->value_name("N"), "--slurm-script: number of shards (default 8)")
+      ("partition", po::value<std::string>()->value_name("P"), "--slurm-script: the Slurm partition")
+      ("time", po::value<std::string>()->value_name("T"), "--slurm-script: the time limit of each job (sbatch --time)")
       ("max-memory-gib", po::value<std::string>()->value_name("G"),
        "memory one point's simulation may take before it is refused as too large (default 4; simulation.max_memory_gib)");
   po::variables_map vm;
   if (!parse_options(args, opts, "scenario", 1, vm)) return kExitOk;
   if (!vm.count("scenario")) throw InputError(with_usage("clustersim sweep: missing SCENARIO.json", opts, "sweep"));
   const std::string file = vm["scenario"].as<std::string>();
-  json doc = read_json_file(file);
+
+  // The arguments that define the run (what a shard records and a Slurm job repeats).
+  ctx.quiet = ctx.quiet || vm.count("quiet") > 0;
+  std::vector<std::string> run_args;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto takes_value = [](const std::string& o) {
+      return o == "--shard" || o == "--part" || o == "--slurm-script" || o == "--array-size" || o == "--partition" || o == "--time";
+    };
+    if (a == "--quiet" || a == "-q") continue;
+    if (takes_value(a)) {
+      ++i;
+      continue;
+    }
+    if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos && takes_value(a.substr(0, a.find('=')))) continue;
+    run_args.push_back(a);
+  }
+  if (!ctx.merged) ctx.args = run_args;
+
+  if (vm.count("slurm-script")) {
+    if (vm.count("shard")) throw InputError("clustersim sweep: --slurm-script writes the shards' jobs itself (leave out --shard)");
+    SlurmOptions so;
+    if (vm.count("array-size")) {
+      so.array_size = vm["array-size"].as<int>();
+      if (so.array_size < 1 || so.array_size > 100000)
+        throw InputError("clustersim sweep: --array-size " + std::to_string(so.array_size) + ": expected 1 to 100000 shards");
+    }
+    if (vm.count("partition")) so.partition = vm["partition"].as<std::string>();
+    if (vm.count("time")) so.time = vm["time"].as<std::string>();
+    for (const std::string* v : {&so.partition, &so.time})
+      if (v->find_first_of("\n\r") != std::string::npos)
+        throw InputError("clustersim sweep: --partition and --time: expected one line each");
+    (void)read_json_file(file);  // the scenario must be there before jobs are written to read it
+    const std::string out = vm["slurm-script"].as<std::string>();
+    write_file_atomically(out, slurm_script(run_args, out, so));
+    std::filesystem::permissions(out, std::filesystem::perms::owner_exec | std::filesystem::perms::group_exec,
+                                 std::filesystem::perm_options::add);
+    if (!ctx.quiet) std::cerr << "wrote " << out << ": submit with bash " << out << "\n";
+    return kExitOk;
+  }
+  if (!vm.count("slurm-script") && (vm.count("array-size") || vm.count("partition") || vm.count("time")))
+    throw InputError("clustersim sweep: --array-size, --partition and --time need --slurm-script");
+  if (vm.count("part") && !vm.count("shard")) throw InputError("clustersim sweep: --part needs --shard I/N");
+  if (vm.count("shard")) {
+    if (ctx.merged) throw InputError("clustersim sweep merge: the parts' run is itself a shard");
+    ctx.shard = parse_shard(vm["shard"].as<std::string>());
+    ctx.part_path = vm.count("part") ? vm["part"].as<std::string>()
+                                     : "sweep-part-" + std::to_string(ctx.shard->index) + "-of-" + std::to_string(ctx.shard->count) + ".json";
+    check_writable(ctx.part_path, {file});
+  }
+
+  json doc = ctx.merged ? ctx.scenario : read_json_file(file);
+  ctx.scenario = doc;
   if (vm.count("set"))
     for (const auto& o : vm["set"].as<std::vector<std::string>>()) apply_override(doc, o, file);
   {
@@ -412,21 +647,25 @@ int sweep(const std::vector<std::string>& args) {
     run.threads = vm["threads"].as<int>();
     if (run.threads < 1) throw InputError("clustersim sweep: --threads " + std::to_string(run.threads) + ": expected at least 1");
   }
-  run.progress = terminal_progress();
+  run.progress = progress_printer(ctx.quiet);
+  if (ctx.shard) run.shard = *ctx.shard;
   const auto objective = parse_objective(vm["objective"].as<std::string>());
   if (!objective)
     throw InputError("clustersim sweep: --objective " + vm["objective"].as<std::string>() + ": expected tokens_per_s or usd_per_token");
   const std::size_t top = vm["top"].as<std::size_t>();
   const bool search = vm.count("search") > 0, capacity = vm.count("gpus") > 0, vary = vm.count("vary") > 0;
-  if (vm.count("csv")) check_writable(vm["csv"].as<std::string>(), {file});  // before a long sweep, not after
+  if (vm.count("csv") && !ctx.shard) check_writable(vm["csv"].as<std::string>(), {file});  // before a long sweep, not after
   if (vary && (search || capacity))
     throw InputError("clustersim sweep: --vary cannot be combined with --search or --gpus (fix values with --set instead)");
   if (!capacity && (vm.count("gpu") || vm.count("deadline-days") || vm.count("budget-usd")))
     throw InputError("clustersim sweep: --gpu, --deadline-days and --budget-usd need --gpus (capacity planning)");
+  if (vary && !vm["verify"].defaulted())
+    throw InputError("clustersim sweep: --verify needs --search or --gpus (a --vary sweep simulates every point)");
 
   SearchOptions sopts;
   sopts.allow_tp_across_nodes = vm.count("allow-tp-across-nodes") > 0;
   sopts.exhaustive = vm.count("exhaustive") > 0;
+  sopts.verify = vm["verify"].as<std::size_t>();
   sopts.run = run;
   if (capacity) {
     CapacityOptions c;
@@ -455,13 +694,48 @@ int sweep(const std::vector<std::string>& args) {
     if (vm.count("deadline-days")) c.deadline_days = limit("deadline-days", "number of days");
     if (vm.count("budget-usd")) c.budget_usd = limit("budget-usd", "amount of dollars");
     c.search = sopts;
-    return capacity_mode(doc, file, c, top, vm);
+    return capacity_mode(doc, file, c, top, vm, ctx);
   }
-  if (search) return search_mode(doc, file, sopts, *objective, top, vm);
+  if (search) return search_mode(doc, file, sopts, *objective, top, vm, ctx);
   if (!vary) throw InputError("clustersim sweep: nothing to sweep (give --vary, --search or --gpus; see clustersim sweep --help)");
   std::vector<SweepAxis> axes;
   for (const auto& v : vm["vary"].as<std::vector<std::string>>()) axes.push_back(parse_axis(v));
-  return vary_mode(doc, file, axes, run, vm);
+  return vary_mode(doc, file, axes, run, vm, ctx);
+}
+
+// clustersim sweep merge PART...: the run the parts were shards of, printed from their points.
+int sweep_merge(const std::vector<std::string>& args) {
+  po::options_description opts(
+      "usage: clustersim sweep merge PART...\n\n"
+      "Combines the part files of a sharded sweep (clustersim sweep ... --shard I/N, one for each I) and prints\n"
+      "the run as the unsharded sweep would: the same table or JSON on stdout and the same CSV file.\n\noptions");
+  opts.add_options()("help,h", "show this help")("quiet,q", "no messages on stderr");
+  po::variables_map vm;
+  if (!parse_options(args, opts, "parts", -1, vm)) return kExitOk;
+  if (!vm.count("parts")) throw InputError(with_usage("clustersim sweep merge: no part files", opts, "sweep merge"));
+  std::vector<SweepPart> parts;
+  for (const auto& path : vm["parts"].as<std::vector<std::string>>()) parts.push_back(read_sweep_part(path));
+  const std::vector<SweepPoint> points = merge_shards(parts);
+  const json& run = parts.front().run;
+  RunContext ctx;
+  ctx.merged = &points;
+  ctx.quiet = true;
+  try {
+    ctx.args = run.at("args").get<std::vector<std::string>>();
+    ctx.scenario = run.at("scenario");
+    ctx.merged_skipped = run.at("skipped").get<std::vector<std::string>>();
+  } catch (const json::exception&) {
+    throw InputError(parts.front().file + ": run: expected {args, file, scenario, skipped} as clustersim sweep --shard writes it");
+  }
+  return sweep_run(ctx.args, ctx);
+}
+
+}  // namespace
+
+int sweep(const std::vector<std::string>& args) {
+  if (!args.empty() && args[0] == "merge") return sweep_merge(std::vector<std::string>(args.begin() + 1, args.end()));
+  RunContext ctx;
+  return sweep_run(args, ctx);
 }
 
 }  // namespace cs::sim::cli

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <exception>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <numeric>
 #include <optional>
@@ -18,6 +19,8 @@
 #include "sim/simulation.hpp"
 #include "sim/base/units.hpp"
 #include "sim/step/step_budget.hpp"
+#include "sim/explore/screening.hpp"
+#include "topologies/cluster.hpp"
 
 namespace cs::sim {
 
@@ -60,12 +63,13 @@ std::int64_t json_int(const json& obj, const char* key, std::int64_t fallback) {
   return it != obj.end() && it->is_number() ? it->get<std::int64_t>() : fallback;
 }
 
-// Stable ranking of the simulated, fitting points by a key (smaller is better).
+// Stable ranking of the simulated (or, `estimated`, the estimated), fitting points by a key (smaller is
+// better).
 template <class Key>
-std::vector<std::size_t> rank_by(const std::vector<SweepPoint>& points, Key key) {
+std::vector<std::size_t> rank_by(const std::vector<SweepPoint>& points, Key key, bool estimated = false) {
   std::vector<std::size_t> idx;
   for (std::size_t i = 0; i < points.size(); ++i)
-    if (points[i].simulated() && points[i].fits()) idx.push_back(i);
+    if ((estimated ? points[i].estimated() : points[i].simulated()) && points[i].fits()) idx.push_back(i);
   std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return key(points[a]) < key(points[b]); });
   return idx;
 }
@@ -80,6 +84,7 @@ const char* to_string(PointStatus s) {
     case PointStatus::pending: return "pending";
     case PointStatus::dominated: return "dominated";
     case PointStatus::simulated: return "simulated";
+    case PointStatus::estimated: return "estimated";
   }
   return "?";
 }
@@ -227,7 +232,49 @@ SweepPoint evaluate_point(const json& base, const std::string& file, const Assig
 }
 
 namespace {
-SweepPoint screen_point(const json& base, const std::string& file, const Assignment& assignment) {
+// One worker's screening caches (screening.hpp), one per distinct cluster.* assignment: a search varies
+// only training.*, capacity planning the GPU type and count.
+class ScreeningCaches {
+ public:
+  ScreeningCache& get(const Scenario& s, const Assignment& a) {
+    std::string key;
+    for (const auto& [path, v] : a)
+      if (path.rfind("cluster.", 0) == 0) key += path + "=" + v.dump() + ";";
+    auto& slot = caches_[key];
+    if (!slot) slot = std::make_unique<ScreeningCache>(s.cluster);
+    return *slot;
+  }
+
+ private:
+  std::map<std::string, std::unique_ptr<ScreeningCache>> caches_;
+};
+
+// The report of an estimated point: the layout and memory, with the step time, throughput and cost the
+// estimate gives (what the ranking and the tables read).
+void set_estimate(SweepPoint& p, const Scenario& s, double step_s) {
+  p.estimate_step_time_s = step_s;
+  Report& r = p.report;
+  r.step_time_s = step_s;
+  r.tokens_per_s = static_cast<double>(s.training.tokens_per_step()) / step_s;
+  const double model_flops = models::model_flops_per_step(s.model, s.training);
+  r.model_tflops_per_gpu = model_flops / step_s / r.num_gpus / 1e12;
+  r.mfu = model_flops / (step_s * r.num_gpus * s.gpu.peak_tflops(models::Dtype::bf16) * 1e12);
+  models::CostInputs ci;
+  ci.step_time_s = step_s;
+  ci.num_gpus = r.num_gpus;
+  ci.price_per_gpu_hour_usd = s.price_per_gpu_hour_usd;
+  ci.tokens_per_step = static_cast<double>(s.training.tokens_per_step());
+  ci.tokens_to_train = s.training.tokens_to_train;
+  ci.gpu_tdp_w = s.gpu.tdp_w;
+  ci.gpu_busy_fraction = 1;  // not known without the simulation: the energy figures are an upper bound
+  ci.num_nodes = (r.num_gpus + s.cluster.gpus_per_node - 1) / s.cluster.gpus_per_node;
+  ci.node_overhead_w = s.node_overhead_w;
+  ci.pue = s.pue;
+  ci.usd_per_kwh = s.usd_per_kwh;
+  r.cost = models::compute_cost(ci);
+}
+
+SweepPoint screen_point(const json& base, const std::string& file, const Assignment& assignment, ScreeningCaches* caches) {
   SweepPoint p;
   const std::optional<Scenario> parsed = point_scenario(base, file, assignment, p);
   if (!parsed) return p;
@@ -235,6 +282,8 @@ SweepPoint screen_point(const json& base, const std::string& file, const Assignm
   p.report = unsimulated_report(s, models::peak_memory_per_gpu(s.model, s.training));
   p.status = p.report.fits_in_memory ? PointStatus::pending : PointStatus::not_fitting;
   if (!p.report.fits_in_memory) p.error = not_fitting_message(p.report.memory, s.gpu);
+  if (caches && p.status == PointStatus::pending)
+    if (const auto est = screening_step_time_s(s, caches->get(s, assignment))) set_estimate(p, s, *est);
   return p;
 }
 }  // namespace
@@ -244,9 +293,16 @@ std::vector<SweepPoint> run_points(const json& base, const std::string& file, co
   const std::size_t total = assignments.size();
   std::vector<SweepPoint> out(total);
   for (std::size_t i = 0; i < total; ++i) out[i].assignment = assignments[i];
+  // This shard's points (all without sharding); the others are left pending for another shard.
+  std::vector<std::size_t> mine;
+  for (std::size_t i = 0; i < total; ++i) {
+    if (options.simulate && !options.shard.mine(i)) out[i].status = PointStatus::pending;
+    else mine.push_back(i);
+  }
+  const std::size_t count = mine.size();
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   const std::size_t workers = std::min<std::size_t>(options.threads > 0 ? static_cast<std::size_t>(options.threads) : hw,
-                                                    std::max<std::size_t>(total, 1));
+                                                    std::max<std::size_t>(count, 1));
 
   std::atomic<std::size_t> next{0};
   std::atomic<bool> failed{false};
@@ -257,12 +313,14 @@ std::vector<SweepPoint> run_points(const json& base, const std::string& file, co
 
   auto work = [&] {
     if (options.on_worker_start) options.on_worker_start();
+    ScreeningCaches caches;  // the worker's own: no locking
     while (!failed.load(std::memory_order_relaxed) && !(options.cancel && options.cancel->load())) {
-      const std::size_t i = next.fetch_add(1);
-      if (i >= total) return;
+      const std::size_t k = next.fetch_add(1);
+      if (k >= count) return;
+      const std::size_t i = mine[k];
       try {
         out[i] = options.simulate ? evaluate_point(base, file, assignments[i], options.skip_unfitting)
-                                  : screen_point(base, file, assignments[i]);
+                                  : screen_point(base, file, assignments[i], options.estimate ? &caches : nullptr);
       } catch (...) {
         const std::lock_guard<std::mutex> lock(mutex);
         if (!failure) failure = std::current_exception();
@@ -273,7 +331,7 @@ std::vector<SweepPoint> run_points(const json& base, const std::string& file, co
         const std::lock_guard<std::mutex> lock(mutex);
         ++done;
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        options.progress(SweepProgress{done, total, elapsed});
+        options.progress(SweepProgress{done, count, elapsed, options.phase});
       }
     }
   };
@@ -300,8 +358,14 @@ std::optional<Objective> parse_objective(const std::string& name) {
 }
 
 std::vector<std::size_t> rank_points(const std::vector<SweepPoint>& points, Objective objective) {
-  if (objective == Objective::tokens_per_s) return rank_by(points, [](const SweepPoint& p) { return -p.tokens_per_s(); });
-  return rank_by(points, [](const SweepPoint& p) { return p.usd_per_token(); });
+  std::vector<std::size_t> out, estimated;
+  for (bool est : {false, true}) {
+    auto& v = est ? estimated : out;
+    if (objective == Objective::tokens_per_s) v = rank_by(points, [](const SweepPoint& p) { return -p.tokens_per_s(); }, est);
+    else v = rank_by(points, [](const SweepPoint& p) { return p.usd_per_token(); }, est);
+  }
+  out.insert(out.end(), estimated.begin(), estimated.end());
+  return out;
 }
 
 std::vector<std::size_t> pareto_front(const std::vector<SweepPoint>& points) {
@@ -447,25 +511,52 @@ void mark_dominated(std::vector<SweepPoint>& points) {
 }
 
 std::vector<SweepPoint> screen_and_simulate(const json& base, const std::string& file, const std::vector<Assignment>& assignments,
-                                            const SearchOptions& options) {
+                                            const SearchOptions& options, Objective objective) {
   SweepOptions screen = options.run;
   screen.simulate = false;
+  screen.estimate = options.verify > 0;
+  screen.shard = {};  // every shard screens (and estimates) every layout: the verified set is global
+  screen.phase = options.verify > 0 ? "screened and estimated" : "screened";
   std::vector<SweepPoint> points = run_points(base, file, assignments, screen);
   if (!options.exhaustive) mark_dominated(points);
   std::vector<std::size_t> todo;
-  std::vector<Assignment> chosen;
   for (std::size_t i = 0; i < points.size(); ++i)
-    if (points[i].status == PointStatus::pending) todo.push_back(i), chosen.push_back(points[i].assignment);
+    if (points[i].status == PointStatus::pending) todo.push_back(i);
+  if (options.verify > 0) {
+    // The screening tier: the best `verify` by the estimate go to the simulation (a point the formula
+    // does not cover always does), the rest keep their estimate.
+    auto key = [&](std::size_t i) {
+      const SweepPoint& p = points[i];
+      return objective == Objective::tokens_per_s ? -p.report.tokens_per_s : p.usd_per_token();
+    };
+    std::vector<std::size_t> unestimated, estimated;
+    for (std::size_t i : todo) (points[i].estimate_step_time_s ? estimated : unestimated).push_back(i);
+    std::stable_sort(estimated.begin(), estimated.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
+    todo = unestimated;
+    for (std::size_t k = 0; k < estimated.size(); ++k) {
+      if (k < options.verify) todo.push_back(estimated[k]);
+      else points[estimated[k]].status = PointStatus::estimated;
+    }
+    std::sort(todo.begin(), todo.end());  // enumeration order, so shards split the same list
+  }
+  std::vector<Assignment> chosen;
+  for (std::size_t i : todo) chosen.push_back(points[i].assignment);
   SweepOptions run = options.run;
   run.simulate = true;
   run.skip_unfitting = true;
+  run.phase = "simulated";
   std::vector<SweepPoint> simulated = run_points(base, file, chosen, run);
   for (std::size_t k = 0; k < todo.size(); ++k) {
     if (simulated[k].status == PointStatus::cancelled) continue;  // stays pending: cancelled below
+    if (simulated[k].status == PointStatus::pending) continue;    // another shard's: stays pending
+    simulated[k].estimate_step_time_s = points[todo[k]].estimate_step_time_s;
     points[todo[k]] = std::move(simulated[k]);
   }
-  for (auto& p : points)
-    if (p.status == PointStatus::pending) p.status = PointStatus::cancelled;
+  const bool sharded = options.run.shard.count > 1;
+  for (std::size_t k = 0; k < todo.size(); ++k) {
+    SweepPoint& p = points[todo[k]];
+    if (p.status == PointStatus::pending && !(sharded && !options.run.shard.mine(k))) p.status = PointStatus::cancelled;
+  }
   return points;
 }
 
@@ -480,16 +571,21 @@ SearchCounts count_points(const std::vector<SweepPoint>& points) {
       case PointStatus::pending: ++c.cancelled; break;
       case PointStatus::dominated: ++c.dominated; break;
       case PointStatus::simulated: ++c.simulated; break;
+      case PointStatus::estimated: ++c.estimated; break;
     }
   }
   return c;
 }
 
-SearchResult search_layouts(const json& base, const std::string& file, const SearchOptions& options, Objective objective) {
-  SearchResult r;
-  r.points = screen_and_simulate(base, file, enumerate_layouts(base, file, options), options);
+void finish_search(SearchResult& r, Objective objective) {
   r.counts = count_points(r.points);
   r.ranked = rank_points(r.points, objective);
+}
+
+SearchResult search_layouts(const json& base, const std::string& file, const SearchOptions& options, Objective objective) {
+  SearchResult r;
+  r.points = screen_and_simulate(base, file, enumerate_layouts(base, file, options), options, objective);
+  finish_search(r, objective);
   return r;
 }
 
@@ -530,10 +626,18 @@ CapacityResult plan_capacity(const json& base, const std::string& file, const Ca
                             ": " + join(e.messages(), file));
       }
     }
-  r.points = screen_and_simulate(base, file, all, options.search);
+  r.points = screen_and_simulate(base, file, all, options.search, Objective::usd_per_token);
+  finish_capacity(r, options);
+  return r;
+}
+
+void finish_capacity(CapacityResult& r, const CapacityOptions& options) {
   r.counts = count_points(r.points);
   r.ranked = rank_points(r.points, Objective::usd_per_token);
-  const auto meets = [&](const SweepPoint& p) { return p.meets(options.deadline_days, options.budget_usd); };
+  // Plans are made of simulated layouts only: an estimate ranks, the simulation decides.
+  const auto meets = [&](const SweepPoint& p) { return p.simulated() && p.meets(options.deadline_days, options.budget_usd); };
+  r.cheapest.reset();
+  r.fastest.reset();
   for (std::size_t i : r.ranked)
     if (meets(r.points[i])) {
       r.cheapest = i;
@@ -545,7 +649,6 @@ CapacityResult plan_capacity(const json& base, const std::string& file, const Ca
       break;
     }
   r.pareto = pareto_front(r.points);
-  return r;
 }
 
 nlohmann::json to_json(const SweepPoint& p) {
@@ -560,12 +663,21 @@ nlohmann::json to_json(const SweepPoint& p) {
       o["whole_run"] = {{"goodput", p.whole_run->goodput}, {"input_stall_fraction", p.whole_run->input_stall_fraction},
                         {"effective_days", p.whole_run->effective_days}, {"effective_usd", p.whole_run->effective_usd}};
   }
+  if (p.estimate_step_time_s) {
+    const double step = *p.estimate_step_time_s;
+    const double tokens = static_cast<double>(p.report.global_batch_size) * static_cast<double>(p.report.seq_length);
+    const double usd_per_step = p.simulated() ? p.report.cost.usd_per_step * step / p.report.step_time_s : p.report.cost.usd_per_step;
+    o["estimate"] = {{"step_time_s", step}, {"tokens_per_s", tokens / step},
+                     {"usd_per_million_tokens", tokens > 0 ? usd_per_step / tokens * 1e6 : 0.0}};
+  }
   return o;
 }
 
 nlohmann::json to_json(const SearchCounts& c) {
-  return {{"enumerated", c.enumerated}, {"invalid", c.invalid}, {"not_fitting", c.not_fitting},
-          {"dominated", c.dominated}, {"simulated", c.simulated}};
+  nlohmann::json o = {{"enumerated", c.enumerated}, {"invalid", c.invalid}, {"not_fitting", c.not_fitting},
+                      {"dominated", c.dominated}, {"simulated", c.simulated}};
+  if (c.estimated) o["estimated"] = c.estimated;
+  return o;
 }
 
 }  // namespace cs::sim

@@ -65,6 +65,15 @@ std::vector<Assignment> cartesian(const std::vector<SweepAxis>& axes);
 struct SweepProgress {
   std::size_t done = 0, total = 0;
   double elapsed_s = 0;
+  const char* phase = "points";  // what is counted: SweepOptions::phase
+};
+
+// A deterministic share of a sweep's simulations (`clustersim sweep --shard I/N`): shard I of N simulates
+// the points whose position k among the points to simulate has k mod N = I and leaves the others
+// `pending`; merging the N shards' points (merge_shards) gives the unsharded result.
+struct Shard {
+  int index = 0, count = 1;
+  bool mine(std::size_t k) const { return count <= 1 || static_cast<int>(k % static_cast<std::size_t>(count)) == index; }
 };
 
 struct SweepOptions {
@@ -82,11 +91,20 @@ struct SweepOptions {
   bool skip_unfitting = false;
   // false: validate and check memory only; a fitting point is left `pending` (the search's screening pass).
   bool simulate = true;
+  // With simulate false: also the screening tier's closed-form step time of each fitting point
+  // (screening.hpp), in SweepPoint::estimate_step_time_s.
+  bool estimate = false;
+  // Simulate only this shard's points (the others stay `pending`).
+  Shard shard;
+  // Names the points being counted in `progress` ("screened", "simulated", ...).
+  const char* phase = "points";
 };
 
 // pending: valid and fitting, not simulated yet; dominated: not simulated because the same layout with
-// a lighter recompute or ZeRO stage fits, and that one is never slower (see mark_dominated).
-enum class PointStatus { cancelled, invalid, not_fitting, pending, dominated, simulated };
+// a lighter recompute or ZeRO stage fits, and that one is never slower (see mark_dominated); estimated:
+// ranked by the screening tier's closed-form step time only, outside the best K the simulation verified
+// (SearchOptions::verify).
+enum class PointStatus { cancelled, invalid, not_fitting, pending, dominated, simulated, estimated };
 const char* to_string(PointStatus s);
 
 struct SweepPoint {
@@ -106,7 +124,11 @@ struct SweepPoint {
     double slowdown = 1;           // effective time / failure-free time of the same work
   };
   std::optional<WholeRun> whole_run;
+  // The screening tier's step time (search with verify > 0), for estimated and verified points alike; an
+  // estimated point's report carries it as step_time_s with the throughput and cost that follow from it.
+  std::optional<double> estimate_step_time_s;
   bool simulated() const { return status == PointStatus::simulated; }
+  bool estimated() const { return status == PointStatus::estimated; }
   bool fits() const { return valid && report.fits_in_memory; }
   // Effective figures where the whole run is known, the failure-free step's otherwise.
   double usd_per_token() const;
@@ -132,7 +154,8 @@ std::vector<SweepPoint> run_sweep(const nlohmann::json& base, const std::string&
 enum class Objective { tokens_per_s, usd_per_token };
 std::optional<Objective> parse_objective(const std::string& name);
 
-// Indices of the simulated, fitting points, best first under `objective` (ties: enumeration order).
+// Indices of the simulated, fitting points, best first under `objective` (ties: enumeration order), then
+// the estimated points by their estimate.
 std::vector<std::size_t> rank_points(const std::vector<SweepPoint>& points, Objective objective);
 
 // Indices of the Pareto-optimal simulated, fitting points on (1 / tokens_per_s, usd_per_token), fastest
@@ -143,6 +166,10 @@ struct SearchOptions {
   bool allow_tp_across_nodes = false;
   // Simulate dominated layouts too (see mark_dominated); off by default: they cannot win.
   bool exhaustive = false;
+  // The screening tier: 0 simulates every fitting, undominated layout; K > 0 estimates them all in closed
+  // form (screening.hpp), ranks them by the estimate under the objective and simulates the best K only
+  // (`clustersim sweep --search --verify K`, default 50 there).
+  std::size_t verify = 0;
   SweepOptions run;  // skip_unfitting is forced on
 };
 
@@ -153,7 +180,7 @@ std::vector<Assignment> enumerate_layouts(const nlohmann::json& base, const std:
                                           const SearchOptions& options, const Assignment& prefix = {});
 
 struct SearchCounts {
-  std::size_t enumerated = 0, invalid = 0, not_fitting = 0, dominated = 0, simulated = 0, cancelled = 0;
+  std::size_t enumerated = 0, invalid = 0, not_fitting = 0, dominated = 0, simulated = 0, cancelled = 0, estimated = 0;
 };
 
 // Dominance between fitting layouts of the search: a `pending` point is marked `dominated` when another
@@ -170,12 +197,17 @@ void mark_dominated(std::vector<SweepPoint>& points);
 
 // Screens every assignment (validation and memory), marks dominated layouts unless `exhaustive`, and
 // simulates the rest; results in assignment order.
+// With options.verify > 0 the survivors are estimated, ranked by `objective` on the estimate, and the best
+// verify of them simulated; the rest are `estimated`.
 std::vector<SweepPoint> screen_and_simulate(const nlohmann::json& base, const std::string& file,
-                                            const std::vector<Assignment>& assignments, const SearchOptions& options);
+                                            const std::vector<Assignment>& assignments, const SearchOptions& options,
+                                            Objective objective = Objective::tokens_per_s);
 SearchCounts count_points(const std::vector<SweepPoint>& points);
 
 // The sweep's JSON contract (sweep --json): a point is {assignment, status, error?, report?,
-// usd_per_million_tokens?}; counts are {enumerated, invalid, not_fitting, dominated, simulated}.
+// usd_per_million_tokens?, estimate?}; counts are {enumerated, invalid, not_fitting, dominated, simulated,
+// estimated?}. `estimate` (screening tier) is {step_time_s, tokens_per_s, usd_per_million_tokens}; an
+// estimated point has it and no report.
 nlohmann::json to_json(const SweepPoint& p);
 nlohmann::json to_json(const SearchCounts& c);
 
@@ -212,5 +244,9 @@ struct CapacityResult {
 // Throws InputError when training.tokens_to_train is missing or a count is not a multiple of
 // gpus_per_node.
 CapacityResult plan_capacity(const nlohmann::json& base, const std::string& file, const CapacityOptions& options);
+// The counts, ranking, plans and Pareto front of r.points (plan_capacity's last step; sweep merge).
+void finish_capacity(CapacityResult& r, const CapacityOptions& options);
+// A search's counts and ranking of r.points (search_layouts' last step; sweep merge).
+void finish_search(SearchResult& r, Objective objective);
 
 }  // namespace cs::sim
