@@ -14,12 +14,16 @@ namespace {
 
 // The file is part of this repository: a malformed entry is a bug, caught by every test that loads a
 // scenario (CS_CHECK), never a user's input error.
-FrameworkWhen read_when(const json& e) {
+// The file is read in its own key order (ordered_json), so that a rule's conditions are named in the
+// order its author wrote them.
+using ordered_json = nlohmann::ordered_json;
+
+FrameworkWhen read_when(const ordered_json& e) {
   FrameworkWhen out;
   if (!e.contains("when")) return out;
   for (const auto& [path, want] : e.at("when").items()) {
     CS_CHECK(want.is_primitive() || want.is_array() || (want.is_object() && (want.contains("min") || want.contains("max"))));
-    out.push_back({path, want});
+    out.push_back({path, json::parse(want.dump())});
   }
   return out;
 }
@@ -31,19 +35,19 @@ ParamGatherPlacement read_placement(const std::string& s) {
   return ParamGatherPlacement::when_given;
 }
 
-FrameworkRelease read_release(const json& e) {
+FrameworkRelease read_release(const ordered_json& e) {
   FrameworkRelease r;
   r.name = e.at("name").get<std::string>();
   for (const auto& [key, entries] : e.at("defaults").items()) {
     const auto& keys = defaultable_keys();
     CS_CHECK(std::find(keys.begin(), keys.end(), key) != keys.end());
     std::vector<FrameworkDefault> list;
-    for (const json& d : entries) list.push_back({read_when(d), d.at("value"), d.at("source").get<std::string>()});
+    for (const ordered_json& d : entries) list.push_back({read_when(d), json::parse(d.at("value").dump()), d.at("source").get<std::string>()});
     CS_CHECK(!list.empty() && list.back().when.empty());  // the last entry is the fallback
     r.defaults.emplace_back(key, std::move(list));
   }
   CS_CHECK(r.defaults.size() == defaultable_keys().size());  // every release says every default
-  const json& b = e.at("grad_bucket");
+  const ordered_json& b = e.at("grad_bucket");
   r.grad_bucket.min_params = b.value("min_params", 0.0);
   r.grad_bucket.params_per_dp_rank = b.value("params_per_dp_rank", 0.0);
   r.grad_bucket.bytes = b.value("bytes", 0.0);
@@ -55,10 +59,10 @@ FrameworkRelease read_release(const json& e) {
 }
 
 std::vector<Framework> build() {
-  const json doc = json::parse(frameworks_text());
+  const ordered_json doc = ordered_json::parse(frameworks_text());
   CS_CHECK(doc.at("format") == "clustersim frameworks 1");
   std::vector<Framework> out;
-  for (const json& e : doc.at("frameworks")) {
+  for (const ordered_json& e : doc.at("frameworks")) {
     Framework f;
     f.name = e.at("name").get<std::string>();
     f.about = e.at("about").get<std::string>();
@@ -69,10 +73,10 @@ std::vector<Framework> build() {
       CS_CHECK(it != out.end());  // a base comes earlier in the file
       f.refuse = it->refuse;
     }
-    for (const json& r : e.at("refuse"))
+    for (const ordered_json& r : e.at("refuse"))
       f.refuse.push_back({r.at("id").get<std::string>(), r.at("path").get<std::string>(), read_when(r),
                           r.at("says").get<std::string>(), r.at("source").get<std::string>()});
-    for (const json& r : e.at("releases")) f.releases.push_back(read_release(r));
+    for (const ordered_json& r : e.at("releases")) f.releases.push_back(read_release(r));
     CS_CHECK(!f.releases.empty());
     out.push_back(std::move(f));
   }

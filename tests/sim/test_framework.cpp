@@ -69,14 +69,14 @@ TEST_CASE("framework: megatron-core refuses ZeRO-2 and ZeRO-3 with pipeline para
   doc["training"]["pipeline_model_parallel_size"] = 2;
   doc["training"]["zero_stage"] = 2;
   CHECK(refusal(doc) ==
-        "f.json: training.zero_stage: pipeline_model_parallel_size 2, zero_stage 2: training.framework \"megatron-core\" cannot run "
+        "f.json: training.zero_stage: zero_stage 2, pipeline_model_parallel_size 2: training.framework \"megatron-core\" cannot run "
         "this (rule fsdp-without-pp): ZeRO-2/3 are Megatron-FSDP's optim_grads / optim_grads_params or torch FSDP2, and "
         "Megatron-Core runs them without pipeline parallelism; its distributed optimizer (zero_stage 1) is what combines with PP "
         "[megatron/training/arguments.py validate_args: '--use-torch-fsdp2 is not supported with pipeline parallelism'; "
         "megatron/core/distributed/fsdp/mcore_fsdp_adapter.py: 'MFSDP v2 does not currently support: pipeline_model_parallel_size']");
   doc["training"]["zero_stage"] = 3;
   doc["training"]["pipeline_model_parallel_size"] = 4;
-  CHECK(refusal(doc).find("pipeline_model_parallel_size 4, zero_stage 3: training.framework \"megatron-core\" cannot run this (rule fsdp-without-pp)") !=
+  CHECK(refusal(doc).find("zero_stage 3, pipeline_model_parallel_size 4: training.framework \"megatron-core\" cannot run this (rule fsdp-without-pp)") !=
         std::string::npos);
   // The same layouts under generic run, and the distributed optimizer with PP runs under megatron-core.
   doc["training"]["framework"] = "generic";
@@ -104,7 +104,7 @@ TEST_CASE("framework: nemo refuses what megatron-core refuses", "[sim]") {
   json doc = doc_for("nemo");
   doc["training"]["pipeline_model_parallel_size"] = 2;
   doc["training"]["zero_stage"] = 3;
-  CHECK(refusal(doc).find("training.zero_stage: pipeline_model_parallel_size 2, zero_stage 3: training.framework \"nemo\" cannot run this "
+  CHECK(refusal(doc).find("training.zero_stage: zero_stage 3, pipeline_model_parallel_size 2: training.framework \"nemo\" cannot run this "
                           "(rule fsdp-without-pp)") != std::string::npos);
   doc["training"]["pipeline_model_parallel_size"] = 1;
   doc["training"]["zero_stage"] = 0;
@@ -117,7 +117,7 @@ TEST_CASE("framework: deepspeed refuses ZeRO-2/3 with PP and an interleaved pipe
   doc["training"]["pipeline_model_parallel_size"] = 2;
   doc["training"]["zero_stage"] = 2;
   CHECK(refusal(doc) ==
-        "f.json: training.zero_stage: pipeline_model_parallel_size 2, zero_stage 2: training.framework \"deepspeed\" cannot run this "
+        "f.json: training.zero_stage: zero_stage 2, pipeline_model_parallel_size 2: training.framework \"deepspeed\" cannot run this "
         "(rule zero2-3-without-pp): ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism (ZeRO-1 is what combines with PP) "
         "[deepspeed/runtime/pipe/engine.py PipelineEngine.__init__: assert zero_optimization_stage() < ZeroStageEnum.gradients]");
   doc["training"]["zero_stage"] = 1;
