@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "sim/base/check.hpp"
+#include "sim/base/name_table.hpp"
 #include "sim/scenario/enum_names.hpp"
 
 namespace cs::sim {
@@ -119,32 +120,17 @@ const std::vector<Framework>& frameworks() {
   return all;
 }
 
-std::vector<std::string> framework_names() {
-  std::vector<std::string> out;
-  for (const Framework& f : frameworks()) out.push_back(f.name);
-  return out;
-}
+std::vector<std::string> framework_names() { return names_in(frameworks()); }
 
-const Framework* find_framework(std::string_view name) {
-  for (const Framework& f : frameworks())
-    if (f.name == name) return &f;
-  return nullptr;
-}
+const Framework* find_framework(std::string_view name) { return find_named(frameworks(), name); }
 
 const Framework& generic_framework() { return frameworks().front(); }
 
 const FrameworkRelease* find_release(const Framework& f, std::string_view name) {
-  if (name.empty()) return &f.releases.front();
-  for (const FrameworkRelease& r : f.releases)
-    if (r.name == name) return &r;
-  return nullptr;
+  return name.empty() ? &f.releases.front() : find_named(f.releases, name);
 }
 
-std::vector<std::string> release_names(const Framework& f) {
-  std::vector<std::string> out;
-  for (const FrameworkRelease& r : f.releases) out.push_back(r.name);
-  return out;
-}
+std::vector<std::string> release_names(const Framework& f) { return names_in(f.releases); }
 
 bool conditions_hold(const FrameworkWhen& when, const json& facts) {
   return std::all_of(when.begin(), when.end(), [&](const FrameworkCondition& c) { return condition_holds(c, facts); });
