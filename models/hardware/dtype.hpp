@@ -8,6 +8,8 @@ namespace cs::models {
 enum class Dtype { fp32, tf32, bf16, fp16, fp8 };
 
 std::string_view to_string(Dtype d);
+// Bytes of one element (fp8 1, bf16 / fp16 2, fp32 / tf32 4).
+double element_bytes(Dtype d);
 std::optional<Dtype> parse_dtype(std::string_view s);
 
 }  // namespace cs::models

@@ -14,11 +14,12 @@ namespace {
 double d(std::int64_t x) { return static_cast<double>(x); }
 
 
-// Bytes per parameter before sharding (ZeRO's mixed-precision Adam accounting). Megatron with
-// --accumulate-allreduce-grads-in-fp32 keeps fp32 main grads (4 B); we count bf16 grads, as the ZeRO
-// paper and DeepSpeed / FSDP with bf16 reduce do, so that plain DDP is the textbook 16 B per parameter.
+// Bytes per parameter before sharding (ZeRO's mixed-precision Adam accounting). A gradient takes
+// TrainingConfig::main_grads_dtype, the framework's: bf16 (2 B) as the ZeRO paper, DeepSpeed and the
+// generic framework count, so that plain DDP is the textbook 16 B per parameter; Megatron-Core with bf16
+// keeps fp32 main grads (--main-grads-dtype fp32, accumulate_allreduce_grads_in_fp32: 4 B, 18 B in all).
+// ZeRO-2/3's transient bucket holds gradients in the reduce dtype (grad_reduce_dtype).
 constexpr double kWeightBytes = 2.0;     // bf16 model weights
-constexpr double kGradBytes = 2.0;       // bf16 gradients
 constexpr double kOptimizerBytes = 12.0; // fp32 master weights, Adam momentum and variance
 
 // Fixed buffers: cuBLAS workspace (32 MiB per handle on Hopper) and NCCL's communicator buffers
@@ -230,7 +231,7 @@ MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, in
   const double nd = data_parallel_shards(t), ne = expert_data_parallel_shards(t);
   auto sharded = [&](bool shard) { return shard ? p.dense / nd + p.expert / ne : p.total(); };
   b.weights_bytes = kWeightBytes * sharded(t.zero_stage >= 3);
-  b.grads_bytes = kGradBytes * sharded(t.zero_stage >= 2);
+  b.grads_bytes = element_bytes(t.main_grads_dtype) * sharded(t.zero_stage >= 2);
   b.optimizer_bytes = kOptimizerBytes * sharded(t.zero_stage >= 1);
 
   // Activations: the layers in flight, plus Korthikanti's section 4.3 extras — the embedding dropout
@@ -266,7 +267,7 @@ MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, in
   if (world > 1) buffers += kNcclBuffersBytes;
   if (t.zero_stage >= 2 && nd > 1) {
     // One bucket of unsharded grads exists while it is reduce-scattered (ddp_bucket.hpp).
-    buffers += kGradBytes * std::min(p.total(), ddp_bucket_params(t.dp));
+    buffers += element_bytes(t.grad_reduce_dtype) * std::min(p.total(), ddp_bucket_params(t.dp));
   }
   if (t.zero_stage >= 3 && nd > 1) {
     // One layer's parameters (the stage's total over its layers, embedding and head included, as an

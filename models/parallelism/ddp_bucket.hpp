@@ -6,11 +6,13 @@
 // so that each rank's chunk of a ring stays bandwidth-bound rather than latency-bound -- and with
 // overlap_grad_reduce off, bucket_size = None: the whole model is one bucket, reduced after backward.
 //
-// The memory model sizes ZeRO-2/3's transient bucket with ddp_bucket_params(dp). The step builder cuts its
-// buckets at SimulationOptions::grad_bucket_params, whose default is the floor kDdpMinBucketParams,
-// without the DP scaling (and also buckets when overlap_grad_reduce is off). Megatron's rule above is the
-// right one for both; the step builder keeps the fixed 40M for now because applying the DP term changes
-// the published goldens (GPT-3 175B on 16,384 H100: DP 256, 256M-parameter buckets).
+// The memory model sizes ZeRO-2/3's transient bucket with ddp_bucket_params(dp). The step builder cuts
+// its buckets at TrainingConfig::grad_bucket_params, which the loader takes from the scenario's framework
+// (calibrate/published/frameworks.json): this rule under megatron-core and nemo, DeepSpeed's
+// reduce_bucket_size, PyTorch DDP's 25 MiB, and under generic (the default) the fixed floor
+// kDdpMinBucketParams without the DP term, so that the published goldens (GPT-3 175B on 16,384 H100:
+// DP 256, which Megatron would cut at 256M parameters) keep their numbers. simulation.grad_bucket_params
+// replaces any of them.
 #include <algorithm>
 
 namespace cs::models {

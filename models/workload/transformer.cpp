@@ -33,17 +33,7 @@ namespace {
 
 constexpr double kActBytes = 2.0;  // bf16 activations
 
-double elem_bytes(Dtype d) {
-  switch (d) {
-    case Dtype::fp8: return 1.0;
-    case Dtype::bf16:
-    case Dtype::fp16: return 2.0;
-    case Dtype::fp32:
-    case Dtype::tf32: return 4.0;
-  }
-  CS_CHECK(false);
-  return 0;
-}
+double elem_bytes(Dtype d) { return element_bytes(d); }
 
 double d(std::int64_t x) { return static_cast<double>(x); }
 

@@ -157,6 +157,22 @@ struct TrainingConfig {
   // all-gather before a GEMM and the reduce-scatter after one are split into tp chunks pipelined with
   // the GEMM's own chunks (sim/step/step_builder.hpp).
   bool tp_comm_overlap = false;
+  // The training framework (sim/scenario/framework.hpp: training.framework and its release) and the
+  // data-parallel mechanisms its defaults imply, resolved by the loader:
+  //  - main_grads_dtype: the gradient buffer (Megatron's --main-grads-dtype; fp32 main grads under bf16),
+  //    what the memory model counts per gradient element;
+  //  - grad_reduce_dtype: the gradients on the wire (Megatron's grad_reduce_in_fp32, DeepSpeed's
+  //    communication_data_type, FSDP's reduce_dtype), what the gradient reductions move per element;
+  //  - param_gather_overlaps_forward: ZeRO-1's all-gather of the updated parameters runs per bucket
+  //    before the bucket's first forward of the next step (Megatron-Core's overlap_param_gather with the
+  //    distributed optimizer) instead of right after the optimizer step;
+  //  - grad_bucket_params: the gradient bucket (parameters); 0 = SimulationOptions::grad_bucket_params.
+  std::string framework = "generic";
+  std::string framework_release;
+  Dtype main_grads_dtype = Dtype::bf16;
+  Dtype grad_reduce_dtype = Dtype::bf16;
+  bool param_gather_overlaps_forward = false;
+  double grad_bucket_params = 0;
   double tokens_to_train = 0;  // 0: not asked
   // Memory the framework keeps beyond the tensors it allocates (memory_model.cpp): a fixed reserve (CUDA
   // context, the framework's kernels and handles) and the caching allocator's fragmentation, a fraction

@@ -12,8 +12,10 @@
 #include <thread>
 
 #include "models/memory/memory_model.hpp"
+#include "sim/base/check.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/scenario/enum_names.hpp"
+#include "sim/scenario/framework.hpp"
 #include "sim/scenario/params.hpp"
 #include "sim/goodput/goodput.hpp"
 #include "sim/simulation.hpp"
@@ -403,11 +405,38 @@ std::vector<Assignment> enumerate_layouts(const json& base, const std::string& f
     const std::int64_t gpus = json_int(cl, "nodes", 0) * json_int(cl, "gpus_per_node", 8);
     if (gpus > 0) tr["global_batch_size"] = gpus;
   }
-  const Scenario s = parse_scenario(probe, file);
+  // A framework may refuse the probe's ZeRO stage (Megatron-Core: overlap_param_gather without the
+  // distributed optimizer; FSDP: no ZeRO-1): the probe tries the stages in turn and keeps the first that
+  // the framework runs; when none does, the base scenario's own error stands.
+  const auto parse_probe = [&] {
+    std::optional<InputError> first_error;
+    for (const int zero : {0, 1, 3}) {
+      if (probe.contains("training") && probe["training"].is_object() && zero > 0) probe["training"]["zero_stage"] = zero;
+      try {
+        return parse_scenario(probe, file);
+      } catch (const InputError& e) {
+        if (!first_error) first_error = e;
+      }
+    }
+    throw *first_error;
+  };
+  const Scenario s = parse_probe();
   const auto& m = s.model;
   const std::int64_t gpus = s.num_gpus();
   const std::int64_t seq = s.training.seq_length;
   if (gbs <= 0) gbs = s.training.global_batch_size;
+
+  // Only what the scenario's framework can run (training.framework): a layout one of its rules refuses is
+  // not enumerated. The rules see the probe's resolved training with the layout's own values over it.
+  const Framework* framework = find_framework(s.training.framework);
+  CS_CHECK(framework != nullptr);
+  const json probe_facts = training_facts(s.training, s.gpu.name);
+  auto framework_runs = [&](const std::map<std::string, json>& values) {
+    json facts = probe_facts;
+    for (const auto& [path, value] : values)
+      if (facts.contains(path) && !value.is_null()) facts[path] = value;
+    return first_refusal(*framework, facts) == nullptr;
+  };
 
   std::vector<Assignment> out;
   const std::vector<std::string> axes = params::search_axes();
@@ -454,6 +483,7 @@ std::vector<Assignment> enumerate_layouts(const json& base, const std::string& f
                       {"training.zero_stage", zero},
                       {"training.fsdp_sharding_strategy", nullptr},
                       {"training.recompute_granularity", rc.name}};
+                  if (!framework_runs(values)) continue;
                   Assignment a = prefix;
                   for (const std::string& axis : axes) {
                     if (axis == "training.expert_tensor_parallel_size" && m.num_moe_experts == 0) continue;  // dense: no experts

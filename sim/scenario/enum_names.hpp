@@ -53,6 +53,13 @@ inline constexpr std::array<Named<models::Dtype>, 3> kPrecisionNames{{
     {models::Dtype::fp8, "fp8"},
 }};
 
+// training.main_grads_dtype / grad_reduce_dtype: the gradient buffer's and the reduction's element type.
+inline constexpr std::array<Named<models::Dtype>, 3> kGradDtypeNames{{
+    {models::Dtype::fp32, "fp32"},
+    {models::Dtype::bf16, "bf16"},
+    {models::Dtype::fp16, "fp16"},
+}};
+
 // PyTorch FSDP's ShardingStrategy, as ZeRO stages (HYBRID_SHARD: stage 3 inside a node, replicated across).
 enum class FsdpSharding { full_shard, shard_grad_op, hybrid_shard, no_shard };
 inline constexpr std::array<Named<FsdpSharding>, 4> kFsdpShardingNames{{

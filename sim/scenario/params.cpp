@@ -11,6 +11,7 @@
 #include "models/workload/transformer.hpp"
 #include "sim/base/check.hpp"
 #include "sim/scenario/enum_names.hpp"
+#include "sim/scenario/framework.hpp"
 #include "topologies/link_catalog.hpp"
 
 namespace cs::sim::params {
@@ -30,6 +31,8 @@ std::vector<std::string> choices_from(const std::string& source) {
   if (source == "precision") return names_of(kPrecisionNames);
   if (source == "pipeline_schedule") return names_of(kPipelineScheduleNames);
   if (source == "fsdp_sharding") return names_of(kFsdpShardingNames);
+  if (source == "grad_dtype") return names_of(kGradDtypeNames);
+  if (source == "frameworks") return framework_names();
   if (source == "recompute") return names_of(kRecomputeNames);
   if (source == "network") return names_of(kNetworkBackendNames);
   if (source == "nccl_algorithm") return names_of(kNcclAlgorithmNames);

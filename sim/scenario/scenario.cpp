@@ -21,6 +21,7 @@
 #include "sim/files/input_file.hpp"
 #include "sim/files/json_file.hpp"
 #include "sim/scenario/enum_names.hpp"
+#include "sim/scenario/framework.hpp"
 #include "sim/scenario/params.hpp"
 #include "topologies/topology_file.hpp"
 
@@ -624,6 +625,19 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   }
   ObjectReader r(*v, "training", errors);
   models::TrainingConfig& t = s.training;
+  // The framework first: its rules and defaults apply to everything below (sim/scenario/framework.hpp).
+  const Framework* framework = &generic_framework();
+  if (auto f = r.choice("framework")) framework = find_framework(*f);
+  CS_CHECK(framework != nullptr);  // the table's choices are the file's frameworks
+  const FrameworkRelease* release = find_release(*framework, "");
+  if (auto name = r.string("framework_release", false)) {
+    if (const FrameworkRelease* named = find_release(*framework, *name)) release = named;
+    else
+      errors.add("training.framework_release", "unknown release \"" + *name + "\" of framework \"" + framework->name +
+                                                   "\" (expected one of: " + join(release_names(*framework)) + ")");
+  }
+  t.framework = framework->name;
+  t.framework_release = release->name;
   t.seq_length = r.integer("seq_length", true).value_or(1);
   t.global_batch_size = r.integer("global_batch_size", true).value_or(1);
   t.micro_batch_size = r.integer("micro_batch_size", false).value_or(1);
@@ -672,9 +686,34 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   // Megatron: virtual pipeline stages imply the interleaved schedule.
   if (t.vp > 1 && t.pipeline_schedule == PipelineSchedule::one_f_one_b && schedule.value_or(PipelineSchedule::one_f_one_b) != PipelineSchedule::gpipe)
     t.pipeline_schedule = PipelineSchedule::interleaved;
-  t.overlap_grad_reduce = r.boolean("overlap_grad_reduce").value_or(true);
-  t.overlap_param_gather = r.boolean("overlap_param_gather").value_or(true);
-  t.tp_comm_overlap = r.boolean("tp_comm_overlap").value_or(false);
+  // Keys the framework's release gives defaults for, resolved in its order (the defaults' conditions
+  // name layout keys only, read above).
+  const auto overlap_grad_reduce = r.boolean("overlap_grad_reduce");
+  const auto overlap_param_gather = r.boolean("overlap_param_gather");
+  const auto tp_comm_overlap = r.boolean("tp_comm_overlap");
+  const auto main_grads_dtype = r.named("main_grads_dtype", kGradDtypeNames);
+  const auto grad_reduce_dtype = r.named("grad_reduce_dtype", kGradDtypeNames);
+  const auto framework_default = [&](const char* key) {
+    const auto value = default_value(*release, key, training_facts(t, s.gpu.name));
+    CS_CHECK(value.has_value());  // every release gives every default (framework.cpp)
+    return *value;
+  };
+  const auto dtype_default = [&](const char* key) {
+    const auto d = parse_name(kGradDtypeNames, framework_default(key).get<std::string>());
+    CS_CHECK(d.has_value());
+    return *d;
+  };
+  t.overlap_grad_reduce = overlap_grad_reduce.value_or(framework_default("training.overlap_grad_reduce").get<bool>());
+  t.overlap_param_gather = overlap_param_gather.value_or(framework_default("training.overlap_param_gather").get<bool>());
+  t.tp_comm_overlap = tp_comm_overlap.value_or(framework_default("training.tp_comm_overlap").get<bool>());
+  t.main_grads_dtype = main_grads_dtype.value_or(dtype_default("training.main_grads_dtype"));
+  t.grad_reduce_dtype = grad_reduce_dtype.value_or(dtype_default("training.grad_reduce_dtype"));
+  // ZeRO-1's parameter all-gather behind the next forward: as the framework places it.
+  switch (release->param_gather) {
+    case ParamGatherPlacement::after_optimizer: t.param_gather_overlaps_forward = false; break;
+    case ParamGatherPlacement::with_flag: t.param_gather_overlaps_forward = t.overlap_param_gather; break;
+    case ParamGatherPlacement::when_given: t.param_gather_overlaps_forward = overlap_param_gather.value_or(false); break;
+  }
   t.tokens_to_train = r.number("tokens_to_train", false).value_or(0);
   t.memory_reserve_gib = r.number("memory_reserve_gib", false).value_or(t.memory_reserve_gib);
   t.allocator_fragmentation = r.fraction("allocator_fragmentation").value_or(t.allocator_fragmentation);
@@ -819,6 +858,11 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   // catches the rest, e.g. ffn_hidden_size not divisible by TP).
   if (errors.lines.empty())
     for (const auto& p : models::layout_problems(m, t)) errors.add("training", p);
+  // What the framework cannot run, and its gradient bucket for this data-parallel size (a scenario's
+  // simulation.grad_bucket_params replaces it: parse_scenario).
+  const nlohmann::json facts = training_facts(t, s.gpu.name);
+  if (const FrameworkRule* rule = first_refusal(*framework, facts)) errors.add(rule->path, refusal_message(*framework, *rule, facts));
+  t.grad_bucket_params = release->grad_bucket.params(t.dp, models::element_bytes(t.grad_reduce_dtype), t.overlap_grad_reduce);
 }
 
 void read_simulation(const json* v, Scenario& s, Errors& errors) {
@@ -1094,6 +1138,11 @@ Scenario parse_scenario(const json& doc, const std::string& file) {
     }
   }
   read_simulation(top.raw("simulation"), s, errors);
+  // A bucket size the scenario gives is every job's (the framework's rule sized it per job otherwise).
+  if (const auto sim = doc.find("simulation"); sim != doc.end() && sim->is_object() && sim->contains("grad_bucket_params")) {
+    s.training.grad_bucket_params = 0;
+    for (Job& j : s.jobs) j.training.grad_bucket_params = 0;
+  }
   read_run_sections_into(doc, top, s, errors);
   top.raw("jobs");  // read above; known here so that a misspelt top-level key may be told "jobs"
   top.finish();

@@ -24,9 +24,9 @@ using models::ProcessGroup;
 
 namespace {
 
-// Bytes of a gradient element on the wire (bf16 gradients, as PyTorch DDP and the ZeRO paper count;
-// Megatron can reduce in fp32, which doubles this) and of a parameter element in ZeRO all-gathers.
-constexpr double kGradBytes = 2.0;
+// Bytes of a parameter element in ZeRO all-gathers (bf16 weights). A gradient element on the wire takes
+// TrainingConfig::grad_reduce_dtype (the framework's: bf16 as the ZeRO paper counts, fp32 where Megatron
+// reduces in fp32).
 constexpr double kParamBytes = 2.0;
 
 // An MoE model with dense layers among its MoE ones (moe_layer_freq); a dense model's layers are built
@@ -416,6 +416,7 @@ class Builder {
     const bool first = stage == 0, last = stage == p - 1;
     const int m = static_cast<int>(t_.num_micro_batches());
     const int zero = t_.zero_stage;
+    const double grad_bytes = models::element_bytes(t_.grad_reduce_dtype);
     // Pipeline tensor: [micro_batch, seq / cp, hidden] in bf16; with sequence parallelism each TP rank
     // holds (and sends) only its 1/tp slice.
     const double p2p_bytes = static_cast<double>(t_.micro_batch_size) * static_cast<double>(t_.seq_length / t_.cp) *
@@ -465,13 +466,15 @@ class Builder {
     // ZeRO 0-2: bucketed gradient reduction (dense and expert buckets apart).
     const CollectiveKind bucket_kind = zero >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
     const char* bucket_name = zero >= 1 ? "grad-reduce-scatter" : "grad-all-reduce";
-    const double bucket_limit = s_.simulation.grad_bucket_params;  // not Megatron's DP-scaled default: ddp_bucket.hpp
+    // The framework's bucket (Megatron-Core: max(4e7, 1e6 DP), one bucket without overlap_grad_reduce;
+    // generic: 4e7), unless the scenario gives simulation.grad_bucket_params.
+    const double bucket_limit = t_.grad_bucket_params > 0 ? t_.grad_bucket_params : s_.simulation.grad_bucket_params;
     double dense_bucket = 0, expert_bucket = 0;
     std::vector<std::pair<GroupKind, double>> deferred;
     auto reduce_bucket = [&](GroupKind gk, double params, int mb) {
       std::vector<TaskId> deps = e.wait_for;
       deps.push_back(e.last_compute);
-      const TaskId c = emit_dp(e, bucket_kind, params * kGradBytes, gk, 0, bucket_name, mb, deps);
+      const TaskId c = emit_dp(e, bucket_kind, params * grad_bytes, gk, 0, bucket_name, mb, deps);
       if (c != kNone) grad_reductions.push_back(c);
     };
     auto close_bucket = [&](GroupKind gk, double& bucket, int mb) {
@@ -499,19 +502,80 @@ class Builder {
     };
     auto reduce_unit = [&](const Unit& u, int mb) {
       const std::vector<TaskId> deps = {e.last_compute};
-      const TaskId rs = emit_dp(e, CollectiveKind::reduce_scatter, u.dense * kGradBytes, dense_group, 0, "grad-reduce-scatter", mb, deps);
+      const TaskId rs = emit_dp(e, CollectiveKind::reduce_scatter, u.dense * grad_bytes, dense_group, 0, "grad-reduce-scatter", mb, deps);
       if (rs != kNone) grad_reductions.push_back(rs);
       if (hybrid) {
-        const TaskId ar = emit_dp(e, CollectiveKind::all_reduce, u.dense / dense_shards * kGradBytes, GroupKind::replica, 0,
+        const TaskId ar = emit_dp(e, CollectiveKind::all_reduce, u.dense / dense_shards * grad_bytes, GroupKind::replica, 0,
                                   "grad-all-reduce-replicas", mb, {rs, e.last_compute});
         if (ar != kNone) grad_reductions.push_back(ar);
       }
-      const TaskId ers = emit_dp(e, CollectiveKind::reduce_scatter, u.expert * kGradBytes, expert_group, 0, "grad-reduce-scatter", mb, deps);
+      const TaskId ers = emit_dp(e, CollectiveKind::reduce_scatter, u.expert * grad_bytes, expert_group, 0, "grad-reduce-scatter", mb, deps);
       if (ers != kNone) grad_reductions.push_back(ers);
     };
 
+    // ZeRO-1 with the parameter all-gather behind the next forward (Megatron-Core's overlap_param_gather,
+    // megatron/core/distributed/param_and_grad_buffer.py at d98e8a6): the updated parameters come back
+    // bucket by bucket, the buckets being the gradient buckets (a model chunk's units cut in backward
+    // order at bucket_limit, dense and expert apart). In the chunk's first forward, bucket 0's gather is
+    // issued at the forward pre-hook of its first unit and waited for (exposed); each wait dispatches the
+    // next bucket's gather (finish_param_sync -> next_param_gather_bucket_group.start_param_sync), which
+    // then runs behind bucket b's forward until bucket b + 1's first unit waits for it. The step is the
+    // steady state: these are the previous step's updated parameters, and the optimizer step issues no
+    // gather of its own.
+    const bool gather_in_forward = zero == 1 && t_.param_gather_overlaps_forward;
+    struct GatherBucket {
+      int first_unit;  // forward order
+      double params;
+    };
+    // Buckets of one chunk for one kind of parameters, in forward order.
+    auto param_buckets = [&](const std::vector<Unit>& units, bool expert) {
+      std::vector<GatherBucket> out;
+      double open = 0;
+      for (int i = static_cast<int>(units.size()) - 1; i >= 0; --i) {
+        const Unit& u = units[static_cast<std::size_t>(i)];
+        open += expert ? u.expert : u.dense;
+        if (open >= bucket_limit || (i == 0 && open > 0)) {
+          out.push_back({i, open});
+          open = 0;
+        }
+      }
+      std::reverse(out.begin(), out.end());
+      return out;
+    };
+    struct GatherChain {
+      std::vector<GatherBucket> buckets;
+      std::vector<TaskId> issued;
+      GroupKind group;
+    };
+    // Issue bucket b's gather (once) after what the rank has computed and the previous bucket's gather.
+    auto issue_gather = [&](GatherChain& chain, std::size_t b, int mb) {
+      if (b >= chain.buckets.size() || chain.issued[b] != kNone) return;
+      const TaskId prev = b > 0 ? chain.issued[b - 1] : kNone;
+      chain.issued[b] = emit_dp(e, CollectiveKind::all_gather, chain.buckets[b].params * kParamBytes, chain.group, 1,
+                                "param-all-gather", mb, {e.last_compute, prev});
+    };
+    // Before unit i of the chunk's first forward: wait for its buckets, dispatching the next ones.
+    auto gather_before_unit = [&](std::vector<GatherChain>& chains, int i, int mb) {
+      for (GatherChain& chain : chains)
+        for (std::size_t b = 0; b < chain.buckets.size(); ++b) {
+          if (chain.buckets[b].first_unit != i) continue;
+          issue_gather(chain, b, mb);
+          if (chain.issued[b] != kNone) e.wait_for.push_back(chain.issued[b]);
+          issue_gather(chain, b + 1, mb);
+        }
+    };
+    std::vector<bool> chunk_gathered(static_cast<std::size_t>(v), false);
+
     // One pass (forward or backward of one chunk for one micro-batch) over its units.
-    auto run_units = [&](const std::vector<Unit>& units, int mb, bool backward, bool reducing) {
+    auto run_units = [&](const std::vector<Unit>& units, int mb, bool backward, bool reducing, bool first_forward = false) {
+      std::vector<GatherChain> chains;
+      if (first_forward && gather_in_forward) {
+        for (const bool expert : {false, true}) {
+          GatherChain chain{param_buckets(units, expert), {}, expert ? expert_group : dense_group};
+          chain.issued.assign(chain.buckets.size(), kNone);
+          chains.push_back(std::move(chain));
+        }
+      }
       const int n = static_cast<int>(units.size());
       std::vector<TaskId> gathers(static_cast<std::size_t>(n), kNone);
       std::vector<bool> gathered(static_cast<std::size_t>(n), false);
@@ -528,6 +592,7 @@ class Builder {
           if (t_.overlap_param_gather && i + 1 < n) gather(i + 1);  // prefetch the next unit
           if (gathers[static_cast<std::size_t>(i)] != kNone) e.wait_for.push_back(gathers[static_cast<std::size_t>(i)]);
         }
+        if (!chains.empty()) gather_before_unit(chains, i, mb);
         run_ops(e, backward ? u.ops->backward : u.ops->forward, mb, backward);
         if (!backward) continue;
         if (zero >= 3)
@@ -552,7 +617,9 @@ class Builder {
       const auto& units = chunk_units[static_cast<std::size_t>(c)];
       if (a.forward) {
         if (has_prev) e.wait_for.push_back(emit_p2p(e, StreamKind::pp_recv_fwd, prev_stage, p2p_bytes, mb));
-        run_units(units, mb, false, false);
+        const bool first_forward = !chunk_gathered[static_cast<std::size_t>(c)];
+        chunk_gathered[static_cast<std::size_t>(c)] = true;
+        run_units(units, mb, false, false, first_forward);
         if (has_next) after_producers(e, emit_p2p(e, StreamKind::pp_send_fwd, next_stage, p2p_bytes, mb));
       } else {
         // DDP / ZeRO-1 reduce the accumulated gradients once, in the last micro-batch's backward; ZeRO-2
@@ -586,7 +653,7 @@ class Builder {
                                    "grad-norm-all-reduce", -1, {e.last_compute});
     if (norm_ar != kNone) e.wait_for.push_back(norm_ar);
     emit_compute(e, models::optimizer_op(shard), Category::optimizer, -1);
-    if (zero == 1 || zero == 2) {
+    if ((zero == 1 && !gather_in_forward) || zero == 2) {
       const std::vector<TaskId> deps = {e.last_compute};
       const double dense_params = rp.dense + (separate_experts ? 0 : rp.expert);
       const TaskId g1 = emit_dp(e, CollectiveKind::all_gather, dense_params * kParamBytes, dense_group, 1, "param-all-gather", -1, deps);

@@ -37,8 +37,12 @@
 //  - DDP (zero_stage 0) and ZeRO-1 (Megatron's distributed optimizer): the gradients of the last
 //    micro-batch's backward are reduced in buckets (all-reduce; ZeRO-1: reduce-scatter) as it produces
 //    them (overlap_grad_reduce; otherwise the same buckets after the backward), dense and expert buckets
-//    separately; then the optimizer steps on the rank's shard and ZeRO-1 all-gathers the updated
-//    parameters.
+//    separately, cut at the framework's bucket size (TrainingConfig::grad_bucket_params) and moving
+//    grad_reduce_dtype elements; then the optimizer steps on the rank's shard and ZeRO-1 all-gathers the
+//    updated parameters -- right after the step, exposed, or, with param_gather_overlaps_forward
+//    (Megatron-Core's overlap_param_gather), bucket by bucket in the next step's forward: bucket 0's
+//    gather before the chunk's first unit (exposed), each later bucket's dispatched when the previous one
+//    is waited for and hidden behind that bucket's forward (step_builder.cpp; docs/frameworks.md).
 //  - ZeRO-2 / FSDP SHARD_GRAD_OP: the same bucketed reduce-scatter, but after every micro-batch's
 //    backward — DeepSpeed's stage 2 reduces at every micro-step, which is what lets it keep only the
 //    1/N gradient shard the memory model counts (FSDP SHARD_GRAD_OP without no_sync does the same).
