@@ -188,6 +188,9 @@ Report report_from_json(const json& j, const std::string& where) {
   Report r;
   const Reader in(j, where);
   report_fields(r, [&](const char* key, auto& v) { in.get(key, v); });
+  // The error band is a function of the report's own fields and the compiled-in residual table
+  // (sim/report/error_band.hpp), so it is recomputed, as simulate() computes it, rather than stored.
+  r.step_time_band = expected_error_band(band_features(r), r.step_time_s);
   return r;
 }
 
