@@ -9,6 +9,7 @@
 #include "sim/files/file_error.hpp"
 #include "sim/files/input_file.hpp"
 #include "sim/files/json_file.hpp"
+#include "sim/report/error_band.hpp"
 
 namespace cs::sim {
 
