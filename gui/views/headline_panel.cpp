@@ -109,7 +109,22 @@ QString HeadlinePanel::step_time_text(const sim::Report& r) { return format_seco
 
 void HeadlinePanel::show_report(const sim::Report& r, const std::optional<sim::Report>& b) {
   auto dl = [&](double now, double base, bool lower) { return b ? delta(now, base, lower) : QString(); };
-  set("step_time", step_time_text(r), dl(r.step_time_s, b ? b->step_time_s : 0, true));
+  // The error band (sim/report/error_band.hpp): where the real step is expected to lie, from the
+  // validation residuals of comparable published runs; flagged when the scenario is outside them.
+  const sim::ErrorBand& band = r.step_time_band;
+  QString band_line, band_tip;
+  if (band.available) {
+    band_line = tr("band %1 – %2").arg(format_seconds(band.step_time_low_s), format_seconds(band.step_time_high_s));
+    band_tip = tr("Error band: %1").arg(QString::fromStdString(sim::band_text(band)));
+  }
+  if (band.out_of_domain) {
+    band_line += QStringLiteral(" <span style='color:#c01c28'>%1</span>").arg(tr("not validated"));
+    for (const std::string& why : band.out_of_domain_reasons) band_tip += "\n" + tr("outside: %1").arg(QString::fromStdString(why));
+  }
+  const QString step_delta = dl(r.step_time_s, b ? b->step_time_s : 0, true);
+  set("step_time", step_time_text(r), step_delta.isEmpty() ? band_line : band_line.isEmpty() ? step_delta : step_delta + " · " + band_line);
+  values_.value("step_time")->setToolTip(band_tip);
+  deltas_.value("step_time")->setToolTip(band_tip);
   set("tokens_per_s", format_rate(r.tokens_per_s), dl(r.tokens_per_s, b ? b->tokens_per_s : 0, false));
   set("mfu", format_percent(r.mfu), dl(r.mfu, b ? b->mfu : 0, false));
   const double used = r.memory.total_bytes();

@@ -1,5 +1,7 @@
 #include "gui/views/link_chart.hpp"
 
+#include <algorithm>
+
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QHorizontalBarSeries>
@@ -21,7 +23,7 @@ void LinkChart::show_outcome(const std::shared_ptr<const SimOutcome>& current, c
   const sim::Report& r = current->report;
 
   // Short category labels that fit a narrow chart (the full name, the bytes and the line rate are in the
-  // bar's tooltip): "scale-up (nvswitch)" -> "nvswitch", "PCIe links (mean of used)" -> "PCIe mean",
+  // bar's tooltip): "scale-up (nvswitch)" -> "nvswitch", "PCIe links (mean of used)" -> "PCIe",
   // "busiest: gpu0 -> nvswitch0@node0" -> in the tooltip of the level above it.
   QStringList names{tr("GPU busy")};
   full_.clear();
@@ -36,7 +38,7 @@ void LinkChart::show_outcome(const std::shared_ptr<const SimOutcome>& current, c
       continue;
     }
     {
-      name.replace(" links (mean of used)", " mean");
+      name.replace(" links (mean of used)", "");  // "scale-up", "PCIe", "network": the mean is in the tooltip
       if (const auto open = name.indexOf('('); open >= 0 && name.endsWith(')')) name = name.mid(open + 1).chopped(1);
     }
     // Two links with one label would merge into one category.
@@ -70,7 +72,7 @@ void LinkChart::show_outcome(const std::shared_ptr<const SimOutcome>& current, c
   series->setLabelsVisible(true);
   series->setLabelsFormat("@value");
   series->setLabelsPrecision(3);
-  series->setLabelsPosition(QAbstractBarSeries::LabelsInsideBase);
+  series->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
   connect(series, &QHorizontalBarSeries::hovered, this, [this](bool on, int index, QBarSet*) {
     if (!on || index < 0 || index >= full_.size()) return QToolTip::hideText();
     QToolTip::showText(QCursor::pos(), full_[index], this);
@@ -78,6 +80,12 @@ void LinkChart::show_outcome(const std::shared_ptr<const SimOutcome>& current, c
   c->addSeries(series);
   auto* cats = new QBarCategoryAxis;
   cats->append(names);
+  // A short chart gives each category a thin row, and Qt elides a label taller than its row to "…":
+  // a smaller font for the labels, and no legend unless there is a baseline to tell apart.
+  QFont small = cats->labelsFont();
+  small.setPointSizeF(std::max(6.0, small.pointSizeF() * 0.85));
+  cats->setLabelsFont(small);
+  c->legend()->setVisible(baseline != nullptr);
   c->addAxis(cats, Qt::AlignLeft);
   series->attachAxis(cats);
   auto* axis = new QValueAxis;

@@ -982,6 +982,27 @@ TEST_CASE("The cancel token of the front door: set stops the simulation, clear c
   CHECK_NOTHROW(cs::sim::simulate(s));
 }
 
+TEST_CASE("The headline shows the report's error band and flags a scenario outside the validated runs", "[gui]") {
+  Opened o(scenario("llama3-8b-h100x8.json"));
+  MainWindow& w = o.w;
+  const auto band_of = [&]() {
+    for (QLabel* l : w.headline()->findChildren<QLabel*>())
+      if (l->text().contains("band ")) return l->text();
+    return QString();
+  };
+  const cs::sim::ErrorBand& band = w.current_report()->step_time_band;
+  if (band.available) {
+    CHECK(band_of().contains(cs::gui::format_seconds(band.step_time_low_s)));
+    CHECK(band_of().contains(cs::gui::format_seconds(band.step_time_high_s)));
+  }
+  REQUIRE(w.apply_overrides({"cluster.gpu=B200"}));
+  REQUIRE(w.wait_until_idle(120000));
+  const cs::sim::ErrorBand& b200 = w.current_report()->step_time_band;
+  REQUIRE(b200.out_of_domain);  // B200 was never compared with a published run (docs/error-band.md)
+  CHECK(band_of().contains("not validated"));
+  CHECK(w.headline()->findChild<QLabel*>("headline.step_time")->toolTip().contains("B200"));
+}
+
 int main(int argc, char** argv) {
   if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
   QStandardPaths::setTestModeEnabled(true);  // never touch the user's recovery file
