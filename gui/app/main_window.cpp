@@ -1174,28 +1174,27 @@ void MainWindow::export_png() {
   if (!export_png_to(path, &error)) QMessageBox::warning(this, tr("Export failed"), error);
 }
 
-void MainWindow::export_csv() {
+void MainWindow::export_with_dialog(bool ready, const QString& title, const QString& suggested,
+                                    const std::function<bool(const QString&, QString*)>& write) {
   QString error;
-  if (!current_ || stale_ || !valid_) {
-    export_csv_to(QString(), &error);
+  if (!ready) {  // say why there is nothing, rather than asking for a file name first
+    write(QString(), &error);
     QMessageBox::information(this, tr("Nothing to export"), error);
     return;
   }
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export numbers as CSV"), "clustersim.csv", tr("CSV (*.csv)"));
+  const QString path = QFileDialog::getSaveFileName(this, title, suggested, tr("CSV (*.csv)"));
   if (path.isEmpty()) return;
-  if (!export_csv_to(path, &error)) QMessageBox::warning(this, tr("Export failed"), error);
+  if (!write(path, &error)) QMessageBox::warning(this, tr("Export failed"), error);
+}
+
+void MainWindow::export_csv() {
+  export_with_dialog(current_ && !stale_ && valid_, tr("Export numbers as CSV"), "clustersim.csv",
+                     [this](const QString& p, QString* e) { return export_csv_to(p, e); });
 }
 
 void MainWindow::export_sweep_csv() {
-  QString error;
-  if (!sweep_ || sweep_->points.empty()) {
-    export_sweep_csv_to(QString(), &error);
-    QMessageBox::information(this, tr("Nothing to export"), error);
-    return;
-  }
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export sweep as CSV"), "clustersim-sweep.csv", tr("CSV (*.csv)"));
-  if (path.isEmpty()) return;
-  if (!export_sweep_csv_to(path, &error)) QMessageBox::warning(this, tr("Export failed"), error);
+  export_with_dialog(sweep_ && !sweep_->points.empty(), tr("Export sweep as CSV"), "clustersim-sweep.csv",
+                     [this](const QString& p, QString* e) { return export_sweep_csv_to(p, e); });
 }
 
 }  // namespace cs::gui

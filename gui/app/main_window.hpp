@@ -161,6 +161,9 @@ class MainWindow : public QMainWindow {
   void export_png();
   void export_csv();
   void export_sweep_csv();
+  // Asks for a CSV path and writes it with `write`; when not `ready`, says why instead (write's message).
+  void export_with_dialog(bool ready, const QString& title, const QString& suggested,
+                          const std::function<bool(const QString&, QString*)>& write);
   void apply_theme();
   // The outcome as the charts show it: the selected job's report.
   std::shared_ptr<const SimOutcome> shown(const std::shared_ptr<const SimOutcome>& o) const;

@@ -138,21 +138,22 @@ void ScenarioDocument::end_edit() {
   redo_.clear();
 }
 
-bool ScenarioDocument::undo() {
-  if (undo_.empty()) return false;
-  redo_.push_back(std::move(doc_));
-  doc_ = std::move(undo_.back());
-  undo_.pop_back();
+namespace {
+
+// Moves the document's state to `to` and takes the newest of `from` (undo: from the undo stack to the
+// redo stack; redo: the other way).
+bool step(json& doc, std::vector<json>& from, std::vector<json>& to) {
+  if (from.empty()) return false;
+  to.push_back(std::move(doc));
+  doc = std::move(from.back());
+  from.pop_back();
   return true;
 }
 
-bool ScenarioDocument::redo() {
-  if (redo_.empty()) return false;
-  undo_.push_back(std::move(doc_));
-  doc_ = std::move(redo_.back());
-  redo_.pop_back();
-  return true;
-}
+}  // namespace
+
+bool ScenarioDocument::undo() { return step(doc_, undo_, redo_); }
+bool ScenarioDocument::redo() { return step(doc_, redo_, undo_); }
 
 sim::Scenario ScenarioDocument::validate() const { return sim::parse_scenario(doc_, display_name()); }
 
