@@ -8,6 +8,8 @@
 //             its global batch while the first simulation runs: the edit supersedes it;
 //   sweep     the sweep view of a scenario (default scenarios/llama3-70b-h100x64-ndr400.json), whose
 //             points sim/explore simulates on all cores but one.
+//   cancel    the large scenario at 32768 sequences per step (about 10 s and 1 GB alone), Cancel after
+//             1.5 s: the wall time from Cancel until no simulation runs (cancel_ms) is printed after it.
 // --quick: the sweep phase on scenarios/llama3-8b-h100x8.json (a one-node sweep, seconds). A number,
 // not a test (the GUI test keeps the properties that do not depend on the machine's load).
 #include <algorithm>
@@ -97,6 +99,24 @@ int main(int argc, char** argv) {
     return 2;
   }
   print("simulate", base_name(big) + " + edit", simulate);
+
+  {
+    // Cancel: a long simulation stopped 1.5 s in; how long until the worker has unwound and freed it.
+    qint64 cancel_ms = -1;
+    const Gaps cancelled = measure(w, [&]() {
+      w.apply_overrides({"training.global_batch_size=32768"}, &error);
+      QElapsedTimer wait;
+      wait.start();
+      while (wait.elapsed() < 1500) QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+      QElapsedTimer t;
+      t.start();
+      w.cancel();
+      while (w.simulating() && t.elapsed() < 60000) QCoreApplication::processEvents(QEventLoop::AllEvents, 1);
+      cancel_ms = t.elapsed();
+    });
+    print("cancel", base_name(big) + " x32768 seqs, Cancel at 1.5 s", cancelled);
+    std::printf("cancel_ms  %lld\n", static_cast<long long>(cancel_ms));
+  }
 
   if (!w.open_file(sweep, &error)) {
     std::fprintf(stderr, "clustersim-gui-bench: %s\n", qPrintable(error));

@@ -37,6 +37,7 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
   const int ranks = g.num_ranks();
   std::vector<std::vector<Interval>> compute(static_cast<std::size_t>(ranks)), comm(static_cast<std::size_t>(ranks));
   double executed_flops = 0;
+  poll_cancel();
   for (TaskId id = 0; id < g.tasks().size(); ++id) {
     const Task& task = g.tasks()[id];
     const TaskRecord& rec = ex.records[id];
@@ -58,6 +59,7 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
 
   Breakdown sum;
   for (int k = 0; k < ranks; ++k) {
+    poll_cancel();  // a rank's intervals of a huge step take a while to merge
     const auto c = merged(compute[static_cast<std::size_t>(k)]);
     const auto m = merged(comm[static_cast<std::size_t>(k)]);
     Time busy = 0;
@@ -215,6 +217,12 @@ SimulationResult simulate_jobs(const Scenario& s) {
 
 }  // namespace
 
+SimulationResult simulate(const Scenario& scenario, const std::atomic<bool>* cancel) {
+  const CancelScope scope(cancel);
+  poll_cancel();
+  return simulate(scenario);
+}
+
 SimulationResult simulate(const Scenario& scenario) {
   check_budget(scenario);  // before anything is built
   if (scenario.multi_job()) return simulate_jobs(scenario);
@@ -227,6 +235,7 @@ SimulationResult simulate(const Scenario& scenario) {
   ExecutorOptions options;
   options.comm_compute_contention = scenario.contention();
   result.execution = execute(result.plan.graph, *network, options);
+  poll_cancel();
   result.report = make_report(scenario, result.plan, result.execution, network->link_loads());
   result.report.network = std::string(to_string(scenario.simulation.network));
   return result;

@@ -12,6 +12,9 @@
 // slowdown is its step with the others over its step alone. With the analytical network (no contention
 // by construction) every slowdown is exactly 1; with the flow network it is 1 when the jobs share no
 // link and above 1 when their flows meet on one (an oversubscribed leaf up-link, a spine down-link).
+#include <atomic>
+
+#include "sim/engine/cancel.hpp"
 #include "sim/engine/executor.hpp"
 #include "sim/report/report.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -27,5 +30,8 @@ struct SimulationResult {
 };
 
 SimulationResult simulate(const Scenario& scenario);
+// The same, stopped with Cancelled (sim/engine/cancel.hpp) within milliseconds once *cancel becomes true;
+// everything built so far is freed. A front end's Cancel; nullptr: never cancelled.
+SimulationResult simulate(const Scenario& scenario, const std::atomic<bool>* cancel);
 
 }  // namespace cs::sim

@@ -1,12 +1,20 @@
 // clustersim-gui [SCENARIO.json] [--screenshot out.png] [--set path=value ...] [--view overview|timeline|sweep|run]
+//               [--size WxH] [--palette system|light|dark] [--raw-json]
 #include <cstdio>
 #include <cstring>
 
 #include <QApplication>
+#include <QPalette>
+#include <QScreen>
+#include <QStyle>
+#include <QStyleFactory>
 #include <QCommandLineParser>
 #include <QFile>
 #include <QMessageBox>
 #include <QSaveFile>
+#include <QAction>
+
+#include <algorithm>
 
 #include "gui/app/main_window.hpp"
 
@@ -17,6 +25,27 @@ constexpr int kExitInputError = 2;
 int fail(const QString& message) {
   std::fprintf(stderr, "%s\n", qPrintable(message));
   return kExitInputError;
+}
+
+// A dark palette for --palette dark (a desktop without a dark theme of its own, or a screenshot).
+QPalette dark_palette() {
+  QPalette p;
+  const QColor window(0x2b, 0x2d, 0x31), base(0x1e, 0x1f, 0x22), text(0xe6, 0xe6, 0xe6), mid(0x6b, 0x6e, 0x74);
+  p.setColor(QPalette::Window, window);
+  p.setColor(QPalette::WindowText, text);
+  p.setColor(QPalette::Base, base);
+  p.setColor(QPalette::AlternateBase, QColor(0x26, 0x28, 0x2c));
+  p.setColor(QPalette::Text, text);
+  p.setColor(QPalette::Button, QColor(0x35, 0x37, 0x3c));
+  p.setColor(QPalette::ButtonText, text);
+  p.setColor(QPalette::Mid, mid);
+  p.setColor(QPalette::PlaceholderText, QColor(0xa0, 0xa3, 0xa8));
+  p.setColor(QPalette::Highlight, QColor(0x3b, 0x6e, 0xc4));
+  p.setColor(QPalette::HighlightedText, Qt::white);
+  p.setColor(QPalette::ToolTipBase, base);
+  p.setColor(QPalette::ToolTipText, text);
+  for (auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText}) p.setColor(QPalette::Disabled, role, mid);
+  return p;
 }
 
 }  // namespace
@@ -40,12 +69,25 @@ int main(int argc, char** argv) {
   const QCommandLineOption set("set", "override a scenario value, e.g. training.tensor_model_parallel_size=4 (repeatable)", "PATH=VALUE");
   const QCommandLineOption view("view", "view to show: overview (default), timeline, sweep or run (the whole run: goodput)", "NAME", "overview");
   const QCommandLineOption size("size", "window size for --screenshot, WIDTHxHEIGHT", "WxH", "1600x1000");
-  parser.addOptions({screenshot, set, view, size});
+  const QCommandLineOption palette("palette", "colours: system (default: the desktop's, dark or light), light or dark", "NAME", "system");
+  const QCommandLineOption raw("raw-json", "open with the scenario JSON editor shown");
+  parser.addOptions({screenshot, set, view, size, palette, raw});
   parser.process(app);
 
   const QStringList args = parser.positionalArguments();
   if (args.size() > 1) return fail("clustersim-gui: expected at most one SCENARIO.json, got " + args.join(' '));
   const bool headless = parser.isSet(screenshot);
+
+  const QString pal = parser.value(palette);
+  if (pal == "dark") {
+    QApplication::setStyle(QStyleFactory::create("Fusion"));
+    QApplication::setPalette(dark_palette());
+  } else if (pal == "light") {
+    QApplication::setStyle(QStyleFactory::create("Fusion"));
+    QApplication::setPalette(QApplication::style()->standardPalette());
+  } else if (pal != "system") {
+    return fail("clustersim-gui: --palette " + pal + ": expected system, light or dark");
+  }
 
   cs::gui::MainWindow window;
   window.set_headless(headless);
@@ -53,17 +95,29 @@ int main(int argc, char** argv) {
   if (!args.isEmpty() && !window.open_file(args.front(), &error)) {
     if (headless) return fail(error);
     QMessageBox::warning(&window, "Cannot open scenario", error);
-  } else if (args.isEmpty() && !headless && QFile::exists(cs::gui::MainWindow::recovery_path()) &&
-             QMessageBox::question(&window, "Restore unsaved edits?",
-                                   "clustersim-gui closed with unsaved edits last time. Restore them?") == QMessageBox::Yes) {
-    window.restore_recovery();
+  } else if (args.isEmpty() && !headless && QFile::exists(cs::gui::MainWindow::recovery_path())) {
+    // Yes: the edits come back marked unsaved. No: the recovery file goes, so the question does not return.
+    if (QMessageBox::question(&window, "Restore unsaved edits?",
+                              "clustersim-gui closed with unsaved edits last time. Restore them?") == QMessageBox::Yes)
+      window.restore_recovery();
+    else
+      cs::gui::MainWindow::discard_recovery();
   }
   if (!window.apply_overrides(parser.values(set), &error)) return fail(error);
   if (!window.set_view(parser.value(view))) return fail("clustersim-gui: --view " + parser.value(view) + ": expected overview, timeline, sweep or run");
 
+  if (parser.isSet(raw)) window.findChild<QAction*>("action_raw_json")->trigger();
+
   if (!headless) {
+    // Open at the screen's available size (a 1366x768 laptop gets all of it, a large screen 1600x1000).
+    if (const QScreen* screen = QApplication::primaryScreen()) {
+      const QRect avail = screen->availableGeometry();
+      window.resize(std::min(avail.width(), 1600), std::min(avail.height(), 1000));
+      if (avail.width() <= 1600 || avail.height() <= 1000) window.setWindowState(Qt::WindowMaximized);
+    }
     window.show();
-    return QApplication::exec();
+    const int rc = QApplication::exec();
+    return rc;  // the window's destructor stops any simulation still running, so the process ends now
   }
 
   const QStringList wh = parser.value(size).split('x');

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/engine/cancel.hpp"
+
 namespace cs::gui {
 
 TimelineData make_timeline(const sim::SimulationResult& result) {
@@ -13,6 +15,7 @@ TimelineData make_timeline(const sim::SimulationResult& result) {
   std::vector<std::uint32_t> remap;
   for (int rank = 0; rank < g.num_ranks(); ++rank) {
     for (int s = 0; s < sim::kStreamsPerRank; ++s) {
+      sim::poll_cancel();  // a huge step's timeline takes a while to copy and sort
       const auto stream = static_cast<sim::StreamKind>(s);
       const auto& ids = g.stream_tasks(rank, stream);
       if (ids.empty()) continue;
@@ -45,6 +48,7 @@ TimelineData make_timeline(const sim::SimulationResult& result) {
 SimOutcome make_outcome(const sim::SimulationResult& result) {
   SimOutcome o;
   o.report = result.report;
+  o.multi_job = result.multi_job;
   o.timeline = std::make_shared<const TimelineData>(make_timeline(result));
   return o;
 }

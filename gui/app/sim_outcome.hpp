@@ -40,11 +40,18 @@ struct TimelineData {
 };
 
 struct SimOutcome {
-  sim::Report report;
+  sim::Report report;            // multi-job: job 0's (multi_job.jobs[0])
+  sim::MultiJobReport multi_job; // multi-job scenarios only; jobs empty otherwise
   std::shared_ptr<const TimelineData> timeline;
   double wall_s = 0;  // how long the simulation took on the worker
   // The whole run (resilience / data_pipeline sections; docs/goodput.md); nullopt without them.
   std::optional<sim::goodput::RunReport> run;
+
+  bool multi() const { return !multi_job.jobs.empty(); }
+  // Job j's report (0-based); the only report for a single-job scenario.
+  const sim::Report& job(int j) const {
+    return multi() && j >= 0 && j < static_cast<int>(multi_job.jobs.size()) ? multi_job.jobs[static_cast<std::size_t>(j)] : report;
+  }
 };
 
 TimelineData make_timeline(const sim::SimulationResult& result);

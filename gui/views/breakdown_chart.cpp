@@ -10,7 +10,7 @@
 namespace cs::gui {
 
 BreakdownChart::BreakdownChart(QWidget* parent) : QChartView(new QChart, parent) {
-  style_chart(*this, tr("Step time breakdown (s, average over simulated ranks)"), Qt::AlignRight, QSize(320, 220));
+  style_chart(*this, tr("Step time breakdown (s, average over simulated ranks)"), Qt::AlignRight, QSize(240, 180));
 }
 
 void BreakdownChart::show_outcomes(const std::shared_ptr<const SimOutcome>& current, const std::shared_ptr<const SimOutcome>& baseline) {
@@ -46,7 +46,10 @@ void BreakdownChart::show_outcomes(const std::shared_ptr<const SimOutcome>& curr
   c->addSeries(series);
 
   auto* cats = new QBarCategoryAxis;
-  for (const auto& b : bars) cats->append(QStringLiteral("%1 %2").arg(b.first, format_seconds(b.second->report.step_time_s)));
+  for (const auto& b : bars) cats->append(b.first);  // the step time is in the title (a narrow chart elides long labels)
+  c->setTitle(baseline ? tr("Step %1 (baseline %2), s per rank").arg(format_seconds(current->report.step_time_s),
+                                                                      format_seconds(baseline->report.step_time_s))
+                       : tr("Step time %1, s per simulated rank").arg(format_seconds(current->report.step_time_s)));
   c->addAxis(cats, Qt::AlignLeft);
   series->attachAxis(cats);
   auto* values = new QValueAxis;

@@ -15,6 +15,7 @@ QString format_seconds(double s) {
   if (s >= 100) return QString::number(s, 'f', 1) + " s";
   if (s >= 1) return QString::number(s, 'f', 3) + " s";
   if (s >= 1e-3) return QString::number(s * 1e3, 'f', 2) + " ms";
+  if (s <= 0) return QStringLiteral("0 s");
   return QString::number(s * 1e6, 'f', 1) + " µs";
 }
 
@@ -51,6 +52,16 @@ void style_chart(QChartView& view, const QString& title, Qt::Alignment legend, Q
   view.chart()->legend()->setAlignment(legend);
   view.chart()->setMargins(QMargins(4, 4, 4, 4));
   view.setMinimumSize(minimum);
+  // Every repaint redraws the whole view: a chart rebuilt with fewer or shorter point labels (a new
+  // sweep) otherwise leaves fragments of the old labels where only the changed region was repainted.
+  view.setViewportUpdateMode(QGraphicsView::FullViewportUpdate);
+}
+
+bool is_dark(const QPalette& palette) { return palette.color(QPalette::Window).lightness() < 128; }
+
+void apply_chart_theme(QChartView& view, bool dark) {
+  const QChart::ChartTheme theme = dark ? QChart::ChartThemeDark : QChart::ChartThemeLight;
+  if (view.chart()->theme() != theme) view.chart()->setTheme(theme);
 }
 
 void clear_chart(QChart& chart) {

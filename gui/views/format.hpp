@@ -9,6 +9,8 @@
 
 #include "sim/engine/task_graph.hpp"
 
+#include <QPalette>
+
 namespace cs::gui {
 
 QString format_seconds(double s);      // "12.38 s", "41.2 ms", "730 us"
@@ -21,6 +23,10 @@ QString format_count(double n);        // "16,384"
 
 // Every chart's frame: antialiased, titled, the legend at `legend`, thin margins, at least `minimum`.
 void style_chart(QChartView& view, const QString& title, Qt::Alignment legend, QSize minimum);
+// Whether a palette is dark (its window colour), so the views pick matching colours.
+bool is_dark(const QPalette& palette);
+// Light or dark chart theme; series keep the colours the views give them.
+void apply_chart_theme(QChartView& view, bool dark);
 // Empties a chart before it is drawn again: its series and its axes (which the chart owns).
 void clear_chart(QChart& chart);
 

@@ -1,15 +1,22 @@
 #include "gui/views/knob_panel.hpp"
 
+#include <QAbstractScrollArea>
 #include <QCheckBox>
+#include <QCoreApplication>
+#include <QScrollBar>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QEvent>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QLabel>
 #include <QLineEdit>
+#include <QRegularExpression>
 #include <QSignalBlocker>
-#include <QSpinBox>
+#include <QTabBar>
 #include <QVBoxLayout>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -24,6 +31,7 @@ namespace {
 
 const QString kCustomGpu = QStringLiteral("custom (from file)");
 const QString kCustomModel = QStringLiteral("custom hyperparameters (from file)");
+const char* const kBadKnobStyle = "border: 2px solid #c01c28; border-radius: 3px;";
 
 QStringList to_qt(const std::vector<std::string>& v) {
   QStringList out;
@@ -33,7 +41,32 @@ QStringList to_qt(const std::vector<std::string>& v) {
 
 QString json_string(const QString& s) { return QString::fromStdString(json(s.toStdString()).dump()); }
 
+bool per_job(const QString& path) { return path.startsWith("training.") || path == "model" || path.startsWith("model."); }
+
+QString number_text(double v) {
+  if (std::abs(v) >= 1e6 && v == std::floor(v)) return QString::number(v, 'g', 3);
+  return QString::number(v, 'g', 10);
+}
+
 }  // namespace
+
+void LadderSpinBox::stepBy(int steps) {
+  if (!ladder_) return QSpinBox::stepBy(steps);
+  // The next power of two above (below) the value, `steps` times; a value between two powers goes to
+  // the nearer one in the direction of the step first.
+  long long v = value();
+  for (int k = 0; k < std::abs(steps); ++k) {
+    long long p = 1;
+    if (steps > 0) {
+      while (p <= v) p *= 2;
+      v = p;
+    } else {
+      while (p * 2 < v) p *= 2;
+      v = p < v ? p : v;
+    }
+  }
+  setValue(static_cast<int>(std::clamp<long long>(v, minimum(), maximum())));
+}
 
 KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
   auto* outer = new QVBoxLayout(this);
@@ -49,7 +82,7 @@ KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
 
   // Ranges, choices and tooltips come from the parameter table (sim/scenario/params.hpp), so the panel
   // offers exactly what the loader accepts. Here: which keys, in which group, under which label.
-  enum class Kind { spin, real, combo, check, derived_dp };
+  enum class Kind { spin, ladder, real, combo, check, text, derived_dp, job };
   struct Knob {
     const char* group;  // a new group box when it changes
     Kind kind;
@@ -59,30 +92,33 @@ KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
     int decimals = 0;
   };
   static const Knob knobs[] = {
+      {"Scenario", Kind::text, "name", "Name"},
+      {"Scenario", Kind::text, "description", "Description"},
       {"Cluster", Kind::combo, "cluster.gpu", "GPU"},
-      {"Cluster", Kind::spin, "cluster.nodes", "Nodes"},
-      {"Cluster", Kind::spin, "cluster.gpus_per_node", "GPUs / node"},
+      {"Cluster", Kind::ladder, "cluster.nodes", "Nodes"},
+      {"Cluster", Kind::ladder, "cluster.gpus_per_node", "GPUs / node"},
       {"Cluster", Kind::combo, "cluster.intra_node", "Intra-node"},
       {"Cluster", Kind::combo, "cluster.inter_node.fabric", "Fabric"},
       {"Cluster", Kind::combo, "cluster.inter_node.link", "Link"},
-      {"Cluster", Kind::spin, "cluster.inter_node.nics_per_node", "NICs / node"},
+      {"Cluster", Kind::ladder, "cluster.inter_node.nics_per_node", "NICs / node"},
       {"Cluster", Kind::real, "cluster.inter_node.oversubscription", "Oversubscription", 0.5, 1, 2},
       {"Cluster", Kind::real, "cluster.price_per_gpu_hour", "$ / GPU-hour", 0.1, 1, 2},
+      {"Model", Kind::job, "job", "Job"},
       {"Model", Kind::combo, "model.preset", "Preset"},
-      {"Parallelism", Kind::spin, "training.tensor_model_parallel_size", "TP"},
-      {"Parallelism", Kind::spin, "training.pipeline_model_parallel_size", "PP"},
+      {"Parallelism", Kind::ladder, "training.tensor_model_parallel_size", "TP"},
+      {"Parallelism", Kind::ladder, "training.pipeline_model_parallel_size", "PP"},
       {"Parallelism", Kind::spin, "training.virtual_pipeline_model_parallel_size", "VP"},
       {"Parallelism", Kind::derived_dp, "derived.data_parallel_size", "DP (derived)"},
-      {"Parallelism", Kind::spin, "training.context_parallel_size", "CP"},
-      {"Parallelism", Kind::spin, "training.expert_model_parallel_size", "EP"},
+      {"Parallelism", Kind::ladder, "training.context_parallel_size", "CP"},
+      {"Parallelism", Kind::ladder, "training.expert_model_parallel_size", "EP"},
       {"Parallelism", Kind::check, "training.sequence_parallel", "Sequence parallel"},
       {"Parallelism", Kind::combo, "training.zero_stage", "ZeRO"},
       {"Parallelism", Kind::combo, "training.recompute_granularity", "Recompute"},
       {"Parallelism", Kind::combo, "training.pipeline_schedule", "Schedule"},
       {"Parallelism", Kind::combo, "training.precision", "Precision"},
-      {"Batch", Kind::spin, "training.micro_batch_size", "Micro batch"},
-      {"Batch", Kind::spin, "training.global_batch_size", "Global batch"},
-      {"Batch", Kind::spin, "training.seq_length", "Seq length"},
+      {"Batch", Kind::ladder, "training.micro_batch_size", "Micro batch"},
+      {"Batch", Kind::ladder, "training.global_batch_size", "Global batch"},
+      {"Batch", Kind::ladder, "training.seq_length", "Seq length"},
       {"Batch", Kind::real, "training.tokens_to_train", "Tokens (B)", 100, 1e9, 0},
   };
   QFormLayout* form = nullptr;
@@ -91,10 +127,12 @@ KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
     if (current != k.group) current = k.group, form = group(tr(k.group));
     const QString path = QString::fromLatin1(k.path), label = tr(k.label);
     switch (k.kind) {
-      case Kind::spin: add_spin(form, path, label); break;
+      case Kind::spin: add_spin(form, path, label, false); break;
+      case Kind::ladder: add_spin(form, path, label, true); break;
       case Kind::real: add_double(form, path, label, k.step, k.decimals, k.scale); break;
       case Kind::combo: add_combo(form, path, label); break;
       case Kind::check: add_check(form, path, label); break;
+      case Kind::text: add_text(form, path, label); break;
       case Kind::derived_dp:
         dp_ = new QLineEdit(this);
         dp_->setObjectName(path);
@@ -102,9 +140,27 @@ KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
         dp_->setToolTip(tr("data-parallel size, derived: GPUs / (TP x PP x CP)"));
         form->addRow(label, dp_);
         break;
+      case Kind::job:
+        jobs_ = new QTabBar(this);
+        jobs_->setObjectName("job");
+        jobs_->setExpanding(false);
+        jobs_->setUsesScrollButtons(true);
+        jobs_->setElideMode(Qt::ElideRight);
+        jobs_->setToolTip(tr("The job the model, parallelism and batch knobs show and edit (jobs[i] in the file); "
+                             "the cluster knobs are shared by all jobs"));
+        guard(jobs_);
+        connect(jobs_, &QTabBar::currentChanged, this, [this](int i) {
+          if (i < 0 || i == job_) return;
+          set_job(i);
+          emit job_selected(i);
+        });
+        form->addRow(label, jobs_);
+        jobs_label_ = form->labelForField(jobs_);
+        break;
     }
   }
   outer->addStretch(1);
+  set_job(-1);
 }
 
 const sim::params::Param& KnobPanel::param(const QString& path) {
@@ -113,22 +169,64 @@ const sim::params::Param& KnobPanel::param(const QString& path) {
   return *p;
 }
 
-QString KnobPanel::tip(const sim::params::Param& p) {
-  QString t = QString::fromStdString(p.path) + "\n" + QString::fromStdString(p.help);
-  if (!p.unit.empty()) t += " (" + QString::fromStdString(p.unit) + ")";
+QString KnobPanel::tip(const sim::params::Param& p, bool ladder) {
+  QString t = QStringLiteral("<b>%1</b><br>%2").arg(QString::fromStdString(p.path), QString::fromStdString(p.help).toHtmlEscaped());
+  if (!p.choices.empty()) {
+    t += "<br>" + tr("Valid values: %1").arg(to_qt(p.choices).join(", ").toHtmlEscaped());
+  } else if (p.has_range()) {
+    t += "<br>" + tr("Valid range: %1%2 … %3%4")
+                      .arg(number_text(p.min), p.min_exclusive ? tr(" (exclusive)") : QString(), number_text(p.max),
+                           p.max_exclusive ? tr(" (exclusive)") : QString());
+  }
+  if (!p.unit.empty()) t += "<br>" + tr("Unit: %1").arg(QString::fromStdString(p.unit).toHtmlEscaped());
+  if (!p.default_text.empty()) t += "<br>" + tr("Default: %1").arg(QString::fromStdString(p.default_text).toHtmlEscaped());
+  if (ladder) t += "<br><i>" + tr("The arrows step through powers of two; type any other value.") + "</i>";
+  t += "<br><i>" + tr("The mouse wheel changes the value only after a click into the knob.") + "</i>";
   return t;
 }
 
-void KnobPanel::add_spin(QFormLayout* form, const QString& path, const QString& label) {
+void KnobPanel::guard(QWidget* w) {
+  w->setFocusPolicy(Qt::StrongFocus);  // the wheel alone never gives a knob focus
+  w->installEventFilter(this);
+}
+
+bool KnobPanel::eventFilter(QObject* watched, QEvent* event) {
+  if (event->type() == QEvent::Wheel) {
+    auto* w = qobject_cast<QWidget*>(watched);
+    if (w != nullptr && !w->hasFocus()) {
+      // Not this knob's: the panel's scroll bar gets it, so the panel scrolls under the pointer.
+      for (QWidget* p = w->parentWidget(); p != nullptr; p = p->parentWidget())
+        if (auto* area = qobject_cast<QAbstractScrollArea*>(p)) {
+          QCoreApplication::sendEvent(area->verticalScrollBar(), event);
+          return true;
+        }
+      event->ignore();
+      return true;
+    }
+  }
+  return QWidget::eventFilter(watched, event);
+}
+
+QString KnobPanel::doc_path(const QString& knob_path) const {
+  if (job_ < 0 || !per_job(knob_path)) return knob_path;
+  return QStringLiteral("jobs.%1.").arg(job_) + knob_path;
+}
+
+void KnobPanel::emit_edit(const QString& knob_path, const QString& json_value) { emit edited(doc_path(knob_path), json_value); }
+
+void KnobPanel::add_spin(QFormLayout* form, const QString& path, const QString& label, bool ladder) {
   const sim::params::Param& p = param(path);
   CS_CHECK(p.type == sim::params::Type::integer && p.max <= std::numeric_limits<int>::max());
-  auto* w = new QSpinBox(this);
+  auto* w = new LadderSpinBox(this);
   w->setObjectName(path);
   w->setRange(static_cast<int>(p.min), static_cast<int>(p.max));
   w->setKeyboardTracking(false);
-  w->setToolTip(tip(p));
-  w->setAccelerated(true);
-  connect(w, &QSpinBox::valueChanged, this, [this, path](int v) { emit edited(path, QString::number(v)); });
+  w->set_ladder(ladder);
+  w->setProperty("ladder_knob", ladder);
+  w->setToolTip(tip(p, ladder));
+  w->setAccelerated(!ladder);
+  guard(w);
+  connect(w, &QSpinBox::valueChanged, this, [this, path](int v) { emit_edit(path, QString::number(v)); });
   form->addRow(label, w);
   knobs_.insert(path, w);
 }
@@ -142,9 +240,10 @@ void KnobPanel::add_double(QFormLayout* form, const QString& path, const QString
   w->setSingleStep(step);
   w->setDecimals(decimals);
   w->setKeyboardTracking(false);
-  w->setToolTip(tip(p));
+  w->setToolTip(tip(p, false) + (scale != 1 ? "<br>" + tr("Shown in units of %1.").arg(number_text(scale)) : QString()));
+  guard(w);
   connect(w, &QDoubleSpinBox::valueChanged, this, [this, path, scale](double v) {
-    emit edited(path, QString::fromStdString(json(v * scale).dump()));
+    emit_edit(path, QString::fromStdString(json(v * scale).dump()));
   });
   form->addRow(label, w);
   knobs_.insert(path, w);
@@ -163,7 +262,10 @@ void KnobPanel::add_combo(QFormLayout* form, const QString& path, const QString&
   auto* w = new QComboBox(this);
   w->setObjectName(path);
   w->addItems(items);
-  w->setToolTip(tip(p));
+  QString t = tip(p, false);
+  if (p.type == sim::params::Type::integer) t += "<br>" + tr("Valid values: %1").arg(items.join(", "));
+  w->setToolTip(t);
+  guard(w);
   connect(w, &QComboBox::activated, this, [this, path, w](int) { emit_combo(path, w); });
   form->addRow(label, w);
   knobs_.insert(path, w);
@@ -174,8 +276,23 @@ void KnobPanel::add_check(QFormLayout* form, const QString& path, const QString&
   CS_CHECK(p.type == sim::params::Type::boolean);
   auto* w = new QCheckBox(this);
   w->setObjectName(path);
-  w->setToolTip(tip(p));
-  connect(w, &QCheckBox::toggled, this, [this, path](bool on) { emit edited(path, on ? "true" : "false"); });
+  w->setToolTip(tip(p, false));
+  connect(w, &QCheckBox::toggled, this, [this, path](bool on) { emit_edit(path, on ? "true" : "false"); });
+  form->addRow(label, w);
+  knobs_.insert(path, w);
+}
+
+void KnobPanel::add_text(QFormLayout* form, const QString& path, const QString& label) {
+  const sim::params::Param& p = param(path);
+  auto* w = new QLineEdit(this);
+  w->setObjectName(path);
+  w->setToolTip(tip(p, false));
+  w->setClearButtonEnabled(false);
+  connect(w, &QLineEdit::editingFinished, this, [this, path, w]() {
+    if (!w->isModified()) return;
+    w->setModified(false);
+    emit_edit(path, json_string(w->text()));
+  });
   form->addRow(label, w);
   knobs_.insert(path, w);
 }
@@ -183,23 +300,55 @@ void KnobPanel::add_check(QFormLayout* form, const QString& path, const QString&
 void KnobPanel::emit_combo(const QString& path, QComboBox* box) {
   const QString text = box->currentText();
   if (path == "cluster.gpu" && text == kCustomGpu) {
-    if (!custom_gpu_.is_null()) emit edited(path, QString::fromStdString(custom_gpu_.dump()));
+    if (!custom_gpu_.is_null()) emit_edit(path, QString::fromStdString(custom_gpu_.dump()));
   } else if (path == "model.preset" && text == kCustomModel) {
-    if (!custom_model_.is_null()) emit edited("model", QString::fromStdString(custom_model_.dump()));
+    if (!custom_model_.is_null()) emit_edit("model", QString::fromStdString(custom_model_.dump()));
   } else if (path == "model.preset") {
-    emit edited("model", QString::fromStdString(json{{"preset", text.toStdString()}}.dump()));  // a preset replaces hyperparameters
+    emit_edit("model", QString::fromStdString(json{{"preset", text.toStdString()}}.dump()));  // a preset replaces hyperparameters
   } else if (path == "training.zero_stage") {
-    emit edited(path, text);
+    emit_edit(path, text);
   } else {
-    emit edited(path, json_string(text));
+    emit_edit(path, json_string(text));
   }
 }
 
+void KnobPanel::set_job(int job) {
+  const int jobs = doc_.is_object() && doc_.contains("jobs") && doc_["jobs"].is_array() ? static_cast<int>(doc_["jobs"].size()) : 0;
+  job_ = jobs > 0 ? std::clamp(job, 0, jobs - 1) : -1;
+  jobs_->setVisible(jobs > 0);
+  if (jobs_label_) jobs_label_->setVisible(jobs > 0);
+  {
+    const QSignalBlocker block(jobs_);
+    QStringList names;
+    for (int j = 0; j < jobs; ++j) {
+      const json& entry = doc_["jobs"][static_cast<std::size_t>(j)];
+      const QString name = entry.is_object() && entry.contains("name") && entry["name"].is_string()
+                               ? QString::fromStdString(entry["name"].get<std::string>())
+                               : QStringLiteral("job%1").arg(j);
+      names << QStringLiteral("%1: %2").arg(j + 1).arg(name);
+    }
+    QStringList shown;
+    for (int j = 0; j < jobs_->count(); ++j) shown << jobs_->tabText(j);
+    if (shown != names) {
+      while (jobs_->count() > 0) jobs_->removeTab(jobs_->count() - 1);
+      for (const QString& n : names) jobs_->addTab(n);
+    }
+    if (job_ >= 0) jobs_->setCurrentIndex(job_);
+  }
+  if (doc_.is_object()) show_document(doc_);
+}
+
 void KnobPanel::show_document(const json& doc) {
+  doc_ = doc;
+  const int jobs = doc.is_object() && doc.contains("jobs") && doc["jobs"].is_array() ? static_cast<int>(doc["jobs"].size()) : 0;
+  if ((jobs > 0) != (job_ >= 0) || job_ >= jobs || jobs_->count() != jobs) {
+    set_job(jobs > 0 ? std::max(0, job_) : -1);  // shows the document again for the new job selection
+    return;
+  }
   std::vector<std::unique_ptr<QSignalBlocker>> blockers;
   for (QWidget* w : knobs_) blockers.push_back(std::make_unique<QSignalBlocker>(w));
 
-  auto at = [&](const QString& path) { return find_path(doc, path.toStdString()); };
+  auto at = [&](const QString& path) { return find_path(doc, doc_path(path).toStdString()); };
   auto set_combo = [&](const QString& path, const QString& value) {
     auto* box = static_cast<QComboBox*>(knobs_.value(path));
     int i = box->findText(value);
@@ -218,6 +367,12 @@ void KnobPanel::show_document(const json& doc) {
     return v && v->is_number() ? v->get<double>() : fallback;
   };
 
+  for (const char* key : {"name", "description"}) {
+    auto* line = static_cast<QLineEdit*>(knobs_.value(key));
+    line->setText(str(key, ""));
+    line->setCursorPosition(0);
+    line->setModified(false);
+  }
   const json* gpu = at("cluster.gpu");
   custom_gpu_ = gpu && gpu->is_object() ? *gpu : json();
   set_combo("cluster.gpu", custom_gpu_.is_null() ? str("cluster.gpu", "H100-SXM") : kCustomGpu);
@@ -264,5 +419,30 @@ void KnobPanel::show_default(const QString& path, double value) {
 }
 
 void KnobPanel::show_derived_dp(int dp) { dp_->setText(dp > 0 ? QString::number(dp) : QStringLiteral("–")); }
+
+void KnobPanel::highlight(const QString& message) {
+  for (auto it = knobs_.begin(); it != knobs_.end(); ++it) {
+    const QString path = doc_path(it.key());
+    // The library names a job's key "jobs[1].training.x"; an override "jobs.1.training.x".
+    QString bracketed = path;
+    bracketed.replace(QRegularExpression("^jobs\\.(\\d+)\\."), "jobs[\\1].");
+    const bool bad = !message.isEmpty() && (message.contains(path) || message.contains(bracketed));
+    it.value()->setProperty("bad_knob", bad);
+    it.value()->setStyleSheet(bad ? kBadKnobStyle : QString());
+  }
+}
+
+QStringList KnobPanel::highlighted() const {
+  QStringList out;
+  for (auto it = knobs_.begin(); it != knobs_.end(); ++it)
+    if (it.value()->property("bad_knob").toBool()) out << it.key();
+  out.sort();
+  return out;
+}
+
+void KnobPanel::set_ladder(bool on) {
+  for (QWidget* w : knobs_)
+    if (auto* s = qobject_cast<LadderSpinBox*>(w); s && s->property("ladder_knob").toBool()) s->set_ladder(on);
+}
 
 }  // namespace cs::gui

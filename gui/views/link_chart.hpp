@@ -14,6 +14,10 @@ class LinkChart : public QChartView {
  public:
   explicit LinkChart(QWidget* parent = nullptr);
   void show_outcome(const std::shared_ptr<const SimOutcome>& current, const std::shared_ptr<const SimOutcome>& baseline);
+  const QStringList& details() const { return full_; }  // each bar's full name and numbers (its tooltip)
+
+ private:
+  QStringList full_;
 };
 
 }  // namespace cs::gui

@@ -13,7 +13,7 @@
 namespace cs::gui {
 
 MemoryChart::MemoryChart(QWidget* parent) : QChartView(new QChart, parent) {
-  style_chart(*this, tr("Memory per GPU (GiB, peak stage) vs capacity"), Qt::AlignRight, QSize(320, 220));
+  style_chart(*this, tr("Memory per GPU (GiB, peak stage) vs capacity"), Qt::AlignRight, QSize(240, 180));
 }
 
 void MemoryChart::show_outcomes(const std::shared_ptr<const SimOutcome>& current, const std::shared_ptr<const SimOutcome>& baseline) {

@@ -7,6 +7,7 @@
 #include <QLineSeries>
 #include <QScatterSeries>
 #include <QToolTip>
+#include <QLogValueAxis>
 #include <QValueAxis>
 
 #include "gui/views/format.hpp"
@@ -14,7 +15,14 @@
 namespace cs::gui {
 
 ParetoChart::ParetoChart(QWidget* parent) : QChartView(new QChart, parent) {
-  style_chart(*this, tr("Cost vs time to train, layout sweep (click a point to load it)"), Qt::AlignBottom, QSize(320, 240));
+  style_chart(*this, tr("Cost vs time to train, layout sweep (click a point to load it)"), Qt::AlignBottom, QSize(260, 220));
+  setRubberBand(QChartView::RectangleRubberBand);
+}
+
+void ParetoChart::set_log_axes(bool on) {
+  if (on == log_) return;
+  log_ = on;
+  show_points(std::shared_ptr<const SweepResult>(sweep_));
 }
 
 void ParetoChart::connect_series(QScatterSeries* s) {
@@ -44,7 +52,9 @@ int ParetoChart::nearest(QPointF v) const {
     const sim::SweepPoint& p = sweep_->points[i];
     if (!p.simulated()) continue;
     const auto& cost = p.report.cost;
-    const double dx = (cost.days_to_train - v.x()) / x_span_, dy = (cost.usd_to_train / y_scale_ - v.y()) / y_span_;
+    auto axis = [&](double a) { return log_ ? std::log10(std::max(a, 1e-300)) : a; };
+    const double dx = (axis(cost.days_to_train) - axis(v.x())) / x_span_,
+                 dy = (axis(cost.usd_to_train / y_scale_) - axis(v.y())) / y_span_;
     const double d = dx * dx + dy * dy;
     if (d < best_d) best_d = d, best = static_cast<int>(i);
   }
@@ -80,8 +90,8 @@ void ParetoChart::show_points(const std::shared_ptr<const SweepResult>& sweep) {
   std::size_t shown = 0;
   for (const sim::SweepPoint& p : points)
     if (p.simulated()) usd_max = std::max(usd_max, p.report.cost.usd_to_train), ++shown;
-  const bool millions = usd_max >= 1e6;
-  y_scale_ = millions ? 1e6 : 1;
+  const bool millions = usd_max >= 1e6, thousands = !millions && usd_max >= 1e4;
+  y_scale_ = millions ? 1e6 : thousands ? 1e3 : 1;
   double xmin = 1e300, xmax = 0, ymin = 1e300, ymax = 0;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const sim::SweepPoint& p = points[i];
@@ -98,27 +108,49 @@ void ParetoChart::show_points(const std::shared_ptr<const SweepResult>& sweep) {
     c->setTitle(tr("Cost vs time: no valid layout in the sweep"));
     return;
   }
-  c->setTitle(tr("Cost vs time to train, %1 layouts (click a point to load it)").arg(shown));
+  c->setTitle(tr("Cost vs time, %1 layouts (click one to load it)").arg(shown));
   std::sort(front_pts.begin(), front_pts.end(), [](QPointF a, QPointF b) { return a.x() < b.x(); });
   for (QPointF p : front_pts) line->append(p);
   for (QAbstractSeries* s : std::initializer_list<QAbstractSeries*>{line, no_fit, fits, front, current}) c->addSeries(s);
 
-  // Clip the axes to the fitting points when the non-fitting ones are far off (a TP1 PP1 70B on 512
-  // GPUs would squash everything else into a corner).
-  const double pad_x = (xmax - xmin) * 0.08 + xmax * 0.01, pad_y = (ymax - ymin) * 0.08 + ymax * 0.01;
-  auto* x = new QValueAxis;
-  x->setTitleText(per_billion_tokens ? tr("days per 1B tokens") : tr("days to train"));
-  x->setRange(std::max(0.0, xmin - pad_x), xmax + pad_x);
-  x->setLabelFormat(xmax < 10 ? "%.2f" : "%.0f");
-  auto* y = new QValueAxis;
-  y->setTitleText(per_billion_tokens ? (millions ? tr("$M per 1B tokens") : tr("$ per 1B tokens"))
-                                     : (millions ? tr("$M to train") : tr("$ to train")));
-  y->setRange(std::max(0.0, ymin - pad_y), ymax + pad_y);
-  y->setLabelFormat(ymax < 10 ? "%.2f" : "%.0f");
-  x->applyNiceNumbers();
-  y->applyNiceNumbers();
-  x_span_ = std::max(1e-12, x->max() - x->min());
-  y_span_ = std::max(1e-12, y->max() - y->min());
+  const QString x_title = per_billion_tokens ? tr("days per 1B tokens") : tr("days to train");
+  const QString unit = millions ? tr("$M") : thousands ? tr("$k") : tr("$");
+  const QString y_title = per_billion_tokens ? tr("%1 per 1B tokens").arg(unit) : tr("%1 to train").arg(unit);
+  QAbstractAxis* x = nullptr;
+  QAbstractAxis* y = nullptr;
+  if (log_ && xmin > 0 && ymin > 0) {
+    auto log_axis = [](const QString& title, double lo, double hi) {
+      auto* a = new QLogValueAxis;
+      a->setBase(10);
+      a->setTitleText(title);
+      a->setRange(lo / 1.15, hi * 1.15);
+      a->setLabelFormat(hi < 10 ? "%.3g" : "%.0f");
+      a->setMinorTickCount(8);
+      return a;
+    };
+    auto* lx = log_axis(x_title, xmin, xmax);
+    auto* ly = log_axis(y_title, ymin, ymax);
+    x_span_ = std::max(1e-12, std::log10(lx->max()) - std::log10(lx->min()));
+    y_span_ = std::max(1e-12, std::log10(ly->max()) - std::log10(ly->min()));
+    x = lx, y = ly;
+  } else {
+    const double pad_x = (xmax - xmin) * 0.08 + xmax * 0.01, pad_y = (ymax - ymin) * 0.08 + ymax * 0.01;
+    auto* vx = new QValueAxis;
+    vx->setTitleText(x_title);
+    vx->setRange(std::max(0.0, xmin - pad_x), xmax + pad_x);
+    vx->setLabelFormat(xmax < 10 ? "%.2f" : "%.0f");
+    auto* vy = new QValueAxis;
+    vy->setTitleText(y_title);
+    vy->setRange(std::max(0.0, ymin - pad_y), ymax + pad_y);
+    vy->setLabelFormat(ymax < 10 ? "%.2f" : "%.0f");
+    vx->applyNiceNumbers();
+    vy->applyNiceNumbers();
+    vx->setTickCount(5);
+    vy->setTickCount(4);  // a short chart: more labels than rows of text get elided to "…"
+    x_span_ = std::max(1e-12, vx->max() - vx->min());
+    y_span_ = std::max(1e-12, vy->max() - vy->min());
+    x = vx, y = vy;
+  }
   c->addAxis(x, Qt::AlignBottom);
   c->addAxis(y, Qt::AlignLeft);
   for (QAbstractSeries* s : c->series()) s->attachAxis(x), s->attachAxis(y);

@@ -2,7 +2,9 @@
 // Cost vs time of the layout sweep: each point a layout (nodes, TP, PP) at its report's days and dollars
 // to train (per billion tokens when the scenario sets no tokens_to_train); sim::pareto_front's points
 // (no other fitting layout is both faster and cheaper) joined and highlighted; layouts that do not fit
-// in memory greyed. Clicking a point emits it so the window loads its layout.
+// in memory greyed. Clicking a point emits it so the window loads its layout. Points that crowd a corner
+// on linear axes spread out on log axes (set_log_axes, the View menu); dragging a rectangle zooms into
+// it, a right click zooms out.
 #include <memory>
 
 #include <QChartView>
@@ -20,6 +22,8 @@ class ParetoChart : public QChartView {
   void show_points(const std::shared_ptr<const SweepResult>& sweep);
   // Index (into SweepResult::points) of the point nearest to a value-space position, or -1.
   int nearest(QPointF value) const;
+  void set_log_axes(bool on);
+  bool log_axes() const { return log_; }
 
  signals:
   void point_clicked(const cs::sim::SweepPoint& point);
@@ -29,6 +33,7 @@ class ParetoChart : public QChartView {
   std::shared_ptr<const SweepResult> sweep_;
   double x_span_ = 1, y_span_ = 1;
   double y_scale_ = 1;  // dollars per unit of the y axis
+  bool log_ = false;
 };
 
 }  // namespace cs::gui

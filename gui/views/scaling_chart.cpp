@@ -12,7 +12,7 @@
 namespace cs::gui {
 
 ScalingChart::ScalingChart(QWidget* parent) : QChartView(new QChart, parent) {
-  style_chart(*this, tr("Scaling: throughput and efficiency vs GPUs (same layout, same global batch)"), Qt::AlignBottom, QSize(320, 240));
+  style_chart(*this, tr("Scaling vs GPUs (same layout and global batch)"), Qt::AlignBottom, QSize(260, 220));
 }
 
 void ScalingChart::show_points(const std::shared_ptr<const SweepResult>& sweep) {
@@ -26,7 +26,7 @@ void ScalingChart::show_points(const std::shared_ptr<const SweepResult>& sweep) 
     c->setTitle(tr("Scaling: no valid point (see the knobs' message)"));
     return;
   }
-  c->setTitle(tr("Scaling: throughput and efficiency vs GPUs (same layout, same global batch)"));
+  c->setTitle(tr("Scaling vs GPUs (same layout and global batch)"));
   double peak = 0;
   for (const sim::Report* p : pts) peak = std::max(peak, p->tokens_per_s);
   const bool mega = peak >= 2e6;
@@ -62,7 +62,7 @@ void ScalingChart::show_points(const std::shared_ptr<const SweepResult>& sweep) 
   y->applyNiceNumbers();
   c->addAxis(y, Qt::AlignLeft);
   auto* y2 = new QValueAxis;
-  y2->setTitleText(tr("efficiency (%)"));
+  y2->setTitleText(tr("efficiency %"));
   y2->setRange(0, 120);
   y2->setLabelFormat("%.0f");
   c->addAxis(y2, Qt::AlignRight);

@@ -6,6 +6,7 @@
 
 #include <QHBoxLayout>
 #include <QHelpEvent>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
@@ -44,7 +45,8 @@ TimelineView::TimelineView(QWidget* parent) : QAbstractScrollArea(parent) {
   setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
   viewport()->setMouseTracking(true);
   viewport()->setAttribute(Qt::WA_OpaquePaintEvent);
-  setMinimumSize(400, 160);
+  setMinimumSize(300, 140);
+  setFocusPolicy(Qt::StrongFocus);
   horizontalScrollBar()->setRange(0, 0);
   connect(horizontalScrollBar(), &QScrollBar::valueChanged, this, [this](int v) {
     if (syncing_ || !data_ || data_->makespan <= 0) return;
@@ -65,8 +67,11 @@ QWidget* TimelineView::make_legend(QWidget* parent) {
     auto* l = new QLabel(QStringLiteral("<span style='color:%1'>■</span> %2").arg(category_color(c).name(), category_label(c)), w);
     row->addWidget(l);
   }
-  auto* hint = new QLabel(QObject::tr("wheel: zoom · drag: pan · double-click: whole step"), w);
-  hint->setStyleSheet("color:#777;");
+  auto* hint = new QLabel(QObject::tr("wheel: zoom · Shift+wheel: rows · drag: pan · double-click or Home: whole step · keys: + − ← →"), w);
+  hint->setForegroundRole(QPalette::PlaceholderText);
+  hint->setWordWrap(true);
+  hint->setMinimumWidth(0);
+  hint->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   row->addStretch(1);
   row->addWidget(hint);
   return w;
@@ -76,6 +81,11 @@ void TimelineView::show_timeline(std::shared_ptr<const TimelineData> timeline) {
   const bool first = !data_;
   const double old_span = data_ ? static_cast<double>(data_->makespan) : 0;
   data_ = std::move(timeline);
+  // The label column fits the longest label ("rank 12 (GPU 16383) compute"), within a third of the view.
+  int widest = fontMetrics().horizontalAdvance(QStringLiteral("rank 0 (GPU 0) compute"));
+  if (data_)
+    for (const TimelineRow& row : data_->rows) widest = std::max(widest, fontMetrics().horizontalAdvance(QString::fromStdString(row.label)));
+  label_width_ = std::clamp(widest + 12, 120, std::max(120, width() / 3));
   // Keep the zoom when the step length barely changed (knob tweaks), else show the whole step.
   if (first || !data_ || old_span <= 0 || t1_ - t0_ >= old_span * 0.999 ||
       std::abs(static_cast<double>(data_->makespan) - old_span) > 0.5 * old_span)
@@ -100,6 +110,31 @@ void TimelineView::zoom(double factor, double anchor_fraction) {
   t1_ = t0_ + width;
   update_scrollbars();
   viewport()->update();
+}
+
+void TimelineView::pan(double fraction) {
+  if (!data_ || data_->makespan <= 0) return;
+  const double width = t1_ - t0_;
+  const double span = static_cast<double>(data_->makespan) * 1.01;
+  t0_ = std::clamp(t0_ + fraction * width, 0.0, std::max(0.0, span - width));
+  t1_ = t0_ + width;
+  update_scrollbars();
+  viewport()->update();
+}
+
+void TimelineView::keyPressEvent(QKeyEvent* e) {
+  switch (e->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal: zoom(1.5); break;
+    case Qt::Key_Minus:
+    case Qt::Key_Underscore: zoom(1 / 1.5); break;
+    case Qt::Key_Left: pan(e->modifiers() & Qt::ShiftModifier ? -0.5 : -0.1); break;
+    case Qt::Key_Right: pan(e->modifiers() & Qt::ShiftModifier ? 0.5 : 0.1); break;
+    case Qt::Key_Home:
+    case Qt::Key_0: reset_zoom(); break;
+    default: QAbstractScrollArea::keyPressEvent(e); return;  // Up/Down/PageUp/PageDown scroll the rows
+  }
+  e->accept();
 }
 
 double TimelineView::plot_width() const { return std::max(1, viewport()->width() - label_width_); }
@@ -142,10 +177,11 @@ void TimelineView::scrollContentsBy(int, int) { viewport()->update(); }
 void TimelineView::paintEvent(QPaintEvent*) {
   QPainter p(viewport());
   const QRect area = viewport()->rect();
-  p.fillRect(area, Qt::white);
+  const QPalette& pal = palette();
+  p.fillRect(area, pal.color(QPalette::Base));
   last_rects_ = 0;
   if (!data_ || data_->rows.empty()) {
-    p.setPen(Qt::gray);
+    p.setPen(pal.color(QPalette::PlaceholderText));
     p.drawText(area, Qt::AlignCenter, tr("no timeline yet"));
     return;
   }
@@ -161,8 +197,8 @@ void TimelineView::paintEvent(QPaintEvent*) {
   for (int r = first; r <= last; ++r) {
     const TimelineRow& row = data_->rows[static_cast<std::size_t>(r)];
     const int y = header_height_ + r * row_height_ - scroll;
-    if (row.rank % 2) p.fillRect(QRect(0, y, area.width(), row_height_), QColor(0xf4, 0xf6, 0xfa));
-    p.setPen(QColor(0x33, 0x33, 0x33));
+    if (row.rank % 2) p.fillRect(QRect(0, y, area.width(), row_height_), pal.color(QPalette::AlternateBase));
+    p.setPen(pal.color(QPalette::Text));
     p.drawText(QRect(4, y, label_width_ - 8, row_height_), Qt::AlignVCenter | Qt::AlignLeft,
                fm.elidedText(QString::fromStdString(row.label), Qt::ElideRight, label_width_ - 8));
 
@@ -173,6 +209,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
     // Pending merged rectangle.
     double mx0 = 0, mx1 = -1;
     std::array<double, sim::kNumCategories> weight{};
+    double covered_px = 0;  // pixels of the pending rect the tasks actually cover
     const TimelineBar* single = nullptr;  // the only bar in the pending rect, for its label
     auto flush = [&]() {
       if (mx1 < mx0) return;
@@ -180,7 +217,11 @@ void TimelineView::paintEvent(QPaintEvent*) {
       for (int k = 1; k < sim::kNumCategories; ++k)
         if (weight[static_cast<std::size_t>(k)] > weight[static_cast<std::size_t>(best)]) best = k;
       const QColor color = category_color(static_cast<sim::Category>(best));
-      const QRectF rect(mx0, y + 2, std::max(1.0, mx1 - mx0), row_height_ - 4);
+      // A merged rect is as tall as the share of it its tasks cover: a stream busy 30 % of the pixels is a
+      // low bar, not a solid one (the colour stays the kind's, so it never reads as another kind).
+      const double share = single ? 1.0 : std::clamp(covered_px / std::max(1.0, mx1 - mx0), 0.0, 1.0);
+      const double full = row_height_ - 4, h = std::max(2.0, full * (0.3 + 0.7 * share));
+      const QRectF rect(mx0, y + 2 + (full - h), std::max(1.0, mx1 - mx0), h);
       p.fillRect(rect, color);
       ++last_rects_;
       if (rect.width() > 5) {
@@ -193,6 +234,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
                    fm.elidedText(QString::fromStdString(data_->names[single->name]), Qt::ElideRight, static_cast<int>(rect.width()) - 5));
       }
       weight.fill(0);
+      covered_px = 0;
       single = nullptr;
       mx1 = -1;
     };
@@ -210,6 +252,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
         single = &*it;
       }
       weight[static_cast<std::size_t>(it->category)] += static_cast<double>(it->end - it->start);
+      covered_px += x1 - x0;
     }
     flush();
     p.restore();
@@ -217,12 +260,12 @@ void TimelineView::paintEvent(QPaintEvent*) {
   p.setClipping(false);
 
   // Header: time axis.
-  p.fillRect(QRect(0, 0, area.width(), header_height_), QColor(0xee, 0xee, 0xee));
-  p.setPen(QColor(0x99, 0x99, 0x99));
+  p.fillRect(QRect(0, 0, area.width(), header_height_), pal.color(QPalette::Button));
+  p.setPen(pal.color(QPalette::Mid));
   p.drawLine(label_width_, header_height_ - 1, area.width(), header_height_ - 1);
   p.drawLine(label_width_ - 1, 0, label_width_ - 1, area.height());
   const double step = nice_step(t1_ - t0_, std::max(2, static_cast<int>(plot_width() / 110)));
-  p.setPen(QColor(0x33, 0x33, 0x33));
+  p.setPen(pal.color(QPalette::ButtonText));
   for (double t = std::ceil(t0_ / step) * step; t <= t1_; t += step) {
     const int x = static_cast<int>(x_of(t));
     p.drawLine(x, header_height_ - 6, x, header_height_ - 1);

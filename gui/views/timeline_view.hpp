@@ -2,10 +2,13 @@
 // The step's timeline: a Gantt chart with one row per simulated rank and stream, one bar per task while
 // it runs, coloured by kind (compute, recompute, optimizer, TP/CP/EP/DP/PP communication).
 //
-// Wheel zooms around the cursor, dragging pans, double-click shows the whole step, hovering names the
-// task. Painting is bounded by the viewport, not by the task count: each row's bars are sorted, so the
+// Wheel zooms around the cursor, Shift+wheel scrolls the rows, dragging pans, double-click shows the
+// whole step, hovering names the task; with the keyboard (click the timeline first): + and - zoom, Left
+// and Right pan, Home or 0 shows the whole step, Up/Down/PageUp/PageDown scroll the rows. The label
+// column is as wide as the longest row label (a 5-digit GPU id is not cut); colours follow the palette. Painting is bounded by the viewport, not by the task count: each row's bars are sorted, so the
 // visible window is found by binary search, and bars narrower than a pixel are merged with their
-// neighbours into one rectangle coloured by the kind that covers most of it. A row therefore never
+// neighbours into one rectangle coloured by the kind that covers most of it, as tall as the share of it
+// the tasks cover, so a stream busy 30 % of a stretch is a low bar there, not a solid one. A row therefore never
 // draws more rectangles than the view is wide, and a step with hundreds of thousands of tasks stays
 // smooth.
 #include <memory>
@@ -26,6 +29,9 @@ class TimelineView : public QAbstractScrollArea {
   // Visible window, picoseconds.
   double window_start() const { return t0_; }
   double window_end() const { return t1_; }
+  int label_width() const { return label_width_; }
+  // Moves the window by `fraction` of its width (negative: earlier).
+  void pan(double fraction);
   // Rectangles drawn by the last paint (tests check the merging keeps this bounded).
   long long last_paint_rects() const { return last_rects_; }
   static QWidget* make_legend(QWidget* parent);
@@ -34,6 +40,7 @@ class TimelineView : public QAbstractScrollArea {
   void paintEvent(QPaintEvent* e) override;
   void resizeEvent(QResizeEvent* e) override;
   void wheelEvent(QWheelEvent* e) override;
+  void keyPressEvent(QKeyEvent* e) override;
   void mousePressEvent(QMouseEvent* e) override;
   void mouseMoveEvent(QMouseEvent* e) override;
   void mouseReleaseEvent(QMouseEvent* e) override;

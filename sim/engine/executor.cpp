@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "sim/base/check.hpp"
+#include "sim/engine/cancel.hpp"
 #include "sim/engine/event_queue.hpp"
 
 namespace cs::sim {
@@ -41,6 +42,7 @@ class Executor {
       const Time next_network = network_.next_completion();
       if (next_local == kNever && next_network == kNever) break;
       ++result_.events;
+      poll_cancel();  // one relaxed load: an event of the flow network can take milliseconds
       if (next_network < next_local) {
         queue_.advance_to(next_network);
         network_.pop_completed(next_network, done);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/base/check.hpp"
+#include "sim/engine/cancel.hpp"
 
 namespace cs::sim {
 
@@ -51,6 +52,7 @@ TaskId TaskGraph::add_task(const Task& t) {
   CS_CHECK(t.rank < static_cast<std::uint32_t>(num_ranks_));
   CS_CHECK(t.duration >= 0);
   const auto id = static_cast<TaskId>(tasks_.size());
+  if ((id & 0x3FFFu) == 0) poll_cancel();  // a huge step is cancellable while it is being built
   tasks_.push_back(t);
   streams_[static_cast<std::size_t>(t.rank) * kStreamsPerRank + static_cast<std::size_t>(t.stream)]
       .push_back(id);
