@@ -3,7 +3,6 @@
 // the numbers sim/report and sim/explore computed, the UI thread keeps answering while a large scenario
 // simulates (how fast it answers is a benchmark: bench/gui_bench.cpp), and --screenshot writes a real
 // PNG.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -1003,14 +1002,3 @@ TEST_CASE("The headline shows the report's error band and flags a scenario outsi
   CHECK(w.headline()->findChild<QLabel*>("headline.step_time")->toolTip().contains("B200"));
 }
 
-int main(int argc, char** argv) {
-  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-  QStandardPaths::setTestModeEnabled(true);  // never touch the user's recovery file
-  QCoreApplication::setOrganizationName("clustersim-test");  // nor the user's recent files (QSettings)
-  QCoreApplication::setApplicationName("test_gui");
-  int qt_argc = 1;
-  char name[] = "test_gui";
-  char* qt_argv[] = {name, nullptr};
-  QApplication app(qt_argc, qt_argv);
-  return Catch::Session().run(argc, argv);
-}
