@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/base/collective_kind.hpp"
@@ -70,7 +72,7 @@ class TaskGraph {
   explicit TaskGraph(int num_ranks);
 
   int num_ranks() const { return num_ranks_; }
-  std::uint32_t intern(const std::string& name);
+  std::uint32_t intern(std::string_view name);
   const std::string& name(std::uint32_t id) const { return names_[id]; }
 
   TaskId add_task(const Task& t);  // appended to its stream in issue order
@@ -106,6 +108,12 @@ class TaskGraph {
   std::vector<Task> tasks_;
   std::vector<Collective> collectives_;
   std::vector<std::string> names_;
+  // name -> index into names_ (names_ keeps the order of first use; the map only finds them).
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, std::uint32_t, NameHash, std::equal_to<>> name_ids_;
   std::vector<std::vector<int>> groups_;
   std::vector<std::vector<std::uint32_t>> mirrors_;
   std::map<std::vector<int>, std::uint32_t> group_ids_;
