@@ -167,7 +167,7 @@ StepPlan merge(const std::vector<StepPlan>& parts) {
       copy.rank += rank_base;
       if (t.name >= name.size()) name.resize(t.name + 1, kNone);
       if (name[t.name] == kNone) name[t.name] = g.intern(pg.name(t.name));
-      copy.name = name[t.name];
+      copy.name = static_cast<std::uint16_t>(name[t.name]);
       if (t.collective != kNone) copy.collective = collective_base + t.collective;
       const TaskId id = g.add_task(copy);
       if (copy.collective != kNone) g.add_member(copy.collective, id);

@@ -43,6 +43,7 @@ std::uint32_t TaskGraph::intern(std::string_view name) {
   // their order stays deterministic.
   if (const auto it = name_ids_.find(name); it != name_ids_.end()) return it->second;
   const auto id = static_cast<std::uint32_t>(names_.size());
+  CS_CHECK(id <= UINT16_MAX);  // Task::name
   names_.emplace_back(name);
   name_ids_.emplace(names_.back(), id);
   return id;

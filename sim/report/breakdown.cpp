@@ -14,26 +14,21 @@ RankTimes rank_times(const TaskGraph& graph, const std::vector<TaskRecord>& reco
   RankTimes out;
   std::vector<Interval> compute, comm;
   std::array<std::vector<Interval>, kNumCategories> comm_by_kind;
-  // The rank's tasks in id order (the order they were built in), whatever their stream.
-  std::vector<TaskId> ids;
-  for (int s = 0; s < kStreamsPerRank; ++s) {
-    const auto& list = graph.stream_tasks(rank, static_cast<StreamKind>(s));
-    ids.insert(ids.end(), list.begin(), list.end());
-  }
-  std::sort(ids.begin(), ids.end());
-  for (const TaskId id : ids) {
-    const Task& t = graph.tasks()[id];
-    const TaskRecord& rec = records[id];
-    CS_CHECK(rec.end != kNever && rec.start <= rec.end);
-    out.busy[static_cast<std::size_t>(t.category)] += rec.end - rec.start;
-    if (t.collective == kNone) {
-      compute.push_back({rec.start, rec.end});
-      out.flops += flops[id];
-    } else {
-      comm.push_back({rec.start, rec.end});
-      comm_by_kind[static_cast<std::size_t>(t.category)].push_back({rec.start, rec.end});
+  // Stream by stream, each in issue order (the compute stream's kernels come out sorted by start).
+  for (int s = 0; s < kStreamsPerRank; ++s)
+    for (const TaskId id : graph.stream_tasks(rank, static_cast<StreamKind>(s))) {
+      const Task& t = graph.tasks()[id];
+      const TaskRecord& rec = records[id];
+      CS_CHECK(rec.end != kNever && rec.start <= rec.end);
+      out.busy[static_cast<std::size_t>(t.category)] += rec.end - rec.start;
+      if (t.collective == kNone) {
+        compute.push_back({rec.start, rec.end});
+        out.flops += flops[id];
+      } else {
+        comm.push_back({rec.start, rec.end});
+        comm_by_kind[static_cast<std::size_t>(t.category)].push_back({rec.start, rec.end});
+      }
     }
-  }
   const auto c = merged(std::move(compute));
   for (const Interval& x : c) out.compute += x.end - x.begin;
   out.exposed = uncovered(merged(std::move(comm)), c);

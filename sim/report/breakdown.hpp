@@ -28,7 +28,7 @@ struct RankTimes {
   std::array<Time, kNumCategories> exposed_by_kind{};  // per Category (compute categories 0)
   Time compute = 0;                                    // union of the rank's kernels
   Time exposed = 0;                                    // union of its collectives minus its kernels
-  double flops = 0;                                    // executed FLOPs of its kernels (task order)
+  double flops = 0;                                    // executed FLOPs of its kernels (stream order)
   bool operator==(const RankTimes&) const = default;
 };
 

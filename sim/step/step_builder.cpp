@@ -12,6 +12,7 @@
 #include "models/memory/memory_model.hpp"
 #include "models/workload/transformer.hpp"
 #include "sim/base/check.hpp"
+#include "sim/step/step_budget.hpp"
 #include "models/parallelism/layout.hpp"
 #include "models/parallelism/pipeline_schedule.hpp"
 
@@ -109,6 +110,10 @@ class Builder {
     plan.graph = TaskGraph(static_cast<int>(plan.global_rank.size()));
     g_ = &plan.graph;
     flops_ = &plan.flops;
+    // The budget's task estimate (within 10% on the shipped scenarios, step_budget.hpp), plus that margin.
+    const auto expected = static_cast<std::size_t>(estimate_step(s_).tasks * 1.1) + 16;
+    plan.graph.reserve(expected);
+    plan.flops.reserve(expected);
 
     for (std::size_t i = 0; i < plan.global_rank.size(); ++i) build_rank(static_cast<std::uint32_t>(i), plan.global_rank[i]);
     plan.graph.freeze();
@@ -199,10 +204,10 @@ class Builder {
     if (stable) {
       const OpFacts& f = stable_op(op, group_gpu_of(e.global));
       t.duration = slowed(f.base_duration, e.global);
-      t.name = f.name;
+      t.name = static_cast<std::uint16_t>(f.name);
     } else {
       t.duration = op_duration(op, e.global);
-      t.name = g_->intern(op.name);
+      t.name = static_cast<std::uint16_t>(g_->intern(op.name));
     }
     t.micro_batch = mb;
     const TaskId id = g_->add_task(t);
@@ -242,7 +247,7 @@ class Builder {
     t.stream = stream;
     t.category = cat;
     t.collective = cid;
-    t.name = g_->intern(name);
+    t.name = static_cast<std::uint16_t>(g_->intern(name));
     t.micro_batch = mb;
     const TaskId id = g_->add_task(t);
     flops_->resize(id + 1, 0.0);
