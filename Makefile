@@ -60,11 +60,12 @@ fuzz: deps
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh build-fuzz
 
 # The benchmarks' figures (bench/, binaries in $(BUILD)/): engine events/s and wall time per step, flow-network
-# flows/s, sweep layouts/s (a 40-layout sample of the 70B search; without --limit the whole search, minutes)
+# flows/s, mirrored against unmirrored (every rank) on the 405B / 16,384-GPU scenario, sweep layouts/s (a 40-layout sample of the 70B search; without --limit the whole search, minutes)
 # and the GUI's event-loop gaps while it simulates and sweeps. Each runs as it is, one after another.
 bench: build
 	./$(BUILD)/clustersim-engine-bench
 	./$(BUILD)/clustersim-flow-bench
+	./$(BUILD)/clustersim-symmetry-bench
 	./$(BUILD)/clustersim-sweep-bench --limit 40
 	@if [ -x ./$(BUILD)/clustersim-gui-bench ]; then \
 	  echo "QT_QPA_PLATFORM=offscreen ./$(BUILD)/clustersim-gui-bench"; \

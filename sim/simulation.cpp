@@ -1,7 +1,10 @@
 #include "sim/simulation.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <memory>
+#include <unordered_map>
 
 #include "models/compute/compute_model.hpp"
 #include "models/workload/transformer.hpp"
@@ -33,46 +36,63 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
   const double peak = s.gpu.peak_tflops(models::Dtype::bf16) * 1e12;
   r.mfu = model_flops / (step * r.num_gpus * peak);
 
-  // Per simulated rank: busy intervals of the compute stream, data-moving intervals of collectives.
+  // Per simulated rank, then averaged over the real ranks: each simulated rank stands for plan.mirrors
+  // of them. Ranks with equal times form one class (in order of first appearance), and every mean is a
+  // sum over the classes weighted by their share of the real ranks, so that a mirrored run (a class per
+  // simulated rank, `mirrors` ranks each) and an unmirrored run of the same identical ranks (the same
+  // classes, `mirrors` ranks each) add the same numbers in the same order: byte-identical reports.
   const int ranks = g.num_ranks();
-  std::vector<std::vector<Interval>> compute(static_cast<std::size_t>(ranks)), comm(static_cast<std::size_t>(ranks));
-  double executed_flops = 0;
-  poll_cancel();
-  for (TaskId id = 0; id < g.tasks().size(); ++id) {
-    const Task& task = g.tasks()[id];
-    const TaskRecord& rec = ex.records[id];
-    CS_CHECK(rec.end != kNever && rec.start <= rec.end);
-    r.busy_s[static_cast<std::size_t>(task.category)] += to_seconds(rec.end - rec.start);
-    if (task.collective == kNone) {
-      compute[task.rank].push_back({rec.start, rec.end});
-      executed_flops += plan.flops[id];
-    } else {
-      comm[task.rank].push_back({rec.start, rec.end});
+  std::vector<RankTimes> classes;
+  std::vector<std::uint64_t> class_ranks;
+  std::unordered_map<std::uint64_t, std::vector<std::size_t>> class_of_hash;
+  for (int k = 0; k < ranks; ++k) {
+    poll_cancel();  // a rank's intervals of a huge step take a while to merge
+    RankTimes rt = rank_times(g, ex.records, plan.flops, k);
+    CS_CHECK(rt.compute <= ex.makespan);  // self-check: the step is never shorter than its compute
+    std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the fields
+    auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
+    for (Time v : rt.busy) mix(static_cast<std::uint64_t>(v));
+    for (Time v : rt.exposed_by_kind) mix(static_cast<std::uint64_t>(v));
+    mix(static_cast<std::uint64_t>(rt.compute));
+    mix(static_cast<std::uint64_t>(rt.exposed));
+    mix(std::bit_cast<std::uint64_t>(rt.flops));
+    auto& candidates = class_of_hash[h];
+    std::size_t c = classes.size();
+    for (std::size_t i : candidates)
+      if (classes[i] == rt) c = i;
+    if (c == classes.size()) {
+      candidates.push_back(c);
+      classes.push_back(rt);
+      class_ranks.push_back(0);
     }
+    class_ranks[c] += static_cast<std::uint64_t>(plan.mirrors);
   }
-  for (double& b : r.busy_s) b /= ranks;
-  r.hfu = executed_flops * plan.mirrors / (step * r.num_gpus * peak);
+  std::uint64_t real_ranks = 0;
+  for (std::uint64_t n : class_ranks) real_ranks += n;
+  Breakdown sum;
+  std::array<double, kNumCategories> exposed_by_kind{};
+  double executed_flops = 0;  // over the real ranks
+  for (std::size_t c = 0; c < classes.size(); ++c) {
+    const RankTimes& rt = classes[c];
+    const double share = static_cast<double>(class_ranks[c]) / static_cast<double>(real_ranks);
+    for (std::size_t k = 0; k < rt.busy.size(); ++k) {
+      r.busy_s[k] += to_seconds(rt.busy[k]) * share;
+      exposed_by_kind[k] += to_seconds(rt.exposed_by_kind[k]) * share;
+    }
+    const Time idle = ex.makespan - rt.compute - rt.exposed;
+    sum.compute_s += to_seconds(rt.compute) * share;
+    sum.exposed_comm_s += to_seconds(rt.exposed) * share;
+    (t.pp > 1 ? sum.pipeline_bubble_s : sum.other_s) += to_seconds(idle) * share;
+    executed_flops += rt.flops * static_cast<double>(class_ranks[c]);
+  }
+  r.hfu = executed_flops / (step * r.num_gpus * peak);
   // Self-check against the peak of the format the GEMMs run in: an fp8 run may exceed 100% of the bf16
   // peak that MFU and HFU are quoted against, never the fp8 peak.
   const double format_peak = s.gpu.peak_tflops(t.precision) * 1e12;
   CS_CHECK(r.mfu * peak <= format_peak * (1.0 + 1e-9) && r.hfu * peak <= format_peak * (1.0 + 1e-9));
 
-  Breakdown sum;
-  for (int k = 0; k < ranks; ++k) {
-    poll_cancel();  // a rank's intervals of a huge step take a while to merge
-    const auto c = merged(compute[static_cast<std::size_t>(k)]);
-    const auto m = merged(comm[static_cast<std::size_t>(k)]);
-    Time busy = 0;
-    for (const Interval& x : c) busy += x.end - x.begin;
-    CS_CHECK(busy <= ex.makespan);  // self-check: the step is never shorter than its compute
-    const Time exposed = uncovered(m, c);
-    const Time idle = ex.makespan - busy - exposed;
-    sum.compute_s += to_seconds(busy);
-    sum.exposed_comm_s += to_seconds(exposed);
-    (t.pp > 1 ? sum.pipeline_bubble_s : sum.other_s) += to_seconds(idle);
-  }
-  r.breakdown = {sum.compute_s / ranks, sum.exposed_comm_s / ranks, sum.pipeline_bubble_s / ranks, sum.other_s / ranks};
-  r.exposed_comm_s_by_kind = exposed_comm_by_kind(g, ex.records, r.breakdown.exposed_comm_s);
+  r.breakdown = sum;
+  r.exposed_comm_s_by_kind = scale_exposed_by_kind(exposed_by_kind, r.breakdown.exposed_comm_s);
   r.gpu_busy = r.breakdown.compute_s / step;
 
   for (const LinkLoad& l : loads)
@@ -148,7 +168,7 @@ StepPlan merge(const std::vector<StepPlan>& parts) {
       copy.rank += rank_base;
       if (t.name >= name.size()) name.resize(t.name + 1, kNone);
       if (name[t.name] == kNone) name[t.name] = g.intern(pg.name(t.name));
-      copy.name = name[t.name];
+      copy.name = static_cast<std::uint16_t>(name[t.name]);
       if (t.collective != kNone) copy.collective = collective_base + t.collective;
       const TaskId id = g.add_task(copy);
       if (copy.collective != kNone) g.add_member(copy.collective, id);

@@ -14,7 +14,7 @@ void EventQueue::schedule(Time at, std::uint32_t target, std::uint32_t tag) {
     return;
   }
   heap_.push_back(e);
-  std::push_heap(heap_.begin(), heap_.end(), later);
+  std::push_heap(heap_.begin(), heap_.end(), Later{});
 }
 
 Time EventQueue::next_time() const {
@@ -39,7 +39,7 @@ Event EventQueue::pop() {
       fifo_head_ = 0;
     }
   } else {
-    std::pop_heap(heap_.begin(), heap_.end(), later);
+    std::pop_heap(heap_.begin(), heap_.end(), Later{});
     e = heap_.back();
     heap_.pop_back();
   }

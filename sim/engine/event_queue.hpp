@@ -43,6 +43,10 @@ class EventQueue {
   static bool later(const Event& a, const Event& b) {
     return a.time != b.time ? a.time > b.time : a.seq > b.seq;
   }
+  // `later` as a function object, so that the heap algorithms inline it (a function pointer is not).
+  struct Later {
+    bool operator()(const Event& a, const Event& b) const { return later(a, b); }
+  };
   std::vector<Event> heap_;
   std::vector<Event> fifo_;
   std::size_t fifo_head_ = 0;

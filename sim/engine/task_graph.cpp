@@ -39,12 +39,15 @@ TaskGraph::TaskGraph(int num_ranks)
   CS_CHECK(num_ranks > 0);
 }
 
-std::uint32_t TaskGraph::intern(const std::string& name) {
-  // Names are few (one per op kind); a linear scan keeps their order deterministic.
-  for (std::uint32_t i = 0; i < names_.size(); ++i)
-    if (names_[i] == name) return i;
-  names_.push_back(name);
-  return static_cast<std::uint32_t>(names_.size() - 1);
+std::uint32_t TaskGraph::intern(std::string_view name) {
+  // Names are few (one per op kind) but asked for once per task: a hash lookup; ids follow first use, so
+  // their order stays deterministic.
+  if (const auto it = name_ids_.find(name); it != name_ids_.end()) return it->second;
+  const auto id = static_cast<std::uint32_t>(names_.size());
+  CS_CHECK(id <= UINT16_MAX);  // Task::name
+  names_.emplace_back(name);
+  name_ids_.emplace(names_.back(), id);
+  return id;
 }
 
 TaskId TaskGraph::add_task(const Task& t) {

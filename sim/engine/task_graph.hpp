@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/base/collective_kind.hpp"
@@ -47,15 +49,17 @@ inline bool is_comm(Category c) { return c >= Category::tp_comm; }
 using TaskId = std::uint32_t;
 inline constexpr std::uint32_t kNone = UINT32_MAX;
 
+// 24 bytes: an unmirrored 16,384-GPU step holds 10^8 of them.
 struct Task {
+  Time duration = 0;             // compute: at full speed; collective members: unused
   std::uint32_t rank = 0;        // simulated rank
+  std::uint32_t collective = kNone;  // index into TaskGraph::collectives for collective members
+  std::int32_t micro_batch = -1; // for the trace
+  std::uint16_t name = 0;        // index into TaskGraph::names (one per op kind: a few dozen)
   StreamKind stream = StreamKind::compute;
   Category category = Category::compute;
-  Time duration = 0;             // compute: at full speed; collective members: unused
-  std::uint32_t collective = kNone;  // index into TaskGraph::collectives for collective members
-  std::uint32_t name = 0;        // index into TaskGraph::names
-  std::int32_t micro_batch = -1; // for the trace
 };
+static_assert(sizeof(Task) == 24);
 
 struct Collective {
   CollectiveKind kind = CollectiveKind::all_reduce;
@@ -70,10 +74,13 @@ class TaskGraph {
   explicit TaskGraph(int num_ranks);
 
   int num_ranks() const { return num_ranks_; }
-  std::uint32_t intern(const std::string& name);
+  std::uint32_t intern(std::string_view name);
   const std::string& name(std::uint32_t id) const { return names_[id]; }
 
   TaskId add_task(const Task& t);  // appended to its stream in issue order
+  // Room for `tasks` tasks (an estimate), so that a large graph is not grown by doubling (up to twice the
+  // memory it needs, and copies).
+  void reserve(std::size_t tasks) { tasks_.reserve(tasks); }
   std::uint32_t add_collective(Collective c);
   // Process groups: the GPUs (global ranks) of a group, in ring order; equal lists share one id.
   std::uint32_t add_group(const std::vector<int>& gpus);
@@ -106,6 +113,12 @@ class TaskGraph {
   std::vector<Task> tasks_;
   std::vector<Collective> collectives_;
   std::vector<std::string> names_;
+  // name -> index into names_ (names_ keeps the order of first use; the map only finds them).
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, std::uint32_t, NameHash, std::equal_to<>> name_ids_;
   std::vector<std::vector<int>> groups_;
   std::vector<std::vector<std::uint32_t>> mirrors_;
   std::map<std::vector<int>, std::uint32_t> group_ids_;

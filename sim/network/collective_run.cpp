@@ -35,7 +35,7 @@ CollectiveRunResult run_collective(const topo::Cluster& cluster, models::Collect
   t.stream = StreamKind::comm_tp;
   t.category = Category::tp_comm;
   t.collective = cid;
-  t.name = graph.intern(std::string(models::to_string(kind)));
+  t.name = static_cast<std::uint16_t>(graph.intern(models::to_string(kind)));
   graph.add_member(cid, graph.add_task(t));
   graph.freeze();
 

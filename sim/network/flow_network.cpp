@@ -1,8 +1,10 @@
 #include "sim/network/flow_network.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
+#include <span>
 
 #include "sim/base/check.hpp"
 #include "sim/network/free_slots.hpp"
@@ -44,15 +46,18 @@ void FlowNetwork::expand(const Collective& c, const std::vector<int>& gpus, cons
   const double S = c.bytes;
   // GPUs of the group per node, nodes in order of first appearance, GPUs in group order. node_slot_ maps a
   // node to its index in `nodes` (scratch sized to the cluster, reset below): O(n), no map.
-  std::vector<std::vector<int>> nodes;
+  // nodes_ is scratch: its first `used` entries are this group's nodes (inner vectors keep their storage).
+  std::size_t used = 0;
   for (int g : gpus) {
     int& slot = node_slot_[static_cast<std::size_t>(cluster_.node_of_gpu(g))];
     if (slot < 0) {
-      slot = static_cast<int>(nodes.size());
-      nodes.emplace_back();
+      slot = static_cast<int>(used++);
+      if (nodes_.size() < used) nodes_.emplace_back();
+      nodes_[used - 1].clear();
     }
-    nodes[static_cast<std::size_t>(slot)].push_back(g);
+    nodes_[static_cast<std::size_t>(slot)].push_back(g);
   }
+  const std::span<const std::vector<int>> nodes(nodes_.data(), used);
   for (int g : gpus) node_slot_[static_cast<std::size_t>(cluster_.node_of_gpu(g))] = -1;
   std::size_t k_min = nodes.front().size();
   for (const auto& local : nodes) k_min = std::min(k_min, local.size());
@@ -76,7 +81,8 @@ void FlowNetwork::expand(const Collective& c, const std::vector<int>& gpus, cons
       }
       // One channel per local GPU; channel ch enters and leaves each node through a rotated local order.
       for (int ch = 0; ch < k; ++ch) {
-        std::vector<int> order;
+        std::vector<int>& order = order_;
+        order.clear();
         for (const auto& local : nodes)
           for (int i = 0; i < k; ++i) order.push_back(local[static_cast<std::size_t>((i + ch) % k)]);
         ring(order, sent / k / e, flows);
@@ -128,7 +134,8 @@ void FlowNetwork::expand(const Collective& c, const std::vector<int>& gpus, cons
       for (const auto& local : nodes) ring(local, (kk - 1) / kk * S / e, intra_rs);
       const int N = static_cast<int>(nodes.size());
       for (int j = 0; j < k; ++j) {
-        std::vector<int> order;
+        std::vector<int>& order = order_;
+        order.clear();
         for (const auto& local : nodes) order.push_back(local[static_cast<std::size_t>(j)]);
         ring(order, 2.0 * (N - 1) / N * (S / kk) / e, inter);
       }
@@ -178,8 +185,15 @@ void FlowNetwork::start(std::uint32_t collective, Time now) {
     have_geometry_[c.group] = true;
   }
   const GroupGeometry& geo = geometry_[c.group];
-  const AlgorithmChoice choice = choose_algorithm(c.kind, c.bytes, geo, options_.forced_algorithm,
-                                                  options_.calibration.any() ? &options_.calibration : nullptr);
+  // The options (forced algorithm, calibration) are fixed for this network: the memo's key is the rest.
+  const ChoiceKey key{c.group, static_cast<std::uint32_t>(c.kind), std::bit_cast<std::uint64_t>(c.bytes)};
+  auto memo = choice_memo_.find(key);
+  if (memo == choice_memo_.end())
+    memo = choice_memo_
+               .emplace(key, choose_algorithm(c.kind, c.bytes, geo, options_.forced_algorithm,
+                                              options_.calibration.any() ? &options_.calibration : nullptr))
+               .first;
+  const AlgorithmChoice choice = memo->second;
   choices_[collective] = choice;
 
   const std::uint32_t slot = take_slot(free_slots_, active_);
@@ -191,8 +205,9 @@ void FlowNetwork::start(std::uint32_t collective, Time now) {
   if (geo.ranks >= 2 && c.bytes > 0) {
     // The group itself, and under symmetry every mirrored group when the traffic leaves the node.
     const auto& mirrors = graph_.mirrors(c.group);
-    std::vector<std::vector<FlowSpec>> phases;
-    if (geo.multi_node) {
+    std::vector<std::vector<FlowSpec>>& phases = mirror_phases_;
+    phases.clear();
+    if (geo.multi_node && mirrors.size() > 1) {
       for (std::uint32_t m : mirrors) expand(c, graph_.group(m), choice, phases);
       // expand() appended each mirror's phases; merge phase i of every mirror into one phase.
       const std::size_t per = phases.size() / mirrors.size();

@@ -24,6 +24,7 @@
 #include <queue>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/engine/comm_backend.hpp"
@@ -81,6 +82,26 @@ class FlowNetwork : public CommBackend {
   FlowNetworkOptions options_;
   std::unique_ptr<MaxMinSolver> solver_;  // behind a pointer: next_completion() is const but lazily pops
   std::vector<AlgorithmChoice> choices_;
+  // choose_algorithm is a pure function of (kind, bytes, group geometry): memoized per (group, kind,
+  // bytes), since a step starts the same collective of a group once per layer and micro-batch.
+  struct ChoiceKey {
+    std::uint32_t group;
+    std::uint32_t kind;
+    std::uint64_t bytes_bits;
+    bool operator==(const ChoiceKey&) const = default;
+  };
+  struct ChoiceKeyHash {
+    std::size_t operator()(const ChoiceKey& k) const {
+      std::uint64_t h = k.bytes_bits * 0x9E3779B97F4A7C15ULL;
+      h ^= (static_cast<std::uint64_t>(k.group) << 8 | k.kind) + 0x632BE59BD9B4E019ULL + (h << 6) + (h >> 2);
+      return static_cast<std::size_t>(h);
+    }
+  };
+  std::unordered_map<ChoiceKey, AlgorithmChoice, ChoiceKeyHash> choice_memo_;
+  // Scratch of start() / expand(), kept so that starting a collective allocates nothing once warm.
+  std::vector<std::vector<FlowSpec>> mirror_phases_;
+  mutable std::vector<std::vector<int>> nodes_;
+  mutable std::vector<int> order_;
   std::vector<GroupGeometry> geometry_;
   std::vector<bool> have_geometry_;
   std::vector<Active> active_;

@@ -1,6 +1,8 @@
 #include "sim/network/maxmin.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "sim/base/check.hpp"
@@ -100,23 +102,30 @@ void MaxMinSolver::solve(Time now) {
 
   for (std::uint32_t fid : comp_flows_) settle(flows_[fid], now);
   // Progressive filling over the component.
-  using Key = std::pair<double, int>;
-  std::priority_queue<Key, std::vector<Key>, std::greater<>> heap;
+  // A binary min-heap on (share, link) in a member vector (std::push_heap / pop_heap, exactly what a
+  // std::priority_queue with std::greater does, without a new allocation per solve).
+  std::vector<ShareKey>& heap = share_heap_;
+  heap.clear();
+  const auto push = [&heap](double share, int link) {
+    heap.emplace_back(share, link);
+    std::push_heap(heap.begin(), heap.end(), std::greater<>{});
+  };
   for (int l : comp_links_) {
     const auto li = static_cast<std::size_t>(l);
     residual_[li] = capacity_[li];
     unfixed_[li] = static_cast<std::uint32_t>(link_flows_[li].size());
-    if (unfixed_[li] > 0) heap.emplace(residual_[li] / unfixed_[li], l);
+    if (unfixed_[li] > 0) push(residual_[li] / unfixed_[li], l);
   }
   const std::uint32_t fixed_mark = ++mark_;  // flow_mark_ == fixed_mark: rate decided
   while (!heap.empty()) {
-    const auto [key, l] = heap.top();
-    heap.pop();
+    std::pop_heap(heap.begin(), heap.end(), std::greater<>{});
+    const auto [key, l] = heap.back();
+    heap.pop_back();
     const auto li = static_cast<std::size_t>(l);
     if (unfixed_[li] == 0) continue;
     const double share = std::max(0.0, residual_[li]) / unfixed_[li];
     if (share > key * (1 + 1e-12) + 1e-300) {  // stale: the share grew since this entry was pushed
-      heap.emplace(share, l);
+      push(share, l);
       continue;
     }
     for (std::uint32_t fid : link_flows_[li]) {
@@ -127,7 +136,7 @@ void MaxMinSolver::solve(Time now) {
         const auto l2i = static_cast<std::size_t>(l2);
         residual_[l2i] -= share;
         --unfixed_[l2i];
-        if (l2 != l && unfixed_[l2i] > 0) heap.emplace(std::max(0.0, residual_[l2i]) / unfixed_[l2i], l2);
+        if (l2 != l && unfixed_[l2i] > 0) push(std::max(0.0, residual_[l2i]) / unfixed_[l2i], l2);
       }
     }
   }

@@ -24,6 +24,7 @@
 #include <queue>
 #include <span>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "sim/engine/time.hpp"
@@ -94,6 +95,8 @@ class MaxMinSolver {
   std::uint32_t mark_ = 0;
   std::vector<double> residual_;
   std::vector<std::uint32_t> unfixed_;
+  using ShareKey = std::pair<double, int>;  // (fair share, link)
+  std::vector<ShareKey> share_heap_;
 };
 
 }  // namespace cs::sim

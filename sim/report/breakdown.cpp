@@ -8,30 +8,41 @@
 
 namespace cs::sim {
 
-std::array<double, kNumCategories> exposed_comm_by_kind(const TaskGraph& graph, const std::vector<TaskRecord>& records,
-                                                        double exposed_comm_s) {
-  CS_CHECK(records.size() == graph.tasks().size());
-  const auto ranks = static_cast<std::size_t>(graph.num_ranks());
-  std::vector<std::vector<Interval>> compute(ranks);
-  std::vector<std::array<std::vector<Interval>, kNumCategories>> comm(ranks);
-  for (TaskId id = 0; id < graph.tasks().size(); ++id) {
-    const Task& t = graph.tasks()[id];
-    const TaskRecord& rec = records[id];
-    CS_CHECK(rec.end != kNever && rec.start <= rec.end);
-    if (t.collective == kNone) compute[t.rank].push_back({rec.start, rec.end});
-    else comm[t.rank][static_cast<std::size_t>(t.category)].push_back({rec.start, rec.end});
-  }
-  std::array<double, kNumCategories> out{};
-  for (std::size_t r = 0; r < ranks; ++r) {
-    const auto c = merged(std::move(compute[r]));
-    for (std::size_t k = 0; k < out.size(); ++k)
-      if (!comm[r][k].empty()) out[k] += to_seconds(uncovered(merged(std::move(comm[r][k])), c));
-  }
-  double sum = 0;
-  for (double& v : out) sum += v /= static_cast<double>(std::max<std::size_t>(ranks, 1));
-  if (sum > 0)
-    for (double& v : out) v *= exposed_comm_s / sum;
+RankTimes rank_times(const TaskGraph& graph, const std::vector<TaskRecord>& records, const std::vector<double>& flops,
+                     int rank) {
+  CS_CHECK(records.size() == graph.tasks().size() && flops.size() == graph.tasks().size());
+  RankTimes out;
+  std::vector<Interval> compute, comm;
+  std::array<std::vector<Interval>, kNumCategories> comm_by_kind;
+  // Stream by stream, each in issue order (the compute stream's kernels come out sorted by start).
+  for (int s = 0; s < kStreamsPerRank; ++s)
+    for (const TaskId id : graph.stream_tasks(rank, static_cast<StreamKind>(s))) {
+      const Task& t = graph.tasks()[id];
+      const TaskRecord& rec = records[id];
+      CS_CHECK(rec.end != kNever && rec.start <= rec.end);
+      out.busy[static_cast<std::size_t>(t.category)] += rec.end - rec.start;
+      if (t.collective == kNone) {
+        compute.push_back({rec.start, rec.end});
+        out.flops += flops[id];
+      } else {
+        comm.push_back({rec.start, rec.end});
+        comm_by_kind[static_cast<std::size_t>(t.category)].push_back({rec.start, rec.end});
+      }
+    }
+  const auto c = merged(std::move(compute));
+  for (const Interval& x : c) out.compute += x.end - x.begin;
+  out.exposed = uncovered(merged(std::move(comm)), c);
+  for (std::size_t k = 0; k < comm_by_kind.size(); ++k)
+    if (!comm_by_kind[k].empty()) out.exposed_by_kind[k] = uncovered(merged(std::move(comm_by_kind[k])), c);
   return out;
+}
+
+std::array<double, kNumCategories> scale_exposed_by_kind(std::array<double, kNumCategories> by_kind, double exposed_comm_s) {
+  double sum = 0;
+  for (double v : by_kind) sum += v;
+  if (sum > 0)
+    for (double& v : by_kind) v *= exposed_comm_s / sum;
+  return by_kind;
 }
 
 }  // namespace cs::sim

@@ -5,12 +5,14 @@
 #include <bit>
 #include <map>
 #include <set>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 
 #include "models/memory/memory_model.hpp"
 #include "models/workload/transformer.hpp"
 #include "sim/base/check.hpp"
+#include "sim/step/step_budget.hpp"
 #include "models/parallelism/layout.hpp"
 #include "models/parallelism/pipeline_schedule.hpp"
 
@@ -108,6 +110,10 @@ class Builder {
     plan.graph = TaskGraph(static_cast<int>(plan.global_rank.size()));
     g_ = &plan.graph;
     flops_ = &plan.flops;
+    // The budget's task estimate (within 10% on the shipped scenarios, step_budget.hpp), plus that margin.
+    const auto expected = static_cast<std::size_t>(estimate_step(s_).tasks * 1.1) + 16;
+    plan.graph.reserve(expected);
+    plan.flops.reserve(expected);
 
     for (std::size_t i = 0; i < plan.global_rank.size(); ++i) build_rank(static_cast<std::uint32_t>(i), plan.global_rank[i]);
     plan.graph.freeze();
@@ -122,7 +128,7 @@ class Builder {
     int global;
     TaskId last_compute = kNone;
     std::vector<TaskId> wait_for;  // tasks the next compute kernel must wait for
-    std::map<std::tuple<int, std::uint32_t, int>, int> sequence;  // (category, group id, channel) -> next index
+    std::unordered_map<std::uint64_t, int> sequence;  // (category, channel, group id) -> next index
     double ring_step_bytes = 0;    // pending ring-attention KV exchange for the next attention op
   };
 
@@ -143,10 +149,13 @@ class Builder {
   // micro-batch, so durations are memoized per build (the GEMM interpolation dominated a search's time).
   // On a heterogeneous cluster (sim/scenario/heterogeneity.hpp) the op runs at the speed of the rank's GPU:
   // its node group's GPU type, stretched by the GPU's slowdown.
-  Time op_duration(const Op& op, int rank) {
+  const models::GpuSpec* group_gpu_of(int rank) const {
     const Heterogeneity& h = s_.heterogeneity;
-    const int gpu = gpu_of(rank);
-    const models::GpuSpec* group_gpu = h.groups.empty() ? nullptr : h.node_gpu(gpu / s_.cluster.gpus_per_node);
+    return h.groups.empty() ? nullptr : h.node_gpu(gpu_of(rank) / s_.cluster.gpus_per_node);
+  }
+  // The op at its node group's GPU type, before any per-GPU slowdown.
+  Time base_duration(const Op& op, const models::GpuSpec* group_gpu) {
+    const Heterogeneity& h = s_.heterogeneity;
     const auto& a = op.attention;
     const DurationKey key{{static_cast<std::int64_t>(op.kind), static_cast<std::int64_t>(op.dtype), static_cast<std::int64_t>(op.mem_kind),
                            op.gemm.m, op.gemm.n, op.gemm.k, a.batch, a.heads_q, a.heads_kv, a.seq_q, a.seq_kv, a.head_dim,
@@ -154,25 +163,52 @@ class Builder {
                            group_gpu ? static_cast<std::int64_t>(group_gpu - &h.groups.front().gpu) + 1 : 0},
                           op.flops, op.bytes};
     const auto it = durations_.find(key);
-    Time t;
-    if (it != durations_.end()) {
-      t = it->second;
-    } else {
-      t = from_seconds(models::op_time_s(op, group_gpu ? *group_gpu : s_.gpu, profile_));
-      durations_.emplace(key, t);
-    }
+    if (it != durations_.end()) return it->second;
+    const Time t = from_seconds(models::op_time_s(op, group_gpu ? *group_gpu : s_.gpu, profile_));
+    durations_.emplace(key, t);
+    return t;
+  }
+  // `t` stretched by the slowdown of rank's GPU (stragglers, speed variation).
+  Time slowed(Time t, int rank) const {
+    const Heterogeneity& h = s_.heterogeneity;
     if (h.stragglers.empty() && h.cv <= 0) return t;
-    const double slow = h.slowdown(gpu, s_.cluster.gpus_per_node);
+    const double slow = h.slowdown(gpu_of(rank), s_.cluster.gpus_per_node);
     return slow == 1 ? t : static_cast<Time>(std::llround(static_cast<double>(t) * slow));
   }
+  Time op_duration(const Op& op, int rank) { return slowed(base_duration(op, group_gpu_of(rank)), rank); }
 
-  TaskId emit_compute(Emitter& e, const Op& op, Category cat, int mb) {
+  // `op` lives in one of the builder's own op lists (stable for the build): its duration on a GPU type
+  // and its name id are looked up by address, once per op and GPU type rather than once per task.
+  struct OpFacts {
+    Time base_duration;
+    std::uint32_t name;
+  };
+  struct OpKeyHash {
+    std::size_t operator()(const std::pair<const Op*, const models::GpuSpec*>& k) const {
+      return std::hash<const void*>{}(k.first) * 31 + std::hash<const void*>{}(k.second);
+    }
+  };
+  const OpFacts& stable_op(const Op& op, const models::GpuSpec* group_gpu) {
+    const auto key = std::make_pair(&op, group_gpu);
+    auto it = op_facts_.find(key);
+    if (it == op_facts_.end())
+      it = op_facts_.emplace(key, OpFacts{base_duration(op, group_gpu), g_->intern(op.name)}).first;
+    return it->second;
+  }
+
+  TaskId emit_compute(Emitter& e, const Op& op, Category cat, int mb, bool stable = false) {
     Task t;
     t.rank = e.rank;
     t.stream = StreamKind::compute;
     t.category = cat;
-    t.duration = op_duration(op, e.global);
-    t.name = g_->intern(op.name);
+    if (stable) {
+      const OpFacts& f = stable_op(op, group_gpu_of(e.global));
+      t.duration = slowed(f.base_duration, e.global);
+      t.name = static_cast<std::uint16_t>(f.name);
+    } else {
+      t.duration = op_duration(op, e.global);
+      t.name = static_cast<std::uint16_t>(g_->intern(op.name));
+    }
     t.micro_batch = mb;
     const TaskId id = g_->add_task(t);
     flops_->resize(id + 1, 0.0);
@@ -187,10 +223,11 @@ class Builder {
   // `kind`; GroupKind::pp stands for a point-to-point pair), matched by its order on (category, group,
   // channel).
   TaskId emit_collective(Emitter& e, StreamKind stream, Category cat, CollectiveKind kind, double bytes, GroupKind gk,
-                         const std::vector<int>& members, int channel, const std::string& name, int mb,
+                         const std::vector<int>& members, int channel, std::string_view name, int mb,
                          bool reversed = false) {
     const std::uint32_t group = group_id(members, e.global, gk);
-    const auto key = std::make_tuple(static_cast<int>(cat), group, channel);
+    CS_CHECK(channel >= 0 && channel < 256);
+    const std::uint64_t key = (static_cast<std::uint64_t>(cat) << 40) | (static_cast<std::uint64_t>(channel) << 32) | group;
     const int seq = e.sequence[key]++;
     auto& list = collectives_[key];
     if (static_cast<int>(list.size()) <= seq) {
@@ -210,7 +247,7 @@ class Builder {
     t.stream = stream;
     t.category = cat;
     t.collective = cid;
-    t.name = g_->intern(name);
+    t.name = static_cast<std::uint16_t>(g_->intern(name));
     t.micro_batch = mb;
     const TaskId id = g_->add_task(t);
     flops_->resize(id + 1, 0.0);
@@ -341,7 +378,7 @@ class Builder {
         const TaskId rest = emit_collective(e, StreamKind::comm_tp, category_of(next->group), next->collective,
                                             next->comm_bytes - chunk, group_kind(next->group), members, 0, next->name, mb);
         after_producers(e, rest);
-        emit_compute(e, op, compute_category(op), mb);
+        emit_compute(e, op, compute_category(op), mb, true);
         const TaskId last = emit_collective(e, StreamKind::comm_tp, category_of(next->group), next->collective, chunk,
                                             group_kind(next->group), members, 0, next->name, mb);
         after_producers(e, last);
@@ -372,7 +409,7 @@ class Builder {
         run_ring_attention(e, op, mb, backward);
         continue;
       }
-      emit_compute(e, op, compute_category(op), mb);
+      emit_compute(e, op, compute_category(op), mb, true);
       if (overlapped != kNone && op.kind == OpKind::gemm) e.wait_for.push_back(overlapped), overlapped = kNone;
     }
     if (overlapped != kNone) e.wait_for.push_back(overlapped);
@@ -393,7 +430,7 @@ class Builder {
     const int sender = send ? e.global : peer;
     const int channel = 1 + (fwd ? 0 : 2) + (sender == members[0] ? 0 : 1);
     return emit_collective(e, stream, Category::pp_comm, CollectiveKind::send_recv, bytes, GroupKind::pp, members, channel,
-                           std::string(send ? "send-" : "recv-") + (fwd ? "activation" : "gradient"), mb,
+                           send ? (fwd ? "send-activation" : "send-gradient") : (fwd ? "recv-activation" : "recv-gradient"), mb,
                            sender != members[0]);
   }
 
@@ -677,7 +714,8 @@ class Builder {
   models::LayerOps dense_layer_, dense_window_layer_, embedding_, head_;
   TaskGraph* g_ = nullptr;
   std::vector<double>* flops_ = nullptr;
-  std::map<std::tuple<int, std::uint32_t, int>, std::vector<std::uint32_t>> collectives_;
+  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> collectives_;  // by emit_collective's key
+  std::unordered_map<std::pair<const Op*, const models::GpuSpec*>, OpFacts, OpKeyHash> op_facts_;  // stable_op
   std::set<std::uint32_t> mirrored_;
   std::unordered_map<DurationKey, Time, DurationKeyHash> durations_;
   std::unordered_map<std::uint64_t, std::vector<int>> members_;    // group_of
