@@ -32,11 +32,12 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
   r.model_tflops_per_gpu = model_flops / step / r.num_gpus / 1e12;
   const double peak = s.gpu.peak_tflops(models::Dtype::bf16) * 1e12;
   r.mfu = model_flops / (step * r.num_gpus * peak);
+  r.mfu_causal = models::model_flops_per_step(s.model, t, models::AttentionFlops::causal) / (step * r.num_gpus * peak);
 
   // Per simulated rank: busy intervals of the compute stream, data-moving intervals of collectives.
   const int ranks = g.num_ranks();
   std::vector<std::vector<Interval>> compute(static_cast<std::size_t>(ranks)), comm(static_cast<std::size_t>(ranks));
-  double executed_flops = 0;
+  double executed_flops = 0, recompute_flops = 0, optimizer_flops = 0;  // the kernels' own FLOPs
   poll_cancel();
   for (TaskId id = 0; id < g.tasks().size(); ++id) {
     const Task& task = g.tasks()[id];
@@ -46,16 +47,23 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
     if (task.collective == kNone) {
       compute[task.rank].push_back({rec.start, rec.end});
       executed_flops += plan.flops[id];
+      if (task.category == Category::recompute) recompute_flops += plan.flops[id];
+      if (task.category == Category::optimizer) optimizer_flops += plan.flops[id];
     } else {
       comm[task.rank].push_back({rec.start, rec.end});
     }
   }
   for (double& b : r.busy_s) b /= ranks;
-  r.hfu = executed_flops * plan.mirrors / (step * r.num_gpus * peak);
+  // HFU in MFU's convention (report.hpp): the model FLOPs plus the recompute, the recompute valued at
+  // the share of the forward and backward kernels' FLOPs it adds.
+  const double fwd_bwd_flops = executed_flops - recompute_flops - optimizer_flops;
+  r.hfu = fwd_bwd_flops > 0 ? r.mfu * (1.0 + recompute_flops / fwd_bwd_flops) : r.mfu;
   // Self-check against the peak of the format the GEMMs run in: an fp8 run may exceed 100% of the bf16
-  // peak that MFU and HFU are quoted against, never the fp8 peak.
+  // peak that MFU and HFU are quoted against, never the fp8 peak; nor may the kernels' own FLOPs.
   const double format_peak = s.gpu.peak_tflops(t.precision) * 1e12;
-  CS_CHECK(r.mfu * peak <= format_peak * (1.0 + 1e-9) && r.hfu * peak <= format_peak * (1.0 + 1e-9));
+  const double executed_rate = executed_flops * plan.mirrors / (step * r.num_gpus);
+  CS_CHECK(r.mfu * peak <= format_peak * (1.0 + 1e-9) && executed_rate <= format_peak * (1.0 + 1e-9));
+  CS_CHECK(r.hfu >= r.mfu && r.mfu >= r.mfu_causal && r.mfu_causal >= 0);
 
   Breakdown sum;
   for (int k = 0; k < ranks; ++k) {
@@ -90,6 +98,7 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
   ci.gpu_busy_fraction = r.gpu_busy;
   ci.num_nodes = (r.num_gpus + s.cluster.gpus_per_node - 1) / s.cluster.gpus_per_node;
   ci.node_overhead_w = s.node_overhead_w;
+  ci.node_idle_power_fraction = s.node_idle_power_fraction.value_or(models::kHostIdlePowerFraction);
   ci.pue = s.pue;
   ci.usd_per_kwh = s.usd_per_kwh;
   r.cost = models::compute_cost(ci);
