@@ -106,7 +106,7 @@ TEST_CASE("analytical network: a leaf-strided ring pays the oversubscription fro
 }
 
 TEST_CASE("analytical and flow networks agree within 5% on an oversubscription sweep of one 13B DP job",
-          "[sim][analytical][slow]") {
+          "[sim][analytical]") {
   // The whole step of Llama-2 13B on 256 H100 (DP 256, node-major), o = 1, 2, 4, 8. The gradients'
   // reduce-scatter and the parameters' all-gather are rings over all 256 GPUs; as worked out above, a
   // ring in node order sends 8 flows out of each leaf per direction against 32 / o up-links: the

@@ -55,10 +55,10 @@ TEST_CASE("flops: the causal-aware count keeps half the attention pairs, the ful
   const double causal = 3 * s * (80 * (2 * 12.75 * h * h + 2 * s * h) + 2 * h * V);
   CHECK(cs::models::model_flops_per_step(m, t) == Approx(full).epsilon(1e-9));
   CHECK(cs::models::model_flops_per_step(m, t, cs::models::AttentionFlops::causal) == Approx(causal).epsilon(1e-9));
-  CHECK(full / causal == Approx(1.073).epsilon(0.001));  // MFU overstates a causal-aware MFU by 7% at 8k
+  CHECK(full / causal == Approx(1.0717).epsilon(1e-4));  // MFU overstates a causal-aware MFU by 7% at 8k
 }
 
-TEST_CASE("flops: HFU >= MFU >= causal-aware MFU >= 0 and MFU <= 1 on every shipped scenario", "[sim][flops][slow]") {
+TEST_CASE("flops: HFU >= MFU >= causal-aware MFU >= 0 and MFU <= 1 on every shipped scenario", "[sim][flops]") {
   std::vector<std::filesystem::path> files;
   for (const auto& e : std::filesystem::directory_iterator(kScenarios))
     if (e.path().extension() == ".json") files.push_back(e.path());

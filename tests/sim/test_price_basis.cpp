@@ -11,6 +11,7 @@
 #include "sim/base/input_error.hpp"
 #include "sim/explore/sweep.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/simulation.hpp"
 
 using namespace cs::sim;
 using nlohmann::json;
@@ -106,16 +107,39 @@ TEST_CASE("price basis: capacity planning uses the per-type table, or says which
   }
 }
 
-TEST_CASE("price basis: a bad table entry names its path", "[sim][price]") {
+TEST_CASE("price basis: a table key that is no GPU type is refused with the near name", "[sim][price]") {
+  std::string known;
+  for (const auto& n : cs::models::gpu_names()) known += (known.empty() ? "" : ", ") + n;
   CHECK(only_message(small_doc(json{{"H100", 2.5}})) ==
-        "t.json: cluster.price_per_gpu_hour.H100: unknown GPU type \"H100\" (did you mean \"H200\"?) (a price table's keys are GPU types: " +
-            [] {
-              std::string s;
-              for (const auto& n : cs::models::gpu_names()) s += (s.empty() ? "" : ", ") + n;
-              return s;
-            }() + ")");
+        "t.json: cluster.price_per_gpu_hour.H100: unknown GPU type \"H100\" (did you mean \"H100-SXM\"?) (a price table's keys are "
+        "GPU types: " + known + ")");
+}
+
+TEST_CASE("price basis: a table value that is not a number is refused", "[sim][price]") {
   CHECK(only_message(small_doc(json{{"H100-SXM", "cheap"}})) ==
-        "t.json: cluster.price_per_gpu_hour.H100-SXM: expected a number (USD per GPU-hour), got string \"cheap\"");
+        "t.json: cluster.price_per_gpu_hour.H100-SXM: expected a number (USD per GPU-hour), got a string \"cheap\"");
+}
+
+TEST_CASE("price basis: a table value out of range is refused with the range", "[sim][price]") {
   CHECK(only_message(small_doc(json{{"H100-SXM", -1}})) ==
-        "t.json: cluster.price_per_gpu_hour.H100-SXM: -1 is out of range (expected a number in [0, 10000]: $1e4 an hour: 1000x any rental price)");
+        "t.json: cluster.price_per_gpu_hour.H100-SXM: -1 is out of range (expected a number in [0, 10000]: $1e4 an hour: 1000x any "
+        "rental price)");
+}
+
+TEST_CASE("energy: cluster.node_idle_power_fraction reaches the cost model", "[sim][price]") {
+  // The same step with the host's idle share 0 and 1: with f = 1 the host draws node_overhead_w whatever
+  // the load, with f = 0 only u x node_overhead_w, so the difference is (1 - u) x nodes x node_overhead_w
+  // x step x PUE / 3.6e6 kWh, u the GPUs' busy fraction.
+  json doc = small_doc(nullptr);
+  doc["simulation"] = {{"network", "analytical"}};
+  doc["cluster"]["node_overhead_w"] = 4000;
+  doc["cluster"]["node_idle_power_fraction"] = 0.0;
+  const auto low = cs::sim::simulate(parse_scenario(doc, "t.json")).report;
+  doc["cluster"]["node_idle_power_fraction"] = 1.0;
+  const auto high = cs::sim::simulate(parse_scenario(doc, "t.json")).report;
+  REQUIRE(low.step_time_s == high.step_time_s);
+  const double u = low.gpu_busy;
+  REQUIRE(u < 1);
+  CHECK(high.cost.energy_kwh_per_step - low.cost.energy_kwh_per_step ==
+        Approx((1 - u) * 2 * 4000 * low.step_time_s * 1.2 / 3.6e6).epsilon(1e-9));
 }
