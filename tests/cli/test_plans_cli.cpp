@@ -30,15 +30,15 @@ json small_doc() {
 TEST_CASE("plans: the capacity plan prints a price column and uses the per-type table", "[cli][plans]") {
   TempDir dir;
   const auto file = dir.write_json("small.json", small_doc()).string();
-  const CliResult r = run_cli({"sweep", file, "--gpus", "8", "--gpu", "H100-SXM,A100-80GB", "--threads", "1"});
+  const CliResult r = run_cli({"sweep", file, "--gpus", "8", "--gpu", "H100-SXM,A100-80GB", "--threads", "1", "--quiet"});
   INFO(r.describe());
   REQUIRE(r.exit_code == 0);
-  CHECK(r.err.empty());  // both types priced by the table: nothing falls back
+  CHECK(r.err.empty());  // both types priced by the table: nothing falls back (--quiet: no progress lines)
   CHECK(contains(r.out, "$/GPU-h"));
   CHECK(contains(r.out, "$2.50"));
   CHECK(contains(r.out, "$1.60"));
   const auto csv = (dir / "plan.csv").string();
-  REQUIRE(run_cli({"sweep", file, "--gpus", "8", "--gpu", "H100-SXM,A100-80GB", "--csv", csv}).exit_code == 0);
+  REQUIRE(run_cli({"sweep", file, "--gpus", "8", "--gpu", "H100-SXM,A100-80GB", "--csv", csv, "--quiet"}).exit_code == 0);
   const std::string text = read_text(csv);
   CHECK(contains(text.substr(0, text.find('\n')), ",usd_per_step,price_per_gpu_hour_usd,usd_per_million_tokens,"));
   CHECK(contains(text, ",1.6,"));
@@ -50,7 +50,7 @@ TEST_CASE("plans: sweep --gpu says once on stderr which types take catalog list 
   json doc = small_doc();
   doc["cluster"]["price_per_gpu_hour"] = 2.5;  // the H100's price only
   const auto file = dir.write_json("small.json", doc).string();
-  const CliResult r = run_cli({"sweep", file, "--gpus", "8", "--gpu", "H100-SXM,A100-80GB,H200"});
+  const CliResult r = run_cli({"sweep", file, "--gpus", "8", "--gpu", "H100-SXM,A100-80GB,H200", "--quiet"});
   INFO(r.describe());
   REQUIRE(r.exit_code == 0);
   REQUIRE(r.err_lines().size() == 1);
