@@ -35,6 +35,7 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
   r.model_tflops_per_gpu = model_flops / step / r.num_gpus / 1e12;
   const double peak = s.gpu.peak_tflops(models::Dtype::bf16) * 1e12;
   r.mfu = model_flops / (step * r.num_gpus * peak);
+  r.mfu_causal = models::model_flops_per_step(s.model, t, models::AttentionFlops::causal) / (step * r.num_gpus * peak);
 
   // Per simulated rank, then averaged over the real ranks: each simulated rank stands for plan.mirrors
   // of them. Ranks with equal times form one class (in order of first appearance), and every mean is a
@@ -71,7 +72,7 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
   for (std::uint64_t n : class_ranks) real_ranks += n;
   Breakdown sum;
   std::array<double, kNumCategories> exposed_by_kind{};
-  double executed_flops = 0;  // over the real ranks
+  double executed_flops = 0, recompute_flops = 0, optimizer_flops = 0;  // over the real ranks
   for (std::size_t c = 0; c < classes.size(); ++c) {
     const RankTimes& rt = classes[c];
     const double share = static_cast<double>(class_ranks[c]) / static_cast<double>(real_ranks);
@@ -84,12 +85,19 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
     sum.exposed_comm_s += to_seconds(rt.exposed) * share;
     (t.pp > 1 ? sum.pipeline_bubble_s : sum.other_s) += to_seconds(idle) * share;
     executed_flops += rt.flops * static_cast<double>(class_ranks[c]);
+    recompute_flops += rt.recompute_flops * static_cast<double>(class_ranks[c]);
+    optimizer_flops += rt.optimizer_flops * static_cast<double>(class_ranks[c]);
   }
-  r.hfu = executed_flops / (step * r.num_gpus * peak);
+  // HFU in MFU's convention (report.hpp): the model FLOPs plus the recompute, the recompute valued at
+  // the share of the forward and backward kernels' FLOPs it adds.
+  const double fwd_bwd_flops = executed_flops - recompute_flops - optimizer_flops;
+  r.hfu = fwd_bwd_flops > 0 ? r.mfu * (1.0 + recompute_flops / fwd_bwd_flops) : r.mfu;
   // Self-check against the peak of the format the GEMMs run in: an fp8 run may exceed 100% of the bf16
-  // peak that MFU and HFU are quoted against, never the fp8 peak.
+  // peak that MFU and HFU are quoted against, never the fp8 peak; nor may the kernels' own FLOPs.
   const double format_peak = s.gpu.peak_tflops(t.precision) * 1e12;
-  CS_CHECK(r.mfu * peak <= format_peak * (1.0 + 1e-9) && r.hfu * peak <= format_peak * (1.0 + 1e-9));
+  const double executed_rate = executed_flops / (step * r.num_gpus);
+  CS_CHECK(r.mfu * peak <= format_peak * (1.0 + 1e-9) && executed_rate <= format_peak * (1.0 + 1e-9));
+  CS_CHECK(r.hfu >= r.mfu && r.mfu >= r.mfu_causal && r.mfu_causal >= 0);
 
   r.breakdown = sum;
   r.exposed_comm_s_by_kind = scale_exposed_by_kind(exposed_by_kind, r.breakdown.exposed_comm_s);
@@ -110,6 +118,7 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
   ci.gpu_busy_fraction = r.gpu_busy;
   ci.num_nodes = (r.num_gpus + s.cluster.gpus_per_node - 1) / s.cluster.gpus_per_node;
   ci.node_overhead_w = s.node_overhead_w;
+  ci.node_idle_power_fraction = s.node_idle_power_fraction.value_or(models::kHostIdlePowerFraction);
   ci.pue = s.pue;
   ci.usd_per_kwh = s.usd_per_kwh;
   r.cost = models::compute_cost(ci);

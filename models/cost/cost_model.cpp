@@ -21,6 +21,7 @@ CostReport compute_cost(const CostInputs& in) {
   CS_CHECK(in.gpu_busy_fraction >= 0 && in.gpu_busy_fraction <= 1);
   CS_CHECK(in.pue >= 1);
   CS_CHECK(in.num_nodes >= 0 && in.node_overhead_w >= 0 && in.usd_per_kwh >= 0);
+  CS_CHECK(in.node_idle_power_fraction >= 0 && in.node_idle_power_fraction <= 1);
 
   CostReport r;
   const double gpus = in.num_gpus;
@@ -34,7 +35,9 @@ CostReport compute_cost(const CostInputs& in) {
   }
   const double gpu_power_w =
       in.gpu_tdp_w * (in.gpu_busy_fraction + (1.0 - in.gpu_busy_fraction) * kIdlePowerFraction);
-  const double power_w = gpus * gpu_power_w + in.num_nodes * in.node_overhead_w;
+  const double f_idle = in.node_idle_power_fraction;
+  const double host_w = in.node_overhead_w * (f_idle + (1.0 - f_idle) * in.gpu_busy_fraction);
+  const double power_w = gpus * gpu_power_w + in.num_nodes * host_w;
   r.energy_kwh_per_step = power_w * in.step_time_s * in.pue / kJoulesPerKwh;
   r.energy_kwh_to_train = r.steps_to_train * r.energy_kwh_per_step;
   r.energy_usd_per_step = r.energy_kwh_per_step * in.usd_per_kwh;

@@ -747,14 +747,23 @@ std::vector<std::string> layout_problems(const ModelConfig& m, const TrainingCon
 // With kv_channels a d is the query projection size, not h (Megatron's query_projection_size). A
 // sliding-window layer's queries see w' = min(w + 1, s) keys, not s: its attention term is 4 w' a d,
 // counted in full the same way.
-double model_flops_per_step(const ModelConfig& m, const TrainingConfig& t) {
+// AttentionFlops::causal keeps the pairs the mask keeps, per query on average: s / 2 for a causal layer,
+// (s w' - w'^2 / 2) / s for a window of w' keys (attention_pairs above), s for a non-causal model.
+double model_flops_per_step(const ModelConfig& m, const TrainingConfig& t, AttentionFlops attention) {
   const double s = d(t.seq_length);
   const double ad = d(m.query_projection_size());
+  const bool causal = attention == AttentionFlops::causal && m.causal;
   double gemm_params = 0;     // sum over layers of the GEMM parameters one token passes
   double attention_keys = 0;  // sum over layers of the keys one query sees
   for (std::int64_t l = 0; l < m.num_layers; ++l) {
     gemm_params += attention_gemm_params(m) + mlp_params_per_token(m, is_moe_layer(m, l));
-    attention_keys += is_window_attention_layer(m, l) ? d(window_keys(m, t)) : s;
+    const bool window = is_window_attention_layer(m, l);
+    const double w = d(window_keys(m, t));
+    if (!causal) {
+      attention_keys += window ? w : s;
+    } else {
+      attention_keys += window ? (s * w - w * w / 2.0) / s : s / 2.0;
+    }
   }
   const double layers_fwd = 2.0 * gemm_params + 4.0 * attention_keys * ad;
   const double head_fwd = 2.0 * d(m.hidden_size) * d(m.vocab_size);

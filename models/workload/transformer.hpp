@@ -225,9 +225,18 @@ std::vector<std::string> pipeline_split_problems(const ModelConfig& m, const Tra
 std::vector<std::string> layout_problems(const ModelConfig& m, const TrainingConfig& t);
 
 // Model FLOPs per training step (forward + backward, no recompute), Megatron's
-// num_floating_point_operations generalised to GQA and gated MLPs, with causal attention counted in
-// full as Megatron does. Used for MFU.
-double model_flops_per_step(const ModelConfig& m, const TrainingConfig& t);
+// num_floating_point_operations generalised to GQA and gated MLPs. `attention` says how a causal
+// layer's score and context GEMMs are counted:
+//   full   every query against all s keys, as Megatron-LM counted until March 2025
+//          (megatron/training/training.py at ed7db1d2b3e03378c88d50707b181b485882b030: the attention
+//          term (s / h) x query_projection_size / h of self_attn_term). MFU is quoted in this convention;
+//   causal query i against the i keys the mask keeps, s / 2 on average (a window layer: s w' - w'^2 / 2
+//          pairs over s queries), the work a causal kernel can do at most; Megatron-LM counts this way
+//          since 8873b55d6aad08f0f535174746d2836df3dfa93b ("Fixes in number of floating-point operation
+//          estimates", the same term / 2), as do torchtitan and most causal-aware tools.
+// A non-causal model (an encoder) counts the same in both.
+enum class AttentionFlops { full, causal };
+double model_flops_per_step(const ModelConfig& m, const TrainingConfig& t, AttentionFlops attention = AttentionFlops::full);
 
 // Kernels of one rank for one micro-batch. Each list is in issue order on the compute stream;
 // collective ops sit where the framework calls them.

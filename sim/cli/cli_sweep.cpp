@@ -114,8 +114,8 @@ std::string csv_field(const std::string& s) {
 // Layout and results of one point as CSV cells (header in kPointColumns).
 const char* const kPointColumns =
     "status,error,gpu,gpus,nodes,tp,pp,dp,cp,ep,vp,micro_batch_size,zero_stage,recompute,sequence_parallel,"
-    "step_time_s,tokens_per_s,tokens_per_s_per_gpu,mfu,memory_gib,fits_in_memory,usd_per_step,usd_per_million_tokens,"
-    "days_to_train,usd_to_train,goodput";
+    "step_time_s,tokens_per_s,tokens_per_s_per_gpu,mfu,memory_gib,fits_in_memory,usd_per_step,price_per_gpu_hour_usd,"
+    "usd_per_million_tokens,days_to_train,usd_to_train,goodput";
 // With the screening tier (a search's --verify K) one more column: every point's estimate, simulated or not.
 const char* const kEstimateColumn = ",estimate_step_time_s";
 
@@ -128,18 +128,19 @@ std::string point_csv(const SweepPoint& p, bool screened = false) {
   const Report& r = p.report;
   const std::string estimate = !screened ? "" : p.estimate_step_time_s ? "," + fmt("%.6g", *p.estimate_step_time_s) : ",";
   std::string o = csv_field(to_string(p.status)) + "," + csv_field(p.error);
-  if (!p.valid) return o + std::string(24, ',') + estimate;
+  if (!p.valid) return o + std::string(25, ',') + estimate;
   auto num = [](double v) { return fmt("%.6g", v); };
   o += "," + csv_field(r.gpu) + "," + std::to_string(r.num_gpus) + "," + std::to_string(r.nodes) + "," + std::to_string(r.tp) +
        "," + std::to_string(r.pp) + "," + std::to_string(r.dp) + "," + std::to_string(r.cp) + "," + std::to_string(r.ep) + "," +
        std::to_string(r.vp) + "," + std::to_string(r.micro_batch_size) + "," + std::to_string(r.zero_stage) + "," + r.recompute +
        "," + (r.sequence_parallel ? "true" : "false");
   if (!p.simulated() && !p.estimated())
-    return o + ",,,,," + num(r.memory.total_bytes() / kGiB) + "," + (r.fits_in_memory ? "true" : "false") + ",,,,," + estimate;
+    return o + ",,,,," + num(r.memory.total_bytes() / kGiB) + "," + (r.fits_in_memory ? "true" : "false") + ",," +
+           num(r.price_per_gpu_hour_usd) + ",,,," + estimate;
   return o + "," + num(r.step_time_s) + "," + num(r.tokens_per_s) + "," + num(r.tokens_per_s / r.num_gpus) + "," + num(r.mfu) +
          "," + num(r.memory.total_bytes() / kGiB) + "," + (r.fits_in_memory ? "true" : "false") + "," + num(r.cost.usd_per_step) +
-         "," + num(p.usd_per_token() * 1e6) + "," + num(p.days_to_train()) + "," + num(p.usd_to_train()) + "," +
-         (p.whole_run ? num(p.whole_run->goodput) : std::string()) + estimate;
+         "," + num(r.price_per_gpu_hour_usd) + "," + num(p.usd_per_token() * 1e6) + "," + num(p.days_to_train()) + "," +
+         num(p.usd_to_train()) + "," + (p.whole_run ? num(p.whole_run->goodput) : std::string()) + estimate;
 }
 
 std::string layout_text(const Report& r) {
@@ -160,7 +161,7 @@ Table ranked_table(const std::vector<SweepPoint>& points, const std::vector<std:
   head.push_back("#");
   if (with_gpu) head.insert(head.end(), {"gpu", "gpus"});
   head.insert(head.end(), {"TP", "PP", "DP", "CP", "EP", "VP", "MBS", "ZeRO", "recompute", "step", "tokens/s", "tok/s/GPU",
-                           "MFU", "mem GiB", "$/M tok"});
+                           "MFU", "mem GiB", "$/GPU-h", "$/M tok"});
   const bool train = !idx.empty() && points[idx[0]].report.tokens_to_train > 0;
   // With a resilience or data_pipeline section the days and dollars are the whole run's (docs/goodput.md).
   const bool whole = !idx.empty() && points[idx[0]].whole_run.has_value();
@@ -180,7 +181,8 @@ Table ranked_table(const std::vector<SweepPoint>& points, const std::vector<std:
                            std::to_string(r.ep), std::to_string(r.vp), std::to_string(r.micro_batch_size),
                            std::to_string(r.zero_stage), r.recompute, fmt("%.3f s", r.step_time_s), grouped(r.tokens_per_s),
                            grouped(r.tokens_per_s / r.num_gpus), fmt("%.1f%%", 100 * r.mfu),
-                           fmt("%.1f", r.memory.total_bytes() / kGiB), money(points[i].usd_per_token() * 1e6)});
+                           fmt("%.1f", r.memory.total_bytes() / kGiB), money(r.price_per_gpu_hour_usd),
+                           money(points[i].usd_per_token() * 1e6)});
     if (whole) row.push_back(points[i].whole_run ? fmt("%.2f%%", 100 * points[i].whole_run->goodput) : "-");
     if (train) row.insert(row.end(), {fmt("%.1f", points[i].days_to_train()), money(points[i].usd_to_train())});
     if (screened) {
@@ -297,7 +299,7 @@ int vary_mode(const json& doc, const std::string& file, const std::vector<SweepA
   } else {
     std::vector<std::string> head;
     for (const auto& a : axes) head.push_back(short_name(a.path));
-    head.insert(head.end(), {"step", "tokens/s", "MFU", "mem/GPU GiB", "fits", "$/step", "days", "$ to train"});
+    head.insert(head.end(), {"step", "tokens/s", "MFU", "mem/GPU GiB", "fits", "$/GPU-h", "$/step", "days", "$ to train"});
     Table t(head);
     std::string invalid;
     for (const auto& p : points) {
@@ -310,8 +312,8 @@ int vary_mode(const json& doc, const std::string& file, const std::vector<SweepA
         const bool train = r.tokens_to_train > 0;
         row.insert(row.end(), {fmt("%.3f s", r.step_time_s), grouped(r.tokens_per_s), fmt("%.1f%%", 100 * r.mfu),
                                fmt("%.1f", r.memory.total_bytes() / kGiB), r.fits_in_memory ? "yes" : "NO",
-                               fmt("$%.3f", r.cost.usd_per_step), train ? fmt("%.1f", p.days_to_train()) : "-",
-                               train ? money(p.usd_to_train()) : "-"});
+                               money(r.price_per_gpu_hour_usd), fmt("$%.3f", r.cost.usd_per_step),
+                               train ? fmt("%.1f", p.days_to_train()) : "-", train ? money(p.usd_to_train()) : "-"});
       }
       t.add(row);
     }
@@ -396,6 +398,7 @@ int capacity_mode(const json& doc, const std::string& file, const CapacityOption
   } else {
     r = plan_capacity(doc, file, opts);
   }
+  if (!r.price_note.empty()) std::cerr << "clustersim sweep: " << r.price_note << "\n";
   if (ctx.shard) return write_part(ctx, file, r.points, r.skipped);
   std::vector<bool> on_front(r.points.size(), false);
   for (std::size_t i : r.pareto) on_front[i] = true;
@@ -440,10 +443,11 @@ int capacity_mode(const json& doc, const std::string& file, const CapacityOption
     show("cheapest", r.cheapest);
     show("fastest ", r.fastest);
     std::cout << "\ncost-vs-time Pareto front (" << r.pareto.size() << " plans; * meets the constraints):\n";
-    Table t({"gpu", "gpus", "layout", "days", "$ to train", "MFU", ""});
+    Table t({"gpu", "gpus", "$/GPU-h", "layout", "days", "$ to train", "MFU", ""});
     for (std::size_t i : r.pareto) {
       const Report& p = r.points[i].report;
-      t.add({p.gpu, std::to_string(p.num_gpus), layout_text(p), fmt("%.1f", r.points[i].days_to_train()), money(r.points[i].usd_to_train()),
+      t.add({p.gpu, std::to_string(p.num_gpus), money(p.price_per_gpu_hour_usd), layout_text(p), fmt("%.1f", r.points[i].days_to_train()),
+             money(r.points[i].usd_to_train()),
              fmt("%.1f%%", 100 * p.mfu), meets(r.points[i]) ? "*" : ""});
     }
     std::cout << t.str();

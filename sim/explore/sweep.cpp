@@ -49,6 +49,7 @@ Report unsimulated_report(const Scenario& s, const models::MemoryBreakdown& memo
 }
 
 void set_path(json& doc, const std::string& path, const json& value, const std::string& file) {
+  if (path == "cluster.gpu") pin_price_to_gpu(doc);  // the old GPU's price stays the old GPU's
   apply_override(doc, path + "=" + value.dump(), file);
 }
 
@@ -640,14 +641,18 @@ CapacityResult plan_capacity(const json& base, const std::string& file, const Ca
 
   CapacityResult r;
   r.tokens_to_train = tokens.get<double>();
+  // A price written in the scenario is the price of its GPU (or a table by type); the others take their
+  // catalog price (set_path pins the price to the GPU it was written for), and the plan says so.
+  std::vector<std::string> type_names;
+  for (const json& type : types)
+    if (type.is_string()) type_names.push_back(type.get<std::string>());
+  r.price_note = price_basis_note(base, type_names);
   std::vector<Assignment> all;
   for (const json& type : types)
     for (int count : options.gpu_counts) {
       Assignment prefix;
       if (!type.is_null()) prefix.emplace_back("cluster.gpu", type);
       prefix.emplace_back("cluster.nodes", count / gpn);
-      // A price written in the scenario is the price of its GPU; other types use their catalog price.
-      if (type != base_gpu) prefix.emplace_back("cluster.price_per_gpu_hour", nullptr);
       try {
         auto layouts = enumerate_layouts(base, file, options.search, prefix);
         all.insert(all.end(), std::make_move_iterator(layouts.begin()), std::make_move_iterator(layouts.end()));

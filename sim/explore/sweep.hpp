@@ -239,6 +239,7 @@ struct CapacityResult {
   std::vector<std::size_t> pareto;
   double tokens_to_train = 0;
   std::vector<std::string> skipped;  // (GPU, count) pairs that cannot be built, with the reason
+  std::string price_note;  // the GPU types priced at catalog list prices (price_basis_note), "" if none
 };
 
 // Throws InputError when training.tokens_to_train is missing or a count is not a multiple of

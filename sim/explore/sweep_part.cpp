@@ -55,6 +55,7 @@ void report_fields(R& r, F&& f) {
   f("model_tflops_per_gpu", r.model_tflops_per_gpu);
   f("mfu", r.mfu);
   f("hfu", r.hfu);
+  f("mfu_causal", r.mfu_causal);
   f("breakdown.compute_s", r.breakdown.compute_s);
   f("breakdown.exposed_comm_s", r.breakdown.exposed_comm_s);
   f("breakdown.pipeline_bubble_s", r.breakdown.pipeline_bubble_s);

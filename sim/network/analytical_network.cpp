@@ -1,10 +1,81 @@
 #include "sim/network/analytical_network.hpp"
 
 #include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
 
 #include "sim/base/check.hpp"
 
 namespace cs::sim {
+
+namespace {
+
+// The inter-node transfers (src GPU, dst GPU) one group's algorithm makes, as FlowNetwork::expand lays
+// them out (same node order, channel rotation, tree shape); transfers inside a node are left out.
+void inter_node_transfers(const topo::Cluster& cluster, std::span<const int> gpus, NcclAlgorithm algorithm,
+                          std::vector<std::pair<int, int>>& out) {
+  std::vector<std::vector<int>> nodes;  // in order of first appearance
+  std::map<int, std::size_t> slot;
+  for (int g : gpus) {
+    const auto [it, fresh] = slot.emplace(cluster.node_of_gpu(g), nodes.size());
+    if (fresh) nodes.emplace_back();
+    nodes[it->second].push_back(g);
+  }
+  std::size_t k_min = nodes.front().size();
+  for (const auto& local : nodes) k_min = std::min(k_min, local.size());
+  const int k = static_cast<int>(k_min);
+  const int N = static_cast<int>(nodes.size());
+  auto add = [&](int a, int b) {
+    if (cluster.node_of_gpu(a) != cluster.node_of_gpu(b)) out.emplace_back(a, b);
+  };
+  auto ring = [&](const std::vector<int>& order) {
+    for (std::size_t i = 0; i < order.size(); ++i) add(order[i], order[(i + 1) % order.size()]);
+  };
+  auto local = [&](int node, int i) { return nodes[static_cast<std::size_t>(node)][static_cast<std::size_t>(i)]; };
+  switch (algorithm) {
+    case NcclAlgorithm::ring:
+      for (int ch = 0; ch < k; ++ch) {
+        std::vector<int> order;
+        for (int node = 0; node < N; ++node)
+          for (int i = 0; i < k; ++i) order.push_back(local(node, (i + ch) % k));
+        ring(order);
+      }
+      break;
+    case NcclAlgorithm::tree:
+      for (int ch = 0; ch < k; ++ch)
+        for (int t = 0; t < 2; ++t)
+          for (int node = 0; node < N; ++node) {
+            const int parent = double_binary_tree_parents(N, node)[static_cast<std::size_t>(t)];
+            if (parent < 0) continue;
+            add(local(node, ch % k), local(parent, ch % k));
+            add(local(parent, ch % k), local(node, ch % k));
+          }
+      break;
+    case NcclAlgorithm::hierarchical:
+      for (int j = 0; j < k; ++j) {
+        std::vector<int> order;
+        for (int node = 0; node < N; ++node) order.push_back(local(node, j));
+        ring(order);
+      }
+      break;
+    case NcclAlgorithm::pairwise:
+      for (int a : gpus)
+        for (int b : gpus)
+          if (a != b) add(a, b);
+      break;
+    case NcclAlgorithm::p2p:
+      if (gpus.size() == 2) {
+        add(gpus[0], gpus[1]);
+      } else {
+        ring(std::vector<int>(gpus.begin(), gpus.end()));
+      }
+      break;
+    case NcclAlgorithm::nvls: break;  // inside one node
+  }
+}
+
+}  // namespace
 
 AnalyticalNetwork::AnalyticalNetwork(const TaskGraph& graph, const topo::Cluster& cluster, std::string forced_algorithm,
                                      NcclCalibration calibration)
@@ -26,8 +97,19 @@ const AnalyticalNetwork::Cost& AnalyticalNetwork::cost(std::uint32_t collective)
     have_geometry_[c.group] = true;
   }
   const GroupGeometry& geo = geometry_[c.group];
-  const AlgorithmChoice cc = choose_algorithm(c.kind, c.bytes, geo, forced_algorithm_,
-                                                calibration_.any() ? &calibration_ : nullptr);
+  AlgorithmChoice cc = choose_algorithm(c.kind, c.bytes, geo, forced_algorithm_, calibration_.any() ? &calibration_ : nullptr);
+  if (geo.multi_node && !cluster_.from_file()) {
+    // Time the chosen algorithm on the traffic that really crosses each tier (see the header).
+    const auto& spec = cluster_.spec();
+    GroupGeometry tiered = geo;
+    tiered.network_Bps = spec.nic.payload_GBps() * 1e9 * spec.nics_per_node / spec.gpus_per_node /
+                         tier_factor(c.group, cc.algorithm);
+    bool ok = false;
+    const AlgorithmChoice timed = estimate(c.kind, c.bytes, tiered, cc.algorithm, cc.protocol, &ok,
+                                               calibration_.any() ? &calibration_ : nullptr);
+    CS_CHECK(ok);
+    cc.duration = timed.duration;
+  }
   Cost out{cc.duration, cc.bytes_sent_per_rank, 0};
   if (geo.multi_node) {
     // In a ring over k ranks per node, k - 1 of each node's k hops stay on the scale-up fabric and one
@@ -38,6 +120,93 @@ const AnalyticalNetwork::Cost& AnalyticalNetwork::cost(std::uint32_t collective)
     out.scaleup_bytes = cc.bytes_sent_per_rank - out.scaleout_bytes;
   }
   return costs_.emplace(key, out).first->second;
+}
+
+void AnalyticalNetwork::tier_capacities() {
+  const auto& vertices = cluster_.vertices();
+  const std::size_t nv = vertices.size();
+  leaf_up_Bps_.assign(nv, 0);
+  leaf_down_Bps_.assign(nv, 0);
+  pod_up_Bps_.assign(nv, 0);
+  pod_down_Bps_.assign(nv, 0);
+  pod_key_.assign(nv, -1);
+  auto kind = [&](int v) { return vertices[static_cast<std::size_t>(v)].kind; };
+  // A spine belongs to the pod of the leaves under it; its key is the smallest leaf vertex below it.
+  for (const auto& e : cluster_.edges()) {
+    if (kind(e.src) == topo::VertexKind::leaf && kind(e.dst) == topo::VertexKind::spine) {
+      int& key = pod_key_[static_cast<std::size_t>(e.dst)];
+      key = key < 0 ? e.src : std::min(key, e.src);
+    }
+  }
+  for (const auto& e : cluster_.edges()) {
+    const auto s = kind(e.src), d = kind(e.dst);
+    if (s == topo::VertexKind::leaf && d == topo::VertexKind::spine) leaf_up_Bps_[static_cast<std::size_t>(e.src)] += e.bandwidth_Bps;
+    if (s == topo::VertexKind::spine && d == topo::VertexKind::leaf) leaf_down_Bps_[static_cast<std::size_t>(e.dst)] += e.bandwidth_Bps;
+    if (s == topo::VertexKind::spine && d == topo::VertexKind::core)
+      pod_up_Bps_[static_cast<std::size_t>(pod_key_[static_cast<std::size_t>(e.src)])] += e.bandwidth_Bps;
+    if (s == topo::VertexKind::core && d == topo::VertexKind::spine)
+      pod_down_Bps_[static_cast<std::size_t>(pod_key_[static_cast<std::size_t>(e.dst)])] += e.bandwidth_Bps;
+  }
+  have_capacities_ = true;
+}
+
+double AnalyticalNetwork::tier_factor(std::uint32_t group, NcclAlgorithm algorithm) {
+  const auto key = std::make_pair(group, static_cast<int>(algorithm));
+  if (auto it = tier_factors_.find(key); it != tier_factors_.end()) return it->second;
+  if (!have_capacities_) tier_capacities();
+  const auto& spec = cluster_.spec();
+  // The groups on the fabric at once: the mirrors, or else the group's translates by local GPU index.
+  std::vector<std::vector<int>> family;
+  const auto& mirrors = graph_.mirrors(group);
+  if (mirrors.size() > 1) {
+    for (std::uint32_t m : mirrors) family.push_back(graph_.group(m));
+  } else {
+    std::set<std::vector<int>> seen;
+    const int G = spec.gpus_per_node;
+    for (int d = 0; d < G; ++d) {
+      std::vector<int> shifted;
+      for (int g : graph_.group(group)) shifted.push_back(g - g % G + (g % G + d) % G);
+      std::vector<int> sorted = shifted;
+      std::sort(sorted.begin(), sorted.end());
+      if (seen.insert(sorted).second) family.push_back(std::move(shifted));
+    }
+  }
+  std::vector<std::pair<int, int>> transfers;
+  for (const auto& gpus : family) inter_node_transfers(cluster_, gpus, algorithm, transfers);
+  const auto& vertices = cluster_.vertices();
+  const auto& edges = cluster_.edges();
+  std::vector<double> edge_units(edges.size(), 0), up(vertices.size(), 0), down(vertices.size(), 0),
+      pod_up(vertices.size(), 0), pod_down(vertices.size(), 0), sent(static_cast<std::size_t>(cluster_.num_gpus()), 0);
+  auto kind = [&](int v) { return vertices[static_cast<std::size_t>(v)].kind; };
+  std::vector<int> path;
+  path.reserve(static_cast<std::size_t>(cluster_.max_route_edges()));
+  std::uint64_t flow_id = 0;
+  for (const auto& [src, dst] : transfers) {
+    sent[static_cast<std::size_t>(src)] += 1;
+    cluster_.route(src, dst, flow_id++, path);
+    for (int l : path) {
+      const auto& e = edges[static_cast<std::size_t>(l)];
+      const auto s = kind(e.src), d = kind(e.dst);
+      if (s == topo::VertexKind::nic || d == topo::VertexKind::nic) edge_units[static_cast<std::size_t>(l)] += 1;
+      if (s == topo::VertexKind::leaf && d == topo::VertexKind::spine) up[static_cast<std::size_t>(e.src)] += 1;
+      if (s == topo::VertexKind::spine && d == topo::VertexKind::leaf) down[static_cast<std::size_t>(e.dst)] += 1;
+      if (s == topo::VertexKind::spine && d == topo::VertexKind::core) pod_up[static_cast<std::size_t>(pod_key_[static_cast<std::size_t>(e.src)])] += 1;
+      if (s == topo::VertexKind::core && d == topo::VertexKind::spine) pod_down[static_cast<std::size_t>(pod_key_[static_cast<std::size_t>(e.dst)])] += 1;
+    }
+  }
+  double busiest = 0;  // seconds per unit byte on the busiest tier resource
+  for (std::size_t l = 0; l < edges.size(); ++l)
+    if (edge_units[l] > 0) busiest = std::max(busiest, edge_units[l] / edges[l].bandwidth_Bps);
+  for (std::size_t v = 0; v < vertices.size(); ++v) {
+    if (up[v] > 0) busiest = std::max(busiest, up[v] / leaf_up_Bps_[v]);
+    if (down[v] > 0) busiest = std::max(busiest, down[v] / leaf_down_Bps_[v]);
+    if (pod_up[v] > 0) busiest = std::max(busiest, pod_up[v] / pod_up_Bps_[v]);
+    if (pod_down[v] > 0) busiest = std::max(busiest, pod_down[v] / pod_down_Bps_[v]);
+  }
+  const double most_sent = *std::max_element(sent.begin(), sent.end());
+  const double share_Bps = spec.nic.payload_GBps() * 1e9 * spec.nics_per_node / spec.gpus_per_node;
+  const double tau = most_sent > 0 ? std::max(1.0, busiest * share_Bps / most_sent) : 1.0;
+  return tier_factors_.emplace(key, tau).first->second;
 }
 
 Time AnalyticalNetwork::duration(std::uint32_t collective) { return cost(collective).duration; }

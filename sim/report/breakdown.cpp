@@ -24,6 +24,8 @@ RankTimes rank_times(const TaskGraph& graph, const std::vector<TaskRecord>& reco
       if (t.collective == kNone) {
         compute.push_back({rec.start, rec.end});
         out.flops += flops[id];
+        if (t.category == Category::recompute) out.recompute_flops += flops[id];
+        if (t.category == Category::optimizer) out.optimizer_flops += flops[id];
       } else {
         comm.push_back({rec.start, rec.end});
         comm_by_kind[static_cast<std::size_t>(t.category)].push_back({rec.start, rec.end});

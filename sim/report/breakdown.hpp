@@ -29,6 +29,7 @@ struct RankTimes {
   Time compute = 0;                                    // union of the rank's kernels
   Time exposed = 0;                                    // union of its collectives minus its kernels
   double flops = 0;                                    // executed FLOPs of its kernels (stream order)
+  double recompute_flops = 0, optimizer_flops = 0;     // the share of those in recompute / optimizer kernels
   bool operator==(const RankTimes&) const = default;
 };
 

@@ -106,6 +106,8 @@ json to_json(const Report& r) {
       {"model_tflops_per_gpu", r.model_tflops_per_gpu},
       {"mfu", r.mfu},
       {"hfu", r.hfu},
+      {"mfu_causal", r.mfu_causal},
+      {"flop_convention", kFlopConvention},
       {"breakdown_s", {{"compute", r.breakdown.compute_s}, {"exposed_comm", r.breakdown.exposed_comm_s},
                        {"pipeline_bubble", r.breakdown.pipeline_bubble_s}, {"other", r.breakdown.other_s}}},
       {"busy_s_by_kind", comm},
@@ -172,7 +174,8 @@ std::string to_text(const Report& r) {
                          " on the same nodes with the rest of the cluster idle)");
   line("throughput", grouped(r.tokens_per_s) + " tokens/s (" + grouped(r.tokens_per_s / r.num_gpus) + " per GPU)");
   line("MFU", fmt("%.1f%%", 100 * r.mfu) + fmt("   (%.0f model TFLOP/s per GPU", r.model_tflops_per_gpu) +
-                  fmt("; HFU %.1f%%)", 100 * r.hfu));
+                  fmt("; HFU %.1f%%", 100 * r.hfu) + fmt("; causal-aware MFU %.1f%%", 100 * r.mfu_causal) +
+                  "; Megatron FLOPs, attention counted in full)");
   line("breakdown", "compute " + seconds_text(r.breakdown.compute_s) + " (" + pct(r.breakdown.compute_s) + ")  exposed comm " +
                         seconds_text(r.breakdown.exposed_comm_s) + " (" + pct(r.breakdown.exposed_comm_s) + ")  bubble " +
                         seconds_text(r.breakdown.pipeline_bubble_s) + " (" + pct(r.breakdown.pipeline_bubble_s) + ")  other " +

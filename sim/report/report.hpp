@@ -9,9 +9,16 @@
 //   pipeline_bubble  nothing runs and nothing moves while the rank waits on another pipeline stage;
 //   other            idle time on a rank without pipeline parallelism (none in a well-formed step).
 // exposed_comm is split by kind (TP, CP, EP, DP, PP) in exposed_comm_s_by_kind (sim/report/breakdown.hpp).
-// MFU = model FLOPs per step (models::model_flops_per_step, recompute excluded) / (step time x GPUs x
-// dense bf16 peak); HFU counts the FLOPs the kernels really executed, recompute included. Both are
-// relative to the bf16 peak even for fp8 runs, as NeMo and Megatron report them.
+// FLOPs, one convention (flop_convention "megatron-full-attention"): model FLOPs per step are Megatron's
+// num_floating_point_operations (models::model_flops_per_step with AttentionFlops::full: causal attention
+// counted in full, every query against all s keys, as Megatron-LM did until March 2025; transformer.hpp
+// cites the commits). MFU = model FLOPs / (step time x GPUs x dense bf16 peak). HFU = the same model
+// FLOPs plus the recompute, each recomputed kernel valued at the share of the forward and backward work
+// it repeats (executed recompute FLOPs / executed forward + backward FLOPs), so HFU >= MFU always and
+// HFU = MFU without recompute (full recompute: ~4/3 MFU). mfu_causal = MFU with the FLOPs a causal mask
+// leaves (AttentionFlops::causal), the figure causal-aware tools and Megatron-LM since 2025 print. Per
+// token and layer the forward counts 2 P_gemm + 4 s a d in full, 2 P_gemm + 2 s a d causal: on Llama-3
+// 70B (P_gemm = 12.75 h^2, a d = h = 8192) MFU is 7% above mfu_causal at s = 8k, 39% at 64k. All are relative to the bf16 peak even for fp8 runs, as NeMo and Megatron report them.
 //
 // Several jobs on one cluster (Scenario::jobs): each job gets its own Report, over its own GPUs (cluster
 // = its nodes, cost = its GPUs), plus the job's name and nodes, its step time alone on the same nodes of
@@ -67,6 +74,7 @@ struct Report {
   double tokens_per_s = 0;
   double model_tflops_per_gpu = 0;
   double mfu = 0, hfu = 0;
+  double mfu_causal = 0;  // MFU with causal attention FLOPs (see above)
   Breakdown breakdown;
   // breakdown.exposed_comm_s by communication category (the compute categories 0); sums to it.
   std::array<double, kNumCategories> exposed_comm_s_by_kind{};
@@ -107,6 +115,9 @@ struct Scenario;
 Report job_report(const Scenario& s);
 // Peak memory per GPU against the GPU's HBM (models::fits_in_memory, the one fits rule).
 void set_memory(Report& r, const models::MemoryBreakdown& memory, const models::GpuSpec& gpu);
+
+// The FLOP convention MFU and HFU are quoted in (the report's "flop_convention").
+inline constexpr const char* kFlopConvention = "megatron-full-attention";
 
 nlohmann::json to_json(const Report& r);
 std::string to_text(const Report& r);

@@ -352,6 +352,37 @@ void read_heterogeneity(ObjectReader& r, Scenario& s, Errors& errors) {
   }
 }
 
+// cluster.price_per_gpu_hour as a table by GPU type: every key a catalog GPU (or this scenario's custom
+// GPU), every value a price in the key's range. The price of the scenario's GPU, if the table has one.
+std::optional<double> read_price_table(const json& table, const models::GpuSpec& gpu, Errors& errors) {
+  const params::Param* p = params::find("cluster.price_per_gpu_hour");
+  CS_CHECK(p != nullptr);
+  std::vector<std::string> known = models::gpu_names();
+  if (!gpu.name.empty() && std::find(known.begin(), known.end(), gpu.name) == known.end()) known.push_back(gpu.name);
+  std::optional<double> mine;
+  for (const auto& [type, value] : table.items()) {
+    const std::string path = "cluster.price_per_gpu_hour." + type;
+    if (std::find(known.begin(), known.end(), type) == known.end()) {
+      std::string msg = "unknown GPU type \"" + type + "\"";
+      if (auto near = nearest(type, known); !near.empty()) msg += " (did you mean \"" + near + "\"?)";
+      errors.add(path, msg + " (a price table's keys are GPU types: " + join(known) + ")");
+      continue;
+    }
+    if (!value.is_number() || !std::isfinite(value.get<double>())) {
+      errors.add(path, "expected a number (USD per GPU-hour), got " + type_name(value) + " " + value.dump());
+      continue;
+    }
+    const double usd = value.get<double>();
+    if (usd < p->min || usd > p->max) {
+      errors.add(path, value.dump() + " is out of range (expected a number in [" + params::bound_text(*p, p->min) + ", " +
+                           params::bound_text(*p, p->max) + "]: " + p->max_reason + ")");
+      continue;
+    }
+    if (type == gpu.name) mine = usd;
+  }
+  return mine;
+}
+
 // The scale-up and scale-out links of a cluster built from the catalog (cluster.intra_node, .inter_node).
 void read_links(ObjectReader& r, Scenario& s, Errors& errors) {
   const std::string intra_default = "nvswitch";
@@ -482,7 +513,12 @@ void read_cluster(const json* v, Scenario& s, Errors& errors) {
     read_heterogeneity(r, s, errors);
     read_links(r, s, errors);
   }
-  s.price_per_gpu_hour_usd = r.number("price_per_gpu_hour", false).value_or(s.gpu.price_per_gpu_hour_usd);
+  if (const json* price = r.raw("price_per_gpu_hour"); price && price->is_object()) {
+    s.price_per_gpu_hour_usd = read_price_table(*price, s.gpu, errors).value_or(s.gpu.price_per_gpu_hour_usd);
+  } else {
+    s.price_per_gpu_hour_usd = r.number("price_per_gpu_hour", false).value_or(s.gpu.price_per_gpu_hour_usd);
+  }
+  s.node_idle_power_fraction = r.number("node_idle_power_fraction", false);
   // Host power per node: the GPU's reference server share (gpu_catalog.hpp) times the GPUs per node.
   s.node_overhead_w = r.number("node_overhead_w", false)
                           .value_or(s.gpu.host_power_w_per_gpu * static_cast<double>(s.cluster.gpus_per_node));
@@ -1105,6 +1141,40 @@ void apply_override(json& doc, const std::string& assignment, const std::string&
   }
 }
 
+void pin_price_to_gpu(json& doc) {
+  if (!doc.is_object() || !doc.contains("cluster") || !doc["cluster"].is_object()) return;
+  json& cluster = doc["cluster"];
+  const auto price = cluster.find("price_per_gpu_hour");
+  const auto gpu = cluster.find("gpu");
+  if (price == cluster.end() || !price->is_number() || gpu == cluster.end()) return;
+  std::string name;
+  if (gpu->is_string()) name = gpu->get<std::string>();
+  if (gpu->is_object() && gpu->contains("name") && (*gpu)["name"].is_string()) name = (*gpu)["name"].get<std::string>();
+  if (name.empty()) return;
+  *price = json{{name, *price}};
+}
+
+std::string price_basis_note(const json& doc, const std::vector<std::string>& gpu_types) {
+  json pinned = doc;
+  pin_price_to_gpu(pinned);
+  const json* table = nullptr;
+  if (pinned.is_object() && pinned.contains("cluster") && pinned["cluster"].is_object() &&
+      pinned["cluster"].contains("price_per_gpu_hour") && pinned["cluster"]["price_per_gpu_hour"].is_object())
+    table = &pinned["cluster"]["price_per_gpu_hour"];
+  std::string types, prices;
+  for (const auto& type : gpu_types) {
+    if (table && table->contains(type)) continue;
+    const models::GpuSpec* spec = models::find_gpu(type);
+    if (!spec) continue;  // a custom GPU (its own price), or a name the loader refuses with its own message
+    std::ostringstream o;
+    o << "$" << spec->price_per_gpu_hour_usd;
+    types += (types.empty() ? "" : ", ") + type;
+    prices += (prices.empty() ? "" : ", ") + o.str();
+  }
+  if (types.empty()) return "";
+  return "cluster.price_per_gpu_hour has no price for " + types + ": using the catalog list price per GPU-hour (" + prices + ")";
+}
+
 Scenario parse_scenario(const json& doc, const std::string& file) {
   Errors errors{file, {}, {}};
   Scenario s;
@@ -1160,7 +1230,10 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   // overrides may then set again, whatever their order on the command line.
   std::vector<std::string> ordered = overrides;
   std::stable_partition(ordered.begin(), ordered.end(), [](const std::string& o) { return o.rfind("cluster.topology_file=", 0) == 0; });
-  for (const auto& o : ordered) apply_override(doc, o, path);
+  for (const auto& o : ordered) {
+    if (o.rfind("cluster.gpu=", 0) == 0) pin_price_to_gpu(doc);  // the file's price stays with the file's GPU
+    apply_override(doc, o, path);
+  }
   try {
     return parse_scenario(doc, path);
   } catch (const InputError& e) {

@@ -73,9 +73,13 @@ struct Scenario {
   std::string topology_file;
   std::shared_ptr<const topo::Cluster> topology;
   Heterogeneity heterogeneity;  // stragglers, speed variation, node groups of other GPUs (heterogeneity.hpp)
+  // The price of this scenario's GPU: cluster.price_per_gpu_hour as a number, or its entry in the
+  // table by GPU type, else the catalog's list price.
   double price_per_gpu_hour_usd = 0;
-  // Energy (models/cost/cost_model.hpp): each node's host power, the data centre's PUE, the price of a kWh.
+  // Energy (models/cost/cost_model.hpp): each node's host power at full load and the share of it drawn
+  // idle (absent: the cost model's default), the data centre's PUE, the price of a kWh.
   double node_overhead_w = 0;
+  std::optional<double> node_idle_power_fraction;
   double pue = 1.2;
   double usd_per_kwh = 0;
   models::ModelConfig model;
@@ -102,6 +106,16 @@ struct Scenario {
 
 // The cluster graph the scenario runs on: the graph of its topology file, or one built from the spec.
 std::shared_ptr<const topo::Cluster> make_cluster(const Scenario& s);
+
+// Price basis. cluster.price_per_gpu_hour is a number (the price of the scenario's GPU) or a table by
+// GPU type ({"H100-SXM": 2.5, "A100-80GB": 1.6}); a GPU type without a price takes its catalog list
+// price. pin_price_to_gpu turns a number into the table {its GPU: number}, so that a change of
+// cluster.gpu (--set, a sweep axis, capacity planning's --gpu) takes the new GPU's price instead of
+// keeping the old one's; load_scenario and the sweep call it before they set cluster.gpu.
+void pin_price_to_gpu(nlohmann::json& doc);
+// "" when every type of `gpu_types` has a price in doc's cluster.price_per_gpu_hour (after
+// pin_price_to_gpu), else one line naming the types that fall back to catalog list prices and those prices.
+std::string price_basis_note(const nlohmann::json& doc, const std::vector<std::string>& gpu_types);
 
 // Reads and validates a scenario file; throws InputError.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});

@@ -86,10 +86,32 @@ TEST_CASE("cost: node overhead, PUE, GPU-hours and the price of energy in closed
   CHECK(r.energy_usd_to_train == Approx(0.12 * r.energy_kwh_to_train).epsilon(1e-12));
   // Energy is not part of the rental price.
   CHECK(r.usd_per_step == Approx(5.0 / 3600 * 128).epsilon(1e-12));
-  // Unpriced energy costs nothing; the host's power is drawn whatever the GPUs do.
+  // Unpriced energy costs nothing. With the GPUs idle the host draws its idle share of its maximum
+  // (kHostIdlePowerFraction = 0.5): 64 x 210 W + 8 x 2300 W.
   in.usd_per_kwh = 0;
   in.gpu_busy_fraction = 0;
   const CostReport idle = compute_cost(in);
   CHECK(idle.energy_usd_per_step == 0);
-  CHECK(idle.energy_kwh_per_step == Approx((64 * 210.0 + 8 * 4600) * 5 * 1.3 / 3.6e6).epsilon(1e-12));
+  CHECK(idle.energy_kwh_per_step == Approx((64 * 210.0 + 8 * 2300) * 5 * 1.3 / 3.6e6).epsilon(1e-12));
+}
+
+TEST_CASE("cost: host power scales between its idle share and its maximum with the GPUs' load", "[models]") {
+  // One node of 8 GPUs at 700 W, 4,600 W of host power at full load, PUE 1, a 3,600 s step (energy in
+  // kWh = average watts / 1000). GPUs busy u: GPU power 700 (u + 0.3 (1 - u)); host 4600 (f + (1 - f) u).
+  //   u = 0.6, f = 0.5: GPUs 8 x 700 x 0.72 = 4032 W, host 4600 x 0.8 = 3680 W -> 7.712 kWh;
+  //   u = 0.6, f = 0.2: host 4600 x 0.68 = 3128 W -> 7.160 kWh; u = 1: host 4600 W whatever f.
+  CostInputs in;
+  in.step_time_s = 3600;
+  in.num_gpus = 8;
+  in.num_nodes = 1;
+  in.gpu_tdp_w = 700;
+  in.node_overhead_w = 4600;
+  in.pue = 1.0;
+  in.gpu_busy_fraction = 0.6;
+  CHECK(in.node_idle_power_fraction == kHostIdlePowerFraction);
+  CHECK(compute_cost(in).energy_kwh_per_step == Approx(7.712).epsilon(1e-12));
+  in.node_idle_power_fraction = 0.2;
+  CHECK(compute_cost(in).energy_kwh_per_step == Approx(7.160).epsilon(1e-12));
+  in.gpu_busy_fraction = 1.0;
+  CHECK(compute_cost(in).energy_kwh_per_step == Approx((5600.0 + 4600) / 1000).epsilon(1e-12));
 }
