@@ -65,7 +65,8 @@ fuzz: deps
 bench: build
 	./$(BUILD)/clustersim-engine-bench
 	./$(BUILD)/clustersim-flow-bench
-	./$(BUILD)/clustersim-symmetry-bench
+	@# The unmirrored 16k-GPU runs take tens of minutes and ~9 GiB: only with BENCH_FULL=1.
+	./$(BUILD)/clustersim-symmetry-bench $(if $(BENCH_FULL),,--mirrored-only)
 	./$(BUILD)/clustersim-sweep-bench --limit 40
 	@if [ -x ./$(BUILD)/clustersim-gui-bench ]; then \
 	  echo "QT_QPA_PLATFORM=offscreen ./$(BUILD)/clustersim-gui-bench"; \
