@@ -564,9 +564,24 @@ std::vector<SweepPoint> screen_and_simulate(const json& base, const std::string&
     for (std::size_t i : todo) (points[i].estimate_step_time_s ? estimated : unestimated).push_back(i);
     std::stable_sort(estimated.begin(), estimated.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
     todo = unestimated;
-    for (std::size_t k = 0; k < estimated.size(); ++k) {
-      if (k < options.verify) todo.push_back(estimated[k]);
-      else points[estimated[k]].status = PointStatus::estimated;
+    std::vector<bool> chosen(points.size(), false);
+    if (options.verify_per_gpu_count) {
+      // The best of each (GPU type, GPU count) pair, by cost and by speed (SearchOptions).
+      std::map<std::pair<std::string, int>, std::vector<std::size_t>> pairs;
+      for (std::size_t i : estimated) pairs[{points[i].report.gpu, points[i].report.num_gpus}].push_back(i);
+      const std::size_t each = pairs.empty() ? 0 : (options.verify + pairs.size() - 1) / pairs.size();
+      for (auto& [pair, members] : pairs) {
+        for (std::size_t k = 0; k < members.size() && k < each; ++k) chosen[members[k]] = true;  // cheapest first
+        std::stable_sort(members.begin(), members.end(),
+                         [&](std::size_t a, std::size_t b) { return points[a].report.tokens_per_s > points[b].report.tokens_per_s; });
+        for (std::size_t k = 0; k < members.size() && k < each; ++k) chosen[members[k]] = true;  // fastest
+      }
+    } else {
+      for (std::size_t k = 0; k < estimated.size() && k < options.verify; ++k) chosen[estimated[k]] = true;
+    }
+    for (std::size_t i : estimated) {
+      if (chosen[i]) todo.push_back(i);
+      else points[i].status = PointStatus::estimated;
     }
     std::sort(todo.begin(), todo.end());  // enumeration order, so shards split the same list
   }
@@ -661,7 +676,9 @@ CapacityResult plan_capacity(const json& base, const std::string& file, const Ca
                             ": " + join(e.messages(), file));
       }
     }
-  r.points = screen_and_simulate(base, file, all, options.search, Objective::usd_per_token);
+  SearchOptions search = options.search;
+  search.verify_per_gpu_count = true;
+  r.points = screen_and_simulate(base, file, all, search, Objective::usd_per_token);
   finish_capacity(r, options);
   return r;
 }

@@ -170,6 +170,10 @@ struct SearchOptions {
   // form (screening.hpp), ranks them by the estimate under the objective and simulates the best K only
   // (`clustersim sweep --search --verify K`, default 50 there).
   std::size_t verify = 0;
+  // Capacity planning: the K verified layouts are spread over the (GPU type, GPU count) pairs, the best
+  // ceil(K / pairs) of each pair by cost and as many by speed, so that every pair's cheapest and fastest
+  // layouts are simulated (a deadline or budget may rule the globally best ones out).
+  bool verify_per_gpu_count = false;
   SweepOptions run;  // skip_unfitting is forced on
 };
 
