@@ -3,6 +3,8 @@
 // plan ranks and constrains by them.
 #include <catch2/catch.hpp>
 
+#include <map>
+
 #include <nlohmann/json.hpp>
 
 #include "sim/explore/sweep.hpp"
@@ -81,4 +83,34 @@ TEST_CASE("capacity plan with resilience: effective days and dollars, deadline o
   const CapacityResult none = plan_capacity(doc, "small.json", tight);
   CHECK_FALSE(none.fastest);
   CHECK_FALSE(none.cheapest);
+}
+
+TEST_CASE("capacity plan with the screening tier: every GPU type and count gets simulated layouts", "[sim][sweep]") {
+  // --verify 2 over 2 GPU types x 2 counts: ceil(2 / 4) = 1 layout per pair by cost and 1 by speed are
+  // simulated, so each pair's row and the constrained plans come from the simulation, not the estimate.
+  const json doc = json::parse(R"({
+    "name": "small",
+    "cluster": {"gpu": "H100-SXM", "nodes": 2, "gpus_per_node": 4, "intra_node": "nvswitch",
+                "inter_node": {"fabric": "fat-tree", "link": "ib-ndr400", "nics_per_node": 4}},
+    "model": {"num_layers": 16, "hidden_size": 2048, "num_attention_heads": 16, "vocab_size": 32000,
+              "ffn_hidden_size": 8192, "activation": "gelu"},
+    "training": {"seq_length": 2048, "global_batch_size": 16, "micro_batch_size": 1, "tokens_to_train": 1e10}
+  })");
+  CapacityOptions opts;
+  opts.gpu_counts = {4, 8};
+  opts.gpu_types = {"H100-SXM", "A100-80GB"};
+  opts.search.verify = 2;
+  opts.search.run.threads = 2;
+  const CapacityResult r = plan_capacity(doc, "small.json", opts);
+  std::map<std::pair<std::string, int>, int> simulated;
+  for (const auto& p : r.points)
+    if (p.simulated()) ++simulated[{p.report.gpu, p.report.num_gpus}];
+  CHECK(simulated.size() == 4);
+  for (const auto& [pair, n] : simulated) {
+    INFO(pair.first << " x " << pair.second);
+    CHECK(n >= 1);
+    CHECK(n <= 2);
+  }
+  REQUIRE(r.cheapest);
+  CHECK(r.points[*r.cheapest].simulated());
 }
