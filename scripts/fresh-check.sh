@@ -23,6 +23,9 @@ fi
 ./scripts/install-deps.sh debootstrap git || fail "cannot install debootstrap"
 mirror=${FRESH_MIRROR:-http://deb.debian.org/debian}
 root=${FRESH_ROOT:-$(mktemp -d /var/tmp/clustersim-fresh.XXXXXX)}
+# mktemp makes the folder 0700; as the root's "/" that would lock every non-root user out of the whole
+# system (munge's postinst runs `su munge` and fails with "/bin/sh: Permission denied"). A real / is 0755.
+chmod 755 "$root"
 mounted=()
 cleanup() {
   for ((i=${#mounted[@]}-1; i>=0; i--)); do umount -l "${mounted[$i]}" 2>/dev/null || true; done
