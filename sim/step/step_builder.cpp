@@ -130,6 +130,10 @@ class Builder {
     std::vector<TaskId> wait_for;  // tasks the next compute kernel must wait for
     std::unordered_map<std::uint64_t, int> sequence;  // (category, channel, group id) -> next index
     double ring_step_bytes = 0;    // pending ring-attention KV exchange for the next attention op
+    // The rank's GPU (sim/scenario/heterogeneity.hpp), fixed for the build: its node group's GPU type
+    // (nullptr: cluster.gpu) and the factor its kernels are stretched by.
+    const models::GpuSpec* group_gpu = nullptr;
+    double slowdown = 1;
   };
 
   // Under symmetry one rank per pipeline stage stands for its identical peers; unequal GPUs (stragglers,
@@ -168,14 +172,10 @@ class Builder {
     durations_.emplace(key, t);
     return t;
   }
-  // `t` stretched by the slowdown of rank's GPU (stragglers, speed variation).
-  Time slowed(Time t, int rank) const {
-    const Heterogeneity& h = s_.heterogeneity;
-    if (h.stragglers.empty() && h.cv <= 0) return t;
-    const double slow = h.slowdown(gpu_of(rank), s_.cluster.gpus_per_node);
-    return slow == 1 ? t : static_cast<Time>(std::llround(static_cast<double>(t) * slow));
+  // `t` stretched by a rank's slowdown (stragglers, speed variation).
+  static Time slowed(Time t, double slowdown) {
+    return slowdown == 1 ? t : static_cast<Time>(std::llround(static_cast<double>(t) * slowdown));
   }
-  Time op_duration(const Op& op, int rank) { return slowed(base_duration(op, group_gpu_of(rank)), rank); }
 
   // `op` lives in one of the builder's own op lists (stable for the build): its duration on a GPU type
   // and its name id are looked up by address, once per op and GPU type rather than once per task.
@@ -202,11 +202,11 @@ class Builder {
     t.stream = StreamKind::compute;
     t.category = cat;
     if (stable) {
-      const OpFacts& f = stable_op(op, group_gpu_of(e.global));
-      t.duration = slowed(f.base_duration, e.global);
+      const OpFacts& f = stable_op(op, e.group_gpu);
+      t.duration = slowed(f.base_duration, e.slowdown);
       t.name = static_cast<std::uint16_t>(f.name);
     } else {
-      t.duration = op_duration(op, e.global);
+      t.duration = slowed(base_duration(op, e.group_gpu), e.slowdown);
       t.name = static_cast<std::uint16_t>(g_->intern(op.name));
     }
     t.micro_batch = mb;
@@ -447,6 +447,10 @@ class Builder {
 
   void build_rank(std::uint32_t sim_rank, int global) {
     Emitter e{sim_rank, global, kNone, {}, {}, 0};
+    // Per rank, not per task: the node-group lookup and the straggler / speed-variation draw.
+    e.group_gpu = group_gpu_of(global);
+    const Heterogeneity& het = s_.heterogeneity;
+    if (!het.stragglers.empty() || het.cv > 0) e.slowdown = het.slowdown(gpu_of(global), s_.cluster.gpus_per_node);
     const RankCoord coord = layout_.coord(global);
     const int stage = coord.pp;
     const int p = t_.pp, v = t_.vp;
