@@ -116,6 +116,7 @@ KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
       {"Parallelism", Kind::combo, "training.recompute_granularity", "Recompute"},
       {"Parallelism", Kind::combo, "training.pipeline_schedule", "Schedule"},
       {"Parallelism", Kind::combo, "training.precision", "Precision"},
+      {"Parallelism", Kind::combo, "training.framework", "Framework"},
       {"Batch", Kind::ladder, "training.micro_batch_size", "Micro batch"},
       {"Batch", Kind::ladder, "training.global_batch_size", "Global batch"},
       {"Batch", Kind::ladder, "training.seq_length", "Seq length"},
@@ -388,6 +389,7 @@ void KnobPanel::show_document(const json& doc) {
   set_combo("training.recompute_granularity", str("training.recompute_granularity", "none"));
   set_combo("training.pipeline_schedule", str("training.pipeline_schedule", "1f1b"));
   set_combo("training.precision", str("training.precision", "bf16"));
+  set_combo("training.framework", str("training.framework", "generic"));
   int zero = static_cast<int>(num("training.zero_stage", 0));
   const QString fsdp = str("training.fsdp_sharding_strategy", "");
   if (fsdp == "FULL_SHARD") zero = 3;

@@ -106,7 +106,7 @@ TEST_CASE("Every knob's range and choices are the parameter table's", "[gui]") {
   }
   CHECK(spins == 11);
   CHECK(doubles == 3);
-  CHECK(combos == 9);
+  CHECK(combos == 10);
 }
 
 TEST_CASE("TP knob edit shows the step time simulate gives for --set", "[gui]") {
@@ -1006,3 +1006,32 @@ TEST_CASE("The headline shows the report's error band and flags a scenario outsi
   CHECK(w.headline()->findChild<QLabel*>("headline.step_time")->toolTip().contains("B200"));
 }
 
+
+TEST_CASE("The framework knob applies its rules: Megatron-Core refuses ZeRO-2 with PP and names the rule", "[gui]") {
+  MainWindow w;
+  w.set_headless(true);
+  REQUIRE(w.open_file(scenario("llama3-70b-h100x64-ndr400.json")));  // TP8 PP4 ZeRO-1
+  w.show();
+  REQUIRE(w.wait_until_idle(120000));
+  QComboBox* framework = combo(w, "training.framework");
+  CHECK(framework->currentText() == "generic");  // the file names none
+  QComboBox* zero = combo(w, "training.zero_stage");
+  zero->setCurrentText("2");
+  emit zero->activated(zero->currentIndex());
+  REQUIRE(w.wait_until_idle(120000));
+  CHECK(w.validation_message().isEmpty());  // generic runs anything the memory allows
+
+  framework->setCurrentText("megatron-core");
+  emit framework->activated(framework->currentIndex());
+  REQUIRE(w.wait_until_idle(120000));
+  const QString message = w.validation_message();
+  INFO(message.toStdString());
+  CHECK(message.contains("megatron-core"));
+  CHECK(message.contains("rule fsdp-without-pp"));
+
+  zero->setCurrentText("1");  // the distributed optimizer is what Megatron-Core combines with PP
+  emit zero->activated(zero->currentIndex());
+  REQUIRE(w.wait_until_idle(120000));
+  CHECK(w.validation_message().isEmpty());
+  CHECK(w.document().edits().back() == "training.zero_stage=1");
+}
