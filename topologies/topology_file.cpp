@@ -417,6 +417,62 @@ void collect(const G& g, Parsed& p) {
   }
 }
 
+// The line of a DOT syntax error. Boost's reader reports the token it did not want but not where it
+// stands, so the line is found by reading prefixes: the first k lines, with the braces still open closed,
+// fail with the file's own message exactly when they hold the bad token. A binary search over k takes
+// log2(lines) reads; the k it finds is checked (the smallest failing prefix, its predecessor passing or
+// failing otherwise). 0 when no prefix reproduces the message (e.g. the file ends inside a statement).
+int dot_error_line(const std::string& text, const std::string& message) {
+  std::vector<std::size_t> ends;  // end of each line (position of its '\n', or the text's size)
+  for (std::size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\n') ends.push_back(i);
+  if (ends.empty() || ends.back() != text.size()) ends.push_back(text.size());
+  auto same_error = [&](std::size_t lines) {
+    std::string prefix = text.substr(0, ends[lines - 1]);
+    int open = 0;
+    for (std::size_t i = 0; i < prefix.size(); ++i) {  // braces outside quoted strings
+      if (prefix[i] == '"') {
+        for (++i; i < prefix.size() && prefix[i] != '"'; i += prefix[i] == '\\' ? 2 : 1) {}
+      } else if (prefix[i] == '{') {
+        ++open;
+      } else if (prefix[i] == '}') {
+        --open;
+      }
+    }
+    prefix += '\n';
+    prefix.append(static_cast<std::size_t>(std::max(open, 0)), '}');
+    RawGraph<boost::undirectedS> ug;
+    RawGraph<boost::directedS> dg;
+    for (int directed = 0; directed < 2; ++directed) {
+      std::istringstream in(prefix);
+      try {
+        if (directed) {
+          boost::dynamic_properties dp = collecting_properties(dg);
+          boost::read_graphviz(in, dg, dp, "node_id");
+        } else {
+          boost::dynamic_properties dp = collecting_properties(ug);
+          boost::read_graphviz(in, ug, dp, "node_id");
+        }
+        return false;
+      } catch (const boost::bad_graphviz_syntax& e) {
+        return message == e.what();
+      } catch (const boost::graph_exception&) {  // the other directedness: try it
+      } catch (const std::exception&) {
+        return false;
+      }
+    }
+    return false;
+  };
+  std::size_t lo = 1, hi = ends.size();  // smallest k in [lo, hi] with same_error(k)
+  if (!same_error(hi)) return 0;
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (same_error(mid)) hi = mid;
+    else lo = mid + 1;
+  }
+  return static_cast<int>(lo);
+}
+
 Parsed parse(const std::string& original, const std::string& file) {
   const auto first = original.find_first_not_of(" \t\r\n");
   const Syntax syntax = first != std::string::npos && original[first] == '<' ? Syntax::graphml : Syntax::dot;
@@ -454,7 +510,8 @@ Parsed parse(const std::string& original, const std::string& file) {
     std::string what = e.what();
     // `node` is a DOT keyword: the attribute has to be quoted.
     if (what.find("'node'") != std::string::npos) what += " (in DOT write the attribute as \"node\"=N)";
-    throw InputError({file + ": parse error: " + what});
+    const int line = dot_error_line(text, e.what());
+    throw InputError({file + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": parse error: " + what});
   } catch (const boost::graph_exception& e) {
     throw InputError({file + ": parse error: " + std::string(e.what())});
   }
