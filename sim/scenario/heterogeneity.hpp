@@ -47,6 +47,15 @@ struct Heterogeneity {
   double slowdown(int gpu, int gpus_per_node) const;
   // The GPU type of a node; nullptr: cluster.gpu.
   const models::GpuSpec* node_gpu(int node) const;
+  // The mean over nodes of f(the node's GPU type) (every node holds the same number of GPUs): a per-GPU
+  // price or power of the whole cluster. `fallback` without node groups.
+  template <class F>
+  double node_mean(F&& f, double fallback) const {
+    double sum = 0;
+    int nodes = 0;
+    for (const NodeGroup& g : groups) sum += f(g.gpu) * g.nodes, nodes += g.nodes;
+    return nodes > 0 ? sum / nodes : fallback;
+  }
 };
 
 }  // namespace cs::sim

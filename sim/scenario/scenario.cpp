@@ -383,6 +383,22 @@ std::optional<double> read_price_table(const json& table, const models::GpuSpec&
   return mine;
 }
 
+// Node groups of other GPU types (cluster.node_groups) are priced by the same basis as a capacity plan
+// prices GPU types: the table's price of the group's type, else the scenario's number where the type is
+// cluster.gpu (a number is cluster.gpu's price), else the type's catalog list price. The cluster's price
+// per GPU-hour is their mean over nodes (every node holds gpus_per_node GPUs), so that $ per step is the
+// sum over the GPUs of what each costs.
+void blend_node_group_prices(const json* price, Scenario& s) {
+  const double number = s.price_per_gpu_hour_usd;  // cluster.gpu's price, however it was given
+  s.price_per_gpu_hour_usd = s.heterogeneity.node_mean(
+      [&](const models::GpuSpec& gpu) {
+        if (price && price->is_object())
+          if (const auto it = price->find(gpu.name); it != price->end() && it->is_number()) return it->get<double>();
+        return gpu.name == s.gpu.name ? number : gpu.price_per_gpu_hour_usd;
+      },
+      number);
+}
+
 // The scale-up and scale-out links of a cluster built from the catalog (cluster.intra_node, .inter_node).
 void read_links(ObjectReader& r, Scenario& s, Errors& errors) {
   const std::string intra_default = "nvswitch";
@@ -518,6 +534,7 @@ void read_cluster(const json* v, Scenario& s, Errors& errors) {
   } else {
     s.price_per_gpu_hour_usd = r.number("price_per_gpu_hour", false).value_or(s.gpu.price_per_gpu_hour_usd);
   }
+  blend_node_group_prices(r.raw("price_per_gpu_hour"), s);
   s.node_idle_power_fraction = r.number("node_idle_power_fraction", false);
   // Host power per node: the GPU's reference server share (gpu_catalog.hpp) times the GPUs per node.
   s.node_overhead_w = r.number("node_overhead_w", false)

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/hardware/gpu_catalog.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
@@ -135,4 +136,29 @@ TEST_CASE("heterogeneity: bad input names the key", "[sim][heterogeneity]") {
              Catch::Contains("s.json: cluster.node_groups[0].gpu: unknown GPU \"H10\""));
   CHECK_THAT(message({{"node_groups", json::array({{{"gpu", "A100-40GB"}, {"nodes", 128}}})}}),
              Catch::Contains("s.json: cluster.node_groups[0].gpu: A100-40GB has less memory"));
+}
+
+TEST_CASE("mixed GPUs: each node group is priced by its own type, and the cluster's price is their mean over nodes", "[sim][heterogeneity][price]") {
+  // 2 A100 nodes and 6 H100 nodes of 8 GPUs. A table prices each type: (2 x 1.5 + 6 x 3.0) / 8 = 2.625 $
+  // per GPU-hour; $ per step is then 64 GPUs x 2.625 $/h x step / 3600.
+  json doc = json::parse(R"json({"name": "mixed",
+    "cluster": {"gpu": "A100-80GB", "nodes": 8, "gpus_per_node": 8,
+                "node_groups": [{"gpu": "A100-80GB", "nodes": 2}, {"gpu": "H100-SXM", "nodes": 6}],
+                "price_per_gpu_hour": {"A100-80GB": 1.5, "H100-SXM": 3.0},
+                "inter_node": {"fabric": "fat-tree", "link": "ib-hdr200"}},
+    "model": {"preset": "llama2-7b"},
+    "training": {"seq_length": 4096, "global_batch_size": 128, "micro_batch_size": 1}})json");
+  const Scenario s = parse_scenario(doc, "s.json");
+  CHECK(s.price_per_gpu_hour_usd == Approx(2.625));
+  const auto r = simulate(s).report;
+  CHECK(r.cost.usd_per_step == Approx(64 * 2.625 * r.step_time_s / 3600));
+
+  // A number is cluster.gpu's price (as everywhere); the H100 nodes take the H100's catalog list price.
+  doc["cluster"]["price_per_gpu_hour"] = 1.5;
+  const double h100_list = cs::models::find_gpu("H100-SXM")->price_per_gpu_hour_usd;
+  CHECK(parse_scenario(doc, "s.json").price_per_gpu_hour_usd == Approx((2 * 1.5 + 6 * h100_list) / 8));
+  // No price at all: each group's catalog price.
+  doc["cluster"].erase("price_per_gpu_hour");
+  const double a100_list = cs::models::find_gpu("A100-80GB")->price_per_gpu_hour_usd;
+  CHECK(parse_scenario(doc, "s.json").price_per_gpu_hour_usd == Approx((2 * a100_list + 6 * h100_list) / 8));
 }
