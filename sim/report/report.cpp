@@ -66,6 +66,8 @@ Report job_report(const Scenario& s) {
   r.recompute = std::string(name_of(kRecomputeNames, t.recompute));
   r.zero_stage = t.zero_stage;
   r.sequence_parallel = t.sequence_parallel;
+  r.framework = t.framework;
+  r.framework_release = t.framework_release;
   r.price_per_gpu_hour_usd = s.price_per_gpu_hour_usd;
   r.tokens_to_train = t.tokens_to_train;
   return r;
@@ -99,6 +101,7 @@ json to_json(const Report& r) {
                   {"num_micro_batches", r.num_micro_batches}, {"global_batch_size", r.global_batch_size},
                   {"seq_length", r.seq_length}, {"precision", r.precision}, {"pipeline_schedule", r.schedule},
                   {"recompute_granularity", r.recompute}}},
+      {"framework", {{"name", r.framework}, {"release", r.framework_release}}},
       {"step_time_s", r.step_time_s},
       {"step_time_band", to_json(r.step_time_band)},
       {"tokens_per_s", r.tokens_per_s},
@@ -157,7 +160,8 @@ std::string to_text(const Report& r) {
   line("layout", "TP " + std::to_string(r.tp) + "  PP " + std::to_string(r.pp) + "  DP " + std::to_string(r.dp) + "  CP " +
                      std::to_string(r.cp) + "  EP " + std::to_string(r.ep) +
                      (r.etp != r.tp ? "  ETP " + std::to_string(r.etp) : std::string{}) + (r.sequence_parallel ? "  SP" : "") +
-                     (r.zero_stage ? "  ZeRO-" + std::to_string(r.zero_stage) : std::string{}) + "  recompute " + r.recompute);
+                     (r.zero_stage ? "  ZeRO-" + std::to_string(r.zero_stage) : std::string{}) + "  recompute " + r.recompute +
+                     (r.framework != "generic" ? "  (" + r.framework + " " + r.framework_release + ")" : std::string{}));
   line("batch", "global " + std::to_string(r.global_batch_size) + " = micro " + std::to_string(r.micro_batch_size) + " x " +
                     std::to_string(r.num_micro_batches) + " micro-batches x DP " + std::to_string(r.dp) + ", seq " +
                     std::to_string(r.seq_length) + ", " + r.precision + ", " + r.schedule);

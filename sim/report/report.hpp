@@ -58,6 +58,7 @@ struct Report {
   std::string intra_node, inter_link, fabric;
   std::string topology_file;  // cluster.topology_file (resolved), empty when the cluster is built from the catalog
   std::string model;
+  std::string framework, framework_release;  // training.framework and the release whose defaults applied
   double parameters = 0;
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vp = 1;
   int etp = 1;  // expert_tensor_parallel_size (= tp unless set)

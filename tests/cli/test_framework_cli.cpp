@@ -3,6 +3,8 @@
 // with pipeline parallelism (docs/frameworks.md).
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <sstream>
 #include <string>
@@ -72,6 +74,19 @@ TEST_CASE("run: a layout the framework cannot run is refused with its rule named
             "with PP) [deepspeed/runtime/pipe/engine.py PipelineEngine.__init__: assert zero_optimization_stage() < "
             "ZeroStageEnum.gradients] (the value given by --set training.zero_stage=3)");
   CHECK(r.out.empty());
+}
+
+TEST_CASE("run: the report names the framework and the release whose defaults applied", "[cli]") {
+  const auto scenario = (scenarios_dir() / "llama3-8b-h100x8.json").string();
+  const CliResult text = run_cli({"run", scenario, "--set", "training.framework=megatron-core"});
+  REQUIRE(text.exit_code == 0);
+  CHECK(contains(text.out, "recompute selective  (megatron-core core_r0.14)\n"));
+  const CliResult json = run_cli({"run", scenario, "--json", "--set", "training.framework=nemo"});
+  REQUIRE(json.exit_code == 0);
+  CHECK(nlohmann::json::parse(json.out).at("framework") == nlohmann::json({{"name", "nemo"}, {"release", "2.x-performance"}}));
+  // generic: nothing on the layout line, the name in --json.
+  const CliResult plain = run_cli({"run", scenario, "--json"});
+  CHECK(nlohmann::json::parse(plain.out).at("framework").at("name") == "generic");
 }
 
 TEST_CASE("sweep --search under megatron-core and deepspeed lists no ZeRO-2/3 with pipeline parallelism", "[cli][slow]") {
