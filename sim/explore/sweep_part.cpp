@@ -48,6 +48,8 @@ void report_fields(R& r, F&& f) {
   f("precision", r.precision);
   f("schedule", r.schedule);
   f("recompute", r.recompute);
+  f("framework", r.framework);
+  f("framework_release", r.framework_release);
   f("zero_stage", r.zero_stage);
   f("sequence_parallel", r.sequence_parallel);
   f("step_time_s", r.step_time_s);
