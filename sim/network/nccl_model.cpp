@@ -68,7 +68,9 @@ GroupGeometry group_geometry(const topo::Cluster& cluster, std::span<const int> 
   g.network_Bps = net;
   g.nvls = spec.intra.nvls && spec.intra.switched && !g.multi_node && g.ranks > 1;
   if (spec.nic.latency_given) g.network_hop_extra_s = (spec.nic.latency_us - kReferenceNetworkHopUs) * 1e-6;
-  g.nvlink = spec.intra.switched || spec.intra.bridge_bandwidth_GBps > 0;
+  // PCIe-only: the catalog's "pcie" nodes (a topology file's scale-up edges say nvlink or pcie per edge;
+  // its summary spec is "custom" and keeps the structural ranking).
+  g.nvlink = spec.intra.name != "pcie";
   if (g.multi_node && !g.nvlink) {
     // NCCL's graph search (src/graph/search.cc at v2.21.5-1): the fastest entry of speedArrayInter that
     // the GPU -> NIC path carries (the GPU's PCIe link, the NIC's line rate), one channel per NIC a GPU

@@ -166,8 +166,8 @@ struct GroupGeometry {
   bool nvls = false;           // NVLS possible for this group (one NVSwitch node with in-switch reduction)
   bool multi_node = false;
   double network_hop_extra_s = 0;  // added to every network hop: a custom link's latency over the reference
-  // The node's GPUs talk over NVLink (NVSwitch, NVL72, NVLink bridges); false: PCIe only (cluster
-  // intra_node "pcie"). NCCL enables LL128 only with NVLink, and the chooser of a group across PCIe-only
+  // The node's GPUs talk over NVLink (NVSwitch, NVL72, NVLink bridges; a topology file's "custom" nodes
+  // count as such); false: PCIe only (cluster intra_node "pcie"). NCCL enables LL128 only with NVLink, and the chooser of a group across PCIe-only
   // nodes ranks by NCCL's own tuner tables (nccl_tuner_time_us below).
   bool nvlink = true;
   // NCCL's ring/tree graph for a group across PCIe-only nodes (src/graph/search.cc at v2.21.5): channels
@@ -290,6 +290,9 @@ AlgorithmChoice estimate(models::CollectiveKind kind, double bytes, const GroupG
 // So the chooser ranks by `tuned` (the tuner's view, W = 4 sends for every tree) and the simulated time
 // is the structure's `duration`; `simulation.nccl_algorithm` (NCCL_ALGO) forces the tree where a user
 // runs it. docs/calibration.md ("Which algorithm NCCL picks") shows the 16-rank 100 GbE case.
+// Across PCIe-only nodes (nccl_tuner_applies) `tuned` is NCCL's own table arithmetic instead
+// (nccl_tuner_time_us), and LL128 is never chosen on nodes without NVLink; NVLink nodes keep the
+// structural ranking above, which matches their measured switches.
 AlgorithmChoice choose_algorithm(models::CollectiveKind kind, double bytes, const GroupGeometry& g,
                                  const std::string& forced = {}, const NcclCalibration* calibration = nullptr);
 
