@@ -44,6 +44,7 @@ struct NcclConstants {
   double bandwidth_scale_ll = 1, bandwidth_scale_ll128 = 1, bandwidth_scale_simple = 1;
   double hop_latency_extra_us = 0;  // added to every hop of the tier (may be negative, down to -h)
   double ring_chunk_bytes = 3.5e6;  // the ring's pipeline chunk on the tier (sim/network/nccl_model.hpp)
+  double ring_chunk_bytes_ll = 3.5e6;  // the same under LL (absent from a profile: ring_chunk_bytes)
 };
 
 struct CommFit {

@@ -300,6 +300,8 @@ CommFit read_comm_fit(const json& v, const std::string& at, Problems& problems) 
           k.number("hop_latency_extra_us", true, -1e3, 1e6, false, "microseconds in [-1000, 1e6]").value_or(0);
       c.nccl.ring_chunk_bytes =
           k.number("ring_chunk_bytes", true, 0, 1e12, true, "a number of bytes in (0, 1e12]").value_or(3.5e6);
+      c.nccl.ring_chunk_bytes_ll = k.number("ring_chunk_bytes_LL", false, 0, 1e12, true, "a number of bytes in (0, 1e12]")
+                                       .value_or(c.nccl.ring_chunk_bytes);
       k.finish();
     }
   }
@@ -432,7 +434,8 @@ std::string profile_to_json(const CalibrationProfile& p) {
       e["nccl"] = {{"nodes", f.nccl.nodes}, {"nic", f.nccl.nic}, {"bandwidth_scale_LL", f.nccl.bandwidth_scale_ll},
                    {"bandwidth_scale_LL128", f.nccl.bandwidth_scale_ll128},
                    {"bandwidth_scale_Simple", f.nccl.bandwidth_scale_simple},
-                   {"hop_latency_extra_us", f.nccl.hop_latency_extra_us}, {"ring_chunk_bytes", f.nccl.ring_chunk_bytes}};
+                   {"hop_latency_extra_us", f.nccl.hop_latency_extra_us}, {"ring_chunk_bytes", f.nccl.ring_chunk_bytes},
+                   {"ring_chunk_bytes_LL", f.nccl.ring_chunk_bytes_ll}};
     doc["comm"].push_back(std::move(e));
   }
   doc["fit_quality"] = ordered_json::array();

@@ -89,15 +89,15 @@ std::string fit_nccl(const calibrate::MeasurementSet& set, calibrate::ProfileFit
     }
     result.profile.comm.fits[i].nccl = to_profile(fit, geo.nodes, spec->nic.name);
     const auto& c = fit.constants;
-    char line[320];
+    char line[480];
     std::snprintf(line, sizeof line,
                   "\nNCCL model constants, %s (%s, %d node(s)%s):\n  bandwidth x%.4g Simple, x%.4g LL128, x%.4g LL"
-                  "%s;\n  hop latency %+.3g us%s; ring pipeline chunk %.3g MB\n  MAPE over every size: default constants %.1f%%, fitted %.1f%%\n",
+                  "%s;\n  hop latency %+.3g us%s; ring pipeline chunk %.3g MB (LL %.3g MB)\n  MAPE over every size: default constants %.1f%%, fitted %.1f%%\n",
                   name.c_str(), to_string(fit.scope), geo.nodes, geo.nodes > 1 ? (", " + spec->nic.name).c_str() : "",
                   c.bandwidth_scale[2], c.bandwidth_scale[1], c.bandwidth_scale[0],
                   fit.protocol_measured == std::array<bool, 3>{true, true, true} ? "" : " (unmeasured protocols: nearest measured)",
                   c.hop_latency_extra_us, fit.latency_fitted ? "" : " (no latency-bound size: the table's)",
-                  c.ring_chunk_bytes / 1e6, 100 * fit.default_mape, 100 * fit.mape);
+                  c.ring_chunk_bytes / 1e6, c.ring_chunk_bytes_ll / 1e6, 100 * fit.default_mape, 100 * fit.mape);
     out += line;
     out += "  residual per size (time predicted / measured - 1):\n";
     std::snprintf(line, sizeof line, "    %-10s %12s %12s %9s %12s %9s  %-14s %s\n", "size", "measured_us", "default_us",

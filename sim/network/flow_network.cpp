@@ -73,7 +73,8 @@ void FlowNetwork::expand(const Collective& c, const std::vector<int>& gpus, cons
   switch (choice.algorithm) {
     case NcclAlgorithm::ring: {
       // Every ring edge carries what its sender sends, pipeline fill included (nccl_model.hpp).
-      const double sent = ring_pipeline_bytes(c.kind, S, n, options_.calibration.ring_chunk_bytes(c.kind, multi_node));
+      const double sent = ring_pipeline_bytes(c.kind, S, n, options_.calibration.ring_chunk_bytes(c.kind, multi_node, choice.protocol),
+                                              geometry_[c.group].ring_channels);
       payload = busbw_factor(c.kind, n) * S / sent;
       if (!multi_node) {
         ring(gpus, sent / e, flows);

@@ -68,6 +68,25 @@ GroupGeometry group_geometry(const topo::Cluster& cluster, std::span<const int> 
   g.network_Bps = net;
   g.nvls = spec.intra.nvls && spec.intra.switched && !g.multi_node && g.ranks > 1;
   if (spec.nic.latency_given) g.network_hop_extra_s = (spec.nic.latency_us - kReferenceNetworkHopUs) * 1e-6;
+  // PCIe-only: the catalog's "pcie" nodes (a topology file's scale-up edges say nvlink or pcie per edge;
+  // its summary spec is "custom" and keeps the structural ranking).
+  g.nvlink = spec.intra.name != "pcie";
+  if (g.multi_node && !g.nvlink) {
+    // NCCL's graph search (src/graph/search.cc at v2.21.5-1): the fastest entry of speedArrayInter that
+    // the GPU -> NIC path carries (the GPU's PCIe link, the NIC's line rate), one channel per NIC a GPU
+    // has to itself; below 25 GB/s the channels are not duplicated (ncclTopoDupChannels).
+    static constexpr std::array<double, 19> kSpeedArrayInter{48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
+                                                             7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+    const double path_GBps = std::min(spec.intra.gpu_bandwidth_GBps, spec.nic.line_rate_gbps / 8.0);
+    g.tuner_channel_GBps = kSpeedArrayInter.back();
+    for (double s : kSpeedArrayInter)
+      if (s <= path_GBps) {
+        g.tuner_channel_GBps = s;
+        break;
+      }
+    g.tuner_channels = std::max(1, spec.nics_per_node / std::max(1, g.per_node));
+    g.ring_channels = std::min(kRingChannels, 2 * g.tuner_channels);
+  }
   return g;
 }
 
@@ -122,13 +141,69 @@ int tree_max_sends(int nodes) {
   return *std::max_element(sends.begin(), sends.end());
 }
 
-double ring_channels(double S) {
-  return std::clamp(S / kRingChannelMinBytes, 1.0, static_cast<double>(kRingChannels));
+bool nccl_tuner_applies(const GroupGeometry& g) { return g.multi_node && !g.nvlink && g.tuner_channels > 0; }
+
+double nccl_tuner_time_us(CollectiveKind kind, double S, const GroupGeometry& g, NcclAlgorithm a, NcclProtocol p,
+                          bool* ok) {
+  // src/graph/tuning.cc at NVIDIA/nccl v2.21.5-1 (ab2b89c4); every number below is that file's, the
+  // derivation is in nccl_model.hpp. Index [0] LL, [1] LL128, [2] Simple.
+  *ok = false;
+  if (!nccl_tuner_applies(g) || p == NcclProtocol::ll128) return 0;  // LL128: NVLink systems only
+  const bool ring = a == NcclAlgorithm::ring, tree = a == NcclAlgorithm::tree;
+  const bool all_reduce = kind == CollectiveKind::all_reduce;
+  const bool gather_scatter = kind == CollectiveKind::all_gather || kind == CollectiveKind::reduce_scatter;
+  if (!(ring && (all_reduce || gather_scatter || kind == CollectiveKind::broadcast)) && !(tree && all_reduce)) return 0;
+  const int n = g.ranks, N = g.nodes, pi = static_cast<int>(p);
+  const bool simple = p == NcclProtocol::simple;
+  // baseLat, hwLat[PCI] and hwLat[NET] rows of Tree and Ring.
+  static constexpr double kBaseLat[2][3] = {{6.8, 14.0, 0}, {6.6, 14.0, 8.4}};
+  static constexpr double kPciLat[2][3] = {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}};
+  static constexpr double kNetLat[2][3] = {{5.0, 8.5, 28}, {2.7, 4.0, 14.0}};
+  // llMaxBws[0] (x86 Intel host, N = 2 / N > 2), perChMaxTreeBws[Ampere].
+  const double ll_max_bw = N <= 2 ? 39.0 : 20.4;
+  const double per_ch_max_tree_bw = N <= 2 ? 23.6 : 17.8;
+  const double net_overhead = 1.0 * (simple ? 3 : 1);  // getNetOverhead(): Intel 1 us
+  const double nsteps = all_reduce ? 2.0 * (n - 1) : gather_scatter ? n - 1.0 : n;
+  const double n_inter = all_reduce ? 2.0 * N : gather_scatter ? N - 1.0 : N;
+  const int ai = ring ? 1 : 0;
+  double bw = g.tuner_channels * g.tuner_channel_GBps;
+  if (ring && p == NcclProtocol::ll) bw = std::min(ll_max_bw, bw * .5);
+  if (tree) bw = std::min(bw * .92, g.tuner_channels * per_ch_max_tree_bw);
+  if (tree && p == NcclProtocol::ll) bw = std::min(bw * 1.0 / 3.8, ll_max_bw);
+  if (tree && g.per_node == 1) bw *= .85;  // one GPU a node: NCCL_TOPO_PATTERN_TREE (search.cc)
+  bw *= ring ? n / nsteps : .5;
+  double lat = kBaseLat[ai][pi];
+  const double inter_lat = kNetLat[ai][pi];
+  if (ring && kind == CollectiveKind::broadcast) {
+    lat += inter_lat;
+  } else if (ring) {
+    lat += (nsteps - n_inter) * std::max(kPciLat[ai][pi], net_overhead) + n_inter * inter_lat;
+  } else {
+    const auto log2i = [](long v) { long l = 0; while (v >>= 1) ++l; return l; };
+    lat += 2 * ((n / N - 1) * kPciLat[ai][pi] + static_cast<double>(log2i(N)) * inter_lat);
+  }
+  // ncclTopoGetAlgoTime
+  if (tree) {
+    static constexpr double kTreeCorrection[3][23] = {
+        {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+        {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+        {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+    long log_size = 0;
+    for (long v = static_cast<long>(S) >> 6; v >>= 1;) ++log_size;
+    if (log_size < 23) bw *= kTreeCorrection[pi][log_size];
+  }
+  if (ring && simple && all_reduce && S / (2.0 * g.tuner_channels * n) >= 64) lat *= 1.4;  // comm->nChannels = 2C
+  *ok = true;
+  return lat + S / (1000 * bw);
 }
 
-double ring_pipeline_bytes(CollectiveKind kind, double S, int n, double chunk_bytes) {
+double ring_channels(double S, int max_channels) {
+  return std::clamp(S / kRingChannelMinBytes, 1.0, static_cast<double>(max_channels));
+}
+
+double ring_pipeline_bytes(CollectiveKind kind, double S, int n, double chunk_bytes, int max_channels) {
   const double steps = kind == CollectiveKind::all_reduce ? 2.0 * (n - 1) : n - 1.0;
-  return busbw_factor(kind, n) * S + steps * std::min(S / n, chunk_bytes) * kRingChannels / ring_channels(S);
+  return busbw_factor(kind, n) * S + steps * std::min(S / n, chunk_bytes) * max_channels / ring_channels(S, max_channels);
 }
 
 double nvls_pipeline_bytes(double S) { return S + std::min(S / 2, kNvlsPipelineChunkBytes); }
@@ -162,7 +237,7 @@ Cost cost_of(CollectiveKind kind, double S, const GroupGeometry& g, NcclAlgorith
     case NcclAlgorithm::ring: {
       if (kind == CollectiveKind::send_recv || kind == CollectiveKind::all_to_all || n < 2) return c;
       const double steps = kind == CollectiveKind::all_reduce ? 2.0 * (n - 1) : n - 1.0;
-      const double sent = ring_pipeline_bytes(kind, S, n, ring_chunk_bytes);
+      const double sent = ring_pipeline_bytes(kind, S, n, ring_chunk_bytes, g.ring_channels);
       if (!g.multi_node) {
         lat += steps * hnv;
         transfer = sent / B_up;
@@ -232,12 +307,10 @@ Tier tier_of(const NcclCalibration* cal, CollectiveKind kind, CommScope scope, N
 
 const char* to_string(CommScope s) { return s == CommScope::intra_node ? "intra-node" : "inter-node"; }
 
-double NcclCalibration::ring_chunk_bytes(CollectiveKind kind, bool multi_node) const {
-  const ScopeConstants& net = at(kind, CommScope::inter_node);
-  const ScopeConstants& up = at(kind, CommScope::intra_node);
-  if (multi_node && net.calibrated) return net.ring_chunk_bytes;
-  if (!multi_node && up.calibrated) return up.ring_chunk_bytes;
-  return kRingPipelineChunkBytes;
+double NcclCalibration::ring_chunk_bytes(CollectiveKind kind, bool multi_node, NcclProtocol p) const {
+  const ScopeConstants& sc = at(kind, multi_node ? CommScope::inter_node : CommScope::intra_node);
+  if (!sc.calibrated) return kRingPipelineChunkBytes;
+  return p == NcclProtocol::ll ? sc.ring_chunk_bytes_ll : sc.ring_chunk_bytes;
 }
 
 bool NcclCalibration::any() const {
@@ -265,11 +338,16 @@ AlgorithmChoice estimate(CollectiveKind kind, double S, const GroupGeometry& g, 
   if (calibration) {
     const Tier up = tier_of(calibration, kind, CommScope::intra_node, p);
     const Tier net = g.multi_node ? tier_of(calibration, kind, CommScope::inter_node, p) : Tier{};
-    used = cost_of(kind, S, g, a, p, up, net, calibration->ring_chunk_bytes(kind, g.multi_node), ok);
+    used = cost_of(kind, S, g, a, p, up, net, calibration->ring_chunk_bytes(kind, g.multi_node, p), ok);
   }
   c.latency = from_seconds(used.latency);
   c.duration = from_seconds(used.latency + used.transfer);
   c.tuned = from_seconds(base.latency + base.tuned_transfer);
+  if (nccl_tuner_applies(g)) {
+    bool tuner_ok = false;
+    const double us = nccl_tuner_time_us(kind, S, g, a, p, &tuner_ok);
+    if (tuner_ok) c.tuned = from_seconds(us * 1e-6);
+  }
   c.bytes_sent_per_rank = busbw_factor(kind, g.ranks) * S;
   return c;
 }
@@ -286,6 +364,9 @@ AlgorithmChoice choose_algorithm(CollectiveKind kind, double bytes, const GroupG
     // NCCL has no hierarchical all-reduce of its own (that is Horovod's / torch's): only when forced.
     if (a == NcclAlgorithm::hierarchical && (pass == 1 || forced != to_string(a))) continue;
     for (NcclProtocol p : {NcclProtocol::ll, NcclProtocol::ll128, NcclProtocol::simple}) {
+      // NCCL enables LL128 by default "only on Volta/Ampere/Hopper+NVLink" (src/graph/tuning.cc at
+      // v2.21.5-1, ncclTopoTuneModel: typeIntra <= PATH_NVB, typeInter <= PATH_PXB).
+      if (p == NcclProtocol::ll128 && !g.nvlink) continue;
       bool ok = false;
       const AlgorithmChoice c = estimate(kind, bytes, g, a, p, &ok, calibration);
       if (ok && (!have || c.tuned < best.tuned)) best = c, have = true;

@@ -140,12 +140,14 @@ inline constexpr double kNvlsPipelineChunkBytes = 16e6;
 inline constexpr int kRingChannels = 16;
 inline constexpr double kRingChannelMinBytes = 65536;
 
-// Channels a ring runs on for a message of S bytes: clamp(S / kRingChannelMinBytes, 1, kRingChannels).
-double ring_channels(double S);
+// Channels a ring runs on for a message of S bytes: clamp(S / kRingChannelMinBytes, 1, max_channels)
+// (max_channels: the group's GroupGeometry::ring_channels, kRingChannels on NVLink nodes).
+double ring_channels(double S, int max_channels = kRingChannels);
 // Bytes a rank of a ring sends in effect, fill included (the fill step runs on ring_channels(S) of
-// kRingChannels channels): f S + s min(S/n, kRingPipelineChunkBytes) kRingChannels / ring_channels(S).
+// max_channels channels): f S + s min(S/n, kRingPipelineChunkBytes) max_channels / ring_channels(S).
 // `chunk_bytes` replaces kRingPipelineChunkBytes (a calibrated tier's ScopeConstants::ring_chunk_bytes).
-double ring_pipeline_bytes(models::CollectiveKind kind, double S, int n, double chunk_bytes = kRingPipelineChunkBytes);
+double ring_pipeline_bytes(models::CollectiveKind kind, double S, int n, double chunk_bytes = kRingPipelineChunkBytes,
+                           int max_channels = kRingChannels);
 // Bytes an NVLS all-reduce writes into the switch per GPU in effect: S + min(S/2, kNvlsPipelineChunkBytes).
 double nvls_pipeline_bytes(double S);
 // NCCL's double binary tree over `nodes` nodes: the parent of `node` in tree 0 and tree 1 (-1: root).
@@ -164,6 +166,18 @@ struct GroupGeometry {
   bool nvls = false;           // NVLS possible for this group (one NVSwitch node with in-switch reduction)
   bool multi_node = false;
   double network_hop_extra_s = 0;  // added to every network hop: a custom link's latency over the reference
+  // The node's GPUs talk over NVLink (NVSwitch, NVL72, NVLink bridges; a topology file's "custom" nodes
+  // count as such); false: PCIe only (cluster intra_node "pcie"). NCCL enables LL128 only with NVLink, and the chooser of a group across PCIe-only
+  // nodes ranks by NCCL's own tuner tables (nccl_tuner_time_us below).
+  bool nvlink = true;
+  // NCCL's ring/tree graph for a group across PCIe-only nodes (src/graph/search.cc at v2.21.5): channels
+  // and the bandwidth of each, GB/s (see nccl_tuner_time_us). 0 where the tuner tables are not used.
+  int tuner_channels = 0;
+  double tuner_channel_GBps = 0;
+  // Channels of a full-size ring (ring_channels, ring_pipeline_bytes): kRingChannels on NVLink nodes;
+  // across PCIe-only nodes NCCL's communicator channels, twice the graph's (ncclTopoPostset doubles
+  // them, src/graph/connect.cc at v2.21.5-1): "2 coll channels" in the 2-node A100 PCIe log's INFO lines.
+  int ring_channels = kRingChannels;
 };
 GroupGeometry group_geometry(const topo::Cluster& cluster, std::span<const int> gpus);
 
@@ -175,6 +189,40 @@ struct AlgorithmChoice {
   Time tuned = 0;          // what NCCL's tuner believes duration to be (the chooser ranks by it)
   double bytes_sent_per_rank = 0;
 };
+
+// NCCL's own tuner (src/graph/tuning.cc at NVIDIA/nccl v2.21.5-1 = ab2b89c4: ncclTopoTuneModel and
+// ncclTopoGetAlgoTime), what NCCL believes one (algorithm, protocol) costs, in us, for a group across
+// PCIe-only nodes (nccl_tuner_applies). NCCL picks the smallest of these; it knows nothing of what the
+// hardware achieves. The arithmetic, for n ranks on N nodes, ppn = n / N, the ring graph's C channels of
+// b GB/s each (search.cc: the largest speedArrayInter entry {48, 30, 28, 24, 20, ...} not above the GPU's
+// PCIe link and its NIC's line rate, C = max(1, NICs per node / ppn); the graph is not duplicated below
+// 25 GB/s, ncclTopoDupChannels; ncclTopoPostset then doubles the communicator's channels to 2C):
+//   bus bandwidth B = C b (bwIntra at N <= 2, bwInter above: the same graph here), then
+//     ring LL      min(llMaxBw, B / 2)           llMaxBw = 39 (N = 2) / 20.4 (N > 2), x86 Intel host
+//     ring Simple  B
+//     tree         min(0.92 B, C perChMaxTreeBw) perChMaxTreeBw = 23.6 (N = 2) / 17.8 (Ampere row)
+//     tree LL      min(that / 3.8, llMaxBw);  x 0.85 when ppn = 1 (NCCL_TOPO_PATTERN_TREE)
+//   algorithm bandwidth: ring x n / nsteps, tree x 0.5 (nsteps 2(n-1) all-reduce, n-1 all-gather /
+//     reduce-scatter, n broadcast)
+//   latency: ring  baseLat + (nsteps - nInter) max(intraLat, netOverhead) + nInter interLat, nInter =
+//     2N all-reduce (sic, at 2.21.5), N-1 all-gather / reduce-scatter; netOverhead 1 us (Intel), x3 for
+//     Simple; baseLat 6.6 / 8.4 (LL / Simple), intraLat the PCI row 1.0 / 5.7, interLat the NET row
+//     2.7 / 14.0. broadcast: baseLat + interLat (sameChannels).
+//            tree  baseLat 6.8 / 0 + 2 ((ppn-1) 1.0 / 28 + log2(N) 5.0 / 28)
+//   time = latency (x 1.4 for a Simple ring all-reduce once S / (2C n) >= 64, the "plateau effect") +
+//     S / (1000 bw), the tree's bw times treeCorrectionFactor[p][log2(S / 64)] below 256 MiB.
+// LL128 is off (tuning.cc enables it "only on Volta/Ampere/Hopper+NVLink": typeIntra <= PATH_NVB and
+// typeInter <= PATH_PXB), CollNet too (it needs NCCL_COLLNET_ENABLE=1, init.cc). The table rows that need
+// the host CPU vendor take Intel's (an AMD host: netOverhead 2 us, llMaxBw 22.5 at N = 2), and the GPU
+// rows Ampere's (the generation of the PCIe cards measured; Hopper's perChMaxTreeBw is 41.4 at N = 2).
+// On 2 nodes x 1 A100 PCIe with one HDR NIC (calibrate/published/nccl-tests-logs/a100-pcie-2node-hdr-
+// allreduce-info-interleaved.log): ring LL 15.4 us + S / 12 GB/s, ring Simple 74.2 us + S / 24 GB/s, so
+// NCCL runs LL up to 1 MiB (102.8 against 117.9 us) and Simple from 2 MiB (161.6 against 190.2 us): the
+// switch sits at 1.41 MB, where the log's busbw jumps from 0.31 to 5.74 GB/s. `ok` false when NCCL has no
+// such (algorithm, protocol) for the collective.
+bool nccl_tuner_applies(const GroupGeometry& g);
+double nccl_tuner_time_us(models::CollectiveKind kind, double bytes, const GroupGeometry& g, NcclAlgorithm a,
+                          NcclProtocol p, bool* ok);
 
 // Evaluates one (algorithm, protocol); `ok` false when the algorithm does not apply.
 AlgorithmChoice estimate(models::CollectiveKind kind, double bytes, const GroupGeometry& g, NcclAlgorithm a,
@@ -188,7 +236,11 @@ AlgorithmChoice estimate(models::CollectiveKind kind, double bytes, const GroupG
 //                        tier (the ring's and tree's network share, the chain's and NVLS's scale-up part);
 //   hop_latency_extra_us added to every hop of the tier (h_nv or h_net), every protocol alike;
 //   ring_chunk_bytes     the ring's pipeline chunk C_ring (its fill term) on the tier: a ring across
-//                        nodes takes the network tier's, one inside a node the scale-up tier's.
+//                        nodes takes the network tier's, one inside a node the scale-up tier's; LL128 and
+//                        Simple share it, LL has its own (ring_chunk_bytes_ll): NCCL gives LL its own
+//                        buffer and step (src/init.cc at v2.21.5-1: DEFAULT_LL_BUFFSIZE = 8 lines x 512
+//                        threads x NCCL_STEPS x 16 B = 512 KiB of flagged lines against Simple's 4 MiB),
+//                        so its pipeline fills at another granularity.
 // Both are structural: a ring over n ranks still pays 2(n-1) hops and 2(n-1)/n S on the tier, so a fit
 // at 16 ranks carries to 256 by the algorithm. NCCL's own tuner does not know a fabric is slow (its
 // tables in src/graph/tuning.cc are static per GPU generation and link kind), so the chooser keeps
@@ -201,7 +253,8 @@ struct ScopeConstants {
   bool calibrated = false;
   std::array<double, 3> bandwidth_scale{1.0, 1.0, 1.0};  // indexed by NcclProtocol
   double hop_latency_extra_us = 0;
-  double ring_chunk_bytes = kRingPipelineChunkBytes;
+  double ring_chunk_bytes = kRingPipelineChunkBytes;     // LL128 and Simple
+  double ring_chunk_bytes_ll = kRingPipelineChunkBytes;  // LL (its own buffer and steps in NCCL)
 };
 
 struct NcclCalibration {
@@ -214,8 +267,9 @@ struct NcclCalibration {
     return by_kind[static_cast<std::size_t>(kind)][static_cast<std::size_t>(scope)];
   }
   bool any() const;
-  // The ring pipeline chunk a group of `kind` uses (multi_node: the network tier's when calibrated).
-  double ring_chunk_bytes(models::CollectiveKind kind, bool multi_node) const;
+  // The ring pipeline chunk a group of `kind` uses under protocol p (multi_node: the network tier's when
+  // calibrated).
+  double ring_chunk_bytes(models::CollectiveKind kind, bool multi_node, NcclProtocol p) const;
 };
 
 // Evaluates one (algorithm, protocol) with calibrated constants (`calibration` may be null: defaults);
@@ -236,6 +290,9 @@ AlgorithmChoice estimate(models::CollectiveKind kind, double bytes, const GroupG
 // So the chooser ranks by `tuned` (the tuner's view, W = 4 sends for every tree) and the simulated time
 // is the structure's `duration`; `simulation.nccl_algorithm` (NCCL_ALGO) forces the tree where a user
 // runs it. docs/calibration.md ("Which algorithm NCCL picks") shows the 16-rank 100 GbE case.
+// Across PCIe-only nodes (nccl_tuner_applies) `tuned` is NCCL's own table arithmetic instead
+// (nccl_tuner_time_us), and LL128 is never chosen on nodes without NVLink; NVLink nodes keep the
+// structural ranking above, which matches their measured switches.
 AlgorithmChoice choose_algorithm(models::CollectiveKind kind, double bytes, const GroupGeometry& g,
                                  const std::string& forced = {}, const NcclCalibration* calibration = nullptr);
 

@@ -9,15 +9,17 @@
 // network tier when the group spans nodes, else the scale-up tier) are
 //   s_p  per protocol p, multiplying the tier's bandwidth (B_net or B_up / the NVLS line rate),
 //   d    one extra latency per hop of that tier (h_net + d, or h_nv + d), for every protocol, and
-//   C    the ring's pipeline chunk on the tier (its fill term, kRingPipelineChunkBytes by default),
+//   C    the ring's pipeline chunk on the tier (its fill term, kRingPipelineChunkBytes by default), one
+//        for LL128 and Simple and one for LL (ScopeConstants::ring_chunk_bytes_ll),
 // so the model's time is t_i = L_p + hops_i (h + d) + X_i(C) / (s_p B e_p) (the max over tiers and the
-// fill as in nccl_model.hpp). One objective, sum |ln t_i - ln m_i| over the sizes (least absolute log
-// error: each size counts alike and a few broken rows pull it far less than squares would), is lowered
-// by coordinate descent: s_p over the sizes that ran p, then d, then C, six rounds; each step a scan
-// over 241 values and golden-section refinement around the best. d is kept above -h (a hop never takes
-// negative time). Then sizes more than 3 robust sigmas (and 25 %) off are left out as outliers and the
-// constants refitted once: on the published 2-node A100 log the 1 MiB row ran NCCL's small-message
-// protocol at 0.31 GB/s where the tuner's model runs Simple. A protocol with no size left takes the
+// fill as in nccl_model.hpp). Coordinate descent lowers the least absolute log error sum |ln t_i - ln m_i|
+// (a few broken rows pull it far less than squares would): over every size alike for d and C, and over
+// the sizes that ran p, each weighted by its measured time m_i, for s_p (a protocol's bandwidth is read
+// where it moves the data: on the published 2-node A100 PCIe log LL's time per byte doubles from 8 KiB to
+// 1 MiB, which no linear transfer term follows, and an unweighted s_LL left 1 MiB 15 % off). kRounds
+// rounds; each step a scan over 241 values and golden-section refinement around the best. d is kept
+// above -h (a hop never takes negative time). Then sizes more than 3 robust sigmas (and 25 %) off are
+// left out as outliers and the constants refitted once. A protocol with no size left takes the
 // nearest measured one's scale (Simple, LL128, LL). A size is "bandwidth-bound" when the fitted model's
 // transfer is at least half its time, "latency-bound" otherwise (it then pins d, hardly s_p). d is fitted
 // only when two sizes or more spend a quarter of their default time in latency; else it stays 0.

@@ -94,6 +94,7 @@ TEST_CASE("profile json: a comm entry's fitted NCCL constants round-trip exactly
   f.nccl.bandwidth_scale_simple = 0.2678;
   f.nccl.hop_latency_extra_us = -1.25;
   f.nccl.ring_chunk_bytes = 1030.5;
+  f.nccl.ring_chunk_bytes_ll = 570000.25;
   p.comm.fits.push_back(f);
   const std::string text = models::profile_to_json(p);
   const models::CalibrationProfile back = models::parse_profile(text, "p.json");
@@ -108,6 +109,7 @@ TEST_CASE("profile json: a comm entry's fitted NCCL constants round-trip exactly
   CHECK(n.bandwidth_scale_simple == 0.2678);
   CHECK(n.hop_latency_extra_us == -1.25);
   CHECK(n.ring_chunk_bytes == 1030.5);
+  CHECK(n.ring_chunk_bytes_ll == 570000.25);
   // An entry without the block (every profile before it) is not fitted: the defaults apply.
   models::CommFit plain = f;
   plain.nccl = {};
@@ -124,5 +126,27 @@ TEST_CASE("profile json: a missing NCCL constant is named with its path", "[cali
     FAIL("accepted");
   } catch (const cs::InputError& e) {
     CHECK(std::string(e.what()) == "p.json: comm[0].nccl.hop_latency_extra_us: missing");
+  }
+}
+
+TEST_CASE("profile json: a profile without the LL ring chunk takes ring_chunk_bytes for it", "[calibrate]") {
+  // Profiles written before the LL protocol had its own chunk carry one ring_chunk_bytes for every protocol.
+  const std::string text = R"({"comm": [{"collective": "all_reduce", "ranks": 2, "level": "network", "alpha_us": 1,
+    "beta_GBps": 1, "nccl": {"nodes": 2, "bandwidth_scale_LL": 1, "bandwidth_scale_LL128": 1,
+    "bandwidth_scale_Simple": 1, "hop_latency_extra_us": 0, "ring_chunk_bytes": 1000}}]})";
+  const models::NcclConstants n = models::parse_profile(text, "p.json").comm.fits.at(0).nccl;
+  CHECK(n.ring_chunk_bytes == 1000);
+  CHECK(n.ring_chunk_bytes_ll == 1000);
+}
+
+TEST_CASE("profile json: an LL ring chunk out of range is named with its path", "[calibrate][bad-input]") {
+  const std::string text = R"({"comm": [{"collective": "all_reduce", "ranks": 2, "level": "network", "alpha_us": 1,
+    "beta_GBps": 1, "nccl": {"nodes": 2, "bandwidth_scale_LL": 1, "bandwidth_scale_LL128": 1,
+    "bandwidth_scale_Simple": 1, "hop_latency_extra_us": 0, "ring_chunk_bytes": 1000, "ring_chunk_bytes_LL": 0}}]})";
+  try {
+    (void)models::parse_profile(text, "p.json");
+    FAIL("accepted");
+  } catch (const cs::InputError& e) {
+    CHECK(std::string(e.what()) == "p.json: comm[0].nccl.ring_chunk_bytes_LL: 0 is out of range (expected a number of bytes in (0, 1e12])");
   }
 }

@@ -11,6 +11,7 @@
 #include "sim/network/nccl_model_fit.hpp"
 #include "sim/validation/nccl_validation.hpp"
 #include "topologies/cluster.hpp"
+#include "topologies/link_catalog.hpp"
 
 using namespace cs::sim;
 using cs::models::CollectiveKind;
@@ -174,4 +175,96 @@ TEST_CASE("nccl chooser: on 16 ranks over 100 GbE it runs the ring at 1 GiB, as 
   CHECK(forced.duration == tree.duration);
   // Smaller messages, where the tree's log-depth latency counts, stay on the tree.
   CHECK(choose_algorithm(CollectiveKind::all_reduce, 4194304.0, g).algorithm == NcclAlgorithm::tree);
+}
+
+namespace {
+
+// The cluster of nccl-tests#293 (calibrate/published/nccl-tests-logs/a100-pcie-2node-hdr-allreduce-info-
+// interleaved.log): 2 nodes x 1 A100 PCIe, one HDR NIC each; examples/a100-2node-hdr-dp.json.
+cs::topo::ClusterSpec pcie_2node_hdr() {
+  cs::topo::ClusterSpec s;
+  s.nodes = 2;
+  s.gpus_per_node = 1;
+  s.intra = *cs::topo::find_intra_node("pcie");
+  s.nic = *cs::topo::find_net_link("ib-hdr200");
+  s.nics_per_node = 1;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("nccl tuner: across PCIe-only nodes the chooser does NCCL 2.21.5's arithmetic", "[sim][calibration]") {
+  // src/graph/tuning.cc at NVIDIA/nccl v2.21.5-1 for 2 ranks on 2 nodes (ppn 1), Ampere, x86 Intel host.
+  // Graph (search.cc): the GPU -> NIC path carries min(PCIe 64, HDR 200/8 = 25) GB/s, the fastest
+  // speedArrayInter entry not above it is 24; one NIC for the node's one GPU: 1 channel of 24 GB/s
+  // (bus bandwidth B = 24), doubled to 2 communicator channels by ncclTopoPostset.
+  //   ring LL      bw = min(llMaxBw 39, B/2) x n/nsteps (2/2) = 12 GB/s
+  //                lat = baseLat 6.6 + (nsteps 2 - nInter 2N = 4) max(PCI 1.0, netOverhead 1)
+  //                      + 4 x NET 2.7 = 15.4 us
+  //   ring Simple  bw = 24; lat = (8.4 + (2-4) max(5.7, 3) + 4 x 14) x 1.4 (plateau) = 53 x 1.4 = 74.2 us
+  //   tree Simple  bw = min(0.92 B, 23.6) x 0.85 (pattern TREE) x 0.5 = 9.384, x treeCorrectionFactor;
+  //                lat = 0 + 2 (0 + log2(2) x 28) = 56 us
+  //   tree LL      bw = 22.08 / 3.8 x 0.85 x 0.5 = 2.4695 (x correction[LL][14] = .5), lat = 6.8 + 2 x 5.0 = 16.8 us
+  // time = lat + S / (1000 bw) us. At 1 MiB: ring LL 15.4 + 87.381 = 102.781, ring Simple 74.2 + 43.691
+  // = 117.891, tree Simple (correction[Simple][log2(2^14)] = .5) 56 + 223.483 = 279.483: LL. At 2 MiB:
+  // ring LL 15.4 + 174.763 = 190.163, ring Simple 74.2 + 87.381 = 161.581: Simple. The switch is at
+  // 15.4 + S/12000 = 74.2 + S/24000, S = 58.8 x 24000 = 1411200 B, where the log's busbw jumps from 0.31
+  // to 5.74 GB/s (between its 1 MiB and 2 MiB rows).
+  const cs::topo::Cluster cluster(pcie_2node_hdr());
+  const GroupGeometry g = group_geometry(cluster, first_gpus(2));
+  REQUIRE(nccl_tuner_applies(g));
+  CHECK(g.tuner_channels == 1);
+  CHECK(g.tuner_channel_GBps == 24.0);
+  CHECK(g.ring_channels == 2);
+  const auto tuner = [&](double S, NcclAlgorithm a, NcclProtocol p) {
+    bool ok = false;
+    const double t = nccl_tuner_time_us(CollectiveKind::all_reduce, S, g, a, p, &ok);
+    CHECK(ok);
+    return t;
+  };
+  const double MiB = 1048576.0;
+  CHECK(tuner(MiB, NcclAlgorithm::ring, NcclProtocol::ll) == Approx(15.4 + MiB / 12000));
+  CHECK(tuner(MiB, NcclAlgorithm::ring, NcclProtocol::simple) == Approx(74.2 + MiB / 24000));
+  CHECK(tuner(MiB, NcclAlgorithm::tree, NcclProtocol::simple) == Approx(56 + MiB / (1000 * 24 * .92 * .85 * .5 * .5)));
+  CHECK(tuner(MiB, NcclAlgorithm::tree, NcclProtocol::ll) == Approx(16.8 + MiB / (1000 * 24 * .92 / 3.8 * .85 * .5 * .5)));
+  CHECK(tuner(2 * MiB, NcclAlgorithm::ring, NcclProtocol::ll) == Approx(15.4 + 2 * MiB / 12000));
+  CHECK(tuner(2 * MiB, NcclAlgorithm::ring, NcclProtocol::simple) == Approx(74.2 + 2 * MiB / 24000));
+  bool ok = true;
+  (void)nccl_tuner_time_us(CollectiveKind::all_reduce, MiB, g, NcclAlgorithm::ring, NcclProtocol::ll128, &ok);
+  CHECK_FALSE(ok);  // LL128: NVLink systems only
+  const auto pick = [&](double S) { return choose_algorithm(CollectiveKind::all_reduce, S, g); };
+  for (double S = 8; S <= 1024 * MiB; S *= 2) {
+    INFO("size " << S);
+    CHECK(pick(S).algorithm == NcclAlgorithm::ring);
+    CHECK(pick(S).protocol == (S <= MiB ? NcclProtocol::ll : NcclProtocol::simple));
+  }
+  CHECK(pick(1411200 * 0.99).protocol == NcclProtocol::ll);
+  CHECK(pick(1411200 * 1.01).protocol == NcclProtocol::simple);
+  // The chooser ranks by the tuner; the simulated time is still the model's (default constants here).
+  bool est_ok = false;
+  const AlgorithmChoice c = estimate(CollectiveKind::all_reduce, MiB, g, NcclAlgorithm::ring, NcclProtocol::ll, &est_ok);
+  REQUIRE(est_ok);
+  CHECK(to_seconds(c.tuned) * 1e6 == Approx(15.4 + MiB / 12000));
+}
+
+TEST_CASE("nccl tuner: NVLink nodes keep the structural ranking", "[sim][calibration]") {
+  // Only groups across PCIe-only nodes use the tuner tables; NVSwitch nodes (every shipped scenario)
+  // rank as before, with a ring of kRingChannels channels.
+  const cs::topo::Cluster cluster(nccl_a100_cluster(2, 8, 8));
+  const GroupGeometry g = group_geometry(cluster, first_gpus(16));
+  CHECK(g.nvlink);
+  CHECK_FALSE(nccl_tuner_applies(g));
+  CHECK(g.ring_channels == kRingChannels);
+  bool ok = true;
+  (void)nccl_tuner_time_us(CollectiveKind::all_reduce, 1048576.0, g, NcclAlgorithm::ring, NcclProtocol::ll, &ok);
+  CHECK_FALSE(ok);
+  // One PCIe node: no LL128 (typeIntra is PCI, above PATH_NVB), the structural ranking otherwise.
+  cs::topo::ClusterSpec one = pcie_2node_hdr();
+  one.nodes = 1;
+  one.gpus_per_node = 4;
+  const cs::topo::Cluster node(one);
+  const GroupGeometry h = group_geometry(node, first_gpus(4));
+  CHECK_FALSE(h.nvlink);
+  CHECK_FALSE(nccl_tuner_applies(h));
+  for (double S = 8; S <= 1073741824.0; S *= 4) CHECK(choose_algorithm(CollectiveKind::all_reduce, S, h).protocol != NcclProtocol::ll128);
 }
