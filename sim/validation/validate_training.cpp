@@ -360,6 +360,10 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
   else tr["zero_stage"] = zero;
   knob_apply(defaults, "overlap_grad_reduce", p, m, tr);
   knob_apply(defaults, "tp_comm_overlap", p, m, tr);
+  // The framework and release of calibrate/published/frameworks.json the entry ran (training.framework):
+  // its defaults fill what the scenario still leaves out (gradient dtypes, buckets, overlaps, where the
+  // parameter gather runs), and its refusals apply.
+  knob_apply(defaults, "training_framework", p, m, tr);
   if (const auto dp = num(par, "dp"); dp && std::llround(*dp * *tp * *pp * cp) != p.gpus)
     p.assumptions.push_back("published DP " + fmt("%g", *dp) + " does not match GPUs / (TP PP CP); DP derived from the GPU count");
   p.scenario = {{"name", p.id}, {"cluster", cl}, {"model", m}, {"training", tr}};
