@@ -375,7 +375,7 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
     p.layout += " ETP" + tr["expert_tensor_parallel_size"].dump();
   if (vp > 1) p.layout += " VP" + fmt("%g", vp);
   p.layout += " mbs" + fmt("%g", mbs) + (sp ? " SP" : "") + (fsdp.empty() ? (zero ? " ZeRO-" + std::to_string(zero) : "") : " " + fsdp) +
-              " rc-" + recompute + " " + precision;
+              " rc-" + recompute + " " + tr.value("precision", precision);  // as the framework mapping left it
 
   // Measured figure -> tokens/s per GPU, with the source's convention.
   MegatronFlopsInput mf{*gbs, *seq, *layers, *hidden, *heads, groups, *ffn,
