@@ -275,7 +275,11 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
   if (!gbs || !seq || p.gpus <= 0) return skip("batch or GPU count not given");
 
   // Layout.
-  const double cp = num(par, "cp").value_or(1), ep = num(par, "ep").value_or(1), vp = num(par, "vp").value_or(1);
+  const double cp = num(par, "cp").value_or(1), ep = num(par, "ep").value_or(1);
+  double vp = num(par, "vp").value_or(0);
+  if (vp <= 0)  // not published: the run's schedule where its framework release knows it, else one chunk
+    if (const json v = knob_value(defaults, "virtual_pipeline", p); v.is_number()) vp = v.get<double>();
+  if (vp <= 0) vp = 1;
   double mbs = num(batch, "micro").value_or(0);
   if (mbs <= 0) mbs = knob_value(defaults, "micro_batch_size", p).get<double>();
   bool sp = false;

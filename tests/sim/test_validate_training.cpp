@@ -149,8 +149,7 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   // holds the same Qwen3-30B layout at 9058 and 5113 tokens/s (26.02.01 / 26.02) and 10494 / 5275
   // (25.09 tokendrop / 25.11): no model matches both, hence the max bound. These assertions hold today's
   // honest bound so that a regression fails; tighten them as the model improves. The other misses:
-  //  - SC'21 7.5B and 18.4B (TP4/TP8 without SP), 19-21% slow; their micro-batch size is not published
-  //    (1 assumed; at 2 the 7.5B would be -2%).
+  //  - SC'21, run with the paper's scripts' micro-batches, overlap and interleaving: 6-19% fast.
   //  - gpt-oss 22-26% fast and Qwen3-30B EP16 15-16% slow (MoE; see the closing notes).
   //  - Qwen3-235B (TP2 PP8 VP4, EP32 folded over TP x DP with expert TP 1): dropless 11-17% slow, the
   //    recipe's moe_a2a_overlap (the EP all-to-all hidden behind another micro-batch) not modelled; the
@@ -193,9 +192,12 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   CHECK(korthikanti.mean_abs_error < 0.04);                  // and the mean below 10% (today 3.0%)
   const auto sc21 = summary("megatron_sc21_weak_scaling_A100");
   CHECK(sc21.compared == 10);
-  // Mean 7.8% with Megatron-LM's unfused attention of 2021 and A100 GEMMs carried by the A100's ceiling
-  // and SM rate (compute_model.hpp); 7.5B and 18.4B (TP4/TP8 without SP) are still 19-21% slow.
-  CHECK(sc21.mean_abs_error < 0.08);
+  // The runs as the paper's own scripts ran them (Megatron-LM examples/sc21/run_table_1.sh @ de7dc40):
+  // micro-batches 16..1, torch DDP's overlapped all-reduce up to 18.4B, interleaved chunks from 76B,
+  // --fp16. With them every point is 6-19% fast (mean 10.7%, all positive): the micro-batch of 1 assumed
+  // before made 7.5B and 18.4B 19-21% slow and hid it (7.8% then). The A100 of the 2020 container
+  // (pytorch 20.12) is what is left to model.
+  CHECK(sc21.mean_abs_error < 0.11);
   CHECK(sc21.max_abs_error < 0.22);
   const auto mpt = summary("mosaicml_llmfoundry_MPT_FSDP");
   CHECK(mpt.compared == 81);
@@ -404,4 +406,47 @@ TEST_CASE("validate reports conflicting points in their own line, out of the con
   // The group line keeps every point.
   CHECK(v.by_group[0].compared == 2);
   CHECK(v.by_group[0].conflicting == 0);
+}
+
+TEST_CASE("validate runs SC'21 Table 1 as the paper's scripts ran it", "[sim][validate]") {
+  // Megatron-LM examples/sc21/run_table_1.sh @ de7dc40: GPT-76.1B at TP 8, PP 4 with
+  // --num-layers-per-virtual-pipeline-stage 5: 60 layers / 4 stages = 15 per stage, / 5 = 3 chunks; MBS 2;
+  // --DDP-impl local (all-reduce after the backward). GPT-7.5B: MBS 16, --DDP-impl torch (overlapped).
+  auto sc21 = [](const std::string& name, double layers, double hidden, double heads, double tp, double pp, double gpus) {
+    json e = entry();
+    e["group"] = "megatron_sc21_weak_scaling_A100";
+    e["framework"] = "Megatron-LM (PTD-P, interleaved schedule where used)";
+    e["precision"] = "mixed (fp16/bf16 not stated in table)";
+    e["model"]["name"] = name;
+    e["model"]["layers"] = layers;
+    e["model"]["hidden"] = hidden;
+    e["model"]["heads"] = heads;
+    e["model"]["kv_heads"] = heads;
+    e["model"]["ffn_hidden"] = 4 * hidden;
+    e["parallel"]["tp"] = tp;
+    e["parallel"]["pp"] = pp;
+    e["parallel"]["dp"] = 32;
+    e["cluster"]["count"] = gpus;
+    e["cluster"]["nodes"] = gpus / 8;
+    e["batch"]["global"] = 1792;
+    const auto points = convert_published_training(json::array({e}), "p.json");
+    REQUIRE_FALSE(points[0].skipped);
+    return points[0];
+  };
+  const TrainingPoint big = sc21("GPT-76.1B", 60, 10240, 80, 8, 4, 1024);
+  CHECK(big.scenario["training"]["virtual_pipeline_model_parallel_size"] == 3);
+  CHECK(big.scenario["training"]["pipeline_schedule"] == "interleaved");
+  CHECK(big.scenario["training"]["micro_batch_size"] == 2);
+  CHECK(big.scenario["training"]["overlap_grad_reduce"] == false);
+  CHECK(big.scenario["training"]["precision"] == "fp16");
+  CHECK(big.layout.find(" VP3 mbs2 ") != std::string::npos);
+  const TrainingPoint small = sc21("GPT-7.5B", 36, 4096, 32, 4, 1, 128);
+  CHECK(small.scenario["training"]["micro_batch_size"] == 16);
+  CHECK(small.scenario["training"]["overlap_grad_reduce"] == true);
+  CHECK_FALSE(small.scenario["training"].contains("virtual_pipeline_model_parallel_size"));
+  // Outside SC'21's group the same framework keeps its 2021-2022 defaults: micro-batch 1, no overlap.
+  json other = entry();
+  const auto o = convert_published_training(json::array({other}), "p.json");
+  CHECK(o[0].scenario["training"]["micro_batch_size"] == 1);
+  CHECK(o[0].scenario["training"]["overlap_grad_reduce"] == false);
 }
