@@ -131,6 +131,14 @@ double last_stage_microbatches(const TrainingConfig& t) {
 // store beyond its inputs (scores, LSE), layernorm the two norm outputs (QKV's and FC1's inputs), mlp a
 // dense MLP's FC1 output and FC2 input, moe_act each expert's FC2 input; full
 // recompute keeps only the layer input (2 s b h, / t with SP).
+// FP8 training (precision fp8): Transformer Engine saves the FP8-quantized input of each FP8 GEMM for its
+// backward pass, 1 byte per element instead of 2: QKV's and FC1's inputs (the norm outputs), the
+// out-proj input and FC2's input, and the experts' FC1 and FC2 inputs. The norm inputs, Q/K/V, a fused
+// attention kernel's output O and the FC1 output are bf16 tensors saved by other ops and stay 2 bytes
+// (NVIDIA/TransformerEngine @ d0067d0 transformer_engine/pytorch/module/linear.py _Linear.forward:
+// "saved_inputmat = inputmat", the quantized input, with its row-wise data discarded when backward needs
+// only the column-wise copy; layernorm_linear.py and layernorm_mlp.py save ln_out and the FC2 input the
+// same way).
 double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t, bool moe_layer) {
   CS_CHECK(layout_problems(m, t).empty());
   const bool sp = t.sequence_parallel && t.tp > 1;
@@ -149,11 +157,15 @@ double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t,
 
   const bool selective = t.recompute == Recompute::selective;
   const RecomputeModules& rm = t.recompute_modules;
-  // Inputs of the two norms, of QKV and of FC1 (the norm outputs, not stored when recompute_modules
-  // re-runs the norms), plus the two residual-branch dropout masks.
-  double bytes = (selective && rm.layernorm ? 4.0 : 8.0) * th + 2.0 * dropout_masks * th;
-  // Q, K, V and the attention output (the out-proj input).
-  bytes += 2.0 * T * dh * (hq + 2.0 * hkv) + 2.0 * T * dh * hq;
+  const double gemm_in = t.precision == Dtype::fp8 ? 1.0 : 2.0;  // bytes of a saved GEMM input (above)
+  // Inputs of the two norms (2 bytes each), of QKV and of FC1 (the norm outputs, GEMM inputs, not stored
+  // when recompute_modules re-runs the norms), plus the two residual-branch dropout masks.
+  double bytes = (4.0 + (selective && rm.layernorm ? 0.0 : 2.0 * gemm_in)) * th + 2.0 * dropout_masks * th;
+  // Q, K, V and the attention output (the out-proj input). A fused attention kernel keeps its output O
+  // for its own backward too: one bf16 tensor with out-proj's input in 16-bit training, a second (FP8)
+  // copy beside it in FP8.
+  const double attention_out = gemm_in + (gemm_in < 2.0 && m.attention_impl != AttentionImpl::unfused ? 2.0 : 0.0);
+  bytes += 2.0 * T * dh * (hq + 2.0 * hkv) + attention_out * T * dh * hq;
   if (!(selective && rm.core_attn)) {
     if (m.attention_impl != AttentionImpl::unfused) {
       bytes += 4.0 * T * hq;  // fp32 log-sum-exp per query row
@@ -165,7 +177,7 @@ double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t,
   if (m.num_moe_experts == 0 || !moe_layer) {
     const double f = d(m.ffn_hidden_size) / tp;
     const double fc1_out = m.activation == Activation::swiglu ? 2.0 * f : f;
-    if (!(selective && rm.mlp)) bytes += 2.0 * T * fc1_out + 2.0 * T * f;  // "mlp": re-run, keeps its input only
+    if (!(selective && rm.mlp)) bytes += 2.0 * T * fc1_out + gemm_in * T * f;  // "mlp": re-run, keeps its input only
   } else {
     // The rank routes its Tr tokens (the sequence shard with SP; transformer.cpp mlp_ops): router
     // probabilities (fp32, Tr E), the expert FC1 inputs after the dispatch and the ETP all-gather
@@ -175,11 +187,11 @@ double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t,
     const double Tr = sp ? T / tp : T, Tx = Tr * d(t.expert_tp());
     const double f = d(expert_ffn(m)) / d(t.expert_tp());
     const double fc1_out = m.activation == Activation::swiglu ? 2.0 * f : f;
-    bytes += 4.0 * Tr * d(m.num_moe_experts) + 2.0 * Tx * k * h + 2.0 * Tx * k * fc1_out +
-             (selective && rm.moe_act ? 0.0 : 2.0 * Tx * k * f) + 2.0 * Tr * k * h;  // moe_act: FC2 input re-run
+    bytes += 4.0 * Tr * d(m.num_moe_experts) + gemm_in * Tx * k * h + 2.0 * Tx * k * fc1_out +
+             (selective && rm.moe_act ? 0.0 : gemm_in * Tx * k * f) + 2.0 * Tr * k * h;  // moe_act: FC2 input re-run
     // Shared experts: a dense MLP of width S / t on all T tokens (its input is the norm output above).
     const double fs = d(m.moe_shared_expert_intermediate_size) / tp;
-    bytes += 2.0 * T * (m.activation == Activation::swiglu ? 2.0 * fs : fs) + 2.0 * T * fs;
+    bytes += 2.0 * T * (m.activation == Activation::swiglu ? 2.0 * fs : fs) + gemm_in * T * fs;
   }
   return bytes;
 }

@@ -275,7 +275,11 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
   if (!gbs || !seq || p.gpus <= 0) return skip("batch or GPU count not given");
 
   // Layout.
-  const double cp = num(par, "cp").value_or(1), ep = num(par, "ep").value_or(1), vp = num(par, "vp").value_or(1);
+  const double cp = num(par, "cp").value_or(1), ep = num(par, "ep").value_or(1);
+  double vp = num(par, "vp").value_or(0);
+  if (vp <= 0)  // not published: the run's schedule where its framework release knows it, else one chunk
+    if (const json v = knob_value(defaults, "virtual_pipeline", p); v.is_number()) vp = v.get<double>();
+  if (vp <= 0) vp = 1;
   double mbs = num(batch, "micro").value_or(0);
   if (mbs <= 0) mbs = knob_value(defaults, "micro_batch_size", p).get<double>();
   bool sp = false;
@@ -360,6 +364,10 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
   else tr["zero_stage"] = zero;
   knob_apply(defaults, "overlap_grad_reduce", p, m, tr);
   knob_apply(defaults, "tp_comm_overlap", p, m, tr);
+  // The framework and release of calibrate/published/frameworks.json the entry ran (training.framework):
+  // its defaults fill what the scenario still leaves out (gradient dtypes, buckets, overlaps, where the
+  // parameter gather runs), and its refusals apply.
+  knob_apply(defaults, "training_framework", p, m, tr);
   if (const auto dp = num(par, "dp"); dp && std::llround(*dp * *tp * *pp * cp) != p.gpus)
     p.assumptions.push_back("published DP " + fmt("%g", *dp) + " does not match GPUs / (TP PP CP); DP derived from the GPU count");
   p.scenario = {{"name", p.id}, {"cluster", cl}, {"model", m}, {"training", tr}};
@@ -371,7 +379,7 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
     p.layout += " ETP" + tr["expert_tensor_parallel_size"].dump();
   if (vp > 1) p.layout += " VP" + fmt("%g", vp);
   p.layout += " mbs" + fmt("%g", mbs) + (sp ? " SP" : "") + (fsdp.empty() ? (zero ? " ZeRO-" + std::to_string(zero) : "") : " " + fsdp) +
-              " rc-" + recompute + " " + precision;
+              " rc-" + recompute + " " + tr.value("precision", precision);  // as the framework mapping left it
 
   // Measured figure -> tokens/s per GPU, with the source's convention.
   MegatronFlopsInput mf{*gbs, *seq, *layers, *hidden, *heads, groups, *ffn,
@@ -433,20 +441,28 @@ std::vector<ValidationSummary> summarize(const std::vector<TrainingPoint>& point
       out.emplace_back();
       out.back().key = c;
     }
-  for (const auto& p : points) {
-    const std::string& key = by_confidence ? p.confidence : p.group;
+  auto line = [&](const std::string& key) {
     auto it = std::find_if(out.begin(), out.end(), [&](const ValidationSummary& s) { return s.key == key; });
-    if (it == out.end()) {
-      out.emplace_back();
-      out.back().key = key;
-      it = out.end() - 1;
-    }
+    if (it != out.end()) return it;
+    out.emplace_back();
+    out.back().key = key;
+    return out.end() - 1;
+  };
+  // Conflicting points: counted in their confidence line, their statistics in a line of their own.
+  std::vector<const TrainingPoint*> conflicting;
+  for (const auto& p : points) {
+    auto it = line(by_confidence ? p.confidence : p.group);
     ++it->points;
     if (p.skipped) {
       ++it->skipped;
       continue;
     }
     ++it->compared;
+    if (by_confidence && p.conflicting) {
+      ++it->conflicting;
+      conflicting.push_back(&p);
+      continue;
+    }
     it->failed += p.failed;
     const double a = std::abs(p.error);
     it->mean_abs_error += a;
@@ -454,9 +470,53 @@ std::vector<ValidationSummary> summarize(const std::vector<TrainingPoint>& point
     if (a <= 0.15) ++it->within_15pct;
     if (a > it->max_abs_error || it->worst_id.empty()) it->max_abs_error = a, it->worst_id = p.id;
   }
-  for (auto& s : out)
-    if (s.compared) s.mean_abs_error /= static_cast<double>(s.compared), s.mean_error /= static_cast<double>(s.compared);
+  if (!conflicting.empty()) {
+    ValidationSummary c;
+    c.key = "conflicting";
+    for (const TrainingPoint* p : conflicting) {
+      ++c.points, ++c.compared;
+      c.failed += p->failed;
+      const double a = std::abs(p->error);
+      c.mean_abs_error += a;
+      c.mean_error += p->error;
+      if (a <= 0.15) ++c.within_15pct;
+      if (a > c.max_abs_error || c.worst_id.empty()) c.max_abs_error = a, c.worst_id = p->id;
+    }
+    out.push_back(c);
+  }
+  for (auto& s : out) {
+    const std::size_t n = s.compared - s.conflicting;
+    if (n) s.mean_abs_error /= static_cast<double>(n), s.mean_error /= static_cast<double>(n);
+  }
   return out;
+}
+
+// Marks the points whose stated run (conflict_key_of) another entry states too, with a measured figure
+// more than kConflictFactor away from theirs; every point of such a run is marked.
+void mark_conflicts(const json& doc, std::vector<TrainingPoint>& points) {
+  std::vector<std::string> keys;
+  for (const auto& e : doc) keys.push_back(conflict_key_of(e));
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    std::vector<std::size_t> same;
+    for (std::size_t j = 0; j < points.size(); ++j)
+      if (keys[j] == keys[i] && points[j].measured_tokens_per_s_per_gpu > 0) same.push_back(j);
+    if (same.size() < 2 || points[i].measured_tokens_per_s_per_gpu <= 0) continue;
+    double lo = 0, hi = 0;
+    for (std::size_t j : same) {
+      const double m = points[j].measured_tokens_per_s_per_gpu;
+      if (lo == 0 || m < lo) lo = m;
+      hi = std::max(hi, m);
+    }
+    if (hi <= kConflictFactor * lo) continue;
+    TrainingPoint& p = points[i];
+    p.conflicting = true;
+    std::string others;
+    for (std::size_t j : same)
+      if (j != i) others += (others.empty() ? "" : ", ") + points[j].id;
+    p.conflict = "same stated run as " + others + ": measured " + fmt("%.0f", lo) + ".." + fmt("%.0f", hi) + " tokens/s per GPU, " +
+                 fmt("%.2f", hi / lo) + "x (more than " + fmt("%.3f", kConflictFactor) + ", beyond which no prediction is within 15% of both)";
+    p.assumptions.push_back("conflicting: " + p.conflict);
+  }
 }
 
 }  // namespace
@@ -476,6 +536,22 @@ double megatron_model_flops_per_step(const MegatronFlopsInput& in) {
           ffn / in.hidden * in.experts_per_token * gated + in.vocab / (2.0 * in.layers * in.hidden));
 }
 
+std::string conflict_key_of(const json& entry) {
+  // Nulls dropped (a field given as null says nothing), objects compared whole: nlohmann's object is
+  // ordered by key, so equal content gives equal text.
+  auto clean = [](auto&& self, const json& v) -> json {
+    if (!v.is_object()) return v;
+    json o = json::object();
+    for (auto it = v.begin(); it != v.end(); ++it)
+      if (!it->is_null()) o[it.key()] = self(self, *it);
+    return o;
+  };
+  json k = json::object();
+  for (const char* f : {"model", "cluster", "parallel", "batch", "precision"})
+    if (entry.is_object() && entry.contains(f)) k[f] = clean(clean, entry[f]);
+  return k.dump();
+}
+
 bool is_published_training(const json& doc) {
   if (!doc.is_array() || doc.empty()) return false;
   return std::all_of(doc.begin(), doc.end(), [](const json& e) { return e.is_object() && str(e, "kind") == "training"; });
@@ -490,6 +566,7 @@ std::vector<TrainingPoint> convert_published_training(const json& doc, const std
     throw InputError(file + ": (top level): expected an array of objects with \"kind\": \"training\" (published-train.json format)");
   std::vector<TrainingPoint> out;
   for (std::size_t i = 0; i < doc.size(); ++i) out.push_back(convert_entry(doc[i], table, i));
+  mark_conflicts(doc, out);
   return out;
 }
 
@@ -560,21 +637,33 @@ std::string to_text(const TrainingValidation& v) {
     std::snprintf(line, sizeof line, "%-52s %-6s %-10s %5d  %-44s %10.0f %10.0f %+7.1f%% %5.1f%% %.0f GiB%s\n", p.id.c_str(),
                   p.confidence.c_str(), p.scenario["cluster"]["gpu"].get<std::string>().c_str(), p.gpus, p.layout.c_str(),
                   p.measured_tokens_per_s_per_gpu, p.predicted_tokens_per_s_per_gpu, 100 * p.error, 100 * p.predicted_mfu,
-                  p.memory_gib, p.failed ? " FAILED: predicted not to fit, although it ran" : "");
+                  p.memory_gib, p.failed ? " FAILED: predicted not to fit, although it ran" : p.conflicting ? " CONFLICTING (see below)" : "");
     o += line;
   }
   o += "\nskipped:\n";
   for (const auto& p : v.points)
     if (p.skipped) o += "  " + p.id + " (" + p.confidence + "): " + p.skip_reason + "\n";
+  bool any_conflict = false;
+  for (const auto& p : v.points)
+    if (p.conflicting && !p.skipped) {
+      if (!any_conflict) o += "\nconflicting (the file states the same run with throughputs no single prediction can match; left out of their confidence line):\n";
+      any_conflict = true;
+      o += "  " + p.id + " (" + p.confidence + "): " + p.conflict + "\n";
+    }
   auto table = [&](const std::vector<ValidationSummary>& rows, const char* title) {
     o += std::string("\n") + title + "\n";
     for (const auto& s : rows) {
       if (s.points == 0) continue;
       std::snprintf(line, sizeof line, "  %-40s %3zu points, %3zu compared, %3zu skipped", s.key.c_str(), s.points, s.compared, s.skipped);
       o += line;
-      if (s.compared) {
+      if (s.conflicting) {
+        std::snprintf(line, sizeof line, " (%zu conflicting, in their own line)", s.conflicting);
+        o += line;
+      }
+      if (s.compared > s.conflicting) {
         std::snprintf(line, sizeof line, ": mean |error| %.1f%%, mean error %+.1f%%, max |error| %.1f%% (%s), within 15%%: %zu/%zu",
-                      100 * s.mean_abs_error, 100 * s.mean_error, 100 * s.max_abs_error, s.worst_id.c_str(), s.within_15pct, s.compared);
+                      100 * s.mean_abs_error, 100 * s.mean_error, 100 * s.max_abs_error, s.worst_id.c_str(), s.within_15pct,
+                      s.compared - s.conflicting);
         o += line;
         if (s.failed) o += ", " + std::to_string(s.failed) + " FAILED (predicted not to fit)";
       }
@@ -604,6 +693,8 @@ json to_json(const TrainingValidation& v) {
       j["fits_in_memory"] = p.fits_in_memory;
       j["failed"] = p.failed;
       j["error"] = p.error;
+      j["conflicting"] = p.conflicting;
+      if (p.conflicting) j["conflict"] = p.conflict;
     }
     points.push_back(j);
   }
@@ -611,7 +702,7 @@ json to_json(const TrainingValidation& v) {
     json a = json::array();
     for (const auto& s : rows)
       a.push_back({{"key", s.key}, {"points", s.points}, {"compared", s.compared}, {"skipped", s.skipped},
-                   {"within_15pct", s.within_15pct}, {"failed", s.failed}, {"mean_abs_error", s.mean_abs_error}, {"mean_error", s.mean_error},
+                   {"within_15pct", s.within_15pct}, {"failed", s.failed}, {"conflicting", s.conflicting}, {"mean_abs_error", s.mean_abs_error}, {"mean_error", s.mean_error},
                    {"max_abs_error", s.max_abs_error}, {"worst_id", s.worst_id}});
     return a;
   };

@@ -76,20 +76,39 @@ struct TrainingPoint {
   // A run that ran for real but is predicted not to fit even with the lightest memory saving the entry
   // leaves open: a failed point, counted in every summary.
   bool failed = false;
+  // Data that disagrees with itself: another entry states the same run (conflict_key_of) and its measured
+  // throughput differs from this one's by more than kConflictFactor. Such points keep their row and error
+  // but are summarised in a "conflicting" line of their own, not in their confidence level's line.
+  bool conflicting = false;
+  std::string conflict;        // "same stated run as A, B: measured 5113..9058 tokens/s per GPU, 1.77x"
   BandFeatures features;       // of the predicted report: the row of the residual table (error_band.hpp)
 };
 
 struct ValidationSummary {
-  std::string key;             // a confidence level or a group
+  std::string key;             // a confidence level, "conflicting" or a group
   std::size_t points = 0, compared = 0, skipped = 0, within_15pct = 0;
   std::size_t failed = 0;      // compared points predicted not to fit (their error counts too)
-  double mean_abs_error = 0, max_abs_error = 0, mean_error = 0;  // over the compared points
+  // Compared points left out of this line's statistics because they are conflicting (confidence lines
+  // only: they have the "conflicting" line of their own; group lines keep every point).
+  std::size_t conflicting = 0;
+  double mean_abs_error = 0, max_abs_error = 0, mean_error = 0;  // over the compared points, less the conflicting
   std::string worst_id;
 };
 
+// Two measured figures of the same stated run conflict when they differ by more than this factor: beyond
+// it no single prediction can be within 15% of both (the band validate counts), since the prediction P
+// that minimises the larger error of a < b, P = 2ab / (a + b), is off by (b - a) / (a + b) on each, which
+// exceeds 0.15 exactly when b / a > 1.15 / 0.85 = 1.353.
+inline constexpr double kConflictFactor = 1.15 / 0.85;
+// What an entry states about its run, as one comparable text: the model, cluster, parallel and batch
+// objects and the precision, null fields dropped. Metadata (id, group, source, notes, confidence), the
+// framework release and the measured figures are not in it: two releases measuring the same stated run
+// are what the rule compares.
+std::string conflict_key_of(const nlohmann::json& entry);
+
 struct TrainingValidation {
   std::vector<TrainingPoint> points;               // file order
-  std::vector<ValidationSummary> by_confidence;    // high, medium, low
+  std::vector<ValidationSummary> by_confidence;    // high, medium, low, then conflicting (when any)
   std::vector<ValidationSummary> by_group;         // first appearance order
 };
 

@@ -283,3 +283,28 @@ TEST_CASE("memory: the framework reserve and the allocator's fragmentation are t
   CHECK(b.reserved_bytes == Approx(2.5 * (1 << 30) + 0.10 * dynamic).epsilon(1e-12));
   CHECK(b.total_bytes() - base.total_bytes() == Approx(1.5 * (1 << 30) + 0.05 * dynamic).epsilon(1e-12));
 }
+
+TEST_CASE("memory: FP8 training saves each FP8 GEMM's input in 1 byte (Transformer Engine)", "[models]") {
+  // GPT-3 175B (h 12288, a 96, d 128, MHA, GeLU 4h MLP, dropout 0.1), s 2048, b 1, TP 8 + SP, flash.
+  // Transformer Engine saves the quantized input of every FP8 GEMM for backward (module/linear.py at
+  // d0067d0: saved_inputmat = the FP8 input): QKV's and FC1's inputs (the two norm outputs, 2 s b h / t
+  // each in bf16), out-proj's input (s b h / t) and FC2's input (4 s b h / t) drop from 2 bytes to 1.
+  // The flash kernel keeps its bf16 output O for its own backward, which bf16 training shares with
+  // out-proj's input: in FP8 that bf16 copy stays (2 s b h / t) and out-proj adds its FP8 one (1 s b h / t).
+  // Per tensor, in s b h / t units: norm outputs 2 x (2 - 1) = 2, out-proj input 2 - (1 + 2) = -1, FC2
+  // input 4 x (2 - 1) = 4: bf16 - fp8 = 5 s b h / t.
+  const ModelConfig m = preset("gpt3-175b");
+  const double s = 2048, b = 1, h = 12288, tp = 8;
+  TrainingConfig t = layout(2048, 8, 1, 1, 1);
+  t.sequence_parallel = true;
+  const double bf16 = activation_bytes_per_layer(m, t);
+  t.precision = Dtype::fp8;
+  const double fp8 = activation_bytes_per_layer(m, t);
+  CHECK(bf16 - fp8 == Approx(5 * s * b * h / tp).epsilon(1e-12));
+  // Full recompute keeps the bf16 layer input only, whatever the GEMM precision.
+  t.recompute = Recompute::full;
+  const double full_fp8 = activation_bytes_per_layer(m, t);
+  t.precision = Dtype::bf16;
+  CHECK(activation_bytes_per_layer(m, t) == Approx(full_fp8).epsilon(1e-12));
+  CHECK(full_fp8 == Approx(2 * s * b * h / tp).epsilon(1e-12));
+}

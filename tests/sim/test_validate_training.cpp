@@ -3,11 +3,13 @@
 // held to the accuracy it reaches today.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
+#include "models/memory/memory_model.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/validation/validate_training.hpp"
@@ -147,8 +149,7 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   // holds the same Qwen3-30B layout at 9058 and 5113 tokens/s (26.02.01 / 26.02) and 10494 / 5275
   // (25.09 tokendrop / 25.11): no model matches both, hence the max bound. These assertions hold today's
   // honest bound so that a regression fails; tighten them as the model improves. The other misses:
-  //  - SC'21 7.5B and 18.4B (TP4/TP8 without SP), 19-21% slow; their micro-batch size is not published
-  //    (1 assumed; at 2 the 7.5B would be -2%).
+  //  - SC'21, run with the paper's scripts' micro-batches, overlap and interleaving: 6-19% fast.
   //  - gpt-oss 22-26% fast and Qwen3-30B EP16 15-16% slow (MoE; see the closing notes).
   //  - Qwen3-235B (TP2 PP8 VP4, EP32 folded over TP x DP with expert TP 1): dropless 11-17% slow, the
   //    recipe's moe_a2a_overlap (the EP all-to-all hidden behind another micro-batch) not modelled; the
@@ -166,6 +167,15 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   CHECK(high.failed == 0);
   CHECK(high.within_15pct >= 127);     // of 153
   CHECK(high.max_abs_error < 1.5);
+  // Each entry runs under its stack's training.framework and release (framework-defaults.json
+  // training_framework), and FP8 GEMM inputs are stored in 1 byte (Transformer Engine): 8.7% over all
+  // 153. The file's self-contradiction is reported apart: Qwen3-30B PP2 VP12 at 9058 (26.02.01) and 5113
+  // (26.02) tokens/s, the same stated run 1.77x apart (> 1.15 / 0.85), in the "conflicting" line; the
+  // 25.09 / 25.11 pair is not flagged, their entries differ (tokendrop, precision unstated vs FP8-CS).
+  CHECK(high.conflicting == 2);
+  CHECK(high.mean_abs_error < 0.085);  // today 8.1% over the other 151
+  CHECK(high.within_15pct >= 128);     // of 151
+  CHECK(summary("conflicting").compared == 2);
 
   // NeMo 24.03 long-sequence runs (4k..1M tokens, CP up to 32) meet the target: attention through
   // flash-attn 2 (its curve measured on the H200, 0.52-0.58 of cuDNN's rate) and TP-communication overlap.
@@ -182,9 +192,12 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   CHECK(korthikanti.mean_abs_error < 0.04);                  // and the mean below 10% (today 3.0%)
   const auto sc21 = summary("megatron_sc21_weak_scaling_A100");
   CHECK(sc21.compared == 10);
-  // Mean 7.8% with Megatron-LM's unfused attention of 2021 and A100 GEMMs carried by the A100's ceiling
-  // and SM rate (compute_model.hpp); 7.5B and 18.4B (TP4/TP8 without SP) are still 19-21% slow.
-  CHECK(sc21.mean_abs_error < 0.08);
+  // The runs as the paper's own scripts ran them (Megatron-LM examples/sc21/run_table_1.sh @ de7dc40):
+  // micro-batches 16..1, torch DDP's overlapped all-reduce up to 18.4B, interleaved chunks from 76B,
+  // --fp16. With them every point is 6-19% fast (mean 10.7%, all positive): the micro-batch of 1 assumed
+  // before made 7.5B and 18.4B 19-21% slow and hid it (7.8% then). The A100 of the 2020 container
+  // (pytorch 20.12) is what is left to model.
+  CHECK(sc21.mean_abs_error < 0.11);
   CHECK(sc21.max_abs_error < 0.22);
   const auto mpt = summary("mosaicml_llmfoundry_MPT_FSDP");
   CHECK(mpt.compared == 81);
@@ -272,4 +285,168 @@ TEST_CASE("validate is honest: a run that ran gets the lightest memory saving th
   CHECK(high.mean_abs_error == Approx((std::abs(a.error) + std::abs(b.error)) / 2));
   CHECK(to_text(v).find("FAILED: predicted not to fit, although it ran") != std::string::npos);
   CHECK(to_json(v)["by_confidence"][0]["failed"] == 1);
+}
+
+TEST_CASE("validate maps each entry to the training.framework and release its stack ran", "[sim][validate]") {
+  auto mapped = [](const std::string& framework, const std::string& precision) {
+    json e = entry();
+    e["framework"] = framework;
+    e["precision"] = precision;
+    const auto points = convert_published_training(json::array({e}), "p.json");
+    REQUIRE(points.size() == 1);
+    REQUIRE_FALSE(points[0].skipped);
+    return points[0];
+  };
+  auto said = [](const TrainingPoint& p, const std::string& part) {
+    return std::any_of(p.assumptions.begin(), p.assumptions.end(), [&](const std::string& a) { return a.find(part) != std::string::npos; });
+  };
+  // Megatron-Bridge -> nemo 2.x (bf16_mixed(): grad_reduce_in_fp32 True); NeMo -> nemo 2.x-performance;
+  // llm-foundry -> fsdp1; Megatron-DeepSpeed -> deepspeed 0.17; Megatron-LM's unstated "mixed" -> fp16.
+  const TrainingPoint bridge = mapped("Megatron-Bridge / NeMo 26.02", "BF16");
+  CHECK(bridge.scenario["training"]["framework"] == "nemo");
+  CHECK(bridge.scenario["training"]["framework_release"] == "2.x");
+  CHECK(said(bridge, "framework \"Megatron-Bridge / NeMo 26.02\" -> training.framework nemo, release 2.x"));
+  const TrainingPoint nemo = mapped("NeMo 24.07 (Megatron-Core)", "FP8");
+  CHECK(nemo.scenario["training"]["framework_release"] == "2.x-performance");
+  const TrainingPoint foundry = mapped("MosaicML Composer + llm-foundry (PyTorch FSDP)", "bf16");
+  CHECK(foundry.scenario["training"]["framework"] == "fsdp");
+  CHECK(foundry.scenario["training"]["framework_release"] == "fsdp1");
+  const TrainingPoint ds = mapped("Megatron-DeepSpeed (bigscience fork)", "BF16");
+  CHECK(ds.scenario["training"]["framework"] == "deepspeed");
+  const TrainingPoint lm = mapped("Megatron-LM", "mixed");
+  CHECK(lm.scenario["training"]["framework"] == "megatron-core");
+  CHECK(lm.scenario["training"]["precision"] == "fp16");
+  CHECK(lm.layout.find(" fp16") != std::string::npos);
+  const TrainingPoint lm_bf16 = mapped("Megatron-LM", "BF16");
+  CHECK(lm_bf16.scenario["training"]["precision"] == "bf16");
+  const TrainingPoint unknown = mapped("somebody's trainer", "bf16");
+  CHECK_FALSE(unknown.scenario["training"].contains("framework"));  // generic, and listed as not understood
+  CHECK(said(unknown, "not understood: framework = \"somebody's trainer\""));
+
+  // What the mapping moves, by hand: GPT-1.7B, TP 1, DP 32. Weights and gradients are unsharded (ZeRO-1,
+  // Megatron-Core's distributed optimizer, for Megatron-Bridge; none for Megatron-LM), so each rank holds
+  // all psi parameters in bf16 (2 psi bytes); Megatron-Bridge's fp32 main gradients take 4 psi bytes,
+  // Megatron-LM's fp16 gradients 2 psi, as the generic default (bf16) does.
+  auto memory = [](const json& scenario) {
+    const Scenario s = parse_scenario(scenario, "p.json");
+    return cs::models::memory_per_gpu(s.model, s.training, 0);
+  };
+  CHECK(bridge.scenario["training"]["zero_stage"] == 1);
+  const auto mb = memory(bridge.scenario);
+  CHECK(mb.grads_bytes == Approx(2 * mb.weights_bytes).epsilon(1e-12));
+  const auto ml = memory(lm.scenario);
+  CHECK(ml.grads_bytes == Approx(ml.weights_bytes).epsilon(1e-12));
+  CHECK(parse_scenario(bridge.scenario, "p.json").training.grad_reduce_dtype == cs::models::Dtype::fp32);
+  CHECK(parse_scenario(lm.scenario, "p.json").training.grad_reduce_dtype == cs::models::Dtype::fp16);
+}
+
+TEST_CASE("validate flags the same stated run measured more than 1.15 / 0.85 apart as conflicting", "[sim][validate]") {
+  // Two entries differing only in id, release and measured figure. The prediction is the same for both;
+  // the one that minimises the larger error of a < b, P = 2ab / (a + b), is off by (b - a) / (a + b) on
+  // each: at b / a = 1.5 that is 0.5 / 2.5 = 20% (> 15%: conflicting), at 1.3 it is 0.3 / 2.3 = 13%.
+  CHECK(kConflictFactor == Approx(1.352941).epsilon(1e-6));
+  auto pair = [](double ratio) {
+    json a = entry(), b = entry();
+    a["id"] = "a";
+    b["id"] = "b";
+    b["framework"] = "Megatron-LM r2";
+    b["measured"]["tflops_per_gpu"] = 137 * ratio;
+    b["notes"] = a["notes"];
+    return json::array({a, b});
+  };
+  const auto apart = convert_published_training(pair(1.5), "p.json");
+  CHECK(apart[0].conflicting);
+  CHECK(apart[1].conflicting);
+  CHECK(apart[0].conflict.find("same stated run as b: measured ") == 0);
+  CHECK(apart[0].conflict.find(", 1.50x (more than 1.353") != std::string::npos);
+  const auto close = convert_published_training(pair(1.3), "p.json");
+  CHECK_FALSE(close[0].conflicting);
+  CHECK_FALSE(close[1].conflicting);
+  // A stated difference (the micro-batch) is another run, however far apart.
+  json other = pair(1.5);
+  other[1]["batch"]["micro"] = 2;
+  CHECK_FALSE(convert_published_training(other, "p.json")[0].conflicting);
+  CHECK(conflict_key_of(other[0]) != conflict_key_of(other[1]));
+  // A null field says nothing: the same key as a missing one.
+  json with_null = entry();
+  with_null["parallel"]["weird"] = nullptr;
+  CHECK(conflict_key_of(with_null) == conflict_key_of(entry()));
+}
+
+TEST_CASE("validate reports conflicting points in their own line, out of the confidence mean", "[sim][validate]") {
+  // GPT-1.7B on 8 A100s (fast), measured 137 and 1.5 x 137 TFLOP/s: both compared, both in the point list
+  // with their errors, the high line's statistics over no point, the conflicting line over both.
+  json a = entry(), b = entry();
+  for (json* e : {&a, &b}) {
+    (*e)["cluster"] = {{"gpu", "A100-SXM4-80GB"}, {"count", 8}, {"gpus_per_node", 8}, {"nodes", 1}};
+    (*e)["parallel"]["dp"] = 8;
+    (*e)["batch"] = {{"global", 16}, {"micro", 1}, {"seq", 2048}};
+  }
+  a["id"] = "a";
+  b["id"] = "b";
+  b["measured"]["tflops_per_gpu"] = 137 * 1.5;
+  const TrainingValidation v = validate_published_training(json::array({a, b}), "p.json", 1);
+  REQUIRE(v.points.size() == 2);
+  CHECK(v.points[0].conflicting);
+  const auto& high = v.by_confidence[0];
+  CHECK(high.key == "high");
+  CHECK(high.compared == 2);
+  CHECK(high.conflicting == 2);
+  CHECK(high.within_15pct == 0);
+  REQUIRE(v.by_confidence.back().key == "conflicting");
+  const auto& c = v.by_confidence.back();
+  CHECK(c.compared == 2);
+  CHECK(c.mean_abs_error == Approx((std::abs(v.points[0].error) + std::abs(v.points[1].error)) / 2));
+  // The same prediction for both; their measured figures 1.5 apart, so their errors are too.
+  CHECK((1 + v.points[0].error) / (1 + v.points[1].error) == Approx(1.5).epsilon(1e-9));
+  const std::string text = to_text(v);
+  CHECK(text.find("CONFLICTING (see below)") != std::string::npos);
+  CHECK(text.find("(2 conflicting, in their own line)") != std::string::npos);
+  CHECK(to_json(v)["points"][0]["conflicting"] == true);
+  // The group line keeps every point.
+  CHECK(v.by_group[0].compared == 2);
+  CHECK(v.by_group[0].conflicting == 0);
+}
+
+TEST_CASE("validate runs SC'21 Table 1 as the paper's scripts ran it", "[sim][validate]") {
+  // Megatron-LM examples/sc21/run_table_1.sh @ de7dc40: GPT-76.1B at TP 8, PP 4 with
+  // --num-layers-per-virtual-pipeline-stage 5: 60 layers / 4 stages = 15 per stage, / 5 = 3 chunks; MBS 2;
+  // --DDP-impl local (all-reduce after the backward). GPT-7.5B: MBS 16, --DDP-impl torch (overlapped).
+  auto sc21 = [](const std::string& name, double layers, double hidden, double heads, double tp, double pp, double gpus) {
+    json e = entry();
+    e["group"] = "megatron_sc21_weak_scaling_A100";
+    e["framework"] = "Megatron-LM (PTD-P, interleaved schedule where used)";
+    e["precision"] = "mixed (fp16/bf16 not stated in table)";
+    e["model"]["name"] = name;
+    e["model"]["layers"] = layers;
+    e["model"]["hidden"] = hidden;
+    e["model"]["heads"] = heads;
+    e["model"]["kv_heads"] = heads;
+    e["model"]["ffn_hidden"] = 4 * hidden;
+    e["parallel"]["tp"] = tp;
+    e["parallel"]["pp"] = pp;
+    e["parallel"]["dp"] = 32;
+    e["cluster"]["count"] = gpus;
+    e["cluster"]["nodes"] = gpus / 8;
+    e["batch"]["global"] = 1792;
+    const auto points = convert_published_training(json::array({e}), "p.json");
+    REQUIRE_FALSE(points[0].skipped);
+    return points[0];
+  };
+  const TrainingPoint big = sc21("GPT-76.1B", 60, 10240, 80, 8, 4, 1024);
+  CHECK(big.scenario["training"]["virtual_pipeline_model_parallel_size"] == 3);
+  CHECK(big.scenario["training"]["pipeline_schedule"] == "interleaved");
+  CHECK(big.scenario["training"]["micro_batch_size"] == 2);
+  CHECK(big.scenario["training"]["overlap_grad_reduce"] == false);
+  CHECK(big.scenario["training"]["precision"] == "fp16");
+  CHECK(big.layout.find(" VP3 mbs2 ") != std::string::npos);
+  const TrainingPoint small = sc21("GPT-7.5B", 36, 4096, 32, 4, 1, 128);
+  CHECK(small.scenario["training"]["micro_batch_size"] == 16);
+  CHECK(small.scenario["training"]["overlap_grad_reduce"] == true);
+  CHECK_FALSE(small.scenario["training"].contains("virtual_pipeline_model_parallel_size"));
+  // Outside SC'21's group the same framework keeps its 2021-2022 defaults: micro-batch 1, no overlap.
+  json other = entry();
+  const auto o = convert_published_training(json::array({other}), "p.json");
+  CHECK(o[0].scenario["training"]["micro_batch_size"] == 1);
+  CHECK(o[0].scenario["training"]["overlap_grad_reduce"] == false);
 }
