@@ -1,6 +1,6 @@
 // clustersim-sweep-bench [--threads N] [--network analytical|flow] [--gpus N] [--scenario FILE] [--limit N]
 // clustersim-sweep-bench --search [--threads N] [--gpus N] [--verify K]
-// clustersim-sweep-bench --validate [--threads N] [--per-model N] [--estimate-only]
+// clustersim-sweep-bench --validate [--threads N] [--per-model N] [--estimate-only] [--dump-estimates FILE]
 //
 // Sweep speed and the screening tier (docs/sweep.md).
 //
@@ -18,7 +18,8 @@
 // Spearman's rank correlation of estimated and simulated step times, the rank in the screening order of
 // the simulation's best, the step-time error of the estimate (median, max), and the time per estimate
 // (amortised over the model's layouts with one ScreeningCache, as a search's worker has; --estimate-only
-// prints that alone, over every candidate).
+// prints that alone, over every candidate; --dump-estimates FILE writes every estimate, bit for bit, to
+// FILE: two builds' files are equal when a change leaves the formula's figures as they were).
 #include <algorithm>
 #include <time.h>
 
@@ -96,7 +97,7 @@ struct Model {
   int nodes;  // 0: as in the file
 };
 
-int validate(int threads, std::size_t per_model, bool estimate_only) {
+int validate(int threads, std::size_t per_model, bool estimate_only, std::FILE* dump) {
   const std::vector<Model> models = {{"Llama-3 8B / 8 H100", "llama3-8b-h100x8.json", 0},
                                      {"Llama-2 13B / 64 A100", "llama2-13b-a100x64-hdr200.json", 0},
                                      {"Llama-3 70B / 256 H100", "llama3-70b-h100x256.json", 0}};
@@ -138,10 +139,15 @@ int validate(int threads, std::size_t per_model, bool estimate_only) {
     ScreeningCache cache(scenarios.front().cluster);
     const auto te = Clock::now();
     const double cpu0 = thread_cpu_s();
-    double check = 0;
-    for (const Scenario& s : scenarios) check += *screening_step_time_s(s, cache);
+    std::vector<double> estimates;
+    estimates.reserve(scenarios.size());
+    for (const Scenario& s : scenarios) estimates.push_back(*screening_step_time_s(s, cache));
     const double estimate_us = (thread_cpu_s() - cpu0) / static_cast<double>(scenarios.size()) * 1e6;
     const double estimate_wall_us = seconds_since(te) / static_cast<double>(scenarios.size()) * 1e6;
+    if (dump) {
+      // The estimates bit for bit, one a line: two builds' files diff to nothing when the formula is unchanged.
+      for (std::size_t k = 0; k < sample.size(); ++k) std::fprintf(dump, "%s %zu %a\n", m.file, sample[k], estimates[k]);
+    }
     if (estimate_only) {
       std::printf("%-24s %9zu %10zu estimates of %zu layouts: %.1f us CPU (%.1f us wall) per layout, one thread\n", m.label,
                   layouts.size(), candidates.size(), scenarios.size(), estimate_us, estimate_wall_us);
@@ -159,7 +165,6 @@ int validate(int threads, std::size_t per_model, bool estimate_only) {
       des.push_back(simulated[k].report.step_time_s);
       err.push_back(std::abs(est.back() - des.back()) / des.back());
     }
-    (void)check;
     // The simulation's best layout (shortest step: the objective tokens/s at a fixed batch), and where the
     // estimate ranks it; the gap: how much slower the estimate's own first choice really is.
     const std::size_t des_best = static_cast<std::size_t>(std::min_element(des.begin(), des.end()) - des.begin());
@@ -221,7 +226,7 @@ int main(int argc, char** argv) {
   int threads = 2, gpus = 1024;
   std::size_t limit = 0, per_model = 250, verify = 50;
   bool do_validate = false, do_search = false, estimate_only = false;
-  std::string network = "analytical";
+  std::string network = "analytical", dump_file;
   std::string file = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/llama3-70b-h100x256.json";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -239,18 +244,28 @@ int main(int argc, char** argv) {
     else if (a == "--limit") limit = static_cast<std::size_t>(std::atoll(value().c_str()));
     else if (a == "--validate") do_validate = true;
     else if (a == "--estimate-only") estimate_only = true;
+    else if (a == "--dump-estimates") dump_file = value();
     else if (a == "--per-model") per_model = static_cast<std::size_t>(std::atoll(value().c_str()));
     else if (a == "--search") do_search = true;
     else if (a == "--verify") verify = static_cast<std::size_t>(std::atoll(value().c_str()));
     else {
       std::cerr << "usage: clustersim-sweep-bench [--threads N] [--network analytical|flow] [--gpus N] [--scenario FILE] [--limit N]\n"
                    "       clustersim-sweep-bench --search [--threads N] [--gpus N] [--verify K]\n"
-                   "       clustersim-sweep-bench --validate [--threads N] [--per-model N] [--estimate-only]\n";
+                   "       clustersim-sweep-bench --validate [--threads N] [--per-model N] [--estimate-only] [--dump-estimates FILE]\n";
       return a == "--help" || a == "-h" ? 0 : 2;
     }
   }
   try {
-    if (do_validate) return validate(threads, per_model, estimate_only);
+    if (do_validate) {
+      std::FILE* dump = nullptr;
+      if (!dump_file.empty() && !(dump = std::fopen(dump_file.c_str(), "w"))) {
+        std::cerr << "clustersim-sweep-bench: cannot write " << dump_file << "\n";
+        return 2;
+      }
+      const int rc = validate(threads, per_model, estimate_only, dump);
+      if (dump) std::fclose(dump);
+      return rc;
+    }
     if (do_search) return search_rate(threads, gpus, verify);
     json doc = read_json_file(file);
     apply_override(doc, "cluster.nodes=" + std::to_string(gpus / 8), file);

@@ -17,6 +17,7 @@
 #include "sim/base/check.hpp"
 #include "sim/engine/time.hpp"
 #include "sim/network/nccl_model.hpp"
+#include "sim/step/step_units.hpp"
 
 namespace cs::sim {
 
@@ -62,9 +63,7 @@ const topo::Cluster& ScreeningCache::cluster() const { return impl_->cluster; }
 
 namespace {
 
-// The step builder's wire sizes (sim/step/step_builder.cpp): bf16 gradients and parameters.
-constexpr double kGradBytes = 2.0;
-constexpr double kParamBytes = 2.0;
+// The step builder's units, wire sizes and buckets are step_units.hpp's (shared with the builder).
 
 struct Unit {
   const models::LayerOps* ops;
@@ -84,6 +83,7 @@ class Screen {
         cluster_(cache.cluster),
         profile_(s.compute_profile ? *s.compute_profile : models::default_compute_profile()),
         layout_(t_.tp, t_.cp, t_.dp, t_.pp, t_.ep, t_.zero_stage >= 3 ? t_.fsdp_shard_size : 0, t_.expert_tp()),
+        dps_(data_parallel_sharding(s, layout_)),
         contention_(s.contention()),
         layer_(models::transformer_layer_ops(s.model, t_)),
         mixed_(has_dense_layers(s.model)),
@@ -160,11 +160,16 @@ class Screen {
     std::vector<std::pair<GroupKind, double>> deferred;
   };
 
-  static bool has_dense_layers(const models::ModelConfig& m) {
-    if (m.num_moe_experts <= 0) return false;
-    for (std::int64_t l = 0; l < m.num_layers; ++l)
-      if (!models::is_moe_layer(m, l)) return true;
-    return false;
+  const models::LayerOps* unit_ops(UnitKind k) const {
+    switch (k) {
+      case UnitKind::embedding: return &embedding_;
+      case UnitKind::layer: return &layer_;
+      case UnitKind::window_layer: return &window_layer_;
+      case UnitKind::dense_layer: return &dense_layer_;
+      case UnitKind::dense_window_layer: return &dense_window_layer_;
+      case UnitKind::head: return &head_;
+    }
+    return &layer_;
   }
 
   // The builder's rounding of models::op_time_s (memoized across the layouts of a search).
@@ -298,41 +303,20 @@ class Screen {
     return d;
   }
 
-  // The units of each chunk with the parameters they hold (the builder's build_rank).
+  // The units of each chunk with the parameters they hold (step_units.hpp, as the builder's build_rank).
   void prepare_stage(int stage) {
     Stage& st = stages_[static_cast<std::size_t>(stage)];
     st.rank = layout_.rank({0, 0, 0, stage});
-    const int p = t_.pp, v = t_.vp;
-    const bool first = stage == 0, last = stage == p - 1;
-    const models::RankParameters rp = models::parameters_on_rank(s_.model, t_, stage);
-    const double h = static_cast<double>(s_.model.hidden_size);
-    const double word = static_cast<double>(models::padded_vocab_size(s_.model, t_.tp)) * h / t_.tp;
-    const double emb_params = first ? word + static_cast<double>(s_.model.max_position_embeddings) * h : 0;
-    const double head_params = last ? models::final_norm_parameters(s_.model) + (s_.model.untie_embeddings || p > 1 ? word : 0) : 0;
-    separate_experts_ = t_.ep > 1 && rp.expert > 0;
-    auto layer_params = [&](bool moe) {
-      const models::RankParameters lp = models::layer_parameters_on_rank(s_.model, t_, moe);
-      return separate_experts_ ? lp : models::RankParameters{lp.dense + lp.expert, 0};
-    };
-    const models::RankParameters moe_lp = layer_params(true), dense_lp = layer_params(false);
+    const int v = t_.vp;
+    StageUnits su = stage_units(s_.model, t_, stage);
     st.chunks.assign(static_cast<std::size_t>(v), {});
     st.fwd.assign(static_cast<std::size_t>(v), 0);
     st.bwd.assign(static_cast<std::size_t>(v), 0);
+    const GroupKind dg = dps_.dense_group;
+    const double gb = dps_.grad_bytes;
     for (int c = 0; c < v; ++c) {
       auto& units = st.chunks[static_cast<std::size_t>(c)];
-      if (first && c == 0) units.push_back({&embedding_, emb_params, 0});
-      const auto k = static_cast<std::size_t>(stage * v + c);
-      const std::int64_t first_layer = first_layer_[k], n_layers = chunk_layers_[k];
-      const bool uniform = s_.model.window_size <= 0 && !mixed_;
-      for (std::int64_t l = 0; l < n_layers; ++l) {
-        const bool window = !uniform && models::is_window_attention_layer(s_.model, first_layer + l);
-        const bool moe = uniform || !mixed_ || models::is_moe_layer(s_.model, first_layer + l);
-        const models::LayerOps* ops = moe ? (window ? &window_layer_ : &layer_) : (window ? &dense_window_layer_ : &dense_layer_);
-        const models::RankParameters& lp = moe ? moe_lp : dense_lp;
-        units.push_back({ops, lp.dense, lp.expert});
-      }
-      if (last && c == v - 1) units.push_back({&head_, head_params, 0});
-      const GroupKind dg = dense_group();
+      for (const UnitParams& up : su.chunks[static_cast<std::size_t>(c)]) units.push_back({unit_ops(up.kind), up.dense, up.expert});
       for (Unit& u : units) {
         u.fwd = ops_time(u.ops, false, st.rank);
         u.bwd = ops_time(u.ops, true, st.rank);
@@ -341,19 +325,14 @@ class Screen {
         if (t_.zero_stage < 3) continue;
         u.gather_dense = collective(CollectiveKind::all_gather, u.dense * kParamBytes, dg, st.rank);
         u.gather_expert = collective(CollectiveKind::all_gather, u.expert * kParamBytes, GroupKind::expert_dp, st.rank);
-        u.rs_dense = collective(CollectiveKind::reduce_scatter, u.dense * kGradBytes, dg, st.rank);
-        if (dg == GroupKind::shard)
-          u.ar_replica = collective(CollectiveKind::all_reduce, u.dense / layout_.size(dg) * kGradBytes, GroupKind::replica, st.rank);
-        u.rs_expert = collective(CollectiveKind::reduce_scatter, u.expert * kGradBytes, GroupKind::expert_dp, st.rank);
+        u.rs_dense = collective(CollectiveKind::reduce_scatter, u.dense * gb, dg, st.rank);
+        if (dps_.hybrid) u.ar_replica = collective(CollectiveKind::all_reduce, u.dense / dps_.dense_shards * gb, GroupKind::replica, st.rank);
+        u.rs_expert = collective(CollectiveKind::reduce_scatter, u.expert * gb, GroupKind::expert_dp, st.rank);
       }
     }
-    shard_params_.resize(static_cast<std::size_t>(p));
-    shard_params_[static_cast<std::size_t>(stage)] = rp;
-  }
-
-  GroupKind dense_group() const {
-    const bool hybrid = t_.zero_stage >= 3 && layout_.shard_size() < layout_.size(GroupKind::dp_cp);
-    return hybrid ? GroupKind::shard : GroupKind::dp_cp;
+    su.chunks.clear();
+    stage_units_.resize(static_cast<std::size_t>(t_.pp));
+    stage_units_[static_cast<std::size_t>(stage)] = std::move(su);
   }
 
   // A data-parallel collective issued at `ready` on the stage's serial data-parallel stream.
@@ -368,8 +347,7 @@ class Screen {
 
   // A ZeRO 0-2 gradient bucket of `params` on `gk`, issued at `ready`.
   void reduce_bucket(Stage& st, GroupKind gk, double params, Time ready) {
-    const CollectiveKind kind = t_.zero_stage >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
-    const Time end = dp_collective(st, kind, params * kGradBytes, gk, ready);
+    const Time end = dp_collective(st, dps_.bucket_kind, params * dps_.grad_bytes, gk, ready);
     if (end >= 0) st.reductions = std::max(st.reductions, end);
   }
 
@@ -401,7 +379,7 @@ class Screen {
       return t;
     }
     // ZeRO 0-2, a reducing backward: buckets close as the gradients appear (the builder's add_grads).
-    const double limit = s_.simulation.grad_bucket_params;
+    const double limit = dps_.bucket_limit;
     double dense = 0, expert = 0;
     auto close = [&](GroupKind gk, double& bucket) {
       if (bucket <= 0) return;
@@ -415,10 +393,10 @@ class Screen {
       t += slowed(d, std::min(st.td - t, d));
       dense += u.dense;
       expert += u.expert;
-      if (dense >= limit) close(GroupKind::dp_cp, dense);
+      if (dense >= limit) close(dps_.dense_group, dense);
       if (expert >= limit) close(GroupKind::expert_dp, expert);
     }
-    close(GroupKind::dp_cp, dense);
+    close(dps_.dense_group, dense);
     close(GroupKind::expert_dp, expert);
     return t;
   }
@@ -471,21 +449,18 @@ class Screen {
   Time finish_stage(int s) {
     Stage& st = stages_[static_cast<std::size_t>(s)];
     const int zero = t_.zero_stage;
-    const models::RankParameters& rp = shard_params_[static_cast<std::size_t>(s)];
-    const double dense_shards = layout_.size(dense_group()), expert_shards = layout_.size(GroupKind::expert_dp);
-    const double shard = zero >= 1 ? (rp.dense + (separate_experts_ ? 0 : rp.expert)) / dense_shards +
-                                         (separate_experts_ ? rp.expert / expert_shards : 0)
-                                   : rp.total();
+    const StageUnits& su = stage_units_[static_cast<std::size_t>(s)];
+    const double shard = dps_.optimizer_shard(su, zero);
     Time t = std::max(st.tc, st.reductions);
     t += op_time(models::grad_norm_op(shard));
     const Time ar = dp_collective(st, CollectiveKind::all_reduce, models::grad_norm_all_reduce_op().comm_bytes, GroupKind::dp_cp, t);
     if (ar >= 0) t = ar;
     t += op_time(models::optimizer_op(shard));
     if (zero == 1 || zero == 2) {
-      const double dense_params = rp.dense + (separate_experts_ ? 0 : rp.expert);
-      const Time g1 = dp_collective(st, CollectiveKind::all_gather, dense_params * kParamBytes, dense_group(), t);
+      const Time g1 = dp_collective(st, CollectiveKind::all_gather, DataParallelSharding::gathered_dense(su) * kParamBytes,
+                                    dps_.dense_group, t);
       Time g2 = -1;
-      if (separate_experts_) g2 = dp_collective(st, CollectiveKind::all_gather, rp.expert * kParamBytes, GroupKind::expert_dp, t);
+      if (su.separate_experts) g2 = dp_collective(st, CollectiveKind::all_gather, su.rank.expert * kParamBytes, GroupKind::expert_dp, t);
       t = std::max({t, g1, g2});
     }
     return std::max({t, st.td, st.sends_end});
@@ -497,14 +472,14 @@ class Screen {
   const topo::Cluster& cluster_;
   const models::ComputeProfile& profile_;
   Layout layout_;
+  DataParallelSharding dps_;
   double contention_;
   models::LayerOps layer_, window_layer_;
   bool mixed_;
   models::LayerOps dense_layer_, dense_window_layer_, embedding_, head_;
-  bool separate_experts_ = false;
   std::vector<Stage> stages_;
   std::vector<std::int64_t> chunk_layers_, first_layer_;  // by stage * v + chunk
-  std::vector<models::RankParameters> shard_params_;
+  std::vector<StageUnits> stage_units_;  // parameters and experts of each stage (its chunks moved into Stage)
   std::vector<Time> fwd_arrival_, bwd_arrival_;
   std::map<std::tuple<const models::LayerOps*, bool, int>, Time> ops_times_;
 };

@@ -13,6 +13,7 @@
 #include "models/workload/transformer.hpp"
 #include "sim/base/check.hpp"
 #include "sim/step/step_budget.hpp"
+#include "sim/step/step_units.hpp"
 #include "models/parallelism/layout.hpp"
 #include "models/parallelism/pipeline_schedule.hpp"
 
@@ -26,19 +27,9 @@ using models::ProcessGroup;
 
 namespace {
 
-// Bytes of a parameter element in ZeRO all-gathers (bf16 weights). A gradient element on the wire takes
-// TrainingConfig::grad_reduce_dtype (the framework's: bf16 as the ZeRO paper counts, fp32 where Megatron
-// reduces in fp32).
-constexpr double kParamBytes = 2.0;
-
-// An MoE model with dense layers among its MoE ones (moe_layer_freq); a dense model's layers are built
-// by the one op list either way.
-bool has_dense_layers(const models::ModelConfig& m) {
-  if (m.num_moe_experts <= 0) return false;
-  for (std::int64_t l = 0; l < m.num_layers; ++l)
-    if (!models::is_moe_layer(m, l)) return true;
-  return false;
-}
+// A parameter element in ZeRO all-gathers takes kParamBytes (bf16 weights), a gradient element on the
+// wire TrainingConfig::grad_reduce_dtype (the framework's: bf16 as the ZeRO paper counts, fp32 where
+// Megatron reduces in fp32): step_units.hpp, shared with the search's screening tier.
 
 Category category_of(ProcessGroup g) {
   switch (g) {
@@ -445,6 +436,19 @@ class Builder {
     return c;
   }
 
+  // The op list of a unit (step_units.hpp).
+  const models::LayerOps& unit_ops(UnitKind k) const {
+    switch (k) {
+      case UnitKind::embedding: return embedding_;
+      case UnitKind::layer: return layer_;
+      case UnitKind::window_layer: return window_layer_;
+      case UnitKind::dense_layer: return dense_layer_;
+      case UnitKind::dense_window_layer: return dense_window_layer_;
+      case UnitKind::head: return head_;
+    }
+    return layer_;
+  }
+
   void build_rank(std::uint32_t sim_rank, int global) {
     Emitter e{sim_rank, global, kNone, {}, {}, 0};
     // Per rank, not per task: the node-group lookup and the straggler / speed-variation draw.
@@ -457,65 +461,38 @@ class Builder {
     const bool first = stage == 0, last = stage == p - 1;
     const int m = static_cast<int>(t_.num_micro_batches());
     const int zero = t_.zero_stage;
-    const double grad_bytes = models::element_bytes(t_.grad_reduce_dtype);
     // Pipeline tensor: [micro_batch, seq / cp, hidden] in bf16; with sequence parallelism each TP rank
     // holds (and sends) only its 1/tp slice.
     const double p2p_bytes = static_cast<double>(t_.micro_batch_size) * static_cast<double>(t_.seq_length / t_.cp) *
                              static_cast<double>(s_.model.hidden_size) * 2.0 / (t_.sequence_parallel ? t_.tp : 1);
 
-    // Parameters this rank holds before sharding (models::parameters_on_rank), split into units: the
-    // embedding (vocab-parallel word embedding + learned positions) on stage 0, the final norm and the
-    // LM head on the last stage (a copy of the tied embedding when pp > 1), the layers the rest.
-    const models::RankParameters rp = models::parameters_on_rank(s_.model, t_, stage);
-    const double h = static_cast<double>(s_.model.hidden_size);
-    const double word = static_cast<double>(models::padded_vocab_size(s_.model, t_.tp)) * h / t_.tp;
-    const double emb_params = first ? word + static_cast<double>(s_.model.max_position_embeddings) * h : 0;
-    const double head_params =
-        last ? models::final_norm_parameters(s_.model) + (s_.model.untie_embeddings || p > 1 ? word : 0) : 0;
-    // The pipeline split (models::layers_in_chunk): chunks may hold different numbers of layers, and
-    // an MoE model's layers may be MoE or dense (moe_layer_freq). With a single expert-parallel rank
-    // the experts reduce with the dense parameters.
-    const bool separate_experts = t_.ep > 1 && rp.expert > 0;
-    auto layer_params = [&](bool moe) {
-      const models::RankParameters lp = models::layer_parameters_on_rank(s_.model, t_, moe);
-      return separate_experts ? lp : models::RankParameters{lp.dense + lp.expert, 0};
-    };
-    const models::RankParameters moe_layer_params = layer_params(true), dense_layer_params = layer_params(false);
+    // The rank's FSDP units and the sharding of their parameters (step_units.hpp, the one formula the
+    // screening tier shares).
+    const StageUnits su = stage_units(s_.model, t_, stage);
+    const models::RankParameters& rp = su.rank;
+    const bool separate_experts = su.separate_experts;
     std::vector<std::vector<Unit>> chunk_units(static_cast<std::size_t>(v));
-    for (int c = 0; c < v; ++c) {
-      auto& units = chunk_units[static_cast<std::size_t>(c)];
-      if (first && c == 0) units.push_back({&embedding_, emb_params, 0});
-      const std::int64_t first_layer = models::first_layer_of_chunk(s_.model, t_, stage, c);
-      for (std::int64_t l = 0; l < models::layers_in_chunk(s_.model, t_, stage, c); ++l) {
-        const bool window = models::is_window_attention_layer(s_.model, first_layer + l);
-        const bool moe = !mixed_layers_ || models::is_moe_layer(s_.model, first_layer + l);
-        const models::LayerOps* ops = moe ? (window ? &window_layer_ : &layer_) : (window ? &dense_window_layer_ : &dense_layer_);
-        const models::RankParameters& lp = moe ? moe_layer_params : dense_layer_params;
-        units.push_back({ops, lp.dense, lp.expert});
-      }
-      if (last && c == v - 1) units.push_back({&head_, head_params, 0});
-    }
+    for (int c = 0; c < v; ++c)
+      for (const UnitParams& u : su.chunks[static_cast<std::size_t>(c)])
+        chunk_units[static_cast<std::size_t>(c)].push_back({&unit_ops(u.kind), u.dense, u.expert});
 
-    // Data-parallel groups: ZeRO-3 under HYBRID_SHARD shards inside the node's block and all-reduces
-    // across blocks; everything else works on the whole DP x CP group (experts: expert-DP).
-    const bool hybrid = zero >= 3 && layout_.shard_size() < layout_.size(GroupKind::dp_cp);
-    const GroupKind dense_group = hybrid ? GroupKind::shard : GroupKind::dp_cp;
+    const DataParallelSharding dps = data_parallel_sharding(s_, layout_);
+    const bool hybrid = dps.hybrid;
+    const GroupKind dense_group = dps.dense_group;
     const GroupKind expert_group = GroupKind::expert_dp;
-    const double dense_shards = layout_.size(dense_group), expert_shards = layout_.size(expert_group);
+    const double dense_shards = dps.dense_shards;
     std::vector<TaskId> grad_reductions;
 
-    // ZeRO 0-2: bucketed gradient reduction (dense and expert buckets apart).
-    const CollectiveKind bucket_kind = zero >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
+    // ZeRO 0-2: bucketed gradient reduction (dense and expert buckets apart), cut at dps.bucket_limit.
+    const CollectiveKind bucket_kind = dps.bucket_kind;
     const char* bucket_name = zero >= 1 ? "grad-reduce-scatter" : "grad-all-reduce";
-    // The framework's bucket (Megatron-Core: max(4e7, 1e6 DP), one bucket without overlap_grad_reduce;
-    // generic: 4e7), unless the scenario gives simulation.grad_bucket_params.
-    const double bucket_limit = t_.grad_bucket_params > 0 ? t_.grad_bucket_params : s_.simulation.grad_bucket_params;
+    const double bucket_limit = dps.bucket_limit;
     double dense_bucket = 0, expert_bucket = 0;
     std::vector<std::pair<GroupKind, double>> deferred;
     auto reduce_bucket = [&](GroupKind gk, double params, int mb) {
       std::vector<TaskId> deps = e.wait_for;
       deps.push_back(e.last_compute);
-      const TaskId c = emit_dp(e, bucket_kind, params * grad_bytes, gk, 0, bucket_name, mb, deps);
+      const TaskId c = emit_dp(e, bucket_kind, params * dps.grad_bytes, gk, 0, bucket_name, mb, deps);
       if (c != kNone) grad_reductions.push_back(c);
     };
     auto close_bucket = [&](GroupKind gk, double& bucket, int mb) {
@@ -543,14 +520,14 @@ class Builder {
     };
     auto reduce_unit = [&](const Unit& u, int mb) {
       const std::vector<TaskId> deps = {e.last_compute};
-      const TaskId rs = emit_dp(e, CollectiveKind::reduce_scatter, u.dense * grad_bytes, dense_group, 0, "grad-reduce-scatter", mb, deps);
+      const TaskId rs = emit_dp(e, CollectiveKind::reduce_scatter, u.dense * dps.grad_bytes, dense_group, 0, "grad-reduce-scatter", mb, deps);
       if (rs != kNone) grad_reductions.push_back(rs);
       if (hybrid) {
-        const TaskId ar = emit_dp(e, CollectiveKind::all_reduce, u.dense / dense_shards * grad_bytes, GroupKind::replica, 0,
+        const TaskId ar = emit_dp(e, CollectiveKind::all_reduce, u.dense / dense_shards * dps.grad_bytes, GroupKind::replica, 0,
                                   "grad-all-reduce-replicas", mb, {rs, e.last_compute});
         if (ar != kNone) grad_reductions.push_back(ar);
       }
-      const TaskId ers = emit_dp(e, CollectiveKind::reduce_scatter, u.expert * grad_bytes, expert_group, 0, "grad-reduce-scatter", mb, deps);
+      const TaskId ers = emit_dp(e, CollectiveKind::reduce_scatter, u.expert * dps.grad_bytes, expert_group, 0, "grad-reduce-scatter", mb, deps);
       if (ers != kNone) grad_reductions.push_back(ers);
     };
 
@@ -683,9 +660,7 @@ class Builder {
     // Optimizer step after every gradient reduction, on the rank's shard; ZeRO-1/2 gather the updated
     // parameter shards back (ZeRO-3 gathers them in the next step's forward).
     for (TaskId c : grad_reductions) e.wait_for.push_back(c);
-    const double shard = zero >= 1 ? (rp.dense + (separate_experts ? 0 : rp.expert)) / dense_shards +
-                                         (separate_experts ? rp.expert / expert_shards : 0)
-                                   : rp.total();
+    const double shard = dps.optimizer_shard(su, zero);
     // clip_grad: the norm over the rank's fp32 gradients (its shard under the distributed optimizer), one
     // fp32 sum of squares all-reduced (Megatron spans TP x PP x DP; DP x CP is the group built here, and a
     // 4 B all-reduce costs its latency only), then Adam with the clip scale folded in.
@@ -696,7 +671,7 @@ class Builder {
     emit_compute(e, models::optimizer_op(shard), Category::optimizer, -1);
     if ((zero == 1 && !gather_in_forward) || zero == 2) {
       const std::vector<TaskId> deps = {e.last_compute};
-      const double dense_params = rp.dense + (separate_experts ? 0 : rp.expert);
+      const double dense_params = DataParallelSharding::gathered_dense(su);
       const TaskId g1 = emit_dp(e, CollectiveKind::all_gather, dense_params * kParamBytes, dense_group, 1, "param-all-gather", -1, deps);
       if (g1 != kNone) after_producers(e, g1);
       if (separate_experts) {

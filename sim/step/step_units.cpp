@@ -1,0 +1,75 @@
+#include "sim/step/step_units.hpp"
+
+namespace cs::sim {
+
+bool has_dense_layers(const models::ModelConfig& m) {
+  if (m.num_moe_experts <= 0) return false;
+  for (std::int64_t l = 0; l < m.num_layers; ++l)
+    if (!models::is_moe_layer(m, l)) return true;
+  return false;
+}
+
+StageUnits stage_units(const models::ModelConfig& m, const models::TrainingConfig& t, int stage) {
+  StageUnits out;
+  const int p = t.pp, v = t.vp;
+  const bool first = stage == 0, last = stage == p - 1;
+  // Parameters this rank holds before sharding (models::parameters_on_rank), split into units: the
+  // embedding (vocab-parallel word embedding + learned positions) on stage 0, the final norm and the
+  // LM head on the last stage (a copy of the tied embedding when pp > 1), the layers the rest.
+  out.rank = models::parameters_on_rank(m, t, stage);
+  const double h = static_cast<double>(m.hidden_size);
+  const double word = static_cast<double>(models::padded_vocab_size(m, t.tp)) * h / t.tp;
+  const double emb_params = first ? word + static_cast<double>(m.max_position_embeddings) * h : 0;
+  const double head_params = last ? models::final_norm_parameters(m) + (m.untie_embeddings || p > 1 ? word : 0) : 0;
+  // The pipeline split (models::layers_in_chunk): chunks may hold different numbers of layers, and an
+  // MoE model's layers may be MoE or dense (moe_layer_freq).
+  out.separate_experts = t.ep > 1 && out.rank.expert > 0;
+  auto layer_params = [&](bool moe) {
+    const models::RankParameters lp = models::layer_parameters_on_rank(m, t, moe);
+    return out.separate_experts ? lp : models::RankParameters{lp.dense + lp.expert, 0};
+  };
+  const bool mixed = has_dense_layers(m);
+  const models::RankParameters moe_lp = layer_params(true), dense_lp = mixed ? layer_params(false) : moe_lp;
+  out.chunks.resize(static_cast<std::size_t>(v));
+  for (int c = 0; c < v; ++c) {
+    auto& units = out.chunks[static_cast<std::size_t>(c)];
+    const std::int64_t first_layer = models::first_layer_of_chunk(m, t, stage, c);
+    const std::int64_t n = models::layers_in_chunk(m, t, stage, c);
+    units.reserve(static_cast<std::size_t>(n) + 2);
+    if (first && c == 0) units.push_back({UnitKind::embedding, emb_params, 0});
+    for (std::int64_t l = 0; l < n; ++l) {
+      const bool window = m.window_size > 0 && models::is_window_attention_layer(m, first_layer + l);
+      const bool moe = !mixed || models::is_moe_layer(m, first_layer + l);
+      const models::RankParameters& lp = moe ? moe_lp : dense_lp;
+      const UnitKind kind = moe ? (window ? UnitKind::window_layer : UnitKind::layer)
+                                : (window ? UnitKind::dense_window_layer : UnitKind::dense_layer);
+      units.push_back({kind, lp.dense, lp.expert});
+    }
+    if (last && c == v - 1) units.push_back({UnitKind::head, head_params, 0});
+  }
+  return out;
+}
+
+double DataParallelSharding::optimizer_shard(const StageUnits& u, int zero_stage) const {
+  const models::RankParameters& rp = u.rank;
+  return zero_stage >= 1 ? (rp.dense + (u.separate_experts ? 0 : rp.expert)) / dense_shards +
+                               (u.separate_experts ? rp.expert / expert_shards : 0)
+                         : rp.total();
+}
+
+DataParallelSharding data_parallel_sharding(const Scenario& s, const Layout& layout) {
+  const models::TrainingConfig& t = s.training;
+  DataParallelSharding d;
+  d.hybrid = t.zero_stage >= 3 && layout.shard_size() < layout.size(GroupKind::dp_cp);
+  d.dense_group = d.hybrid ? GroupKind::shard : GroupKind::dp_cp;
+  d.dense_shards = layout.size(d.dense_group);
+  d.expert_shards = layout.size(GroupKind::expert_dp);
+  d.grad_bytes = models::element_bytes(t.grad_reduce_dtype);
+  // The framework's bucket (Megatron-Core: max(4e7, 1e6 DP), one bucket without overlap_grad_reduce;
+  // generic: 4e7), unless the scenario gives simulation.grad_bucket_params.
+  d.bucket_limit = t.grad_bucket_params > 0 ? t.grad_bucket_params : s.simulation.grad_bucket_params;
+  d.bucket_kind = t.zero_stage >= 1 ? models::CollectiveKind::reduce_scatter : models::CollectiveKind::all_reduce;
+  return d;
+}
+
+}  // namespace cs::sim

@@ -1,0 +1,64 @@
+#pragma once
+// The FSDP units of a step and the data-parallel sharding of their parameters: the one formula the step
+// builder (step_builder.cpp) emits its data-parallel collectives from and the search's screening tier
+// (sim/explore/screening.cpp) prices them from.
+//
+// A unit is the embedding (stage 0, chunk 0), one transformer layer, or the LM head (last stage, last
+// chunk): the granularity at which ZeRO-3 gathers parameters and at which gradients become ready for
+// every sharding. Its parameters are those it holds on a rank before sharding, dense (reduced / sharded
+// over the dense data-parallel group) and expert (over expert-DP). With a single expert-parallel rank
+// the experts reduce with the dense parameters, so they count as dense.
+#include <cstdint>
+#include <vector>
+
+#include "models/memory/memory_model.hpp"
+#include "models/parallelism/layout.hpp"
+#include "models/workload/transformer.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace cs::sim {
+
+// Which op list a unit runs (models::embedding_ops, transformer_layer_ops(window, moe), lm_head_ops).
+enum class UnitKind : std::uint8_t { embedding, layer, window_layer, dense_layer, dense_window_layer, head };
+
+struct UnitParams {
+  UnitKind kind;
+  double dense;   // parameters reduced / sharded over the dense data-parallel group
+  double expert;  // over the expert-data-parallel group
+};
+
+// An MoE model with dense layers among its MoE ones (moe_layer_freq); a dense model's layers are built
+// by the one op list either way (UnitKind::layer / window_layer).
+bool has_dense_layers(const models::ModelConfig& m);
+
+struct StageUnits {
+  models::RankParameters rank;  // models::parameters_on_rank of the stage
+  bool separate_experts = false;  // expert parameters reduced over expert-DP, apart from the dense ones
+  std::vector<std::vector<UnitParams>> chunks;  // by model chunk (virtual stage), in forward order
+};
+// The units of pipeline stage `stage`, chunk by chunk (the pipeline split of models::layers_in_chunk).
+StageUnits stage_units(const models::ModelConfig& m, const models::TrainingConfig& t, int stage);
+
+// How the data-parallel groups shard and reduce: ZeRO-3 under HYBRID_SHARD shards inside the node's block
+// (GroupKind::shard) and all-reduces across blocks (GroupKind::replica); everything else works on the
+// whole DP x CP group; experts on expert-DP.
+struct DataParallelSharding {
+  bool hybrid = false;
+  GroupKind dense_group = GroupKind::dp_cp;
+  double dense_shards = 1, expert_shards = 1;  // members of the dense / expert group
+  double grad_bytes = 2;  // a gradient element on the wire (TrainingConfig::grad_reduce_dtype)
+  // ZeRO 0-2's gradient bucket (parameters): the framework's (TrainingConfig::grad_bucket_params), else
+  // simulation.grad_bucket_params; and its collective (ZeRO-1/2 reduce-scatter, DDP all-reduce).
+  double bucket_limit = 0;
+  models::CollectiveKind bucket_kind = models::CollectiveKind::all_reduce;
+  // The optimizer's shard of a stage's parameters (its whole parameters without ZeRO).
+  double optimizer_shard(const StageUnits& u, int zero_stage) const;
+  // The dense parameters of a stage ZeRO-1/2 gather back after the optimizer (experts apart when separate).
+  static double gathered_dense(const StageUnits& u) { return u.rank.dense + (u.separate_experts ? 0 : u.rank.expert); }
+};
+DataParallelSharding data_parallel_sharding(const Scenario& s, const Layout& layout);
+
+// Bytes of a parameter element in ZeRO all-gathers (bf16 weights).
+inline constexpr double kParamBytes = 2.0;
+
+}  // namespace cs::sim
