@@ -4,7 +4,9 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <functional>
 #include <map>
+#include <string>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -46,6 +48,52 @@ struct KeyHash {
 };
 using OpKey = Key<15, 2>;          // everything models::op_time_s reads of an op (the builder's DurationKey)
 using CollectiveKey = Key<11, 1>;  // kind, group kind, layout, rank (or a pipeline pair); bytes
+using PriceKey = Key<3, 1>;        // kind, group geometry (its index), forced algorithm (hash); bytes
+
+// A group's GPUs, hashed FNV-1a.
+struct MembersHash {
+  std::size_t operator()(const std::vector<int>& v) const {
+    std::uint64_t h = 1469598103934665603ULL;
+    for (int r : v) h = (h ^ static_cast<std::uint32_t>(r)) * 1099511628211ULL;
+    return static_cast<std::size_t>(h);
+  }
+};
+
+// One pass of a stage's pipeline order (models::pipeline_order) with what the recurrence reads of it
+// precomputed: its own arrival slot and the slot its output arrives in at the neighbouring virtual stage,
+// slots numbered (stage * v + chunk) * m + micro-batch.
+struct Action {
+  static constexpr std::uint32_t kNone = 0xffffffffU;
+  std::uint32_t slot;
+  std::uint32_t to;       // the neighbour's slot (kNone: the first / last virtual stage)
+  std::uint16_t chunk;
+  bool forward;
+  bool waits;             // has a predecessor (forward) / successor (backward) to wait for
+  bool last_micro_batch;  // mb == m - 1
+  bool final_action;      // the stage's last pass
+};
+
+std::vector<Action> compile_order(PipelineSchedule schedule, int p, int m, int stage, int v) {
+  const std::vector<PipelineAction> order = pipeline_order(schedule, p, m, stage, v);
+  std::vector<Action> out;
+  out.reserve(order.size());
+  const bool first = stage == 0, last = stage == p - 1;
+  auto slot = [&](int s, int c, int mb) {
+    return static_cast<std::uint32_t>((static_cast<std::size_t>(s) * static_cast<std::size_t>(v) + static_cast<std::size_t>(c)) *
+                                          static_cast<std::size_t>(m) + static_cast<std::size_t>(mb));
+  };
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const PipelineAction& a = order[k];
+    const int c = a.chunk, mb = a.micro_batch;
+    const bool has_prev = !(first && c == 0), has_next = !(last && c == v - 1);
+    Action x{slot(stage, c, mb), Action::kNone, static_cast<std::uint16_t>(c), a.forward, a.forward ? has_prev : has_next,
+             mb == m - 1, k + 1 == order.size()};
+    if (a.forward && has_next) x.to = slot(last ? 0 : stage + 1, last ? c + 1 : c, mb);
+    if (!a.forward && has_prev) x.to = slot(first ? p - 1 : stage - 1, first ? c - 1 : c, mb);
+    out.push_back(x);
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -54,12 +102,19 @@ struct ScreeningCache::Impl {
   topo::Cluster cluster;
   std::unordered_map<OpKey, Time, KeyHash> ops;
   std::unordered_map<CollectiveKey, Time, KeyHash> collectives;
-  std::map<std::tuple<int, int, int, int, int>, std::vector<PipelineAction>> orders;  // (schedule, p, m, stage, v)
+  // Below the layout's collective: layouts share groups (TP 8 is GPUs 0-7 whatever the PP and DP), so a
+  // group's geometry is found by its GPUs and a price by the geometry, not recomputed per layout.
+  std::unordered_map<std::vector<int>, std::int64_t, MembersHash> geometry_ids;
+  std::vector<GroupGeometry> geometries;
+  std::unordered_map<PriceKey, Time, KeyHash> prices;
+  bool extrapolate = true;  // ScreeningCache::set_extrapolation
+  std::map<std::tuple<int, int, int, int, int>, std::vector<Action>> orders;  // (schedule, p, m, stage, v)
 };
 
 ScreeningCache::ScreeningCache(const topo::ClusterSpec& spec) : impl_(std::make_unique<Impl>(spec)) {}
 ScreeningCache::~ScreeningCache() = default;
 const topo::Cluster& ScreeningCache::cluster() const { return impl_->cluster; }
+void ScreeningCache::set_extrapolation(bool on) { impl_->extrapolate = on; }
 
 namespace {
 
@@ -84,6 +139,7 @@ class Screen {
         profile_(s.compute_profile ? *s.compute_profile : models::default_compute_profile()),
         layout_(t_.tp, t_.cp, t_.dp, t_.pp, t_.ep, t_.zero_stage >= 3 ? t_.fsdp_shard_size : 0, t_.expert_tp()),
         dps_(data_parallel_sharding(s, layout_)),
+        forced_hash_(static_cast<std::int64_t>(std::hash<std::string>{}(s.simulation.nccl_algorithm))),
         contention_(s.contention()),
         layer_(models::transformer_layer_ops(s.model, t_)),
         mixed_(has_dense_layers(s.model)),
@@ -97,21 +153,10 @@ class Screen {
   }
 
   Time step() {
-    const int p = t_.pp, v = t_.vp;
+    const int p = t_.pp;
     const int m = static_cast<int>(t_.num_micro_batches());
     stages_.resize(static_cast<std::size_t>(p));
-    // The pipeline split in model order: chunk c of stage s follows chunk c of stage s - 1 (and chunk
-    // c - 1 of the last stage), as models::first_layer_of_chunk counts.
-    chunk_layers_.assign(static_cast<std::size_t>(p * v), 0);
-    first_layer_.assign(static_cast<std::size_t>(p * v), 0);
-    std::int64_t layer = 0;
-    for (int c = 0; c < v; ++c)
-      for (int s = 0; s < p; ++s) {
-        const auto k = static_cast<std::size_t>(s * v + c);
-        first_layer_[k] = layer;
-        chunk_layers_[k] = models::layers_in_chunk(s_.model, t_, s, c);
-        layer += chunk_layers_[k];
-      }
+    split_ = pipeline_split(s_.model, t_);
     for (int s = 0; s < p; ++s) prepare_stage(s);
     // The pipeline tensor to the neighbouring virtual stage (the builder's emit_p2p), priced once per pair.
     const double bytes = static_cast<double>(t_.micro_batch_size) * static_cast<double>(t_.seq_length / t_.cp) *
@@ -121,32 +166,85 @@ class Screen {
       st.p2p_next = p2p(s, s == p - 1 ? 0 : s + 1, bytes);
       st.p2p_prev = p2p(s, s == 0 ? p - 1 : s - 1, bytes);
     }
-    const std::size_t slots = static_cast<std::size_t>(p) * static_cast<std::size_t>(v) * static_cast<std::size_t>(m);
-    fwd_arrival_.assign(slots, -1);
-    bwd_arrival_.assign(slots, -1);
-    std::vector<const std::vector<PipelineAction>*> order(static_cast<std::size_t>(p));
-    for (int s = 0; s < p; ++s) {
-      auto& slot = cache_.orders[{static_cast<int>(t_.pipeline_schedule), p, m, s, v}];
-      if (slot.empty()) slot = pipeline_order(t_.pipeline_schedule, p, m, s, v);
-      order[static_cast<std::size_t>(s)] = &slot;
-    }
-    std::vector<std::size_t> next(static_cast<std::size_t>(p), 0);
-    // The schedule's recurrence: advance every stage while its next pass has what it waits for.
-    for (bool progress = true; progress;) {
-      progress = false;
-      for (int s = 0; s < p; ++s) {
-        auto& k = next[static_cast<std::size_t>(s)];
-        const auto& ord = *order[static_cast<std::size_t>(s)];
-        while (k < ord.size() && run_action(s, ord[k], k + 1 == ord.size(), m)) ++k, progress = true;
+    // Many micro-batches: past the warm-up the schedule repeats itself every P micro-batches (P = p for
+    // the interleaved schedule, whose order takes micro-batches in groups of p; 1 otherwise), and every
+    // figure of the recurrence is a difference of times (the overlap slowdowns included), so once a
+    // period's state repeats the step grows by the same amount per period. The recurrence is run for
+    // m1, m1 + P, m1 + 2P and m1 + 3P micro-batches (m1 = 2p, past the warm-up of every schedule); where
+    // the three increments are equal the step for m is extrapolated from them, exactly, else (or for
+    // few micro-batches) the recurrence runs all m. tests/sim/test_screening.cpp checks the two agree.
+    const int period = t_.pipeline_schedule == PipelineSchedule::interleaved ? p : 1;
+    const int m1 = (2 * p + period - 1) / period * period;
+    if (cache_.extrapolate && m >= 4 * (m1 + 2 * period) && (m - m1) % period == 0) {
+      // Every stage's end state (compute, data-parallel and send streams, last reduction, end) must grow
+      // by the same amount each period, not only the step: a stream falling behind (a data-parallel
+      // backlog growing each micro-batch) would overtake the others later.
+      std::array<std::vector<Time>, 4> ends;
+      for (int k = 0; k < 4; ++k) {
+        auto& e = ends[static_cast<std::size_t>(k)];
+        e.push_back(run_pipeline(m1 + k * period));
+        for (const Stage& st : stages_) e.insert(e.end(), {st.end, st.tc, st.td, st.reductions, st.sends_end, st.send_fwd, st.send_bwd});
       }
+      const Time d = ends[1][0] - ends[0][0];
+      bool periodic = true;
+      for (std::size_t i = 0; i < ends[0].size() && periodic; ++i)
+        for (int k = 1; k < 4; ++k) periodic &= ends[static_cast<std::size_t>(k)][i] - ends[static_cast<std::size_t>(k) - 1][i] == d;
+      if (periodic) return ends[0][0] + (m - m1) / period * d;
     }
-    for (int s = 0; s < p; ++s) CS_CHECK(next[static_cast<std::size_t>(s)] == order[static_cast<std::size_t>(s)]->size());
-    Time end = 0;
-    for (int s = 0; s < p; ++s) end = std::max(end, finish_stage(s));
-    return end;
+    return run_pipeline(m);
   }
 
  private:
+  // The recurrence for `m` micro-batches from a fresh start (prepare_stage's durations); the step's end.
+  Time run_pipeline(int m) {
+    const int p = t_.pp, v = t_.vp;
+    for (Stage& st : stages_) {
+      st.tc = st.td = st.reductions = st.send_fwd = st.send_bwd = st.sends_end = 0;
+      st.deferred.clear();
+    }
+    const std::size_t slots = static_cast<std::size_t>(p) * static_cast<std::size_t>(v) * static_cast<std::size_t>(m);
+    fwd_arrival_.assign(slots, -1);
+    bwd_arrival_.assign(slots, -1);
+    std::vector<const std::vector<Action>*> order(static_cast<std::size_t>(p));
+    for (int s = 0; s < p; ++s) {
+      auto& slot = cache_.orders[{static_cast<int>(t_.pipeline_schedule), p, m, s, v}];
+      if (slot.empty()) slot = compile_order(t_.pipeline_schedule, p, m, s, v);
+      order[static_cast<std::size_t>(s)] = &slot;
+    }
+    std::vector<std::size_t> next(static_cast<std::size_t>(p), 0);
+    // The schedule's recurrence: advance a stage while its next pass has what it waits for. What a stage
+    // waits for comes from its neighbours in model order (stage - 1 and stage + 1, wrapping between the
+    // first and last for interleaved chunks), so a stage is tried again only after a neighbour advanced.
+    // Each pass's times depend only on its own stage's state and the arrival it waits for (each written
+    // once), so the order stages are tried in does not change a figure; it saves the sweeps over blocked
+    // stages a round-robin loop makes while a backward wave climbs the pipeline one stage per sweep.
+    std::vector<int> work;
+    work.reserve(static_cast<std::size_t>(p));
+    std::vector<char> queued(static_cast<std::size_t>(p), 1);
+    for (int s = p - 1; s >= 0; --s) work.push_back(s);
+    while (!work.empty()) {
+      const int s = work.back();
+      work.pop_back();
+      queued[static_cast<std::size_t>(s)] = 0;
+      auto& k = next[static_cast<std::size_t>(s)];
+      const auto& ord = *order[static_cast<std::size_t>(s)];
+      const std::size_t k0 = k;
+      Stage& st = stages_[static_cast<std::size_t>(s)];
+      while (k < ord.size() && run_action(st, ord[k])) ++k;
+      if (k == k0) continue;
+      for (const int n : {s + 1 == p ? 0 : s + 1, s == 0 ? p - 1 : s - 1})
+        if (!queued[static_cast<std::size_t>(n)]) queued[static_cast<std::size_t>(n)] = 1, work.push_back(n);
+    }
+    for (int s = 0; s < p; ++s) CS_CHECK(next[static_cast<std::size_t>(s)] == order[static_cast<std::size_t>(s)]->size());
+    Time end = 0;
+    for (int s = 0; s < p; ++s) {
+      Stage& st = stages_[static_cast<std::size_t>(s)];
+      st.end = finish_stage(s);
+      end = std::max(end, st.end);
+    }
+    return end;
+  }
+
   struct Stage {
     int rank = 0;  // the simulated rank of the stage: TP, CP, DP index 0, as the builder's symmetry picks
     std::vector<std::vector<Unit>> chunks;
@@ -156,6 +254,7 @@ class Screen {
     Time reductions = 0;         // the last gradient reduction ends
     Time send_fwd = 0, send_bwd = 0;  // pipeline send streams free
     Time sends_end = 0;
+    Time end = 0;                     // the stage's end, optimizer included (run_pipeline)
     Time p2p_next = 0, p2p_prev = 0;  // a send to the next / previous virtual stage
     std::vector<std::pair<GroupKind, double>> deferred;
   };
@@ -192,8 +291,17 @@ class Screen {
   Time priced(const CollectiveKey& key, const std::vector<int>& members, CollectiveKind kind, double bytes) {
     if (const auto it = cache_.collectives.find(key); it != cache_.collectives.end()) return it->second;
     Time d = 0;
-    if (members.size() >= 2 && bytes > 0)
-      d = choose_algorithm(kind, bytes, group_geometry(cluster_, members), s_.simulation.nccl_algorithm).duration;
+    if (members.size() >= 2 && bytes > 0) {
+      auto [g, added] = cache_.geometry_ids.try_emplace(members, static_cast<std::int64_t>(cache_.geometries.size()));
+      if (added) cache_.geometries.push_back(group_geometry(cluster_, members));
+      const PriceKey pk{{static_cast<std::int64_t>(kind), g->second, forced_hash_}, {bytes}};
+      if (const auto it = cache_.prices.find(pk); it != cache_.prices.end()) {
+        d = it->second;
+      } else {
+        d = choose_algorithm(kind, bytes, cache_.geometries[static_cast<std::size_t>(g->second)], s_.simulation.nccl_algorithm).duration;
+        cache_.prices.emplace(pk, d);
+      }
+    }
     cache_.collectives.emplace(key, d);
     return d;
   }
@@ -210,14 +318,19 @@ class Screen {
     const CollectiveKey key = collective_key(CollectiveKind::send_recv, bytes, -1, std::min(a, b), std::max(a, b));
     return priced(key, {std::min(a, b), std::max(a, b)}, CollectiveKind::send_recv, bytes);
   }
+  // std::llround of x >= 0 (halves away from zero), without the library call: x - trunc(x) is exact.
+  static Time round_nonnegative(double x) {
+    const auto i = static_cast<Time>(x);
+    return i + (x - static_cast<double>(i) >= 0.5 ? 1 : 0);
+  }
   // A kernel of length d overlapped by data-moving communication for o: at 1/(1 + c) speed while
   // overlapped (the executor's contention).
   Time slowed(Time d, Time o) const {
     if (o <= 0 || contention_ <= 0 || d <= 0) return d;
     const double c = contention_;
     const double od = static_cast<double>(o), dd = static_cast<double>(d);
-    if (od / (1 + c) >= dd) return static_cast<Time>(std::llround(dd * (1 + c)));
-    return d + static_cast<Time>(std::llround(od * c / (1 + c)));
+    if (od / (1 + c) >= dd) return round_nonnegative(dd * (1 + c));
+    return d + round_nonnegative(od * c / (1 + c));
   }
 
   bool overlappable_tp(const Op& op, CollectiveKind kind) const {
@@ -308,7 +421,7 @@ class Screen {
     Stage& st = stages_[static_cast<std::size_t>(stage)];
     st.rank = layout_.rank({0, 0, 0, stage});
     const int v = t_.vp;
-    StageUnits su = stage_units(s_.model, t_, stage);
+    StageUnits su = stage_units(s_.model, t_, stage, split_);
     st.chunks.assign(static_cast<std::size_t>(v), {});
     st.fwd.assign(static_cast<std::size_t>(v), 0);
     st.bwd.assign(static_cast<std::size_t>(v), 0);
@@ -317,7 +430,14 @@ class Screen {
     for (int c = 0; c < v; ++c) {
       auto& units = st.chunks[static_cast<std::size_t>(c)];
       for (const UnitParams& up : su.chunks[static_cast<std::size_t>(c)]) units.push_back({unit_ops(up.kind), up.dense, up.expert});
-      for (Unit& u : units) {
+      for (std::size_t i = 0; i < units.size(); ++i) {
+        Unit& u = units[i];
+        if (i > 0 && u.ops == units[i - 1].ops && u.dense == units[i - 1].dense && u.expert == units[i - 1].expert) {
+          u = units[i - 1];  // a layer like the one before: the same durations (the lookups below, skipped)
+          st.fwd[static_cast<std::size_t>(c)] += u.fwd;
+          st.bwd[static_cast<std::size_t>(c)] += u.bwd;
+          continue;
+        }
         u.fwd = ops_time(u.ops, false, st.rank);
         u.bwd = ops_time(u.ops, true, st.rank);
         st.fwd[static_cast<std::size_t>(c)] += u.fwd;
@@ -401,44 +521,25 @@ class Screen {
     return t;
   }
 
-  // Runs `a` on stage `s` when what it waits for is done; false when not yet.
-  bool run_action(int s, const PipelineAction& a, bool final_action, int m) {
-    const int p = t_.pp, v = t_.vp;
-    Stage& st = stages_[static_cast<std::size_t>(s)];
-    const int mb = a.micro_batch, c = a.chunk;
-    const bool first = s == 0, last = s == p - 1;
-    const bool has_prev = !(first && c == 0), has_next = !(last && c == v - 1);
-    const std::size_t slot = (static_cast<std::size_t>(s) * static_cast<std::size_t>(v) + static_cast<std::size_t>(c)) *
-                                 static_cast<std::size_t>(m) + static_cast<std::size_t>(mb);
+  // Runs `a` on stage `st` when what it waits for is done; false when not yet.
+  bool run_action(Stage& st, const Action& a) {
     Time ready = st.tc;
-    if (a.forward && has_prev) {
-      if (fwd_arrival_[slot] < 0) return false;
-      ready = std::max(ready, fwd_arrival_[slot]);
+    if (a.waits) {
+      const Time arrival = (a.forward ? fwd_arrival_ : bwd_arrival_)[a.slot];
+      if (arrival < 0) return false;
+      ready = std::max(ready, arrival);
     }
-    if (!a.forward && has_next) {
-      if (bwd_arrival_[slot] < 0) return false;
-      ready = std::max(ready, bwd_arrival_[slot]);
-    }
-    const bool reducing = !a.forward && (t_.zero_stage == 2 || mb == m - 1);
-    const Time end = run_pass(st, c, !a.forward, reducing, ready);
+    const bool reducing = !a.forward && (t_.zero_stage == 2 || a.last_micro_batch);
+    const Time end = run_pass(st, a.chunk, !a.forward, reducing, ready);
     st.tc = end;
-    if (a.forward && has_next) {
-      const int to = last ? 0 : s + 1, to_chunk = last ? c + 1 : c;
-      const Time x1 = std::max(end, st.send_fwd) + st.p2p_next;
-      st.send_fwd = x1;
+    if (a.to != Action::kNone) {
+      Time& stream = a.forward ? st.send_fwd : st.send_bwd;
+      const Time x1 = std::max(end, stream) + (a.forward ? st.p2p_next : st.p2p_prev);
+      stream = x1;
       st.sends_end = std::max(st.sends_end, x1);
-      fwd_arrival_[(static_cast<std::size_t>(to) * static_cast<std::size_t>(v) + static_cast<std::size_t>(to_chunk)) *
-                       static_cast<std::size_t>(m) + static_cast<std::size_t>(mb)] = x1;
+      (a.forward ? fwd_arrival_ : bwd_arrival_)[a.to] = x1;
     }
-    if (!a.forward && has_prev) {
-      const int to = first ? p - 1 : s - 1, to_chunk = first ? c - 1 : c;
-      const Time x1 = std::max(end, st.send_bwd) + st.p2p_prev;
-      st.send_bwd = x1;
-      st.sends_end = std::max(st.sends_end, x1);
-      bwd_arrival_[(static_cast<std::size_t>(to) * static_cast<std::size_t>(v) + static_cast<std::size_t>(to_chunk)) *
-                       static_cast<std::size_t>(m) + static_cast<std::size_t>(mb)] = x1;
-    }
-    if (!a.forward && !st.deferred.empty() && (t_.zero_stage == 2 || final_action)) {
+    if (!a.forward && !st.deferred.empty() && (t_.zero_stage == 2 || a.final_action)) {
       for (const auto& [gk, params] : st.deferred) reduce_bucket(st, gk, params, end);
       st.deferred.clear();
     }
@@ -473,12 +574,13 @@ class Screen {
   const models::ComputeProfile& profile_;
   Layout layout_;
   DataParallelSharding dps_;
+  std::int64_t forced_hash_;  // simulation.nccl_algorithm, in the price key
   double contention_;
   models::LayerOps layer_, window_layer_;
   bool mixed_;
   models::LayerOps dense_layer_, dense_window_layer_, embedding_, head_;
   std::vector<Stage> stages_;
-  std::vector<std::int64_t> chunk_layers_, first_layer_;  // by stage * v + chunk
+  std::vector<std::int64_t> split_;  // pipeline_split: layers by stage * v + chunk
   std::vector<StageUnits> stage_units_;  // parameters and experts of each stage (its chunks moved into Stage)
   std::vector<Time> fwd_arrival_, bwd_arrival_;
   std::map<std::tuple<const models::LayerOps*, bool, int>, Time> ops_times_;

@@ -50,6 +50,9 @@ class ScreeningCache {
   ScreeningCache(const ScreeningCache&) = delete;
   ScreeningCache& operator=(const ScreeningCache&) = delete;
   const topo::Cluster& cluster() const;
+  // Whether a layout of many micro-batches runs the pipeline recurrence for a few periods of its
+  // schedule and extrapolates (the default, the same figure: screening.cpp), or for all of them (tests).
+  void set_extrapolation(bool on);
 
   struct Impl;
   Impl& impl() { return *impl_; }

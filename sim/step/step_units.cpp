@@ -1,5 +1,7 @@
 #include "sim/step/step_units.hpp"
 
+#include "sim/base/check.hpp"
+
 namespace cs::sim {
 
 bool has_dense_layers(const models::ModelConfig& m) {
@@ -9,7 +11,21 @@ bool has_dense_layers(const models::ModelConfig& m) {
   return false;
 }
 
+std::vector<std::int64_t> pipeline_split(const models::ModelConfig& m, const models::TrainingConfig& t) {
+  std::vector<std::int64_t> out(static_cast<std::size_t>(t.pp) * static_cast<std::size_t>(t.vp));
+  for (int s = 0; s < t.pp; ++s)
+    for (int c = 0; c < t.vp; ++c) out[static_cast<std::size_t>(s * t.vp + c)] = models::layers_in_chunk(m, t, s, c);
+  return out;
+}
+
 StageUnits stage_units(const models::ModelConfig& m, const models::TrainingConfig& t, int stage) {
+  return stage_units(m, t, stage, pipeline_split(m, t));
+}
+
+StageUnits stage_units(const models::ModelConfig& m, const models::TrainingConfig& t, int stage,
+                       const std::vector<std::int64_t>& split) {
+  CS_CHECK(split.size() == static_cast<std::size_t>(t.pp) * static_cast<std::size_t>(t.vp));
+  auto layers = [&](int s, int c) { return split[static_cast<std::size_t>(s * t.vp + c)]; };
   StageUnits out;
   const int p = t.pp, v = t.vp;
   const bool first = stage == 0, last = stage == p - 1;
@@ -31,10 +47,14 @@ StageUnits stage_units(const models::ModelConfig& m, const models::TrainingConfi
   const bool mixed = has_dense_layers(m);
   const models::RankParameters moe_lp = layer_params(true), dense_lp = mixed ? layer_params(false) : moe_lp;
   out.chunks.resize(static_cast<std::size_t>(v));
+  // The first layer of each of the stage's chunks: model order runs chunk 0 of every stage, then chunk 1
+  // ..., so chunk c of `stage` follows chunk c of the stages before it (models::first_layer_of_chunk,
+  // summed once instead of once per chunk).
+  std::int64_t first_layer = 0;
   for (int c = 0; c < v; ++c) {
     auto& units = out.chunks[static_cast<std::size_t>(c)];
-    const std::int64_t first_layer = models::first_layer_of_chunk(m, t, stage, c);
-    const std::int64_t n = models::layers_in_chunk(m, t, stage, c);
+    for (int s = 0; s < stage; ++s) first_layer += layers(s, c);
+    const std::int64_t n = layers(stage, c);
     units.reserve(static_cast<std::size_t>(n) + 2);
     if (first && c == 0) units.push_back({UnitKind::embedding, emb_params, 0});
     for (std::int64_t l = 0; l < n; ++l) {
@@ -46,6 +66,8 @@ StageUnits stage_units(const models::ModelConfig& m, const models::TrainingConfi
       units.push_back({kind, lp.dense, lp.expert});
     }
     if (last && c == v - 1) units.push_back({UnitKind::head, head_params, 0});
+    first_layer += n;
+    for (int s = stage + 1; s < p; ++s) first_layer += layers(s, c);
   }
   return out;
 }

@@ -36,8 +36,13 @@ struct StageUnits {
   bool separate_experts = false;  // expert parameters reduced over expert-DP, apart from the dense ones
   std::vector<std::vector<UnitParams>> chunks;  // by model chunk (virtual stage), in forward order
 };
-// The units of pipeline stage `stage`, chunk by chunk (the pipeline split of models::layers_in_chunk).
+// The layers of every (stage, chunk), indexed stage * vp + chunk (models::layers_in_chunk).
+std::vector<std::int64_t> pipeline_split(const models::ModelConfig& m, const models::TrainingConfig& t);
+// The units of pipeline stage `stage`, chunk by chunk (the pipeline split of models::layers_in_chunk;
+// `split`: pipeline_split's, computed once for all stages).
 StageUnits stage_units(const models::ModelConfig& m, const models::TrainingConfig& t, int stage);
+StageUnits stage_units(const models::ModelConfig& m, const models::TrainingConfig& t, int stage,
+                       const std::vector<std::int64_t>& split);
 
 // How the data-parallel groups shard and reduce: ZeRO-3 under HYBRID_SHARD shards inside the node's block
 // (GroupKind::shard) and all-reduces across blocks (GroupKind::replica); everything else works on the
