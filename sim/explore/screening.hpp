@@ -53,6 +53,8 @@ class ScreeningCache {
   // Whether a layout of many micro-batches runs the pipeline recurrence for a few periods of its
   // schedule and extrapolates (the default, the same figure: screening.cpp), or for all of them (tests).
   void set_extrapolation(bool on);
+  // Layouts whose step was extrapolated so far.
+  int extrapolated() const;
 
   struct Impl;
   Impl& impl() { return *impl_; }
