@@ -286,7 +286,15 @@ SweepPoint screen_point(const json& base, const std::string& file, const Assignm
   p.status = p.report.fits_in_memory ? PointStatus::pending : PointStatus::not_fitting;
   if (!p.report.fits_in_memory) p.error = not_fitting_message(p.report.memory, s.gpu);
   if (caches && p.status == PointStatus::pending)
-    if (const auto est = screening_step_time_s(s, caches->get(s, assignment))) set_estimate(p, s, *est);
+    if (const auto est = screening_step_time_s(s, caches->get(s, assignment))) {
+      set_estimate(p, s, *est);
+      // The whole run is closed-form in the step (goodput::analyse_run without Monte Carlo or jitter:
+      // input stalls, failures, checkpoints, restarts), so an estimated point has its estimated whole
+      // run, and the screening tier ranks whole-run sweeps by it, as the simulated points are ranked.
+      SimulationResult r;
+      r.report = p.report;
+      p.whole_run = whole_run_of(s, r);
+    }
   return p;
 }
 }  // namespace
@@ -555,10 +563,11 @@ std::vector<SweepPoint> screen_and_simulate(const json& base, const std::string&
     if (points[i].status == PointStatus::pending) todo.push_back(i);
   if (options.verify > 0) {
     // The screening tier: the best `verify` by the estimate go to the simulation (a point the formula
-    // does not cover always does), the rest keep their estimate.
+    // does not cover always does), the rest keep their estimate. With a resilience or data_pipeline
+    // section the estimate's whole run ranks (tokens/s and $ per token over the effective days).
     auto key = [&](std::size_t i) {
       const SweepPoint& p = points[i];
-      return objective == Objective::tokens_per_s ? -p.report.tokens_per_s : p.usd_per_token();
+      return objective == Objective::tokens_per_s ? -p.tokens_per_s() : p.usd_per_token();
     };
     std::vector<std::size_t> unestimated, estimated;
     for (std::size_t i : todo) (points[i].estimate_step_time_s ? estimated : unestimated).push_back(i);
@@ -573,7 +582,7 @@ std::vector<SweepPoint> screen_and_simulate(const json& base, const std::string&
       for (auto& [pair, members] : pairs) {
         for (std::size_t k = 0; k < members.size() && k < each; ++k) chosen[members[k]] = true;  // cheapest first
         std::stable_sort(members.begin(), members.end(),
-                         [&](std::size_t a, std::size_t b) { return points[a].report.tokens_per_s > points[b].report.tokens_per_s; });
+                         [&](std::size_t a, std::size_t b) { return points[a].tokens_per_s() > points[b].tokens_per_s(); });
         for (std::size_t k = 0; k < members.size() && k < each; ++k) chosen[members[k]] = true;  // fastest
       }
     } else {

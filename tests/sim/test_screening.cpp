@@ -129,6 +129,45 @@ TEST_CASE("screening: the periodic extrapolation over many micro-batches equals 
   CHECK(extrapolated > 0);  // the shortcut was taken, not only the full recurrence compared with itself
 }
 
+TEST_CASE("screening over whole runs: estimated points carry the whole run, ranked as the simulation ranks it", "[sim][sweep][screening][goodput]") {
+  // The whole run is closed-form in the step (goodput::analyse_run: failures, checkpoints, restarts), so
+  // where the estimate is the simulation's step to the picosecond (one stage, nothing overlapped: the
+  // first test) the estimated whole run is the simulated one, and the screened order (effective tokens/s
+  // and $ per token) is the verified order.
+  json doc = small_doc();
+  doc["training"]["tokens_to_train"] = 1e10;
+  doc["training"]["overlap_grad_reduce"] = false;
+  doc["training"]["overlap_param_gather"] = false;
+  doc["resilience"] = {{"checkpoint", {{"interval_s", 21600}}}};
+  std::vector<Assignment> layouts;
+  for (int tp : {1, 2, 4})
+    for (int zero : {0, 1})
+      for (const char* rc : {"none", "full"})
+        layouts.push_back({{"training.tensor_model_parallel_size", tp}, {"training.sequence_parallel", tp > 1},
+                           {"training.zero_stage", zero}, {"training.recompute_granularity", rc}});
+  SweepOptions screen;
+  screen.threads = 1;
+  screen.simulate = false;
+  screen.estimate = true;
+  std::vector<SweepPoint> estimated = run_points(doc, "small.json", layouts, screen);
+  SweepOptions run;
+  run.threads = 1;
+  const std::vector<SweepPoint> simulated = run_points(doc, "small.json", layouts, run);
+  for (std::size_t i = 0; i < layouts.size(); ++i) {
+    INFO("layout " << i);
+    REQUIRE(estimated[i].estimate_step_time_s);
+    REQUIRE(estimated[i].whole_run);
+    REQUIRE(simulated[i].whole_run);
+    CHECK(*estimated[i].estimate_step_time_s == simulated[i].report.step_time_s);
+    CHECK(estimated[i].whole_run->goodput == simulated[i].whole_run->goodput);
+    CHECK(estimated[i].whole_run->goodput < 1);  // failures and checkpoints cost something
+    CHECK(estimated[i].days_to_train() == Approx(simulated[i].days_to_train()).epsilon(1e-12));
+    estimated[i].status = PointStatus::simulated;  // rank_points ranks simulated points: rank the estimates alike
+  }
+  CHECK(rank_points(estimated, Objective::tokens_per_s) == rank_points(simulated, Objective::tokens_per_s));
+  CHECK(rank_points(estimated, Objective::usd_per_token) == rank_points(simulated, Objective::usd_per_token));
+}
+
 TEST_CASE("search --verify: the best K by the estimate are simulated, the others keep their estimate", "[sim][sweep][screening]") {
   SearchOptions opts;
   opts.run.threads = 2;
