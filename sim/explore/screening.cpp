@@ -172,33 +172,39 @@ class Screen {
     // the interleaved schedule, whose order takes micro-batches in groups of p; 1 otherwise), and every
     // figure of the recurrence is a difference of times (the overlap slowdowns included), so once a
     // period's state repeats the step grows by the same amount per period. The recurrence is run for
-    // m1, m1 + P, m1 + 2P and m1 + 3P micro-batches (m1 = 2p, past the warm-up of every schedule, or
+    // m1, m1 + P, m1 + 2P and m1 + 3P micro-batches (m1 = p, about the warm-up of every schedule, or
     // more); where the three increments agree the step for m is extrapolated from them, else (or for few
     // micro-batches) the recurrence runs all m. tests/sim/test_screening.cpp checks the two agree, and
     // clustersim-sweep-bench --dump-estimates that the 7,064 estimates of its three searches are the
     // full recurrence's bit for bit.
     const int period = t_.pipeline_schedule == PipelineSchedule::interleaved ? p : 1;
-    // An attempt costs about 4 m1 + 6P micro-batches of recurrence: made while that is at most a third of
-    // m, from m1 = 2p up, doubling m1 while the state is not periodic yet.
-    for (int m1 = (2 * p + period - 1) / period * period; cache_.extrapolate && 3 * (4 * m1 + 6 * period) <= m; m1 *= 2) {
+    // An attempt costs about 4 m1 + 6P micro-batches of recurrence: made while that is at most half of m,
+    // from m1 = p up, doubling m1 while the state is not periodic yet.
+    // ZeRO-3 is not tried: its gathers and reduce-scatters, every unit of every pass on the one
+    // data-parallel stream, rarely settle within a few periods (a fifth of the layouts of the searches).
+    const bool tried = cache_.extrapolate && t_.zero_stage < 3;
+    for (int m1 = (p + period - 1) / period * period; tried && 2 * (4 * m1 + 6 * period) <= m; m1 *= 2) {
       if ((m - m1) % period != 0) continue;
       // Every stage's end state (compute, data-parallel and send streams, last reduction, end) must grow
       // by the step's increment d each period, or not at all (a stream left idle, which a max never
       // picks again), not only the step: a stream falling behind by less than d per period (a
       // data-parallel backlog growing each micro-batch) would overtake the others later.
       std::array<std::vector<Time>, 4> ends;
-      for (int k = 0; k < 4; ++k) {
+      bool periodic = true;
+      for (int k = 0; k < 4 && periodic; ++k) {
         auto& e = ends[static_cast<std::size_t>(k)];
         e.push_back(run_pipeline(m1 + k * period));
         for (const Stage& st : stages_) e.insert(e.end(), {st.end, st.tc, st.td, st.reductions, st.sends_end, st.send_fwd, st.send_bwd});
-      }
-      const Time d = ends[1][0] - ends[0][0];
-      bool periodic = d > 0;
-      for (std::size_t i = 0; i < ends[0].size() && periodic; ++i) {
-        const Time e = ends[1][i] - ends[0][i];
-        periodic = (e == d || e == 0) && ends[2][i] - ends[1][i] == e && ends[3][i] - ends[2][i] == e;
+        if (k < 2) continue;  // from the third run on: each increment the first one, d or 0 (and d > 0)
+        const Time d = ends[1][0] - ends[0][0];
+        periodic = d > 0;
+        for (std::size_t i = 0; i < e.size() && periodic; ++i) {
+          const Time inc = ends[1][i] - ends[0][i];
+          periodic = (inc == d || inc == 0) && e[i] - ends[static_cast<std::size_t>(k) - 1][i] == inc;
+        }
       }
       if (!periodic) continue;
+      const Time d = ends[1][0] - ends[0][0];
       ++cache_.extrapolated;
       return ends[0][0] + (m - m1) / period * d;
     }
@@ -340,7 +346,10 @@ class Screen {
     if (o <= 0 || contention_ <= 0 || d <= 0) return d;
     const double c = contention_;
     const double od = static_cast<double>(o), dd = static_cast<double>(d);
-    if (od / (1 + c) >= dd) return round_nonnegative(dd * (1 + c));
+    // Overlapped for at most its length (every pass's call): o / (1 + c) < o <= d whenever 1 + c > 1
+    // (also in doubles: 1 + c is then at least 1 + 2^-52, and o / (1 + c) rounds below o), so the first
+    // case cannot hold and its division is skipped.
+    if (!(o <= d && 1 + c > 1) && od / (1 + c) >= dd) return round_nonnegative(dd * (1 + c));
     return d + round_nonnegative(od * c / (1 + c));
   }
 
