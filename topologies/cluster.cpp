@@ -56,6 +56,8 @@ constexpr double kGen5MaxNicGbps = 504.0;
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
+int pcie_sockets_of(const IntraNodeSpec& intra, int gpus_per_node) { return topo::pcie_sockets(intra, gpus_per_node); }
+
 // Cables needed to carry `down` cables' worth of capacity at ratio `oversub`. The epsilon keeps e.g.
 // 16 / (16/3) from rounding 3.0000000001 up to 4.
 int up_links_for(int down, double oversub) {
@@ -139,10 +141,21 @@ void Cluster::Impl::build() {
   first_switch = static_cast<int>(vertices.size());
   const VertexKind switch_kind = s.intra.switched ? VertexKind::nvswitch : VertexKind::pcie_switch;
   const EdgeKind scaleup_kind = s.intra.switched ? EdgeKind::nvlink : EdgeKind::pcie;
+  if (!s.intra.switched) {
+    // PCIe host side: sockets and switches per node (cluster.hpp "PCIe nodes").
+    pcie_sockets = pcie_sockets_of(s.intra, s.gpus_per_node);
+    const int per_switch = topo::pcie_gpus_per_switch(s.intra, s.gpus_per_node);
+    CS_CHECK(pcie_sockets >= 1 && s.gpus_per_node % pcie_sockets == 0);
+    CS_CHECK(per_switch >= 1 && (s.gpus_per_node / pcie_sockets) % per_switch == 0);
+    CS_CHECK(pcie_inter_socket_GBps(s.intra) > 0);
+    pcie_switches_per_node = s.gpus_per_node / per_switch;
+    if (pcie_sockets > 1 || pcie_switches_per_node > 1) pcie_gpus_per_switch = per_switch;
+    else pcie_switches_per_node = 1;
+  }
   const int num_domains = ceil_div(s.nodes, nodes_per_domain);
   for (int d = 0; d < num_domains; ++d) {
     if (nodes_per_domain == 1) {
-      add_vertex(switch_kind, d, 0);
+      for (int sw = 0; sw < pcie_switches_per_node; ++sw) add_vertex(switch_kind, d, sw);
     } else {
       add_vertex(switch_kind, -1, d);
     }
@@ -152,9 +165,39 @@ void Cluster::Impl::build() {
   gpu_down_edge.assign(at(num_gpus), -1);
   for (int gpu = 0; gpu < num_gpus; ++gpu) {
     const int domain = gpu / s.gpus_per_node / nodes_per_domain;
-    const int e = add_cable(gpu, first_switch + domain, scaleup_kind, scaleup_Bps, half_hop_s);
+    const int sw = pcie_gpus_per_switch > 0 ? domain * pcie_switches_per_node + gpu % s.gpus_per_node / pcie_gpus_per_switch
+                                            : domain;
+    const int e = add_cable(gpu, first_switch + sw, scaleup_kind, scaleup_Bps, half_hop_s);
     gpu_up_edge[at(gpu)] = e;
     gpu_down_edge[at(gpu)] = e + 1;
+  }
+  if (pcie_gpus_per_switch > 0) {
+    // Root complexes, one per socket, after the switches; each switch's x16 up-link to its socket's root
+    // complex (the same PCIe bandwidth as a GPU's link, no latency of its own: the intra-node hop latency
+    // is on the GPU edges); one inter-socket link between every two sockets.
+    const int first_rc = static_cast<int>(vertices.size());
+    const int S = pcie_sockets;
+    for (int node = 0; node < s.nodes; ++node)
+      for (int k = 0; k < S; ++k) add_vertex(VertexKind::root_complex, node, k);
+    const int switches_per_socket = pcie_switches_per_node / S;
+    switch_up_edge.assign(at(s.nodes * pcie_switches_per_node), -1);
+    switch_down_edge.assign(at(s.nodes * pcie_switches_per_node), -1);
+    for (int node = 0; node < s.nodes; ++node)
+      for (int sw = 0; sw < pcie_switches_per_node; ++sw) {
+        const int i = node * pcie_switches_per_node + sw;
+        const int e = add_cable(first_switch + i, first_rc + node * S + sw / switches_per_socket, EdgeKind::pcie, scaleup_Bps, 0.0);
+        switch_up_edge[at(i)] = e;
+        switch_down_edge[at(i)] = e + 1;
+      }
+    const double socket_Bps = pcie_inter_socket_GBps(s.intra) * kGBps;
+    socket_edge.assign(at(s.nodes * S * S), -1);
+    for (int node = 0; node < s.nodes; ++node)
+      for (int a = 0; a < S; ++a)
+        for (int b = a + 1; b < S; ++b) {
+          const int e = add_cable(first_rc + node * S + a, first_rc + node * S + b, EdgeKind::inter_socket, socket_Bps, 0.0);
+          socket_edge[at((node * S + a) * S + b)] = e;
+          socket_edge[at((node * S + b) * S + a)] = e + 1;
+        }
   }
 
   // NVLink bridges between local GPUs 2i and 2i+1 of PCIe nodes.
@@ -426,7 +469,7 @@ GroupLink Cluster::group_link(std::span<const int> gpus) const {
         im.edges[at(im.bridge_edge[at(sorted[0])])].dst == sorted[1]) {
       return GroupLink{Span::node, im.bridge_Bps, intra_s};
     }
-    return GroupLink{Span::node, im.scaleup_Bps, intra_s};
+    return GroupLink{Span::node, s.intra.switched ? im.scaleup_Bps : scaleup_ring_Bps(sorted), intra_s};
   }
 
   // Across scale-up domains (so across nodes, and there is a fabric). Per node: how many group GPUs and
@@ -484,7 +527,34 @@ GroupLink Cluster::group_link(std::span<const int> gpus) const {
   const double net_Bps = static_cast<double>(k) * s.nics_per_node / s.gpus_per_node *
                          s.nic.payload_GBps() * kGBps / oversub;
   const double latency_s = hops * s.nic.latency_us * kUs + intra_s;
-  return GroupLink{span, std::min(im.scaleup_Bps, net_Bps), latency_s};
+  const double up_Bps = s.intra.switched ? im.scaleup_Bps : scaleup_ring_Bps(sorted);
+  return GroupLink{span, std::min(up_Bps, net_Bps), latency_s};
+}
+
+double Cluster::scaleup_ring_Bps(std::span<const int> gpus) const {
+  const Impl& im = *impl_;
+  // Per node, its GPUs in group order (nodes in order of first appearance).
+  std::vector<std::vector<int>> per_node;
+  std::map<int, std::size_t> slot;
+  for (const int g : gpus) {
+    const auto [it, fresh] = slot.emplace(node_of_gpu(g), per_node.size());
+    if (fresh) per_node.emplace_back();
+    per_node[it->second].push_back(g);
+  }
+  std::map<int, double> units;  // edge id -> ring pairs routed over it (one node at a time)
+  std::vector<int> path;
+  const double gpu_Bps = im.loaded ? spec().intra.gpu_bandwidth_GBps * kGBps * spec().intra.efficiency : im.scaleup_Bps;
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& local : per_node) {
+    if (local.size() < 2) continue;
+    units.clear();
+    for (std::size_t i = 0; i < local.size(); ++i) {
+      route(local[i], local[(i + 1) % local.size()], 0, path);
+      for (const int e : path) units[e] += 1;
+    }
+    for (const auto& [e, u] : units) best = std::min(best, im.edges[at(e)].bandwidth_Bps / u);
+  }
+  return std::isfinite(best) ? best : gpu_Bps;
 }
 
 }  // namespace cs::topo

@@ -38,6 +38,25 @@
 // spine_oversubscription (core). Ring step latency: intra hop for `node`; 2 (leaf), 4 (spine) or 6 (core)
 // network hops plus one intra hop across nodes.
 //
+// PCIe nodes (intra.switched false; topologies/link_catalog.hpp pcie_sockets() and friends resolve the
+// defaults). The node's G GPUs are split in index order over `sockets` root complexes, G / sockets each,
+// and within a socket over PCIe switches of `gpus_per_pcie_switch` GPUs:
+//   GPU --x16--> PCIe switch --x16--> root complex (socket) <--inter-socket link--> root complex
+// every PCIe edge at the catalog's PCIe bandwidth x efficiency, the inter-socket link (QPI / UPI / xGMI,
+// NCCL's LINK_SYS) at inter_socket_GBps per direction, one link between every two sockets. With one socket
+// and one switch the node is today's single PCIe switch (no root-complex vertex). A route inside the node
+// climbs only as far as it must: same switch GPU -> switch -> GPU (NCCL's PIX); other switch, same socket
+// GPU -> switch -> root complex -> switch -> GPU (PHB); other socket ... -> root complex -> root complex
+// -> ... (SYS). NCCL (src/graph/paths.cc at 5067397, ncclTopoCheckP2p: p2pLevel = PATH_PXB by default)
+// does not use P2P beyond PXB and moves such data through host memory (the SHM transport): the same
+// links are crossed (the writer's PCIe path up to its socket, the inter-socket link when the sockets
+// differ, the reader's path down), which is what is modelled; the host memory's own bandwidth is not.
+// A ring over the node's GPUs in index order crosses the inter-socket link twice, once in each
+// direction, so every byte the ring moves crosses that link once per direction: a ring's per-rank
+// bandwidth is that of its busiest link, min over links of capacity / (ring edges routed over it),
+// which for the default 8-GPU two-socket node is the inter-socket link (22 GB/s < 51.2 GB/s PCIe).
+// scaleup_ring_Bps() computes it for any group; NCCL's own search sizes rings by the same bottleneck.
+//
 // A cluster loaded from a file (topology_file.hpp) has no such structure; its group_link() takes the ring
 // over the group's GPUs in ascending order and returns, as bus bandwidth, the smallest over consecutive
 // pairs (last to first included) of the pair's bottleneck: the widest of the shortest (fewest-hop) paths
@@ -80,8 +99,8 @@
 
 namespace cs::topo {
 
-enum class VertexKind { gpu, nvswitch, pcie_switch, nic, leaf, spine, core };
-enum class EdgeKind { nvlink, pcie, network };
+enum class VertexKind { gpu, nvswitch, pcie_switch, nic, leaf, spine, core, root_complex };
+enum class EdgeKind { nvlink, pcie, network, inter_socket };
 
 struct ClusterSpec {
   int nodes = 1;
@@ -166,6 +185,13 @@ class Cluster {
 
   // The analytical view of a group (GPU indices; any order).
   GroupLink group_link(std::span<const int> gpus) const;
+  // Per-rank scale-up bandwidth of a ring over the group inside its nodes: per node, the group's GPUs of
+  // that node in group order as a cycle (a ring channel across nodes uses the same consecutive pairs),
+  // each pair routed, and the busiest link's capacity / (pairs routed over it), min over the nodes. On an
+  // NVSwitch node every pair uses its own GPU links, so this is the GPU's scale-up bandwidth; on a PCIe
+  // node it is the switch up-link or the inter-socket link where the ring shares or crosses them. A
+  // group with one GPU per node has no intra-node hop: the GPU's scale-up bandwidth.
+  double scaleup_ring_Bps(std::span<const int> gpus) const;
 
   // The directed edge ids (indices into edges()) of the path a flow from GPU src to GPU dst takes, in
   // order: edge i ends where edge i+1 starts, the first starts at src, the last ends at dst; empty when

@@ -72,6 +72,13 @@ struct Cluster::Impl {
   double scaleup_Bps = 0;     // per GPU, per direction, payload
   double bridge_Bps = 0;      // bridged PCIe pairs, per direction, payload; 0 = no bridges
   bool pxn = false;           // PXN applies: rail-optimized fabric, NVLink nodes, spec.pxn
+  // PCIe host side (cluster.hpp "PCIe nodes"): 0 switches per node = one switch per node, no root complex.
+  int pcie_sockets = 1;
+  int pcie_gpus_per_switch = 0;  // > 0 only when the node has several switches or sockets
+  int pcie_switches_per_node = 1;
+  std::vector<int> switch_up_edge;    // [node * switches + s]: PCIe switch -> its root complex
+  std::vector<int> switch_down_edge;  // [node * switches + s]: root complex -> PCIe switch
+  std::vector<int> socket_edge;       // [(node * sockets + a) * sockets + b]: root complex a -> b, -1 for a == b
 
   // Route tables of a built cluster: directed edge ids, -1 where there is no such edge.
   std::vector<int> gpu_up_edge;    // GPU -> its scale-up switch

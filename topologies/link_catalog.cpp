@@ -94,9 +94,10 @@ const std::array<NetLinkSpec, 8>& net_links() {
 //   direction nominal. Efficiency: 128b/130b coding (0.985) x TLP framing at 256 B max payload
 //   (256 / (256 + ~24 B header/LCRC/sequence/framing) = 0.91) x DLLP ACK/flow-control traffic and the
 //   root-complex peer-to-peer forwarding (~0.9) = ~0.80. nccl.json has no 8-GPU PCIe sweep (the only
-//   PCIe-card entry, nccltests194, uses an NVLink bridge), so this is derived, not measured. The GPUs share
-//   the host bridge (switched = false): cluster.cpp charges a ring the per-direction bandwidth of one x16
-//   link and ignores the host bridge's aggregate limit (documented there).
+//   PCIe-card entry, nccltests194, uses an NVLink bridge), so this is derived, not measured. The GPUs are
+//   not switched all-to-all (switched = false): they sit under PCIe switches under the root complexes of
+//   the node's sockets, joined by the inter-socket link (IntraNodeSpec::sockets, gpus_per_pcie_switch,
+//   inter_socket_GBps; cluster.hpp "PCIe nodes"), and a ring runs at its busiest link's bandwidth.
 // pcie-nvlink-bridge: PCIe cards (A100 PCIe, H100 PCIe / H100 NVL) whose GPUs are bridged in pairs: the
 //   pair (2i, 2i+1) shares an NVLink bridge, everything else goes over PCIe as in "pcie". Bridge: NVIDIA
 //   A100 PCIe and H100 NVL datasheets, 600 GB/s bidirectional per GPU over three bridges = 300 GB/s per
@@ -117,6 +118,20 @@ const std::array<IntraNodeSpec, 4>& intra_nodes() {
 }
 
 }  // namespace
+
+int pcie_sockets(const IntraNodeSpec& intra, int gpus_per_node) {
+  if (intra.sockets > 0) return intra.sockets;
+  return gpus_per_node >= 4 && gpus_per_node % 2 == 0 ? 2 : 1;
+}
+
+int pcie_gpus_per_switch(const IntraNodeSpec& intra, int gpus_per_node) {
+  if (intra.gpus_per_pcie_switch > 0) return intra.gpus_per_pcie_switch;
+  return gpus_per_node / pcie_sockets(intra, gpus_per_node);
+}
+
+double pcie_inter_socket_GBps(const IntraNodeSpec& intra) {
+  return intra.inter_socket_GBps > 0 ? intra.inter_socket_GBps : kDefaultInterSocketGBps;
+}
 
 const NetLinkSpec* find_net_link(std::string_view name) { return sim::find_named(net_links(), name); }
 std::vector<std::string> net_link_names() { return sim::names_in(net_links()); }

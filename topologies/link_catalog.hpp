@@ -46,7 +46,25 @@ struct IntraNodeSpec {
   bool nvls = false;              // in-switch reduction (NVLink SHARP) available; see above
   // PCIe nodes only: > 0 puts an NVLink bridge between local GPUs 2i and 2i+1 (per direction, line rate).
   double bridge_bandwidth_GBps = 0;
+  // PCIe nodes only (switched == false): the host side of the node (cluster.hpp, "PCIe nodes"). 0 = the
+  // default, resolved by pcie_sockets() / pcie_gpus_per_switch() / pcie_inter_socket_GBps().
+  int sockets = 0;               // CPU sockets (root complexes), GPUs split evenly over them in index order
+  int gpus_per_pcie_switch = 0;  // GPUs under one PCIe switch; the switches of a socket hang off its root complex
+  double inter_socket_GBps = 0;  // the inter-socket link (QPI / UPI / xGMI), per direction, payload
 };
+
+// The inter-socket bandwidth NCCL's topology search assumes for Intel Sapphire Rapids, the CPU of current
+// two-socket PCIe GPU servers: SRP_QPI_BW = 22 GB/s (NVIDIA/nccl src/graph/topo.h at 5067397; the same
+// table has SKL_QPI_BW 10, AMD_BW 16, ERP_QPI_BW 40 for Emerald Rapids). NCCL sizes its rings with it, so
+// a ring that crosses the sockets is built to run at most this fast.
+inline constexpr double kDefaultInterSocketGBps = 22.0;
+// Sockets of a PCIe node of `gpus_per_node` GPUs: the spec's, else 2 when the GPUs split evenly over two
+// sockets and there are at least 4 of them (8-GPU PCIe servers are two-socket machines with half the GPUs
+// on each: nccl-tests#307's 8x RTX 4090 topology, NCCL#1639's 2x Xeon 8480+ with 8 RTX 5090), else 1.
+int pcie_sockets(const IntraNodeSpec& intra, int gpus_per_node);
+// GPUs per PCIe switch: the spec's, else all GPUs of a socket under one switch (nccl-tests#307: GPU0-3 PIX).
+int pcie_gpus_per_switch(const IntraNodeSpec& intra, int gpus_per_node);
+double pcie_inter_socket_GBps(const IntraNodeSpec& intra);
 
 const NetLinkSpec* find_net_link(std::string_view name);
 std::vector<std::string> net_link_names();

@@ -89,6 +89,17 @@ void Cluster::Impl::route_built(int src, int dst, std::uint64_t flow_id, std::ve
     const int bridge = bridge_edge[at(src)];
     if (bridge >= 0 && edges[at(bridge)].dst == dst) {
       out.push_back(bridge);
+    } else if (pcie_gpus_per_switch > 0 && src_local / pcie_gpus_per_switch != dst_local / pcie_gpus_per_switch) {
+      // PCIe host side: up to the source switch's root complex, across sockets if they differ, down.
+      const int sw_a = src_node * pcie_switches_per_node + src_local / pcie_gpus_per_switch;
+      const int sw_b = dst_node * pcie_switches_per_node + dst_local / pcie_gpus_per_switch;
+      const int per_socket = g / pcie_sockets;
+      const int sock_a = src_local / per_socket, sock_b = dst_local / per_socket;
+      out.push_back(gpu_up_edge[at(src)]);
+      out.push_back(switch_up_edge[at(sw_a)]);
+      if (sock_a != sock_b) out.push_back(socket_edge[at((src_node * pcie_sockets + sock_a) * pcie_sockets + sock_b)]);
+      out.push_back(switch_down_edge[at(sw_b)]);
+      out.push_back(gpu_down_edge[at(dst)]);
     } else {
       out.push_back(gpu_up_edge[at(src)]);
       out.push_back(gpu_down_edge[at(dst)]);

@@ -331,7 +331,8 @@ std::vector<LinkLoad> FlowNetwork::link_loads() const {
     int busiest = -1;
     double busiest_util = -1;
   };
-  Class classes[3] = {{"scale-up links (mean of used)"}, {"PCIe links (mean of used)"}, {"network links (mean of used)"}};
+  Class classes[4] = {{"scale-up links (mean of used)"}, {"PCIe links (mean of used)"}, {"network links (mean of used)"},
+                      {"inter-socket links (mean of used)"}};
   const auto& edges = cluster_.edges();
   for (std::size_t l = 0; l < edges.size(); ++l) {
     const double b = solver_->link_bytes(static_cast<int>(l));
@@ -345,7 +346,7 @@ std::vector<LinkLoad> FlowNetwork::link_loads() const {
   }
   auto vname = [&](int v) {
     const auto& vx = cluster_.vertices()[static_cast<std::size_t>(v)];
-    static const char* kinds[] = {"gpu", "nvswitch", "pcie-switch", "nic", "leaf", "spine", "core"};
+    static const char* kinds[] = {"gpu", "nvswitch", "pcie-switch", "nic", "leaf", "spine", "core", "root-complex"};
     return std::string(kinds[static_cast<int>(vx.kind)]) + std::to_string(vx.index) +
            (vx.node >= 0 && vx.kind != topo::VertexKind::gpu ? "@node" + std::to_string(vx.node) : "");
   };

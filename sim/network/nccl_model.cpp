@@ -60,6 +60,12 @@ GroupGeometry group_geometry(const topo::Cluster& cluster, std::span<const int> 
   g.multi_node = g.nodes > 1;
   g.scaleup_line_Bps = spec.intra.gpu_bandwidth_GBps * 1e9;
   g.scaleup_Bps = g.scaleup_line_Bps * spec.intra.efficiency;
+  if (!spec.intra.switched && !cluster.from_file()) {
+    // A PCIe node: the ring runs at its busiest intra-node link (a switch up-link, the inter-socket link;
+    // topologies/cluster.hpp "PCIe nodes"), the bottleneck NCCL's ring search sizes its channels by.
+    g.scaleup_Bps = cluster.scaleup_ring_Bps(gpus);
+    g.scaleup_line_Bps = g.scaleup_Bps / spec.intra.efficiency;
+  }
   const topo::GroupLink link = cluster.group_link(gpus);
   if (g.multi_node && link.span == topo::Span::node) g.multi_node = false;  // one NVL72 domain
   double net = spec.nic.payload_GBps() * 1e9 * spec.nics_per_node / spec.gpus_per_node;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -399,6 +400,43 @@ void blend_node_group_prices(const json* price, Scenario& s) {
       number);
 }
 
+// cluster.intra_node.sockets / gpus_per_pcie_switch / inter_socket_GBps: the host side of a PCIe node
+// (topologies/cluster.hpp "PCIe nodes"). Only PCIe nodes route GPU traffic through it.
+void read_pcie_host(ObjectReader& ir, Scenario& s, Errors& errors) {
+  const auto sockets = ir.small_integer("sockets", false);
+  const auto per_switch = ir.small_integer("gpus_per_pcie_switch", false);
+  const auto socket_bw = ir.number("inter_socket_GBps", false);
+  if (s.cluster.intra.switched) {
+    for (const auto& [key, given] : {std::pair{"sockets", sockets.has_value()}, std::pair{"gpus_per_pcie_switch", per_switch.has_value()},
+                                     std::pair{"inter_socket_GBps", socket_bw.has_value()}})
+      if (given)
+        errors.add(std::string("cluster.intra_node.") + key, "PCIe nodes only: on \"" + s.cluster.intra.name +
+                                                                 "\" GPU traffic stays on NVLink and never crosses the sockets");
+    return;
+  }
+  const int G = s.cluster.gpus_per_node;
+  if (sockets) {
+    s.cluster.intra.sockets = *sockets;
+    if (G % *sockets != 0) {
+      errors.add("cluster.intra_node.sockets", std::to_string(*sockets) + " sockets do not split the " + std::to_string(G) +
+                                                   " GPUs of a node evenly");
+      s.cluster.intra.sockets = 1;
+      return;
+    }
+  }
+  if (per_switch) {
+    s.cluster.intra.gpus_per_pcie_switch = *per_switch;
+    const int socks = topo::pcie_sockets(s.cluster.intra, G);
+    if ((G / socks) % *per_switch != 0) {
+      errors.add("cluster.intra_node.gpus_per_pcie_switch",
+                 std::to_string(*per_switch) + " GPUs per switch do not divide the " + std::to_string(G / socks) +
+                     " GPUs of a socket (" + std::to_string(G) + " GPUs per node over " + std::to_string(socks) + " sockets)");
+      s.cluster.intra.gpus_per_pcie_switch = 0;
+    }
+  }
+  if (socket_bw) s.cluster.intra.inter_socket_GBps = *socket_bw;
+}
+
 // The scale-up and scale-out links of a cluster built from the catalog (cluster.intra_node, .inter_node).
 void read_links(ObjectReader& r, Scenario& s, Errors& errors) {
   const std::string intra_default = "nvswitch";
@@ -411,6 +449,7 @@ void read_links(ObjectReader& r, Scenario& s, Errors& errors) {
     if (auto eff = ir.number("efficiency", false)) s.cluster.intra.efficiency = *eff;
     if (auto lat = ir.number("latency_us", false)) s.cluster.intra.latency_us = *lat;
     if (auto nvls = ir.boolean("nvls")) s.cluster.intra.nvls = *nvls, nvls_given = true;
+    read_pcie_host(ir, s, errors);
     if (nvls_given && s.cluster.intra.nvls && !s.cluster.intra.switched)
       errors.add("cluster.intra_node.nvls", "NVLS is in-switch reduction (NVLink SHARP) and needs an NVSwitch fabric; \"" +
                                                 s.cluster.intra.name + "\" has none");

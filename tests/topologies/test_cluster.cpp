@@ -252,6 +252,7 @@ TEST_CASE("single node: no NICs, no switches beyond the NVSwitch", "[topologies]
 TEST_CASE("PCIe node: ring over the node sees one x16 link's per-direction bandwidth", "[topologies]") {
   ClusterSpec s = h100_spec(2);
   s.intra = *find_intra_node("pcie");
+  s.intra.sockets = 1;  // one socket, one PCIe switch per node (the two-socket default: test_pcie_host.cpp)
   const Cluster c(s);
   CHECK(count_kind(c, VertexKind::pcie_switch) == 2);
   CHECK(count_kind(c, VertexKind::nvswitch) == 0);
