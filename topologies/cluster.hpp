@@ -115,6 +115,7 @@ struct ClusterSpec {
   int leaves_per_pod = 8;        // tiers = 3: consecutive leaves per pod
   double spine_oversubscription = 1.0;  // tiers = 3: pod spine down-link vs core up-link capacity
   bool pxn = true;               // rail-optimized NVLink nodes: cross-rail flows go via the dst-rail GPU
+  bool sharp = false;            // the switches reduce in the network (InfiniBand SHARP): NCCL's CollNet
 };
 
 struct Vertex {

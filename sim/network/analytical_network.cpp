@@ -43,6 +43,7 @@ void inter_node_transfers(const topo::Cluster& cluster, std::span<const int> gpu
       }
       break;
     case NcclAlgorithm::tree:
+    case NcclAlgorithm::nvls_tree:  // the heads' trees between the nodes (NVLS inside them crosses no tier)
       for (int ch = 0; ch < k; ++ch)
         for (int t = 0; t < 2; ++t)
           for (int node = 0; node < N; ++node) {
@@ -71,8 +72,16 @@ void inter_node_transfers(const topo::Cluster& cluster, std::span<const int> gpu
         ring(std::vector<int>(gpus.begin(), gpus.end()));
       }
       break;
-    case NcclAlgorithm::nvls: break;  // inside one node
+    case NcclAlgorithm::nvls:            // inside one node, or across nodes through SHARP:
+    case NcclAlgorithm::collnet_direct:  // SHARP reduces in the leaf, so one stream per channel and leaf
+    case NcclAlgorithm::collnet_chain:   // climbs; the NIC links carry S/k each way, what B_share charges
+      break;
   }
+}
+
+// The algorithms whose inter-node part is SHARP's in-network reduction (nccl_model.hpp).
+bool sharp_reduction(NcclAlgorithm a) {
+  return a == NcclAlgorithm::collnet_direct || a == NcclAlgorithm::collnet_chain || a == NcclAlgorithm::nvls;
 }
 
 }  // namespace
@@ -118,6 +127,12 @@ const AnalyticalNetwork::Cost& AnalyticalNetwork::cost(std::uint32_t collective)
     const auto k = static_cast<double>(std::count_if(gpus.begin(), gpus.end(), [&](int g) { return cluster_.node_of_gpu(g) == node0; }));
     out.scaleout_bytes = cc.bytes_sent_per_rank / k;
     out.scaleup_bytes = cc.bytes_sent_per_rank - out.scaleout_bytes;
+    if (sharp_reduction(cc.algorithm)) {
+      // SHARP: a node's data goes up once and comes back reduced once, S/k per rank through its NIC share
+      // (not the ring's 2(n-1)/n S / k); inside the node 2(k-1)/k S (chain, or scatter and gather).
+      out.scaleout_bytes = c.bytes / k;
+      out.scaleup_bytes = 2 * (k - 1) / k * c.bytes;
+    }
   }
   return costs_.emplace(key, out).first->second;
 }

@@ -120,11 +120,66 @@ void FlowNetwork::expand(const Collective& c, const std::vector<int>& gpus, cons
       // kNvlsEfficiency of line rate, so the flows are scaled from the link's payload capacity to that.
       const double scale = cluster_.spec().intra.efficiency / kNvlsEfficiency;
       const double sent = nvls_pipeline_bytes(S);
+      if (multi_node) {
+        // Across nodes on a SHARP fabric: NVLS inside each node, each GPU's S/k share through SHARP.
+        for (int g : gpus) {
+          flows.push_back({g, -1, sent * scale / e, S / (sent * scale)});
+          flows.push_back({-1, g, sent * scale / e, S / (sent * scale)});
+        }
+        add_sharp_flows(nodes, k, S / k / e, flows);
+        break;
+      }
       payload = S / (sent * scale);
       for (int g : gpus) {
         flows.push_back({g, -1, sent * scale / e});
         flows.push_back({-1, g, sent * scale / e});
       }
+      break;
+    }
+    case NcclAlgorithm::collnet_direct:
+    case NcclAlgorithm::collnet_chain:
+    case NcclAlgorithm::nvls_tree: {
+      // In-network / in-switch reduction across nodes (nccl_model.hpp). Channel ch's head on each node is
+      // its local GPU ch (the GPU beside the channel's NIC); it carries the channel's S/k share.
+      const int N = static_cast<int>(nodes.size());
+      const double share = S / k / e;
+      auto head = [&](int node, int ch) { return nodes[static_cast<std::size_t>(node)][static_cast<std::size_t>(ch % k)]; };
+      for (int node = 0; node < N; ++node) {
+        const auto& local = nodes[static_cast<std::size_t>(node)];
+        if (choice.algorithm == NcclAlgorithm::collnet_chain) {
+          // Per channel a chain from the head through the node's GPUs: S/k up it and S/k down it.
+          for (int ch = 0; ch < k; ++ch)
+            for (int i = 0; i + 1 < k; ++i) {
+              const int a = local[static_cast<std::size_t>((ch + i) % k)], b = local[static_cast<std::size_t>((ch + i + 1) % k)];
+              flows.push_back({b, a, share});
+              flows.push_back({a, b, share});
+            }
+        } else if (choice.algorithm == NcclAlgorithm::collnet_direct) {
+          // Reduce-scatter to the heads and all-gather from them, directly over the switch: S/k each way.
+          for (int i = 0; i < k; ++i)
+            for (int j = 0; j < k; ++j)
+              if (i != j) flows.push_back({local[static_cast<std::size_t>(i)], local[static_cast<std::size_t>(j)], 2 * share});
+        }
+      }
+      if (choice.algorithm == NcclAlgorithm::nvls_tree) {
+        // NVLS inside each node (as for one node), then the heads' double binary trees between the nodes.
+        const double scale = cluster_.spec().intra.efficiency / kNvlsEfficiency;
+        const double sent = nvls_pipeline_bytes(S);
+        for (int g : gpus) {
+          flows.push_back({g, -1, sent * scale / e, S / (sent * scale)});
+          flows.push_back({-1, g, sent * scale / e, S / (sent * scale)});
+        }
+        for (int ch = 0; ch < k; ++ch)
+          for (int t = 0; t < 2; ++t)
+            for (int node = 0; node < N; ++node) {
+              const int parent = double_binary_tree_parents(N, node)[static_cast<std::size_t>(t)];
+              if (parent < 0) continue;
+              flows.push_back({head(node, ch), head(parent, ch), share / 2});
+              flows.push_back({head(parent, ch), head(node, ch), share / 2});
+            }
+        break;
+      }
+      add_sharp_flows(nodes, k, share, flows);
       break;
     }
     case NcclAlgorithm::hierarchical: {
@@ -177,6 +232,60 @@ void FlowNetwork::expand(const Collective& c, const std::vector<int>& gpus, cons
         f.payload *= sc.bandwidth_scale[p];
       }
   }
+}
+
+void FlowNetwork::add_sharp_flows(std::span<const std::vector<int>> nodes, int k, double share,
+                                  std::vector<FlowSpec>& flows) const {
+  // SHARP (cluster.inter_node.sharp): per channel ch, every node's head (local GPU ch) sends its S/k share
+  // up to its leaf and receives the reduced share from it, once each way; the leaves reduce what is under
+  // them and, where the group spans several leaves, each other leaf sends one reduced stream to the
+  // aggregation root (the leaf of node 0's head) and gets one back, over the spine (and core) between.
+  const int N = static_cast<int>(nodes.size());
+  auto head = [&](int node, int ch) { return nodes[static_cast<std::size_t>(node)][static_cast<std::size_t>(ch % k)]; };
+  using Seg = FlowSpec::Segment;
+  for (int ch = 0; ch < k; ++ch) {
+    const int root = head(0, ch);
+    std::vector<int> leaves_seen;
+    for (int node = 0; node < N; ++node) {
+      const int h = head(node, ch);
+      const int peer = node == 0 ? head(1, ch) : root;
+      flows.push_back({h, peer, share, 1.0, Seg::to_leaf});
+      flows.push_back({peer, h, share, 1.0, Seg::from_leaf});
+      if (node == 0) continue;
+      const int leaf = cluster_.leaf_of_node(cluster_.node_of_gpu(h));
+      if (leaf == cluster_.leaf_of_node(cluster_.node_of_gpu(root)) ||
+          std::find(leaves_seen.begin(), leaves_seen.end(), leaf) != leaves_seen.end())
+        continue;
+      leaves_seen.push_back(leaf);
+      flows.push_back({h, root, share, 1.0, Seg::between_leaves});
+      flows.push_back({root, h, share, 1.0, Seg::between_leaves});
+    }
+  }
+}
+
+bool FlowNetwork::cut_route(FlowSpec::Segment segment) {
+  if (segment == FlowSpec::Segment::whole) return !route_.empty();
+  const auto& edges = cluster_.edges();
+  const auto& vertices = cluster_.vertices();
+  auto is_leaf = [&](int v) { return vertices[static_cast<std::size_t>(v)].kind == topo::VertexKind::leaf; };
+  std::size_t first = route_.size(), last = route_.size();  // first edge into a leaf, last edge out of one
+  for (std::size_t i = 0; i < route_.size(); ++i) {
+    const auto& e = edges[static_cast<std::size_t>(route_[i])];
+    if (first == route_.size() && is_leaf(e.dst)) first = i;
+    if (is_leaf(e.src)) last = i;
+  }
+  CS_CHECK(first < route_.size() && last < route_.size());
+  std::size_t begin = 0, end = route_.size();
+  if (segment == FlowSpec::Segment::to_leaf) end = first + 1;
+  if (segment == FlowSpec::Segment::from_leaf) begin = last;
+  if (segment == FlowSpec::Segment::between_leaves) begin = first + 1, end = last;
+  if (begin >= end) {
+    route_.clear();
+    return false;
+  }
+  route_.erase(route_.begin() + static_cast<std::ptrdiff_t>(end), route_.end());
+  route_.erase(route_.begin(), route_.begin() + static_cast<std::ptrdiff_t>(begin));
+  return true;
 }
 
 void FlowNetwork::start(std::uint32_t collective, Time now) {
@@ -251,6 +360,7 @@ void FlowNetwork::launch_phase(std::uint32_t slot, Time now) {
         solver_->add_flow(std::span<const int>(&link, 1), f.bytes, slot, f.payload);
       } else {
         route_least_loaded(f.src, f.dst, flow_id);
+        if (!cut_route(f.segment)) continue;
         solver_->add_flow(route_, f.bytes, slot, f.payload);
       }
       ++a.outstanding;

@@ -22,6 +22,7 @@
 // links themselves are too few (an oversubscribed tier), flows still share them max-min fairly.
 #include <memory>
 #include <queue>
+#include <span>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -62,6 +63,11 @@ class FlowNetwork : public CommBackend {
     int src, dst;      // GPUs; dst < 0: the NVSwitch (NVLS write), src < 0: from the NVSwitch (multicast)
     double bytes;
     double payload = 1.0;  // share of `bytes` that is data (the rest: pipeline fill, not counted on links)
+    // Which part of the src -> dst route the flow takes (SHARP: data climbs to the aggregation tree in the
+    // switches and comes back reduced, so a flow ends or starts at a switch): the whole route, up to and
+    // including the first edge into a leaf, from the last edge out of a leaf, or between those two leaves.
+    enum class Segment : std::uint8_t { whole, to_leaf, from_leaf, between_leaves };
+    Segment segment = Segment::whole;
   };
   struct Active {
     std::uint32_t collective = 0;
@@ -72,10 +78,14 @@ class FlowNetwork : public CommBackend {
   void expand(const Collective& c, const std::vector<int>& gpus, const AlgorithmChoice& choice,
               std::vector<std::vector<FlowSpec>>& phases) const;
   void launch_phase(std::uint32_t slot, Time now);
+  // SHARP's flows of one group (nccl_model.hpp collnet_*, nvls across nodes): see the .cpp.
+  void add_sharp_flows(std::span<const std::vector<int>> nodes, int k, double share, std::vector<FlowSpec>& flows) const;
   // route_ = the least loaded of a few ECMP candidate paths from src to dst (see the essay above).
   void route_least_loaded(int src, int dst, std::uint64_t flow_id);
   static constexpr std::uint64_t kRouteProbes = 64;
   bool crosses_spine(const std::vector<int>& path) const;
+  // Cuts route_ to `segment` (FlowSpec::Segment); false when nothing is left (both ends under one leaf).
+  bool cut_route(FlowSpec::Segment segment);
 
   const TaskGraph& graph_;
   const topo::Cluster& cluster_;

@@ -19,6 +19,9 @@ const char* to_string(NcclAlgorithm a) {
     case NcclAlgorithm::hierarchical: return "hierarchical";
     case NcclAlgorithm::pairwise: return "pairwise";
     case NcclAlgorithm::p2p: return "p2p";
+    case NcclAlgorithm::collnet_direct: return "collnet_direct";
+    case NcclAlgorithm::collnet_chain: return "collnet_chain";
+    case NcclAlgorithm::nvls_tree: return "nvls_tree";
   }
   return "?";
 }
@@ -73,6 +76,10 @@ GroupGeometry group_geometry(const topo::Cluster& cluster, std::span<const int> 
   if (link.span == topo::Span::core) net /= spec.spine_oversubscription;
   g.network_Bps = net;
   g.nvls = spec.intra.nvls && spec.intra.switched && !g.multi_node && g.ranks > 1;
+  g.switched = spec.intra.switched;
+  g.nvls_nodes = spec.intra.nvls && spec.intra.switched && g.per_node >= 2;
+  g.sharp = spec.sharp && g.multi_node;
+  g.sharp_levels = link.span == topo::Span::core ? 3 : link.span == topo::Span::spine ? 2 : 1;
   if (spec.nic.latency_given) g.network_hop_extra_s = (spec.nic.latency_us - kReferenceNetworkHopUs) * 1e-6;
   // PCIe-only: the catalog's "pcie" nodes (a topology file's scale-up edges say nvlink or pcie per edge;
   // its summary spec is "custom" and keeps the structural ranking).
@@ -266,9 +273,36 @@ Cost cost_of(CollectiveKind kind, double S, const GroupGeometry& g, NcclAlgorith
       break;
     }
     case NcclAlgorithm::nvls: {
-      if (kind != CollectiveKind::all_reduce || !g.nvls || p != NcclProtocol::simple) return c;
-      lat += kNvlsLaunchLatencyUs * 1e-6 + 2 * hnv;
-      transfer = nvls_pipeline_bytes(S) / (B_line * kNvlsEfficiency);
+      if (kind != CollectiveKind::all_reduce || p != NcclProtocol::simple) return c;
+      if (g.nvls) {
+        lat += kNvlsLaunchLatencyUs * 1e-6 + 2 * hnv;
+        transfer = nvls_pipeline_bytes(S) / (B_line * kNvlsEfficiency);
+        break;
+      }
+      // Across nodes: NVLS inside, SHARP between the nodes (NCCL's NVLS with nNodes > 1 needs CollNet).
+      if (!g.multi_node || !g.sharp || !g.nvls_nodes) return c;
+      lat += kNvlsLaunchLatencyUs * 1e-6 + 2 * (hnv + g.sharp_levels * hnet);
+      transfer = std::max(nvls_pipeline_bytes(S) / (B_line * kNvlsEfficiency), S / (k * B_net));
+      break;
+    }
+    case NcclAlgorithm::collnet_direct:
+    case NcclAlgorithm::collnet_chain: {
+      if (kind != CollectiveKind::all_reduce || !g.sharp || p != NcclProtocol::simple) return c;
+      const bool direct = a == NcclAlgorithm::collnet_direct;
+      if (direct && !g.switched) return c;  // NCCL: CollNet Direct only on NVSwitch systems
+      lat += 2 * ((k > 1 ? (direct ? 1.0 : k - 1.0) : 0.0) * hnv + g.sharp_levels * hnet);
+      const double intra = k > 1 ? 2.0 * (k - 1) / k * S / B_up : 0.0;
+      transfer = std::max(intra, S / (k * B_net));
+      break;
+    }
+    case NcclAlgorithm::nvls_tree: {
+      if (kind != CollectiveKind::all_reduce || !g.multi_node || !g.nvls_nodes || p != NcclProtocol::simple) return c;
+      const double depth = std::ceil(std::log2(static_cast<double>(N)));
+      lat += kNvlsLaunchLatencyUs * 1e-6 + 2 * (hnv + depth * hnet);
+      const double intra = nvls_pipeline_bytes(S) / (B_line * kNvlsEfficiency);
+      transfer = std::max(intra, tree_max_sends(N) * S / (2.0 * k) / B_net);
+      // NCCL's tuner doubles the NVLS tree's network bandwidth at nNodes <= 2 (W = 2) and keeps W = 4 beyond.
+      tuned_transfer = std::max(intra, (N <= 2 ? 2 : 4) * S / (2.0 * k) / B_net);
       break;
     }
     case NcclAlgorithm::hierarchical: {
@@ -365,7 +399,8 @@ AlgorithmChoice choose_algorithm(CollectiveKind kind, double bytes, const GroupG
   if (g.ranks < 2) return best;  // nothing to move
   for (int pass = 0; pass < 2 && !have; ++pass)  // a forced algorithm that does not apply falls back
   for (NcclAlgorithm a : {NcclAlgorithm::nvls, NcclAlgorithm::ring, NcclAlgorithm::tree, NcclAlgorithm::hierarchical,
-                          NcclAlgorithm::pairwise, NcclAlgorithm::p2p}) {
+                          NcclAlgorithm::pairwise, NcclAlgorithm::p2p, NcclAlgorithm::nvls_tree,
+                          NcclAlgorithm::collnet_direct, NcclAlgorithm::collnet_chain}) {
     if (pass == 0 && !forced.empty() && forced != to_string(a)) continue;
     // NCCL has no hierarchical all-reduce of its own (that is Horovod's / torch's): only when forced.
     if (a == NcclAlgorithm::hierarchical && (pass == 1 || forced != to_string(a))) continue;

@@ -51,9 +51,32 @@
 // estimate, as NCCL's tuner does with its own latency/bandwidth tables; `simulation.nccl_algorithm` forces
 // one.
 //
-// Deliberately ignored: NVLS across nodes (NVLS_Tree; NCCL >= 2.18 on H100 clusters with NVLS on:
-// 430 GB/s on 2 nodes in nccl1221, we give the ring's ~330; clustersim has no multi-node NVLink-SHARP
-// topology to put it on), CollNet/SHARP, PAT, and the tree's own pipeline fill.
+//   In-network and in-switch reduction across nodes (all-reduce, Simple protocol only, as in NCCL). When
+//   each is eligible is NCCL's rule (src/graph/tuning.cc at NVIDIA/nccl 5067397, ncclTopoTuneModel: NVLS
+//   Tree disabled on a single node; CollNet Direct / Chain, and NVLS across nodes, only with CollNet,
+//   i.e. a SHARP fabric, "collnetEnable"; CollNet Direct only on NVSwitch systems, nvsCount > 0; NVLS
+//   needs two or more local GPUs, src/transport/nvls.cc ncclNvlsInit: gpuCount < 2 -> no NVLS):
+//   collnet_chain (SHARP, cluster.inter_node.sharp): inside each node a chain of the k GPUs reduces to
+//       the channel's head, the head sends its S/k share up to the switches' aggregation tree once and
+//       receives the reduced S/k once, and the chain broadcasts it back (k channels, heads rotated):
+//       t = L_p + 2 ((k-1) h_nv + A h_net) + max( 2(k-1)/k S / B_up , S / (k B_net) ) / e_p,
+//       A = 1, 2, 3 network hops up to the aggregation root (leaf, spine, core: the group's span). A rank's
+//       network bytes are S/k each way where the ring's are 2(n-1)/n S / k: SHARP halves them.
+//   collnet_direct (SHARP on NVSwitch nodes): the same bytes, the intra-node part a direct reduce-scatter
+//       to the heads and all-gather from them over the switch instead of a chain:
+//       t = L_p + 2 (h_nv + A h_net) + max( 2(k-1)/k S / B_up , S / (k B_net) ) / e_p.
+//   nvls (across nodes, NVLS nodes on a SHARP fabric: NCCL's NVLS with nNodes > 1): NVLS inside the node
+//       and SHARP for each GPU's S/k between nodes:
+//       t = L_p + L_nvls + 2 (h_nv + A h_net) + max( nvls_pipeline_bytes(S) / (B_line e_nvls) , S / (k B_net) ).
+//   nvls_tree (NVLS nodes, nodes > 1, k >= 2; no SHARP needed): NVLS reduces inside each node, the k
+//       heads of a node each run NCCL's double binary tree over the nodes with an S/k share (the tree's
+//       W sends of S/2k), NVLS multicasts the result:
+//       t = L_p + L_nvls + 2 (h_nv + D' h_net) + max( nvls_pipeline_bytes(S) / (B_line e_nvls) , W S / (2k B_net) ),
+//       D' = ceil(log2 N). The tuner prices it with W = 2 at N <= 2 (tuning.cc: interBw x 2 for the
+//       2-node NVLS tree) and W = 4 beyond. nccl-tests on 2 H100 nodes with NVLS on (nccl1221): 430 GB/s
+//       busbw; this model gives ~515 (the NVLS part, 275 GB/s algbw x 2(n-1)/n), 20% high.
+// Deliberately ignored: PAT, SHARP's own switch reduction rate (taken as line rate) and its
+// aggregation-tree set-up, and the tree's own pipeline fill.
 //
 // Latency (the small-message regime). A collective of a few KiB moves almost nothing; its time is
 //   t = L_p + (steps) h_p + (fill of one chunk per step on the channels the message opens).
@@ -100,7 +123,7 @@
 
 namespace cs::sim {
 
-enum class NcclAlgorithm : std::uint8_t { ring, tree, nvls, hierarchical, pairwise, p2p };
+enum class NcclAlgorithm : std::uint8_t { ring, tree, nvls, hierarchical, pairwise, p2p, collnet_direct, collnet_chain, nvls_tree };
 enum class NcclProtocol : std::uint8_t { ll, ll128, simple };
 const char* to_string(NcclAlgorithm a);
 const char* to_string(NcclProtocol p);
@@ -164,6 +187,10 @@ struct GroupGeometry {
   double scaleup_line_Bps = 0; // line rate (for NVLS)
   double network_Bps = 0;      // B_net per GPU, oversubscription applied
   bool nvls = false;           // NVLS possible for this group (one NVSwitch node with in-switch reduction)
+  bool nvls_nodes = false;     // its nodes have NVLS and it has >= 2 GPUs on each (nvls_tree, nvls across nodes)
+  bool switched = true;        // NVSwitch nodes (CollNet Direct needs them)
+  bool sharp = false;          // across nodes on a fabric with in-network reduction (cluster.inter_node.sharp)
+  int sharp_levels = 1;        // network hops up to SHARP's aggregation root: 1 leaf, 2 spine, 3 core
   bool multi_node = false;
   double network_hop_extra_s = 0;  // added to every network hop: a custom link's latency over the reference
   // The node's GPUs talk over NVLink (NVSwitch, NVL72, NVLink bridges; a topology file's "custom" nodes

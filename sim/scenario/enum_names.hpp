@@ -81,12 +81,15 @@ inline constexpr std::array<Named<Fabric>, 3> kFabricNames{{
 }};
 
 // simulation.nccl_algorithm: force one NCCL algorithm (sim/network/nccl_model.hpp takes the name).
-enum class ForcedNcclAlgorithm { ring, tree, nvls, hierarchical };
-inline constexpr std::array<Named<ForcedNcclAlgorithm>, 4> kNcclAlgorithmNames{{
+enum class ForcedNcclAlgorithm { ring, tree, nvls, hierarchical, nvls_tree, collnet_direct, collnet_chain };
+inline constexpr std::array<Named<ForcedNcclAlgorithm>, 7> kNcclAlgorithmNames{{
     {ForcedNcclAlgorithm::ring, "ring"},
     {ForcedNcclAlgorithm::tree, "tree"},
     {ForcedNcclAlgorithm::nvls, "nvls"},
     {ForcedNcclAlgorithm::hierarchical, "hierarchical"},
+    {ForcedNcclAlgorithm::nvls_tree, "nvls_tree"},
+    {ForcedNcclAlgorithm::collnet_direct, "collnet_direct"},
+    {ForcedNcclAlgorithm::collnet_chain, "collnet_chain"},
 }};
 
 }  // namespace cs::sim

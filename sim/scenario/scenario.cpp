@@ -491,6 +491,11 @@ void read_links(ObjectReader& r, Scenario& s, Errors& errors) {
     s.cluster.leaves_per_pod = nr.small_integer("leaves_per_pod", false).value_or(8);
     s.cluster.spine_oversubscription = nr.number("spine_oversubscription", false).value_or(1.0);
     s.cluster.pxn = nr.boolean("pxn").value_or(true);
+    s.cluster.sharp = nr.boolean("sharp").value_or(false);
+    if (s.cluster.sharp && !s.cluster.nic.name.empty() && s.cluster.nic.name.rfind("ib-", 0) != 0 &&
+        topo::find_net_link(s.cluster.nic.name) != nullptr)
+      errors.add("cluster.inter_node.sharp", "SHARP is the in-network reduction of InfiniBand switches; \"" +
+                                                 s.cluster.nic.name + "\" is Ethernet");
     nr.finish();
   } else if (!inter && s.cluster.nodes > 1) {
     errors.add("cluster.inter_node", "missing: " + std::to_string(s.cluster.nodes) +
@@ -963,8 +968,14 @@ void read_simulation(const json* v, Scenario& s, Errors& errors) {
   if (auto n = r.named("network", kNetworkBackendNames)) s.simulation.network = *n;
   if (auto a = r.choice("nccl_algorithm")) {
     s.simulation.nccl_algorithm = *a;
-    if (*a == "nvls" && !(s.cluster.intra.nvls && s.cluster.intra.switched))
-      errors.add("simulation.nccl_algorithm", "\"nvls\" needs NVSwitch with in-switch reduction (NVLink SHARP: H100 / H200 / "
+    if ((*a == "collnet_direct" || *a == "collnet_chain") && !s.cluster.sharp)
+      errors.add("simulation.nccl_algorithm", "\"" + *a + "\" is NCCL's CollNet (SHARP in-network reduction) and needs a "
+                                              "fabric that has it (cluster.inter_node.sharp: true)");
+    if (*a == "collnet_direct" && s.cluster.sharp && !s.cluster.intra.switched)
+      errors.add("simulation.nccl_algorithm", "\"collnet_direct\" needs NVSwitch nodes (NCCL runs it only there); "
+                                              "cluster.intra_node \"" + s.cluster.intra.name + "\" has none (use \"collnet_chain\")");
+    if ((*a == "nvls" || *a == "nvls_tree") && !(s.cluster.intra.nvls && s.cluster.intra.switched))
+      errors.add("simulation.nccl_algorithm", "\"" + *a + "\" needs NVSwitch with in-switch reduction (NVLink SHARP: H100 / H200 / "
                                               "B200 nodes, NVL72); cluster.intra_node \"" + s.cluster.intra.name + "\" has none");
   }
   if (auto sym = r.boolean("symmetry")) s.simulation.symmetry = *sym;
