@@ -58,13 +58,22 @@ TEST_CASE("custom link: latency_us sets the NCCL per-hop network latency, by the
   // latency_us 1 is the reference link: the table as it is. Absent: as before, the table.
   CHECK(tree_ll_latency_s(two_nodes(custom(1))) == Approx(37.4e-6));
   CHECK(tree_ll_latency_s(two_nodes(custom(-1))) == Approx(37.4e-6));
-  // The chooser sees it: at 1 s a hop the 8-byte all-reduce is the LL ring, 30 steps of which 2/16 cross
-  // the network: 7 + 30 (2/16 (2.7 + 999999) + 14/16 1.4) us = 3,750,050.0 us (nccl-tests' time column).
+  // The chooser sees it: at 1 s a hop, with NVLS off, the 8-byte all-reduce is the LL ring, 30 steps of
+  // which 2/16 cross the network: 7 + 30 (2/16 (2.7 + 999999) + 14/16 1.4) us = 3,750,050.0 us (nccl-tests'
+  // time column).
   const Scenario slow = two_nodes(custom(1e6));
-  const cs::topo::Cluster cluster(slow.cluster);
+  cs::topo::ClusterSpec no_nvls = slow.cluster;
+  no_nvls.intra.nvls = false;
+  const cs::topo::Cluster cluster(no_nvls);
   std::vector<int> gpus(16);
   for (int i = 0; i < 16; ++i) gpus[static_cast<std::size_t>(i)] = i;
   const AlgorithmChoice c = choose_algorithm(CollectiveKind::all_reduce, 8, group_geometry(cluster, gpus));
   CHECK(c.algorithm == NcclAlgorithm::ring);
   CHECK(to_seconds(c.latency) == Approx(3750050.0e-6));
+  // With NVLS on (H100), the NVLS Tree crosses the network only twice (up and down its one level):
+  // 9 + 22 + 2 (3.5 + (6 + 999999)) us = 2,000,048 us, fewer hops than the ring's 3.75.
+  const cs::topo::Cluster nvls_nodes(slow.cluster);
+  const AlgorithmChoice t = choose_algorithm(CollectiveKind::all_reduce, 8, group_geometry(nvls_nodes, gpus));
+  CHECK(t.algorithm == NcclAlgorithm::nvls_tree);
+  CHECK(to_seconds(t.latency) == Approx(2000048.0e-6));
 }
