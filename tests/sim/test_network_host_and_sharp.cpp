@@ -65,21 +65,27 @@ struct FlowRun {
   std::unique_ptr<FlowNetwork> net;
 };
 
-void run_flow(FlowRun& run, const cs::topo::Cluster& cluster, double bytes, const std::vector<int>& gpus,
-              const std::string& algo) {
+// A task graph of one all-reduce of `bytes` over `gpus` on one rank; returns the collective's id.
+std::uint32_t one_all_reduce(TaskGraph& graph, double bytes, const std::vector<int>& gpus) {
   Collective c;
   c.kind = CollectiveKind::all_reduce;
   c.bytes = bytes;
-  c.group = run.graph.add_group(gpus);
-  const std::uint32_t cid = run.graph.add_collective(std::move(c));
+  c.group = graph.add_group(gpus);
+  const std::uint32_t cid = graph.add_collective(std::move(c));
   Task t;
   t.rank = 0;
   t.stream = StreamKind::comm_tp;
   t.category = Category::tp_comm;
   t.collective = cid;
-  t.name = static_cast<std::uint16_t>(run.graph.intern("all_reduce"));
-  run.graph.add_member(cid, run.graph.add_task(t));
-  run.graph.freeze();
+  t.name = static_cast<std::uint16_t>(graph.intern("all_reduce"));
+  graph.add_member(cid, graph.add_task(t));
+  graph.freeze();
+  return cid;
+}
+
+void run_flow(FlowRun& run, const cs::topo::Cluster& cluster, double bytes, const std::vector<int>& gpus,
+              const std::string& algo) {
+  one_all_reduce(run.graph, bytes, gpus);
   run.net = std::make_unique<FlowNetwork>(run.graph, cluster, FlowNetworkOptions{algo, {}});
   execute(run.graph, *run.net, ExecutorOptions{});
 }
@@ -201,19 +207,7 @@ TEST_CASE("SHARP: each node sends its data up once and receives the result once,
   CHECK(bytes_on(two_leaves, *ring2.net, VK::leaf, VK::spine) == Approx(1.875 * 2 * S));
   // The analytical network's scale-out account: S / 8 per rank (its link_loads' second entry).
   TaskGraph g(1);
-  Collective c;
-  c.kind = CollectiveKind::all_reduce;
-  c.bytes = S;
-  c.group = g.add_group(gpus);
-  const std::uint32_t cid = g.add_collective(std::move(c));
-  Task t;
-  t.rank = 0;
-  t.stream = StreamKind::comm_tp;
-  t.category = Category::tp_comm;
-  t.collective = cid;
-  t.name = static_cast<std::uint16_t>(g.intern("all_reduce"));
-  g.add_member(cid, g.add_task(t));
-  g.freeze();
+  const std::uint32_t cid = one_all_reduce(g, S, gpus);
   AnalyticalNetwork an(g, one_leaf, "collnet_direct");
   an.start(cid, 0);
   const auto loads = an.link_loads();
