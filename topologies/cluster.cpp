@@ -544,15 +544,34 @@ double Cluster::scaleup_ring_Bps(std::span<const int> gpus) const {
   std::map<int, double> units;  // edge id -> ring pairs routed over it (one node at a time)
   std::vector<int> path;
   const double gpu_Bps = im.loaded ? spec().intra.gpu_bandwidth_GBps * kGBps * spec().intra.efficiency : im.scaleup_Bps;
+  const int G = spec().gpus_per_node;
   double best = std::numeric_limits<double>::infinity();
   for (const auto& local : per_node) {
     if (local.size() < 2) continue;
     units.clear();
-    for (std::size_t i = 0; i < local.size(); ++i) {
-      route(local[i], local[(i + 1) % local.size()], 0, path);
-      for (const int e : path) units[e] += 1;
+    // The node's other GPUs run the same collective on their groups at the same time (a TP2 x DP4 node runs
+    // two DP rings): the group's translates by local GPU index that are disjoint from those already taken.
+    std::vector<bool> taken(at(G), false);
+    std::set<int> own;  // the edges the group's own ring uses: only they slow it
+    for (int d = 0; d < G; ++d) {
+      std::vector<int> shifted;
+      bool free = true;
+      for (const int g : local) {
+        const int moved = g - g % G + (g % G + d) % G;
+        free = free && !taken[at(moved % G)];
+        shifted.push_back(moved);
+      }
+      if (!free) continue;
+      for (const int g : shifted) taken[at(g % G)] = true;
+      for (std::size_t i = 0; i < shifted.size(); ++i) {
+        route(shifted[i], shifted[(i + 1) % shifted.size()], 0, path);
+        for (const int e : path) {
+          units[e] += 1;
+          if (d == 0) own.insert(e);
+        }
+      }
     }
-    for (const auto& [e, u] : units) best = std::min(best, im.edges[at(e)].bandwidth_Bps / u);
+    for (const int e : own) best = std::min(best, im.edges[at(e)].bandwidth_Bps / units[e]);
   }
   return std::isfinite(best) ? best : gpu_Bps;
 }

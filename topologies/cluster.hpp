@@ -188,7 +188,10 @@ class Cluster {
   GroupLink group_link(std::span<const int> gpus) const;
   // Per-rank scale-up bandwidth of a ring over the group inside its nodes: per node, the group's GPUs of
   // that node in group order as a cycle (a ring channel across nodes uses the same consecutive pairs),
-  // each pair routed, and the busiest link's capacity / (pairs routed over it), min over the nodes. On an
+  // together with the same cycle of every group the node's other GPUs run at the same time (the group's
+  // translates by local GPU index, each disjoint from those before: a TP2 x DP4 node's two DP rings), each
+  // pair routed, and over the links the group's own ring uses the busiest one's capacity / (pairs routed
+  // over it), min over the nodes. On an
   // NVSwitch node every pair uses its own GPU links, so this is the GPU's scale-up bandwidth; on a PCIe
   // node it is the switch up-link or the inter-socket link where the ring shares or crosses them. A
   // group with one GPU per node has no intra-node hop: the GPU's scale-up bandwidth.

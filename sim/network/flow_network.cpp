@@ -317,7 +317,8 @@ void FlowNetwork::start(std::uint32_t collective, Time now) {
     const auto& mirrors = graph_.mirrors(c.group);
     std::vector<std::vector<FlowSpec>>& phases = mirror_phases_;
     phases.clear();
-    if (geo.multi_node && mirrors.size() > 1) {
+    // On a PCIe node the mirrored groups share the switch up-links and the inter-socket link: expand them too.
+    if ((geo.multi_node || !geo.switched) && mirrors.size() > 1) {
       for (std::uint32_t m : mirrors) expand(c, graph_.group(m), choice, phases);
       // expand() appended each mirror's phases; merge phase i of every mirror into one phase.
       const std::size_t per = phases.size() / mirrors.size();

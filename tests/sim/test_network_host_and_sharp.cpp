@@ -131,6 +131,38 @@ TEST_CASE("PCIe two-socket node: the ring all-reduce runs at the inter-socket li
   CHECK(socket0.busbw_GBps > 45.0);
 }
 
+TEST_CASE("PCIe two-socket node: two data-parallel rings share the inter-socket link on both networks", "[sim][pcie]") {
+  // TP2 x DP4 under symmetry: the simulated DP ring {0,2,4,6} stands for itself and its mirror {1,3,5,7};
+  // both cross the sockets once per direction, so the link carries 2 ring edges each way: 22 / 2 = 11 GB/s
+  // per rank. The analytical network counts the mirror as a translate, the flow network puts it on the links.
+  const cs::topo::Cluster cluster(pcie_nodes(1));
+  const double S = 256 * 1048576.0;
+  TaskGraph graph(1);
+  Collective c;
+  c.kind = CollectiveKind::all_reduce;
+  c.bytes = S;
+  c.group = graph.add_group({0, 2, 4, 6});
+  const std::uint32_t mirror = graph.add_group({1, 3, 5, 7});
+  graph.set_mirrors(c.group, {c.group, mirror});
+  const std::uint32_t cid = graph.add_collective(std::move(c));
+  Task t;
+  t.rank = 0;
+  t.stream = StreamKind::comm_tp;
+  t.category = Category::tp_comm;
+  t.collective = cid;
+  t.name = static_cast<std::uint16_t>(graph.intern("all_reduce"));
+  graph.add_member(cid, graph.add_task(t));
+  graph.freeze();
+  FlowNetwork flow(graph, cluster, FlowNetworkOptions{"ring", {}});
+  const Time flow_time = execute(graph, flow, ExecutorOptions{}).makespan;
+  AnalyticalNetwork analytical(graph, cluster, "ring");
+  const Time analytical_time = analytical.duration(cid);
+  INFO("flow " << to_seconds(flow_time) << " s, analytical " << to_seconds(analytical_time) << " s");
+  CHECK(std::abs(ratio(flow_time, analytical_time) - 1) < 0.01);
+  const double X = ring_pipeline_bytes(CollectiveKind::all_reduce, S, 4);
+  CHECK(to_seconds(analytical_time) == Approx(X / 11e9).epsilon(0.01));
+}
+
 TEST_CASE("PCIe two-socket nodes across the network: the intra-node ring hops still cross the sockets", "[sim][pcie]") {
   // 2 nodes x 8 GPUs, 8 NDR NICs each (48 GB/s payload). Ring over 16: per node the 8 channels' intra hops
   // put 7/8 of X on each direction of the inter-socket link, 1/8 of X on each NIC:

@@ -85,11 +85,20 @@ TEST_CASE("PCIe host: a ring over the node crosses the inter-socket link twice, 
   CHECK(socket_crossings(c, ring) == 2);
   CHECK(c.scaleup_ring_Bps(ring) == Approx(kSocketBps));
   CHECK(c.group_link(ring).bus_bandwidth_Bps == Approx(kSocketBps));
-  // Interleaved over the sockets, 0 -> 4 -> 1 -> 5 -> 0 crosses 4 times, 2 per direction: 22 / 2 = 11 GB/s.
+  // Interleaved over the sockets, 0 -> 4 -> 1 -> 5 -> 0 crosses 4 times, 2 per direction; the node's other
+  // GPUs run the same ring on {2, 6, 3, 7} at the same time (the first disjoint translate), 2 more per
+  // direction: 22 / 4 = 5.5 GB/s.
   const std::vector<int> interleaved = {0, 4, 1, 5};
   CHECK(socket_crossings(c, interleaved) == 4);
-  CHECK(c.scaleup_ring_Bps(interleaved) == Approx(kSocketBps / 2));
-  // One socket: no crossing; 0 -> 1 stays in switch {0,1}, 1 -> 2 and 3 -> 0 use the up-links once each: 51.2.
+  CHECK(c.scaleup_ring_Bps(interleaved) == Approx(kSocketBps / 4));
+  // Two data-parallel rings of a TP2 x DP4 node, {0, 2, 4, 6} and {1, 3, 5, 7}: each crosses once per
+  // direction, both together 2 per direction: 22 / 2 = 11 GB/s. (With 2 GPUs per switch the up-links carry
+  // one edge of each ring per direction, 2 in all: 51.2 / 2 = 25.6 GB/s, above the 11.)
+  const std::vector<int> dp = {0, 2, 4, 6};
+  CHECK(socket_crossings(c, dp) == 2);
+  CHECK(c.scaleup_ring_Bps(dp) == Approx(kSocketBps / 2));
+  // One socket: no crossing; 0 -> 1 stays in switch {0,1}, 1 -> 2 and 3 -> 0 use the up-links once each: 51.2
+  // (the node's other 4 GPUs run theirs on socket 1, on other links).
   const std::vector<int> socket0 = {0, 1, 2, 3};
   CHECK(socket_crossings(c, socket0) == 0);
   CHECK(c.scaleup_ring_Bps(socket0) == Approx(kPcieBps));
