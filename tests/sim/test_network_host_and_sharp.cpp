@@ -65,12 +65,14 @@ struct FlowRun {
   std::unique_ptr<FlowNetwork> net;
 };
 
-// A task graph of one all-reduce of `bytes` over `gpus` on one rank; returns the collective's id.
-std::uint32_t one_all_reduce(TaskGraph& graph, double bytes, const std::vector<int>& gpus) {
+// A task graph of one all-reduce of `bytes` over `gpus` on one rank, standing also for the group `mirror`
+// when one is given (symmetry); returns the collective's id.
+std::uint32_t one_all_reduce(TaskGraph& graph, double bytes, const std::vector<int>& gpus, const std::vector<int>& mirror = {}) {
   Collective c;
   c.kind = CollectiveKind::all_reduce;
   c.bytes = bytes;
   c.group = graph.add_group(gpus);
+  if (!mirror.empty()) graph.set_mirrors(c.group, {c.group, graph.add_group(mirror)});
   const std::uint32_t cid = graph.add_collective(std::move(c));
   Task t;
   t.rank = 0;
@@ -138,21 +140,7 @@ TEST_CASE("PCIe two-socket node: two data-parallel rings share the inter-socket 
   const cs::topo::Cluster cluster(pcie_nodes(1));
   const double S = 256 * 1048576.0;
   TaskGraph graph(1);
-  Collective c;
-  c.kind = CollectiveKind::all_reduce;
-  c.bytes = S;
-  c.group = graph.add_group({0, 2, 4, 6});
-  const std::uint32_t mirror = graph.add_group({1, 3, 5, 7});
-  graph.set_mirrors(c.group, {c.group, mirror});
-  const std::uint32_t cid = graph.add_collective(std::move(c));
-  Task t;
-  t.rank = 0;
-  t.stream = StreamKind::comm_tp;
-  t.category = Category::tp_comm;
-  t.collective = cid;
-  t.name = static_cast<std::uint16_t>(graph.intern("all_reduce"));
-  graph.add_member(cid, graph.add_task(t));
-  graph.freeze();
+  const std::uint32_t cid = one_all_reduce(graph, S, {0, 2, 4, 6}, {1, 3, 5, 7});
   FlowNetwork flow(graph, cluster, FlowNetworkOptions{"ring", {}});
   const Time flow_time = execute(graph, flow, ExecutorOptions{}).makespan;
   AnalyticalNetwork analytical(graph, cluster, "ring");
