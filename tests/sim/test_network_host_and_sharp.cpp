@@ -276,7 +276,7 @@ TEST_CASE("SHARP and NVLS Tree: what the chooser picks, by the model's own arith
   }
   // PCIe nodes with SHARP: the chain is eligible (no Direct without NVSwitch) but the inter-socket link bounds
   // both it and the ring, and there the chain moves 2 x 7/8 S = 1.75 S where the ring moves 7/8 X = 1.72 S
-  // (X = f S + fill = 1.97 S): the ring, by 2%. SHARP relieves the NICs, which are not the bottleneck here.
+  // (X = f S + fill = 1.97 S). SHARP relieves the NICs, which are not the bottleneck here.
   cs::topo::ClusterSpec pcie_sharp = pcie_nodes(2);
   pcie_sharp.sharp = true;
   const cs::topo::Cluster pcie(pcie_sharp);
@@ -286,7 +286,9 @@ TEST_CASE("SHARP and NVLS Tree: what the chooser picks, by the model's own arith
   REQUIRE(ok);
   const AlgorithmChoice picked = choose_algorithm(CollectiveKind::all_reduce, S, gp);
   CHECK(picked.algorithm == NcclAlgorithm::ring);
-  CHECK(ratio(chain.tuned, picked.tuned) == Approx(1.75 / (7.0 / 8 * ring_pipeline_bytes(CollectiveKind::all_reduce, S, 16) / S)).epsilon(0.002));
+  // Across PCIe-only nodes the ring is ranked by NCCL 2.21.5's own tuner tables (nccl_tuner_time_us), the
+  // chain by its structure; either way the chain ranks behind it.
+  CHECK(chain.tuned > picked.tuned);
   // 2 H100 nodes with SHARP: NVLS across nodes, max(S / 274.5 GB/s, S / (8 x 48 GB/s)) = S / 274.5, ties
   // NVLS Tree (W = 2 at 2 nodes: 2 S / (16 x 48) = S / 384 under the NVLS part) and is listed first;
   // CollNet Direct's scale-up part, 2 x 7/8 S / 360 GB/s = S / 206, is slower.
