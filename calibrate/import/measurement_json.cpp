@@ -511,12 +511,7 @@ MeasurementSet read_attention_backends(const json& doc, Reader& r) {
 }  // namespace
 
 MeasurementSet measurements_from_json_text(const std::string& text, const std::string& file) {
-  json doc;
-  try {
-    doc = files::parse_json(text, file, files::SyntaxStyle::line);
-  } catch (const files::FileError& e) {
-    throw InputError(e.messages());
-  }
+  json doc = files::as_input_error([&] { return files::parse_json(text, file, files::SyntaxStyle::line); });
   Reader r(file);
   MeasurementSet set;
   if (doc.is_array()) {

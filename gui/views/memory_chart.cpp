@@ -12,24 +12,16 @@
 
 namespace cs::gui {
 
-MemoryChart::MemoryChart(QWidget* parent) : QChartView(new QChart, parent) {
-  style_chart(*this, tr("Memory per GPU (GiB, peak stage) vs capacity"), Qt::AlignRight, QSize(240, 180));
-}
+MemoryChart::MemoryChart(QWidget* parent)
+    : OutcomeChart(tr("Memory per GPU (GiB, peak stage) vs capacity"), Qt::AlignRight, parent) {}
 
-void MemoryChart::show_outcomes(const std::shared_ptr<const SimOutcome>& current, const std::shared_ptr<const SimOutcome>& baseline) {
-  QChart* c = chart();
-  clear_chart(*c);
-  if (!current) return;
-
-  std::vector<std::pair<QString, const sim::Report*>> bars;
-  if (baseline) bars.push_back({tr("baseline"), &baseline->report});
-  bars.push_back({tr("current"), &current->report});
+void MemoryChart::draw(QChart& chart, const SimOutcome& current, const SimOutcome* baseline) {
+  QChart* c = &chart;
+  const auto bars = rows(current, baseline);
 
   auto* series = new QHorizontalStackedBarSeries;
   auto add = [&](const QString& name, QColor color, double models::MemoryBreakdown::*field) {
-    auto* set = new QBarSet(name);
-    set->setColor(color);
-    set->setBorderColor(color.darker(120));
+    auto* set = stacked_part(name, color);
     for (const auto& b : bars) *set << b.second->memory.*field / kGiB;
     series->append(set);
   };
@@ -48,11 +40,11 @@ void MemoryChart::show_outcomes(const std::shared_ptr<const SimOutcome>& current
   c->addAxis(cats, Qt::AlignLeft);
   series->attachAxis(cats);
 
-  const double capacity = current->report.memory_capacity_bytes / kGiB;
+  const double capacity = current.report.memory_capacity_bytes / kGiB;
   c->setTitle(tr("Memory per GPU: %1 of %2 GiB%3 (peak stage)")
-                  .arg(current->report.memory.total_bytes() / kGiB, 0, 'f', 1)
+                  .arg(current.report.memory.total_bytes() / kGiB, 0, 'f', 1)
                   .arg(capacity, 0, 'f', 0)
-                  .arg(current->report.fits_in_memory ? QString() : tr(", DOES NOT FIT")));
+                  .arg(current.report.fits_in_memory ? QString() : tr(", DOES NOT FIT")));
   double max = capacity;
   for (const auto& b : bars) max = std::max(max, b.second->memory.total_bytes() / kGiB);
   auto* values = new QValueAxis;

@@ -324,12 +324,7 @@ FitQuality read_fit_quality(const json& v, const std::string& at, Problems& prob
 }  // namespace
 
 CalibrationProfile parse_profile(const std::string& json_text, const std::string& file) {
-  json doc;
-  try {
-    doc = files::parse_json(json_text, file, files::SyntaxStyle::line);
-  } catch (const files::FileError& e) {
-    throw InputError(e.messages());
-  }
+  json doc = files::as_input_error([&] { return files::parse_json(json_text, file, files::SyntaxStyle::line); });
   Problems problems{file, {}};
   CalibrationProfile p;
   if (!expect_object(doc, "", problems)) throw InputError(problems.lines);
@@ -366,13 +361,11 @@ CalibrationProfile parse_profile(const std::string& json_text, const std::string
 }
 
 CalibrationProfile read_profile(const std::string& path) {
-  std::string text;
-  try {
-    text = files::read_input_file(path, files::kMaxProfileBytes, "calibration profile", "cannot open calibration profile");
-  } catch (const files::FileError& e) {
-    throw InputError(e.messages());
-  }
-  return parse_profile(text, path);
+  return parse_profile(files::as_input_error([&] {
+                         return files::read_input_file(path, files::kMaxProfileBytes, "calibration profile",
+                                                       "cannot open calibration profile");
+                       }),
+                       path);
 }
 
 namespace {

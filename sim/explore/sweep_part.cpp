@@ -277,12 +277,8 @@ json to_json(const SweepPart& part) {
 }
 
 SweepPart read_sweep_part(const std::string& path) {
-  json j;
-  try {
-    j = files::parse_json(files::read_input_file(path, kMaxPartBytes, "sweep part", "cannot open file"), path);
-  } catch (const files::FileError& e) {
-    throw InputError(e.messages());
-  }
+  json j = files::as_input_error(
+      [&] { return files::parse_json(files::read_input_file(path, kMaxPartBytes, "sweep part", "cannot open file"), path); });
   auto where = [&](const std::string& key) { return path + ": " + key; };
   if (!j.is_object() || !j.contains("format") || j["format"] != kSweepPartFormat)
     throw InputError(where("format") + ": expected \"" + std::string(kSweepPartFormat) +

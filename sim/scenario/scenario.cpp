@@ -1093,11 +1093,8 @@ double Scenario::contention() const {
 }
 
 json read_json_file(const std::string& path) {
-  try {
-    return files::parse_json(files::read_input_file(path, files::kMaxScenarioBytes, "scenario", "cannot open file"), path);
-  } catch (const files::FileError& e) {
-    throw InputError(e.messages());
-  }
+  return files::as_input_error(
+      [&] { return files::parse_json(files::read_input_file(path, files::kMaxScenarioBytes, "scenario", "cannot open file"), path); });
 }
 
 void apply_override(json& doc, const std::string& assignment, const std::string& file) {
