@@ -6,10 +6,6 @@
 
 namespace cs::sim {
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-  files::as_input_error([&] { files::write_file_atomically(path, text); });
-}
-
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
   files::as_input_error([&] { files::write_file_atomically(path, write); });
 }
