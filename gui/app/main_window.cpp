@@ -233,8 +233,8 @@ void MainWindow::build_ui() {
   auto* overview = new QWidget;
   auto* ov = new QVBoxLayout(overview);
   ov->setContentsMargins(2, 2, 2, 2);
-  breakdown_ = new BreakdownChart;
-  memory_ = new MemoryChart;
+  breakdown_ = new_breakdown_chart();
+  memory_ = new_memory_chart();
   links_ = new LinkChart;
   auto* tl_box = new QWidget;
   auto* tl_col = new QVBoxLayout(tl_box);

@@ -37,12 +37,11 @@ class QScrollArea;
 
 namespace cs::gui {
 
-class BreakdownChart;
 class GoodputView;
 class HeadlinePanel;
 class KnobPanel;
 class LinkChart;
-class MemoryChart;
+class OutcomeChart;
 class ParetoChart;
 class ScalingChart;
 class SimRunner;
@@ -90,7 +89,7 @@ class MainWindow : public QMainWindow {
 
   // The tabs' views, charts and tables.
   TimelineView* timeline() const { return timeline_; }
-  BreakdownChart* breakdown() const { return breakdown_; }
+  OutcomeChart* breakdown() const { return breakdown_; }
   LinkChart* links() const { return links_; }
   QTableWidget* jobs_table() const { return jobs_table_; }
   ScalingChart* scaling() const { return scaling_; }
@@ -201,9 +200,9 @@ class MainWindow : public QMainWindow {
   QLabel* baseline_label_ = nullptr;
   QTableWidget* jobs_table_ = nullptr;
   QTabWidget* tabs_ = nullptr;
-  BreakdownChart* breakdown_ = nullptr;
+  OutcomeChart* breakdown_ = nullptr;
   GoodputView* goodput_ = nullptr;
-  MemoryChart* memory_ = nullptr;
+  OutcomeChart* memory_ = nullptr;
   LinkChart* links_ = nullptr;
   TimelineView* overview_timeline_ = nullptr;
   TimelineView* timeline_ = nullptr;

@@ -6,13 +6,6 @@
 
 namespace cs::gui {
 
-class BreakdownChart : public OutcomeChart {
-  Q_OBJECT
- public:
-  explicit BreakdownChart(QWidget* parent = nullptr);
-
- private:
-  void draw(QChart& c, const SimOutcome& current, const SimOutcome* baseline) override;
-};
+OutcomeChart* new_breakdown_chart(QWidget* parent = nullptr);
 
 }  // namespace cs::gui

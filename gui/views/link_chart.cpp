@@ -13,7 +13,9 @@
 namespace cs::gui {
 
 LinkChart::LinkChart(QWidget* parent)
-    : OutcomeChart(tr("Utilization over the step, % (hover for bytes)"), Qt::AlignBottom, parent) {}
+    : OutcomeChart(tr("Utilization over the step, % (hover for bytes)"), Qt::AlignBottom,
+                   [this](QChart& c, const SimOutcome& current, const SimOutcome* baseline) { draw(c, current, baseline); },
+                   parent) {}
 
 void LinkChart::draw(QChart& chart, const SimOutcome& current, const SimOutcome* baseline) {
   QChart* c = &chart;

@@ -14,7 +14,7 @@ class LinkChart : public OutcomeChart {
   const QStringList& details() const { return full_; }  // each bar's full name and numbers (its tooltip)
 
  private:
-  void draw(QChart& c, const SimOutcome& current, const SimOutcome* baseline) override;
+  void draw(QChart& c, const SimOutcome& current, const SimOutcome* baseline);
   QStringList full_;
 };
 

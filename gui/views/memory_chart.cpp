@@ -1,7 +1,8 @@
 #include "gui/views/memory_chart.hpp"
 
-#include <QBarCategoryAxis>
-#include <QBarSet>
+#include <algorithm>
+
+#include <QCoreApplication>
 #include <QHorizontalStackedBarSeries>
 #include <QLineSeries>
 #include <QPen>
@@ -12,33 +13,27 @@
 
 namespace cs::gui {
 
-MemoryChart::MemoryChart(QWidget* parent)
-    : OutcomeChart(tr("Memory per GPU (GiB, peak stage) vs capacity"), Qt::AlignRight, parent) {}
+namespace {
 
-void MemoryChart::draw(QChart& chart, const SimOutcome& current, const SimOutcome* baseline) {
+QString tr(const char* text) { return QCoreApplication::translate("cs::gui::MemoryChart", text); }
+
+// A part of the memory bar: one field of the report's MemoryBreakdown, in GiB.
+StackedPart gib_part(const char* name, QColor color, double models::MemoryBreakdown::*field) {
+  return {tr(name), color, [field](const sim::Report& r) { return r.memory.*field / kGiB; }};
+}
+
+void draw_memory(QChart& chart, const SimOutcome& current, const SimOutcome* baseline) {
   QChart* c = &chart;
-  const auto bars = rows(current, baseline);
-
-  auto* series = new QHorizontalStackedBarSeries;
-  auto add = [&](const QString& name, QColor color, double models::MemoryBreakdown::*field) {
-    auto* set = stacked_part(name, color);
-    for (const auto& b : bars) *set << b.second->memory.*field / kGiB;
-    series->append(set);
-  };
-  add(tr("weights"), QColor(0x3b, 0x6e, 0xc4), &models::MemoryBreakdown::weights_bytes);
-  add(tr("grads"), QColor(0x7f, 0xa7, 0xe0), &models::MemoryBreakdown::grads_bytes);
-  add(tr("optimizer"), QColor(0x6c, 0x3f, 0xa8), &models::MemoryBreakdown::optimizer_bytes);
-  add(tr("activations"), QColor(0xe6, 0x8a, 0x1a), &models::MemoryBreakdown::activations_bytes);
-  add(tr("buffers"), QColor(0x2e, 0x9e, 0x5b), &models::MemoryBreakdown::buffers_bytes);
-  add(tr("reserved"), QColor(0xb0, 0xb0, 0xb0), &models::MemoryBreakdown::reserved_bytes);
-  series->setBarWidth(0.6);
-  c->addSeries(series);
-
-  auto* cats = new QBarCategoryAxis;
-  for (const auto& b : bars)
-    cats->append(b.first);
-  c->addAxis(cats, Qt::AlignLeft);
-  series->attachAxis(cats);
+  const AbRows bars = ab_rows(current, baseline);
+  QHorizontalStackedBarSeries* series =
+      stacked_bars(chart, bars,
+                   {gib_part("weights", QColor(0x3b, 0x6e, 0xc4), &models::MemoryBreakdown::weights_bytes),
+                    gib_part("grads", QColor(0x7f, 0xa7, 0xe0), &models::MemoryBreakdown::grads_bytes),
+                    gib_part("optimizer", QColor(0x6c, 0x3f, 0xa8), &models::MemoryBreakdown::optimizer_bytes),
+                    gib_part("activations", QColor(0xe6, 0x8a, 0x1a), &models::MemoryBreakdown::activations_bytes),
+                    gib_part("buffers", QColor(0x2e, 0x9e, 0x5b), &models::MemoryBreakdown::buffers_bytes),
+                    gib_part("reserved", QColor(0xb0, 0xb0, 0xb0), &models::MemoryBreakdown::reserved_bytes)},
+                   false);
 
   const double capacity = current.report.memory_capacity_bytes / kGiB;
   c->setTitle(tr("Memory per GPU: %1 of %2 GiB%3 (peak stage)")
@@ -72,6 +67,12 @@ void MemoryChart::draw(QChart& chart, const SimOutcome& current, const SimOutcom
   c->addAxis(band, Qt::AlignRight);
   cap->attachAxis(values);
   cap->attachAxis(band);
+}
+
+}  // namespace
+
+OutcomeChart* new_memory_chart(QWidget* parent) {
+  return new OutcomeChart(tr("Memory per GPU (GiB, peak stage) vs capacity"), Qt::AlignRight, draw_memory, parent);
 }
 
 }  // namespace cs::gui

@@ -5,13 +5,6 @@
 
 namespace cs::gui {
 
-class MemoryChart : public OutcomeChart {
-  Q_OBJECT
- public:
-  explicit MemoryChart(QWidget* parent = nullptr);
-
- private:
-  void draw(QChart& c, const SimOutcome& current, const SimOutcome* baseline) override;
-};
+OutcomeChart* new_memory_chart(QWidget* parent = nullptr);
 
 }  // namespace cs::gui
