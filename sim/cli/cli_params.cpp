@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/cli.hpp"
+#include "sim/cli/cli_options.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/scenario/params.hpp"
 
