@@ -338,10 +338,10 @@ def main():
         w(f"      {{{b}, {hq}, {hkv}, {s}, {d}, {ef:.6f}, {efb:.6f}}},")
     w("  };")
     w("  p.attention_flash2 = fa2;")
-    w("  // {kind, bytes read + written, efficiency vs HBM peak}")
+    w("  // {kind, bytes read + written, efficiency vs HBM peak}: a line per kind, its sizes in order")
     w("  p.memory_bound = {")
-    for kind, b, e in mem:
-        w(f"      {{MemOpKind::{kind}, {b:.0f}.0, {e:.6f}}},")
+    for k in sorted({kind for kind, _, _ in mem}, key=[kind for kind, _, _ in mem].index):
+        w("      " + " ".join(f"{{MemOpKind::{kind}, {b:.0f}.0, {e:.6f}}}," for kind, b, e in mem if kind == k))
     w("  };")
     w("  return p;")
     w("}")

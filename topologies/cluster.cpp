@@ -66,6 +66,17 @@ int up_links_for(int down, double oversub) {
 
 std::size_t at(int i) { return static_cast<std::size_t>(i); }
 
+// Where each group starts when groups of `sizes` are numbered end to end after `total`; `total` ends at
+// the sum.
+std::vector<int> group_starts(const std::vector<int>& sizes, int& total) {
+  std::vector<int> first(sizes.size(), 0);
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    first[i] = total;
+    total += sizes[i];
+  }
+  return first;
+}
+
 }  // namespace
 
 int Cluster::Impl::add_vertex(VertexKind kind, int node, int index) {
@@ -308,16 +319,12 @@ void Cluster::Impl::build_fabric() {
     leaf_up_count[at(leaf)] = up_links_for(down_ports[at(leaf)], s.oversubscription);
     max_leaf_up = std::max(max_leaf_up, leaf_up_count[at(leaf)]);
   }
-  pod_first_spine.assign(at(num_pods), 0);
   std::vector<int> pod_spines(at(num_pods), 0);
   for (int leaf = 0; leaf < num_leaves; ++leaf) {
     int& n = pod_spines[at(leaf_pod[at(leaf)])];
     n = std::max(n, leaf_up_count[at(leaf)]);
   }
-  for (int pod = 0; pod < num_pods; ++pod) {
-    pod_first_spine[at(pod)] = num_spines;
-    num_spines += pod_spines[at(pod)];
-  }
+  pod_first_spine = group_starts(pod_spines, num_spines);
   for (int spine = 0; spine < num_spines; ++spine) add_vertex(VertexKind::spine, -1, spine);
   leaf_up_edge.assign(at(num_leaves * max_leaf_up), -1);
   leaf_down_edge.assign(at(num_leaves * max_leaf_up), -1);
@@ -346,11 +353,7 @@ void Cluster::Impl::build_fabric() {
       plane_cores[at(p)] = std::max(plane_cores[at(p)], spine_up_count[at(spine)]);
     }
   }
-  std::vector<int> plane_first_core(at(planes), 0);
-  for (int p = 0; p < planes; ++p) {
-    plane_first_core[at(p)] = num_cores;
-    num_cores += plane_cores[at(p)];
-  }
+  const std::vector<int> plane_first_core = group_starts(plane_cores, num_cores);
   for (int core = 0; core < num_cores; ++core) add_vertex(VertexKind::core, -1, core);
   spine_up_edge.assign(at(num_spines * max_spine_up), -1);
   spine_down_edge.assign(at(num_spines * max_spine_up), -1);

@@ -529,13 +529,10 @@ Parsed parse(const std::string& original, const std::string& file) {
 }  // namespace
 
 Cluster load_topology(const std::string& path) {
-  std::string text;
-  try {
-    text = files::read_input_file(path, files::kMaxTopologyBytes, "topology file", "cannot open the file");
-  } catch (const files::FileError& e) {
-    throw InputError(e.messages());
-  }
-  return load_topology_text(text, path);
+  return load_topology_text(files::as_input_error([&] {
+                              return files::read_input_file(path, files::kMaxTopologyBytes, "topology file", "cannot open the file");
+                            }),
+                            path);
 }
 
 Cluster load_topology_text(const std::string& text, const std::string& file) {

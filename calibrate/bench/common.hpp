@@ -22,11 +22,13 @@ namespace csbench {
   std::exit(1);
 }
 
-#define CSB_CUDA(call)                                                          \
-  do {                                                                          \
-    const cudaError_t csb_e = (call);                                           \
-    if (csb_e != cudaSuccess) ::csbench::die(cudaGetErrorString(csb_e), #call, __FILE__, __LINE__); \
+// Runs a library call (`text` its source); a status other than `ok` ends the run with describe(status).
+#define CSB_CALL(call, text, ok, describe)                                                   \
+  do {                                                                                      \
+    const auto csb_status = (call);                                                         \
+    if (csb_status != (ok)) ::csbench::die(describe(csb_status), text, __FILE__, __LINE__); \
   } while (0)
+#define CSB_CUDA(call) CSB_CALL((call), #call, cudaSuccess, cudaGetErrorString)
 
 struct Sample {
   double median_s = 0, min_s = 0, max_s = 0;

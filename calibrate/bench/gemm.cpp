@@ -17,11 +17,7 @@ namespace csbench {
 
 namespace {
 
-#define CSB_LT(call)                                                                          \
-  do {                                                                                        \
-    const cublasStatus_t csb_s = (call);                                                      \
-    if (csb_s != CUBLAS_STATUS_SUCCESS) ::csbench::die(cublasLtGetStatusString(csb_s), #call, __FILE__, __LINE__); \
-  } while (0)
+#define CSB_LT(call) CSB_CALL((call), #call, CUBLAS_STATUS_SUCCESS, cublasLtGetStatusString)
 
 enum class Dt { bf16, fp16, tf32, fp32, fp8 };
 

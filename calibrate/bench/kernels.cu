@@ -60,33 +60,28 @@ struct alignas(16) F32x4 {
 __device__ __forceinline__ std::size_t thread_index() { return blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; }
 __device__ __forceinline__ std::size_t thread_stride() { return std::size_t(gridDim.x) * blockDim.x; }
 
-__global__ void add_kernel(const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* out, std::size_t n) {
+// out = op(a, b) elementwise over n bf16 (computed in fp32): 16-byte loads and stores over the whole
+// vectors, then the tail of n % kVec one by one.
+template <class Op>
+__global__ void elementwise_kernel(const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* out, std::size_t n, Op op) {
   const std::size_t nv = n / kVec;
   for (std::size_t i = thread_index(); i < nv; i += thread_stride()) {
     const Bf16x8 x = reinterpret_cast<const Bf16x8*>(a)[i], y = reinterpret_cast<const Bf16x8*>(b)[i];
     Bf16x8 r;
 #pragma unroll
-    for (int k = 0; k < kVec; ++k) r.v[k] = __float2bfloat16(__bfloat162float(x.v[k]) + __bfloat162float(y.v[k]));
+    for (int k = 0; k < kVec; ++k) r.v[k] = __float2bfloat16(op(__bfloat162float(x.v[k]), __bfloat162float(y.v[k])));
     reinterpret_cast<Bf16x8*>(out)[i] = r;
   }
   for (std::size_t i = nv * kVec + thread_index(); i < n; i += thread_stride())
-    out[i] = __float2bfloat16(__bfloat162float(a[i]) + __bfloat162float(b[i]));
+    out[i] = __float2bfloat16(op(__bfloat162float(a[i]), __bfloat162float(b[i])));
 }
 
-__device__ __forceinline__ float silu_times(float g, float u) { return g / (1.0f + __expf(-g)) * u; }
-
-__global__ void swiglu_kernel(const __nv_bfloat16* gate, const __nv_bfloat16* up, __nv_bfloat16* out, std::size_t n) {
-  const std::size_t nv = n / kVec;
-  for (std::size_t i = thread_index(); i < nv; i += thread_stride()) {
-    const Bf16x8 g = reinterpret_cast<const Bf16x8*>(gate)[i], u = reinterpret_cast<const Bf16x8*>(up)[i];
-    Bf16x8 r;
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) r.v[k] = __float2bfloat16(silu_times(__bfloat162float(g.v[k]), __bfloat162float(u.v[k])));
-    reinterpret_cast<Bf16x8*>(out)[i] = r;
-  }
-  for (std::size_t i = nv * kVec + thread_index(); i < n; i += thread_stride())
-    out[i] = __float2bfloat16(silu_times(__bfloat162float(gate[i]), __bfloat162float(up[i])));
-}
+struct Add {  // the residual add
+  __device__ float operator()(float x, float y) const { return x + y; }
+};
+struct SiluTimes {  // SwiGLU: silu(gate) * up
+  __device__ float operator()(float g, float u) const { return g / (1.0f + __expf(-g)) * u; }
+};
 
 // One block per row: sum of squares (16-byte loads, warp shuffles, then across warps), then scale. The
 // second read of the row comes from L1/L2 (a row of 8192 bf16 is 16 KiB), so HBM sees it once.
@@ -189,14 +184,15 @@ void fill_random(void* ptr, std::size_t count, ElemType type, unsigned seed, flo
 }
 
 void launch_add_bf16(const void* a, const void* b, void* out, std::size_t n, cudaStream_t s) {
-  add_kernel<<<grid_for(n / kVec), kThreads, 0, s>>>(static_cast<const __nv_bfloat16*>(a), static_cast<const __nv_bfloat16*>(b),
-                                               static_cast<__nv_bfloat16*>(out), n);
+  elementwise_kernel<<<grid_for(n / kVec), kThreads, 0, s>>>(static_cast<const __nv_bfloat16*>(a), static_cast<const __nv_bfloat16*>(b),
+                                                       static_cast<__nv_bfloat16*>(out), n, Add{});
   CSB_CUDA(cudaGetLastError());
 }
 
 void launch_swiglu_bf16(const void* gate, const void* up, void* out, std::size_t n, cudaStream_t s) {
-  swiglu_kernel<<<grid_for(n / kVec), kThreads, 0, s>>>(static_cast<const __nv_bfloat16*>(gate),
-                                                  static_cast<const __nv_bfloat16*>(up), static_cast<__nv_bfloat16*>(out), n);
+  elementwise_kernel<<<grid_for(n / kVec), kThreads, 0, s>>>(static_cast<const __nv_bfloat16*>(gate),
+                                                       static_cast<const __nv_bfloat16*>(up), static_cast<__nv_bfloat16*>(out), n,
+                                                       SiluTimes{});
   CSB_CUDA(cudaGetLastError());
 }
 

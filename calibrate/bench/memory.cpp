@@ -14,6 +14,31 @@ void write_sample(Json& j, const Sample& s, double bytes) {
   j.field("GBps", bytes / s.median_s * 1e-9);
 }
 
+// Memory a sweep times, freed when it goes out of scope: on the device, or pinned on the host.
+class Buffer {
+ public:
+  enum Where { device, pinned_host };
+  Buffer(std::size_t bytes, Where where) : where_(where) {
+    if (where_ == device)
+      CSB_CUDA(cudaMalloc(&p_, bytes));
+    else
+      CSB_CUDA(cudaMallocHost(&p_, bytes));
+  }
+  ~Buffer() {
+    if (where_ == device)
+      CSB_CUDA(cudaFree(p_));
+    else
+      CSB_CUDA(cudaFreeHost(p_));
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  void* get() const { return p_; }
+
+ private:
+  void* p_ = nullptr;
+  Where where_;
+};
+
 bool fits(double bytes) {
   std::size_t free_b = 0, total_b = 0;
   CSB_CUDA(cudaMemGetInfo(&free_b, &total_b));
@@ -32,17 +57,15 @@ void run_memory_sweep(Json& json, const Config& cfg) {
   json.begin_array();
   for (std::size_t c = std::size_t(64) << 20; c <= (std::size_t(cfg.quick ? 1 : 4) << 30); c *= 4) {
     if (!fits(2.0 * double(c))) break;
-    void *src = nullptr, *dst = nullptr;
-    CSB_CUDA(cudaMalloc(&src, c));
-    CSB_CUDA(cudaMalloc(&dst, c));
-    fill_random(src, c / 4, ElemType::f32, 3, 1.0f, s);
-    const Sample smp = time_on_stream(s, cfg.timing, 1, [&] { CSB_CUDA(cudaMemcpyAsync(dst, src, c, cudaMemcpyDeviceToDevice, s)); });
+    const Buffer src(c, Buffer::device), dst(c, Buffer::device);
+    fill_random(src.get(), c / 4, ElemType::f32, 3, 1.0f, s);
+    const Sample smp = time_on_stream(s, cfg.timing, 1, [&] {
+      CSB_CUDA(cudaMemcpyAsync(dst.get(), src.get(), c, cudaMemcpyDeviceToDevice, s));
+    });
     json.begin_object();
     json.field("bytes", static_cast<long long>(2 * c));
     write_sample(json, smp, 2.0 * double(c));
     json.end_object();
-    CSB_CUDA(cudaFree(src));
-    CSB_CUDA(cudaFree(dst));
   }
   json.end_array();
 
@@ -50,9 +73,9 @@ void run_memory_sweep(Json& json, const Config& cfg) {
   json.key("pcie");
   json.begin_array();
   for (std::size_t c : {std::size_t(64) << 20, std::size_t(1) << 30}) {
-    void *host = nullptr, *dev = nullptr;
-    CSB_CUDA(cudaMallocHost(&host, c));
-    CSB_CUDA(cudaMalloc(&dev, c));
+    const Buffer host_buffer(c, Buffer::pinned_host), dev_buffer(c, Buffer::device);
+    void* const host = host_buffer.get();
+    void* const dev = dev_buffer.get();
     fill_random(dev, c / 4, ElemType::f32, 5, 1.0f, s);
     const Sample d2h = time_on_stream(s, cfg.timing, 1, [&] { CSB_CUDA(cudaMemcpyAsync(host, dev, c, cudaMemcpyDeviceToHost, s)); });
     const Sample h2d = time_on_stream(s, cfg.timing, 1, [&] { CSB_CUDA(cudaMemcpyAsync(dev, host, c, cudaMemcpyHostToDevice, s)); });
@@ -63,8 +86,6 @@ void run_memory_sweep(Json& json, const Config& cfg) {
     json.field("d2h_ms", d2h.median_s * 1e3);
     json.field("d2h_GBps", double(c) / d2h.median_s * 1e-9);
     json.end_object();
-    CSB_CUDA(cudaFreeHost(host));
-    CSB_CUDA(cudaFree(dev));
   }
   json.end_array();
 
@@ -76,10 +97,10 @@ void run_memory_sweep(Json& json, const Config& cfg) {
                                                                               std::size_t(512) << 20};
   for (std::size_t n : sizes) {
     if (!fits(3.0 * 2.0 * double(n))) break;
-    void *a = nullptr, *b = nullptr, *o = nullptr;
-    CSB_CUDA(cudaMalloc(&a, n * 2));
-    CSB_CUDA(cudaMalloc(&b, n * 2));
-    CSB_CUDA(cudaMalloc(&o, n * 2));
+    const Buffer a_buffer(n * 2, Buffer::device), b_buffer(n * 2, Buffer::device), o_buffer(n * 2, Buffer::device);
+    void* const a = a_buffer.get();
+    void* const b = b_buffer.get();
+    void* const o = o_buffer.get();
     fill_random(a, n, ElemType::bf16, 7, 1.0f, s);
     fill_random(b, n, ElemType::bf16, 8, 1.0f, s);
     struct K {
@@ -101,9 +122,6 @@ void run_memory_sweep(Json& json, const Config& cfg) {
       write_sample(json, smp, k.bytes);
       json.end_object();
     }
-    CSB_CUDA(cudaFree(a));
-    CSB_CUDA(cudaFree(b));
-    CSB_CUDA(cudaFree(o));
   }
   // Fused AdamW over fp32 params: read p, g, m, v; write p, m, v = 7 x 4 bytes per parameter.
   for (std::size_t n : {std::size_t(64) << 20, std::size_t(256) << 20}) {

@@ -28,11 +28,7 @@ namespace csbench {
 
 namespace {
 
-#define CSB_NCCL(call)                                                                      \
-  do {                                                                                      \
-    const ncclResult_t csb_r = (call);                                                      \
-    if (csb_r != ncclSuccess) ::csbench::die(ncclGetErrorString(csb_r), #call, __FILE__, __LINE__); \
-  } while (0)
+#define CSB_NCCL(call) CSB_CALL((call), #call, ncclSuccess, ncclGetErrorString)
 
 enum class Coll { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv };
 constexpr Coll kColls[] = {Coll::all_reduce, Coll::all_gather, Coll::reduce_scatter,

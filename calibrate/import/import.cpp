@@ -30,11 +30,7 @@ bool starts_as_json(std::ifstream& in) {
 
 // The file opened for reading; a FIFO or device (/dev/zero) is refused before anything reads from it.
 std::ifstream open_measurement_file(const std::string& path) {
-  try {
-    files::require_regular_file(path, "measurement file", "cannot open measurement file");
-  } catch (const files::FileError& e) {
-    throw InputError(e.messages());
-  }
+  files::as_input_error([&] { files::require_regular_file(path, "measurement file", "cannot open measurement file"); });
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open measurement file");
   return in;
@@ -47,13 +43,11 @@ MeasurementSet import_file(const std::string& path, const NcclTestsHints& hints)
   // JSON (the harness, published sweeps) is read whole, up to files::kMaxMeasurementBytes; an nccl-tests log,
   // which may be hundreds of MB, a line at a time.
   if (starts_as_json(in)) {
-    std::string text;
-    try {
-      text = files::read_input_file(path, files::kMaxMeasurementBytes, "measurement file", "cannot open measurement file");
-    } catch (const files::FileError& e) {
-      throw InputError(e.messages());
-    }
-    return measurements_from_json_text(text, path);
+    return measurements_from_json_text(files::as_input_error([&] {
+                                         return files::read_input_file(path, files::kMaxMeasurementBytes, "measurement file",
+                                                                       "cannot open measurement file");
+                                       }),
+                                       path);
   }
   return nccl_tests_measurements(parse_nccl_tests_log(in, path, hints));
 }

@@ -32,40 +32,16 @@ class Reader {
 
   // A positive finite number at obj[key]; records an error and returns nullopt otherwise.
   std::optional<double> positive(const json& obj, const std::string& path, const char* key) {
-    auto it = obj.find(key);
-    if (it == obj.end()) {
-      fail(path + "." + key, "missing");
-      return std::nullopt;
-    }
-    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() <= 0) {
-      fail(path + "." + key, "expected a positive number, got " + it->dump());
-      return std::nullopt;
-    }
-    return it->get<double>();
+    return typed<double>(obj, path, key, "a positive number", [](const json& v) {
+      return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > 0;
+    });
   }
   std::optional<std::int64_t> count(const json& obj, const std::string& path, const char* key) {
-    auto it = obj.find(key);
-    if (it == obj.end()) {
-      fail(path + "." + key, "missing");
-      return std::nullopt;
-    }
-    if (!it->is_number_integer() || it->get<std::int64_t>() <= 0) {
-      fail(path + "." + key, "expected a positive integer, got " + it->dump());
-      return std::nullopt;
-    }
-    return it->get<std::int64_t>();
+    return typed<std::int64_t>(obj, path, key, "a positive integer",
+                               [](const json& v) { return v.is_number_integer() && v.get<std::int64_t>() > 0; });
   }
   std::optional<bool> boolean(const json& obj, const std::string& path, const char* key) {
-    auto it = obj.find(key);
-    if (it == obj.end()) {
-      fail(path + "." + key, "missing");
-      return std::nullopt;
-    }
-    if (!it->is_boolean()) {
-      fail(path + "." + key, "expected true or false, got " + it->dump());
-      return std::nullopt;
-    }
-    return it->get<bool>();
+    return typed<bool>(obj, path, key, "true or false", [](const json& v) { return v.is_boolean(); });
   }
   std::optional<std::string> text(const json& obj, const std::string& path, const char* key, const char* expected) {
     auto it = obj.find(key);
@@ -86,11 +62,39 @@ class Reader {
     return &*it;
   }
 
+  // each(g, "name[i]") for every element g of `array` that is an object ("name" is the array's path);
+  // any other element fails.
+  template <class Each>
+  void objects(const json& array, const std::string& name, Each&& each) {
+    for (std::size_t i = 0; i < array.size(); ++i) {
+      const std::string at = name + "[" + std::to_string(i) + "]";
+      if (array[i].is_object()) each(array[i], at);
+      else fail(at, "expected an object");
+    }
+  }
+
   const std::string& file() const { return file_; }
   std::vector<std::string>& errors() { return errors_; }
   std::vector<std::string>& notes() { return notes_; }
 
  private:
+  // obj[key] as a T when `ok` accepts it; otherwise nullopt, "missing" or "expected WHAT, got VALUE"
+  // recorded.
+  template <class T>
+  std::optional<T> typed(const json& obj, const std::string& path, const char* key, const char* expected,
+                         bool (*ok)(const json&)) {
+    auto it = obj.find(key);
+    if (it == obj.end()) {
+      fail(path + "." + key, "missing");
+      return std::nullopt;
+    }
+    if (!ok(*it)) {
+      fail(path + "." + key, std::string("expected ") + expected + ", got " + it->dump());
+      return std::nullopt;
+    }
+    return it->get<T>();
+  }
+
   std::string file_;
   std::vector<std::string> errors_;
   std::vector<std::string> notes_;
@@ -162,16 +166,10 @@ MeasurementSet read_compute_file(const json& doc, Reader& r) {
   if (auto it = doc.find("sm_count"); it != doc.end() && it->is_number_integer()) set.sm_count = it->get<int>();
 
   if (const json* a = r.array(doc, "gemm")) {
-    for (std::size_t i = 0; i < a->size(); ++i) {
-      const json& g = (*a)[i];
-      const std::string at = "gemm[" + std::to_string(i) + "]";
-      if (!g.is_object()) {
-        r.fail(at, "expected an object");
-        continue;
-      }
+    r.objects(*a, "gemm", [&](const json& g, const std::string& at) {
       if (auto err = g.find("error"); err != g.end()) {
         r.note(at, "not measured: " + err->dump());
-        continue;
+        return;
       }
       auto m = r.count(g, at, "m"), n = r.count(g, at, "n"), k = r.count(g, at, "k");
       auto ms = r.positive(g, at, "ms");
@@ -180,7 +178,7 @@ MeasurementSet read_compute_file(const json& doc, Reader& r) {
         dt = d->is_string() ? dtype_of(d->get<std::string>()) : std::nullopt;
         if (!dt) r.fail(at + ".dtype", "unknown dtype " + d->dump() + " (expected bfloat16, float16, float32, tf32 or fp8)");
       }
-      if (!m || !n || !k || !ms || !dt) continue;
+      if (!m || !n || !k || !ms || !dt) return;
       ComputeMeasurement c;
       c.kind = ComputeKind::gemm;
       c.dtype = *dt;
@@ -189,19 +187,13 @@ MeasurementSet read_compute_file(const json& doc, Reader& r) {
       c.label = "gemm " + std::string(models::to_string(*dt)) + " " + shape_label(*m, *n, *k);
       c.where = r.file() + ": " + at;
       set.compute.push_back(std::move(c));
-    }
+    });
   }
   if (const json* a = r.array(doc, "fp8_gemm")) {
-    for (std::size_t i = 0; i < a->size(); ++i) {
-      const json& g = (*a)[i];
-      const std::string at = "fp8_gemm[" + std::to_string(i) + "]";
-      if (!g.is_object()) {
-        r.fail(at, "expected an object");
-        continue;
-      }
+    r.objects(*a, "fp8_gemm", [&](const json& g, const std::string& at) {
       auto m = r.count(g, at, "m"), n = r.count(g, at, "n"), k = r.count(g, at, "k");
       auto f8 = r.positive(g, at, "fp8_ms");
-      if (!m || !n || !k || !f8) continue;
+      if (!m || !n || !k || !f8) return;
       ComputeMeasurement c;
       c.kind = ComputeKind::gemm;
       c.dtype = models::Dtype::fp8;
@@ -212,52 +204,40 @@ MeasurementSet read_compute_file(const json& doc, Reader& r) {
       c.label = "gemm fp8 " + shape_label(*m, *n, *k);
       c.where = r.file() + ": " + at;
       set.compute.push_back(std::move(c));
-    }
+    });
   }
   if (const json* a = r.array(doc, "attention")) {
-    for (std::size_t i = 0; i < a->size(); ++i) {
-      const json& g = (*a)[i];
-      const std::string at = "attention[" + std::to_string(i) + "]";
-      if (!g.is_object()) {
-        r.fail(at, "expected an object");
-        continue;
-      }
+    r.objects(*a, "attention", [&](const json& g, const std::string& at) {
       auto shape = attention_shape(g, at, r);
-      if (!shape) continue;
+      if (!shape) return;
       for (const char* key : {"fwd_ms", "fwdbwd_ms"}) {
         if (!g.contains(key)) continue;
         if (auto ms = r.positive(g, at, key)) set.compute.push_back(attention_measurement(*shape, "", key, *ms, at, r));
       }
-    }
+    });
   }
   auto read_mem = [&](const char* array_key, bool is_copy) {
     const json* a = r.array(doc, array_key);
     if (!a) return;
-    for (std::size_t i = 0; i < a->size(); ++i) {
-      const json& g = (*a)[i];
-      const std::string at = std::string(array_key) + "[" + std::to_string(i) + "]";
-      if (!g.is_object()) {
-        r.fail(at, "expected an object");
-        continue;
-      }
+    r.objects(*a, std::string(array_key), [&](const json& g, const std::string& at) {
       std::string op = "copy";
       std::optional<models::MemOpKind> kind = models::MemOpKind::copy;
       if (!is_copy) {
         auto o = g.find("op");
         if (o == g.end() || !o->is_string()) {
           r.fail(at + ".op", "missing (expected a kernel name such as rms_norm, swiglu, add, adamw_fused_fp32)");
-          continue;
+          return;
         }
         op = o->get<std::string>();
         kind = mem_kind_of(op);
         if (!kind) {
           r.note(at + ".op", "kernel \"" + op + "\" has no memory-bound kind in the compute model; skipped");
-          continue;
+          return;
         }
       }
       auto bytes = r.positive(g, at, "bytes");
       auto ms = r.positive(g, at, "ms");
-      if (!bytes || !ms) continue;
+      if (!bytes || !ms) return;
       ComputeMeasurement c;
       c.kind = ComputeKind::memory_bound;
       c.mem_kind = *kind;
@@ -266,30 +246,24 @@ MeasurementSet read_compute_file(const json& doc, Reader& r) {
       c.label = op + " " + fmt_bytes(*bytes);
       c.where = r.file() + ": " + at;
       set.compute.push_back(std::move(c));
-    }
+    });
   };
   read_mem("memory_bound", false);
   read_mem("d2d_copy", true);
 
   if (const json* a = r.array(doc, "nccl")) {
-    for (std::size_t i = 0; i < a->size(); ++i) {
-      const json& g = (*a)[i];
-      const std::string at = "nccl[" + std::to_string(i) + "]";
-      if (!g.is_object()) {
-        r.fail(at, "expected an object");
-        continue;
-      }
+    r.objects(*a, "nccl", [&](const json& g, const std::string& at) {
       auto c = g.find("collective");
       std::optional<models::CollectiveKind> kind;
       if (c != g.end() && c->is_string()) kind = models::parse_collective(c->get<std::string>());
       if (!kind) {
         r.fail(at + ".collective", "expected a collective name (all_reduce, all_gather, ...)");
-        continue;
+        return;
       }
       auto ranks = r.count(g, at, "ranks");
       auto bytes = r.positive(g, at, "bytes");
       auto us = r.positive(g, at, "time_us");
-      if (!ranks || !bytes || !us) continue;
+      if (!ranks || !bytes || !us) return;
       CommMeasurement m;
       m.collective = *kind;
       m.ranks = static_cast<int>(*ranks);
@@ -301,7 +275,7 @@ MeasurementSet read_compute_file(const json& doc, Reader& r) {
       m.gpu = set.gpu;
       m.where = r.file() + ": " + at;
       set.comm.push_back(std::move(m));
-    }
+    });
   }
   return set;
 }
@@ -318,13 +292,7 @@ std::string algorithm_of(const std::string& text) {
 // Format 2: calibrate/published/nccl.json.
 MeasurementSet read_published_nccl(const json& doc, Reader& r) {
   MeasurementSet set;
-  for (std::size_t i = 0; i < doc.size(); ++i) {
-    const json& e = doc[i];
-    const std::string at = "[" + std::to_string(i) + "]";
-    if (!e.is_object()) {
-      r.fail(at, "expected an object");
-      continue;
-    }
+  r.objects(doc, "", [&](const json& e, const std::string& at) {
     const std::string id = e.value("id", at);
     const json* sweep = nullptr;
     std::string sweep_key;
@@ -341,7 +309,7 @@ MeasurementSet read_published_nccl(const json& doc, Reader& r) {
     }
     if (!sweep) {
       r.note(at, "entry " + id + " has no busbw-by-size sweep (a single quoted figure); not used");
-      continue;
+      return;
     }
     const json& coll = e.value("collective", json::object());
     const json& cluster = e.value("cluster", json::object());
@@ -350,7 +318,7 @@ MeasurementSet read_published_nccl(const json& doc, Reader& r) {
     const int ranks = cluster.contains("count") && cluster["count"].is_number_integer() ? cluster["count"].get<int>() : 0;
     if (!kind || ranks < 2) {
       r.note(at, "entry " + id + ": collective or rank count not stated; not used");
-      continue;
+      return;
     }
     const int nodes = cluster.contains("nodes") && cluster["nodes"].is_number_integer() ? cluster["nodes"].get<int>() : 1;
     const std::string algo = coll.contains("algo") && coll["algo"].is_string() ? algorithm_of(coll["algo"].get<std::string>())
@@ -383,7 +351,7 @@ MeasurementSet read_published_nccl(const json& doc, Reader& r) {
       m.where = r.file() + ": " + path + " (" + id + ")";
       set.comm.push_back(std::move(m));
     }
-  }
+  });
   return set;
 }
 
@@ -417,15 +385,9 @@ MeasurementSet read_nccl_tests_json(const json& doc, Reader& r) {
     return set;
   }
   const json& results = doc["results"];
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    const json& row = results[i];
-    const std::string at = "results[" + std::to_string(i) + "]";
-    if (!row.is_object()) {
-      r.fail(at, "expected an object");
-      continue;
-    }
+  r.objects(results, "results", [&](const json& row, const std::string& at) {
     auto size = r.positive(row, at, "size");
-    if (!size) continue;
+    if (!size) return;
     for (const char* place : {"out_of_place", "in_place"}) {
       auto b = row.find(place);
       if (b == row.end() || !b->is_object()) continue;
@@ -442,7 +404,7 @@ MeasurementSet read_nccl_tests_json(const json& doc, Reader& r) {
       m.where = r.file() + ": " + at + "." + place;
       set.comm.push_back(std::move(m));
     }
-  }
+  });
   return set;
 }
 
@@ -472,32 +434,26 @@ MeasurementSet read_attention_backends(const json& doc, Reader& r) {
   const std::map<std::string, Kernel> kernels = {{"CUDNN_ATTENTION", {models::AttentionImpl::native, "cudnn"}},
                                                  {"FLASH_ATTENTION", {models::AttentionImpl::flash2, "flash2"}}};
   std::map<std::string, std::vector<std::string>> skipped;  // reason -> rows
-  for (std::size_t i = 0; i < rows->size(); ++i) {
-    const json& g = (*rows)[i];
-    const std::string at = "rows[" + std::to_string(i) + "]";
-    if (!g.is_object()) {
-      r.fail(at, "expected an object");
-      continue;
-    }
+  r.objects(*rows, "rows", [&](const json& g, const std::string& at) {
     auto backend = r.text(g, at, "backend", "an SDPBackend name such as CUDNN_ATTENTION or FLASH_ATTENTION");
     auto bias = r.boolean(g, at, "alibi_bias");
     auto shape = attention_shape(g, at, r);
     auto fwd = r.positive(g, at, "fwd_ms"), fwdbwd = r.positive(g, at, "fwdbwd_ms");
-    if (!backend || !bias || !shape || !fwd || !fwdbwd) continue;
+    if (!backend || !bias || !shape || !fwd || !fwdbwd) return;
     const auto k = kernels.find(*backend);
     if (*bias) {
       skipped["additive-bias (ALiBi) attention: the compute model has no kernel that reads a bias; skipped"].push_back(at);
-      continue;
+      return;
     }
     if (k == kernels.end()) {
       skipped[*backend + ": the compute model has no kernel for this backend (it models cuDNN's fused kernel and "
                          "FlashAttention-2); skipped"].push_back(at);
-      continue;
+      return;
     }
     shape->kernel = k->second.impl;
     set.compute.push_back(attention_measurement(*shape, k->second.name, "fwd_ms", *fwd, at, r));
     set.compute.push_back(attention_measurement(*shape, k->second.name, "fwdbwd_ms", *fwdbwd, at, r));
-  }
+  });
   for (const auto& [reason, where] : skipped) {
     std::string list;
     for (const auto& w : where) list += (list.empty() ? "" : ", ") + w;
@@ -511,12 +467,7 @@ MeasurementSet read_attention_backends(const json& doc, Reader& r) {
 }  // namespace
 
 MeasurementSet measurements_from_json_text(const std::string& text, const std::string& file) {
-  json doc;
-  try {
-    doc = files::parse_json(text, file, files::SyntaxStyle::line);
-  } catch (const files::FileError& e) {
-    throw InputError(e.messages());
-  }
+  json doc = files::as_input_error([&] { return files::parse_json(text, file, files::SyntaxStyle::line); });
   Reader r(file);
   MeasurementSet set;
   if (doc.is_array()) {

@@ -322,6 +322,21 @@ class Parser {
   }
 
   // A header line of a new run: start one if the current run already has rows.
+  // The flags of a header line ("nThread 1 nGpus 8 ... graph: 0") or a command line ("-t 1 -g 8 -G 0"):
+  // threads x GPUs per process is the rank count to fall back on (`from` says which line gave it), the
+  // graph flag the run's CUDA-graph launches. Each value is clamped to what a run could have.
+  void take_rank_flags(const std::vector<std::string_view>& t, std::string_view threads_flag, std::string_view gpus_flag,
+                       std::string_view graph_flag, const char* from) {
+    std::int64_t threads = 1, gpus = 1;
+    for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+      if (t[i] == threads_flag) threads = std::clamp<std::int64_t>(parse_int(t[i + 1]).value_or(1), 0, 1 << 20);
+      if (t[i] == gpus_flag) gpus = std::clamp<std::int64_t>(parse_int(t[i + 1]).value_or(1), 0, 1 << 20);
+      if (t[i] == graph_flag) cur().cuda_graph_launches = static_cast<int>(std::clamp<std::int64_t>(parse_int(t[i + 1]).value_or(0), 0, 1 << 20));
+    }
+    fallback_ranks_ = static_cast<int>(std::min<std::int64_t>(threads * gpus, 1 << 24));
+    fallback_from_ = from;
+  }
+
   void maybe_new_run(int line) {
     if (cur().rows.empty()) return;
     finish_run();
@@ -455,14 +470,7 @@ class Parser {
       } else {
         maybe_new_run(line);
       }
-      std::int64_t threads = 1, gpus = 1;
-      for (std::size_t i = 0; i + 1 < t.size(); ++i) {
-        if (t[i] == "nThread") threads = std::clamp<std::int64_t>(parse_int(t[i + 1]).value_or(1), 0, 1 << 20);
-        if (t[i] == "nGpus") gpus = std::clamp<std::int64_t>(parse_int(t[i + 1]).value_or(1), 0, 1 << 20);
-        if (t[i] == "graph:") cur().cuda_graph_launches = static_cast<int>(std::clamp<std::int64_t>(parse_int(t[i + 1]).value_or(0), 0, 1 << 20));
-      }
-      fallback_ranks_ = static_cast<int>(std::min<std::int64_t>(threads * gpus, 1 << 24));
-      fallback_from_ = "nThread x nGpus";
+      take_rank_flags(t, "nThread", "nGpus", "graph:", "nThread x nGpus");
       return;
     }
     if (t[0] == "Rank" && t.size() >= 2) {
@@ -485,14 +493,7 @@ class Parser {
       maybe_new_run(line);
       cur().collective_name = std::filesystem::path(std::string(t[0])).filename().string();
       cur().collective_from = "command line";
-      std::int64_t threads = 1, gpus = 1;
-      for (std::size_t i = 0; i + 1 < t.size(); ++i) {
-        if (t[i] == "-g") gpus = std::clamp<std::int64_t>(parse_int(t[i + 1]).value_or(1), 0, 1 << 20);
-        if (t[i] == "-t") threads = std::clamp<std::int64_t>(parse_int(t[i + 1]).value_or(1), 0, 1 << 20);
-        if (t[i] == "-G") cur().cuda_graph_launches = static_cast<int>(std::clamp<std::int64_t>(parse_int(t[i + 1]).value_or(0), 0, 1 << 20));
-      }
-      fallback_ranks_ = static_cast<int>(std::min<std::int64_t>(threads * gpus, 1 << 24));
-      fallback_from_ = "-g x -t";
+      take_rank_flags(t, "-t", "-g", "-G", "-g x -t");
       return;
     }
     // The label line above a column header: "out-of-place   in-place" (one of them where a block is gone).

@@ -1,6 +1,7 @@
 #include "gui/app/main_window.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 
 #include <QAction>
 #include <QApplication>
@@ -57,6 +58,19 @@ namespace cs::gui {
 using nlohmann::json;
 
 namespace {
+
+// A tab's two floors in a vertical splitter: `charts` side by side on top (3 parts of the height), `below`
+// under them (`below_share` parts).
+QSplitter* charts_above(std::initializer_list<QWidget*> charts, QWidget* below, int below_share) {
+  auto* row = new QSplitter(Qt::Horizontal);
+  for (QWidget* c : charts) row->addWidget(c);
+  auto* floors = new QSplitter(Qt::Vertical);
+  floors->addWidget(row);
+  floors->addWidget(below);
+  floors->setStretchFactor(0, 3);
+  floors->setStretchFactor(1, below_share);
+  return floors;
+}
 
 constexpr int kMaxRecent = 8;
 
@@ -219,25 +233,16 @@ void MainWindow::build_ui() {
   auto* overview = new QWidget;
   auto* ov = new QVBoxLayout(overview);
   ov->setContentsMargins(2, 2, 2, 2);
-  auto* charts = new QSplitter(Qt::Horizontal);
-  breakdown_ = new BreakdownChart;
-  memory_ = new MemoryChart;
+  breakdown_ = new_breakdown_chart();
+  memory_ = new_memory_chart();
   links_ = new LinkChart;
-  charts->addWidget(breakdown_);
-  charts->addWidget(memory_);
-  charts->addWidget(links_);
-  auto* vsplit = new QSplitter(Qt::Vertical);
-  vsplit->addWidget(charts);
   auto* tl_box = new QWidget;
   auto* tl_col = new QVBoxLayout(tl_box);
   tl_col->setContentsMargins(0, 0, 0, 0);
   tl_col->addWidget(TimelineView::make_legend(tl_box));
   overview_timeline_ = new TimelineView;
   tl_col->addWidget(overview_timeline_, 1);
-  vsplit->addWidget(tl_box);
-  vsplit->setStretchFactor(0, 3);
-  vsplit->setStretchFactor(1, 2);
-  ov->addWidget(vsplit);
+  ov->addWidget(charts_above({breakdown_, memory_, links_}, tl_box, 2));
   tabs_->addTab(overview, tr("Overview"));
 
   auto* tl_tab = new QWidget;
@@ -252,13 +257,8 @@ void MainWindow::build_ui() {
   sweep_tab_ = new QWidget;
   auto* sw = new QVBoxLayout(sweep_tab_);
   sw->setContentsMargins(2, 2, 2, 2);
-  auto* sweep_charts = new QSplitter(Qt::Horizontal);
   scaling_ = new ScalingChart;
   pareto_ = new ParetoChart;
-  sweep_charts->addWidget(scaling_);
-  sweep_charts->addWidget(pareto_);
-  auto* sweep_split = new QSplitter(Qt::Vertical);
-  sweep_split->addWidget(sweep_charts);
   auto* table_box = new QWidget;
   auto* table_col = new QVBoxLayout(table_box);
   table_col->setContentsMargins(0, 0, 0, 0);
@@ -280,10 +280,7 @@ void MainWindow::build_ui() {
   sweep_table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   sweep_table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_col->addWidget(sweep_table_, 1);
-  sweep_split->addWidget(table_box);
-  sweep_split->setStretchFactor(0, 3);
-  sweep_split->setStretchFactor(1, 1);
-  sw->addWidget(sweep_split);
+  sw->addWidget(charts_above({scaling_, pareto_}, table_box, 1));
   tabs_->addTab(sweep_tab_, tr("Scaling && cost sweep"));
   goodput_ = new GoodputView;
   goodput_->setObjectName("goodput-view");
@@ -725,7 +722,7 @@ void MainWindow::refresh_charts() {
   breakdown_->show_outcomes(now, base);
   goodput_->show_run(now ? now->run : std::nullopt);
   memory_->show_outcomes(now, base);
-  links_->show_outcome(now, base);
+  links_->show_outcomes(now, base);
 }
 
 void MainWindow::pin_baseline() {

@@ -37,12 +37,11 @@ class QScrollArea;
 
 namespace cs::gui {
 
-class BreakdownChart;
 class GoodputView;
 class HeadlinePanel;
 class KnobPanel;
 class LinkChart;
-class MemoryChart;
+class OutcomeChart;
 class ParetoChart;
 class ScalingChart;
 class SimRunner;
@@ -77,22 +76,26 @@ class MainWindow : public QMainWindow {
   const sim::Report* current_report() const;
   std::shared_ptr<const SimOutcome> current_outcome() const { return current_; }
   std::shared_ptr<const SweepResult> sweep_result() const { return sweep_; }
-  QString validation_message() const;  // empty when the knobs are valid
   bool results_stale() const { return stale_; }
   bool simulating() const;
+
+  // The panels around the tabs: the headline, the knobs (in their scroll area), the raw JSON dock.
   HeadlinePanel* headline() const { return headline_; }
   KnobPanel* knobs() const { return knobs_; }
   QScrollArea* knob_scroll() const { return knob_scroll_; }
-  TimelineView* timeline() const { return timeline_; }
-  ParetoChart* pareto() const { return pareto_; }
-  ScalingChart* scaling() const { return scaling_; }
-  LinkChart* links() const { return links_; }
-  QTableWidget* sweep_table() const { return sweep_table_; }
-  QTableWidget* jobs_table() const { return jobs_table_; }
-  BreakdownChart* breakdown() const { return breakdown_; }
-  GoodputView* goodput() const { return goodput_; }
   QPlainTextEdit* raw_editor() const { return raw_; }
   QLabel* raw_status() const { return raw_status_; }
+  QString validation_message() const;  // empty when the knobs are valid
+
+  // The tabs' views, charts and tables.
+  TimelineView* timeline() const { return timeline_; }
+  OutcomeChart* breakdown() const { return breakdown_; }
+  LinkChart* links() const { return links_; }
+  QTableWidget* jobs_table() const { return jobs_table_; }
+  ScalingChart* scaling() const { return scaling_; }
+  ParetoChart* pareto() const { return pareto_; }
+  QTableWidget* sweep_table() const { return sweep_table_; }
+  GoodputView* goodput() const { return goodput_; }
 
   // Multi-job: the job shown (0-based), as the knob panel's selector does; -1 for one job.
   void select_job(int job);
@@ -197,9 +200,9 @@ class MainWindow : public QMainWindow {
   QLabel* baseline_label_ = nullptr;
   QTableWidget* jobs_table_ = nullptr;
   QTabWidget* tabs_ = nullptr;
-  BreakdownChart* breakdown_ = nullptr;
+  OutcomeChart* breakdown_ = nullptr;
   GoodputView* goodput_ = nullptr;
-  MemoryChart* memory_ = nullptr;
+  OutcomeChart* memory_ = nullptr;
   LinkChart* links_ = nullptr;
   TimelineView* overview_timeline_ = nullptr;
   TimelineView* timeline_ = nullptr;

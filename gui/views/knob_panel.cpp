@@ -88,8 +88,11 @@ KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
     Kind kind;
     const char* path;
     const char* label;
-    double step = 0, scale = 1;  // real: the arrows' step; the knob shows value / scale
-    int decimals = 0;
+  };
+  // How a real knob shows its value: value / scale with `decimals`, the arrows stepping by `step`.
+  struct RealFormat {
+    double step, scale;
+    int decimals;
   };
   static const Knob knobs[] = {
       {"Scenario", Kind::text, "name", "Name"},
@@ -101,8 +104,8 @@ KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
       {"Cluster", Kind::combo, "cluster.inter_node.fabric", "Fabric"},
       {"Cluster", Kind::combo, "cluster.inter_node.link", "Link"},
       {"Cluster", Kind::ladder, "cluster.inter_node.nics_per_node", "NICs / node"},
-      {"Cluster", Kind::real, "cluster.inter_node.oversubscription", "Oversubscription", 0.5, 1, 2},
-      {"Cluster", Kind::real, "cluster.price_per_gpu_hour", "$ / GPU-hour", 0.1, 1, 2},
+      {"Cluster", Kind::real, "cluster.inter_node.oversubscription", "Oversubscription"},
+      {"Cluster", Kind::real, "cluster.price_per_gpu_hour", "$ / GPU-hour"},
       {"Model", Kind::job, "job", "Job"},
       {"Model", Kind::combo, "model.preset", "Preset"},
       {"Parallelism", Kind::ladder, "training.tensor_model_parallel_size", "TP"},
@@ -120,7 +123,18 @@ KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
       {"Batch", Kind::ladder, "training.micro_batch_size", "Micro batch"},
       {"Batch", Kind::ladder, "training.global_batch_size", "Global batch"},
       {"Batch", Kind::ladder, "training.seq_length", "Seq length"},
-      {"Batch", Kind::real, "training.tokens_to_train", "Tokens (B)", 100, 1e9, 0},
+      {"Batch", Kind::real, "training.tokens_to_train", "Tokens (B)"},
+  };
+  static const std::pair<const char*, RealFormat> real_formats[] = {
+      {"cluster.inter_node.oversubscription", {0.5, 1, 2}},
+      {"cluster.price_per_gpu_hour", {0.1, 1, 2}},
+      {"training.tokens_to_train", {100, 1e9, 0}},  // in billions
+  };
+  auto real_format = [](const QString& path) {
+    for (const auto& [p, f] : real_formats)
+      if (path == QLatin1String(p)) return f;
+    CS_CHECK(false);  // every Kind::real knob has a format above
+    return RealFormat{};
   };
   QFormLayout* form = nullptr;
   QString current;
@@ -130,7 +144,11 @@ KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
     switch (k.kind) {
       case Kind::spin: add_spin(form, path, label, false); break;
       case Kind::ladder: add_spin(form, path, label, true); break;
-      case Kind::real: add_double(form, path, label, k.step, k.decimals, k.scale); break;
+      case Kind::real: {
+        const RealFormat f = real_format(path);
+        add_double(form, path, label, f.step, f.decimals, f.scale);
+        break;
+      }
       case Kind::combo: add_combo(form, path, label); break;
       case Kind::check: add_check(form, path, label); break;
       case Kind::text: add_text(form, path, label); break;

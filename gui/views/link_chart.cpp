@@ -12,15 +12,14 @@
 
 namespace cs::gui {
 
-LinkChart::LinkChart(QWidget* parent) : QChartView(new QChart, parent) {
-  style_chart(*this, tr("Utilization over the step, % (hover for bytes)"), Qt::AlignBottom, QSize(240, 180));
-}
+LinkChart::LinkChart(QWidget* parent)
+    : OutcomeChart(tr("Utilization over the step, % (hover for bytes)"), Qt::AlignBottom,
+                   [this](QChart& c, const SimOutcome& current, const SimOutcome* baseline) { draw(c, current, baseline); },
+                   parent) {}
 
-void LinkChart::show_outcome(const std::shared_ptr<const SimOutcome>& current, const std::shared_ptr<const SimOutcome>& baseline) {
-  QChart* c = chart();
-  clear_chart(*c);
-  if (!current) return;
-  const sim::Report& r = current->report;
+void LinkChart::draw(QChart& chart, const SimOutcome& current, const SimOutcome* baseline) {
+  QChart* c = &chart;
+  const sim::Report& r = current.report;
 
   // Short category labels that fit a narrow chart (the full name, the bytes and the line rate are in the
   // bar's tooltip): "scale-up (nvswitch)" -> "nvswitch", "PCIe links (mean of used)" -> "PCIe",

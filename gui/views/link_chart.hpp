@@ -1,22 +1,20 @@
 #pragma once
 // Utilization of the GPU (compute busy) and of each link level over the step: bytes each GPU sends per
 // step over the level's per-GPU line rate times the step time, as the report computes it.
-#include <memory>
+#include <QStringList>
 
-#include <QChartView>
-
-#include "gui/app/sim_outcome.hpp"
+#include "gui/views/result_chart.hpp"
 
 namespace cs::gui {
 
-class LinkChart : public QChartView {
+class LinkChart : public OutcomeChart {
   Q_OBJECT
  public:
   explicit LinkChart(QWidget* parent = nullptr);
-  void show_outcome(const std::shared_ptr<const SimOutcome>& current, const std::shared_ptr<const SimOutcome>& baseline);
   const QStringList& details() const { return full_; }  // each bar's full name and numbers (its tooltip)
 
  private:
+  void draw(QChart& c, const SimOutcome& current, const SimOutcome* baseline);
   QStringList full_;
 };
 

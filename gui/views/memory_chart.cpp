@@ -1,7 +1,8 @@
 #include "gui/views/memory_chart.hpp"
 
-#include <QBarCategoryAxis>
-#include <QBarSet>
+#include <algorithm>
+
+#include <QCoreApplication>
 #include <QHorizontalStackedBarSeries>
 #include <QLineSeries>
 #include <QPen>
@@ -12,47 +13,33 @@
 
 namespace cs::gui {
 
-MemoryChart::MemoryChart(QWidget* parent) : QChartView(new QChart, parent) {
-  style_chart(*this, tr("Memory per GPU (GiB, peak stage) vs capacity"), Qt::AlignRight, QSize(240, 180));
+namespace {
+
+QString tr(const char* text) { return QCoreApplication::translate("cs::gui::MemoryChart", text); }
+
+// A part of the memory bar: one field of the report's MemoryBreakdown, in GiB.
+StackedPart gib_part(const char* name, QColor color, double models::MemoryBreakdown::*field) {
+  return {tr(name), color, [field](const sim::Report& r) { return r.memory.*field / kGiB; }};
 }
 
-void MemoryChart::show_outcomes(const std::shared_ptr<const SimOutcome>& current, const std::shared_ptr<const SimOutcome>& baseline) {
-  QChart* c = chart();
-  clear_chart(*c);
-  if (!current) return;
+void draw_memory(QChart& chart, const SimOutcome& current, const SimOutcome* baseline) {
+  QChart* c = &chart;
+  const AbRows bars = ab_rows(current, baseline);
+  QHorizontalStackedBarSeries* series =
+      stacked_bars(chart, bars,
+                   {gib_part("weights", QColor(0x3b, 0x6e, 0xc4), &models::MemoryBreakdown::weights_bytes),
+                    gib_part("grads", QColor(0x7f, 0xa7, 0xe0), &models::MemoryBreakdown::grads_bytes),
+                    gib_part("optimizer", QColor(0x6c, 0x3f, 0xa8), &models::MemoryBreakdown::optimizer_bytes),
+                    gib_part("activations", QColor(0xe6, 0x8a, 0x1a), &models::MemoryBreakdown::activations_bytes),
+                    gib_part("buffers", QColor(0x2e, 0x9e, 0x5b), &models::MemoryBreakdown::buffers_bytes),
+                    gib_part("reserved", QColor(0xb0, 0xb0, 0xb0), &models::MemoryBreakdown::reserved_bytes)},
+                   false);
 
-  std::vector<std::pair<QString, const sim::Report*>> bars;
-  if (baseline) bars.push_back({tr("baseline"), &baseline->report});
-  bars.push_back({tr("current"), &current->report});
-
-  auto* series = new QHorizontalStackedBarSeries;
-  auto add = [&](const QString& name, QColor color, double models::MemoryBreakdown::*field) {
-    auto* set = new QBarSet(name);
-    set->setColor(color);
-    set->setBorderColor(color.darker(120));
-    for (const auto& b : bars) *set << b.second->memory.*field / kGiB;
-    series->append(set);
-  };
-  add(tr("weights"), QColor(0x3b, 0x6e, 0xc4), &models::MemoryBreakdown::weights_bytes);
-  add(tr("grads"), QColor(0x7f, 0xa7, 0xe0), &models::MemoryBreakdown::grads_bytes);
-  add(tr("optimizer"), QColor(0x6c, 0x3f, 0xa8), &models::MemoryBreakdown::optimizer_bytes);
-  add(tr("activations"), QColor(0xe6, 0x8a, 0x1a), &models::MemoryBreakdown::activations_bytes);
-  add(tr("buffers"), QColor(0x2e, 0x9e, 0x5b), &models::MemoryBreakdown::buffers_bytes);
-  add(tr("reserved"), QColor(0xb0, 0xb0, 0xb0), &models::MemoryBreakdown::reserved_bytes);
-  series->setBarWidth(0.6);
-  c->addSeries(series);
-
-  auto* cats = new QBarCategoryAxis;
-  for (const auto& b : bars)
-    cats->append(b.first);
-  c->addAxis(cats, Qt::AlignLeft);
-  series->attachAxis(cats);
-
-  const double capacity = current->report.memory_capacity_bytes / kGiB;
+  const double capacity = current.report.memory_capacity_bytes / kGiB;
   c->setTitle(tr("Memory per GPU: %1 of %2 GiB%3 (peak stage)")
-                  .arg(current->report.memory.total_bytes() / kGiB, 0, 'f', 1)
+                  .arg(current.report.memory.total_bytes() / kGiB, 0, 'f', 1)
                   .arg(capacity, 0, 'f', 0)
-                  .arg(current->report.fits_in_memory ? QString() : tr(", DOES NOT FIT")));
+                  .arg(current.report.fits_in_memory ? QString() : tr(", DOES NOT FIT")));
   double max = capacity;
   for (const auto& b : bars) max = std::max(max, b.second->memory.total_bytes() / kGiB);
   auto* values = new QValueAxis;
@@ -80,6 +67,12 @@ void MemoryChart::show_outcomes(const std::shared_ptr<const SimOutcome>& current
   c->addAxis(band, Qt::AlignRight);
   cap->attachAxis(values);
   cap->attachAxis(band);
+}
+
+}  // namespace
+
+OutcomeChart* new_memory_chart(QWidget* parent) {
+  return new OutcomeChart(tr("Memory per GPU (GiB, peak stage) vs capacity"), Qt::AlignRight, draw_memory, parent);
 }
 
 }  // namespace cs::gui

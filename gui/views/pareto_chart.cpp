@@ -14,8 +14,8 @@
 
 namespace cs::gui {
 
-ParetoChart::ParetoChart(QWidget* parent) : QChartView(new QChart, parent) {
-  style_chart(*this, tr("Cost vs time to train, layout sweep (click a point to load it)"), Qt::AlignBottom, QSize(260, 220));
+ParetoChart::ParetoChart(QWidget* parent)
+    : SweepChart(tr("Cost vs time to train, layout sweep (click a point to load it)"), parent) {
   setRubberBand(QChartView::RectangleRubberBand);
 }
 
@@ -61,13 +61,10 @@ int ParetoChart::nearest(QPointF v) const {
   return best_d < 0.05 * 0.05 ? best : -1;
 }
 
-void ParetoChart::show_points(const std::shared_ptr<const SweepResult>& sweep) {
-  QChart* c = chart();
-  clear_chart(*c);
-  sweep_ = sweep;
-  if (!sweep) return;
-  const bool per_billion_tokens = sweep->plan.per_billion_tokens;
-  const auto& points = sweep->points;
+void ParetoChart::draw(QChart& chart, const SweepResult& sweep) {
+  QChart* c = &chart;
+  const bool per_billion_tokens = sweep.plan.per_billion_tokens;
+  const auto& points = sweep.points;
 
   auto scatter = [&](const QString& name, QColor color, double size, QScatterSeries::MarkerShape shape) {
     auto* s = new QScatterSeries;
@@ -97,10 +94,10 @@ void ParetoChart::show_points(const std::shared_ptr<const SweepResult>& sweep) {
     const sim::SweepPoint& p = points[i];
     if (!p.simulated()) continue;
     const QPointF pt(p.report.cost.days_to_train, p.report.cost.usd_to_train / y_scale_);
-    const bool on_front = sweep->on_front(i);
+    const bool on_front = sweep.on_front(i);
     (on_front ? front : p.fits() ? fits : no_fit)->append(pt);
     if (on_front) front_pts.push_back(pt);
-    if (sweep->is_current(i)) current->append(pt);
+    if (sweep.is_current(i)) current->append(pt);
     xmin = std::min(xmin, pt.x()), xmax = std::max(xmax, pt.x());
     ymin = std::min(ymin, pt.y()), ymax = std::max(ymax, pt.y());
   }

@@ -5,21 +5,16 @@
 // in memory greyed. Clicking a point emits it so the window loads its layout. Points that crowd a corner
 // on linear axes spread out on log axes (set_log_axes, the View menu); dragging a rectangle zooms into
 // it, a right click zooms out.
-#include <memory>
-
-#include <QChartView>
-
-#include "gui/app/sweep_plan.hpp"
+#include "gui/views/result_chart.hpp"
 
 class QScatterSeries;
 
 namespace cs::gui {
 
-class ParetoChart : public QChartView {
+class ParetoChart : public SweepChart {
   Q_OBJECT
  public:
   explicit ParetoChart(QWidget* parent = nullptr);
-  void show_points(const std::shared_ptr<const SweepResult>& sweep);
   // Index (into SweepResult::points) of the point nearest to a value-space position, or -1.
   int nearest(QPointF value) const;
   void set_log_axes(bool on);
@@ -29,8 +24,8 @@ class ParetoChart : public QChartView {
   void point_clicked(const cs::sim::SweepPoint& point);
 
  private:
+  void draw(QChart& c, const SweepResult& sweep) override;
   void connect_series(QScatterSeries* s);
-  std::shared_ptr<const SweepResult> sweep_;
   double x_span_ = 1, y_span_ = 1;
   double y_scale_ = 1;  // dollars per unit of the y axis
   bool log_ = false;

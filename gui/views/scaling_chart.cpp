@@ -11,17 +11,13 @@
 
 namespace cs::gui {
 
-ScalingChart::ScalingChart(QWidget* parent) : QChartView(new QChart, parent) {
-  style_chart(*this, tr("Scaling vs GPUs (same layout and global batch)"), Qt::AlignBottom, QSize(260, 220));
-}
+ScalingChart::ScalingChart(QWidget* parent) : SweepChart(tr("Scaling vs GPUs (same layout and global batch)"), parent) {}
 
-void ScalingChart::show_points(const std::shared_ptr<const SweepResult>& sweep) {
-  QChart* c = chart();
-  clear_chart(*c);
-  if (!sweep) return;
+void ScalingChart::draw(QChart& chart, const SweepResult& sweep) {
+  QChart* c = &chart;
   std::vector<const sim::Report*> pts;  // fewest GPUs first (the plan's order)
-  for (std::size_t i : sweep->plan.scaling)
-    if (i < sweep->points.size() && sweep->points[i].simulated()) pts.push_back(&sweep->points[i].report);
+  for (std::size_t i : sweep.plan.scaling)
+    if (i < sweep.points.size() && sweep.points[i].simulated()) pts.push_back(&sweep.points[i].report);
   if (pts.empty()) {
     c->setTitle(tr("Scaling: no valid point (see the knobs' message)"));
     return;

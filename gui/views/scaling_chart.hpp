@@ -2,19 +2,17 @@
 // Scaling curve from the sweep: throughput (tokens/s) and scaling efficiency against the GPU count,
 // same layout and global batch (strong scaling); the points are SweepPlan::scaling, their numbers the
 // reports sim/explore computed.
-#include <memory>
-
-#include <QChartView>
-
-#include "gui/app/sweep_plan.hpp"
+#include "gui/views/result_chart.hpp"
 
 namespace cs::gui {
 
-class ScalingChart : public QChartView {
+class ScalingChart : public SweepChart {
   Q_OBJECT
  public:
   explicit ScalingChart(QWidget* parent = nullptr);
-  void show_points(const std::shared_ptr<const SweepResult>& sweep);
+
+ private:
+  void draw(QChart& c, const SweepResult& sweep) override;
 };
 
 }  // namespace cs::gui

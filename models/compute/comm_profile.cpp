@@ -17,23 +17,15 @@ std::string lower_no_separators(std::string_view s) {
 }
 
 constexpr std::array<std::pair<CollectiveKind, std::string_view>, 6> kCollectives = {{
-    {CollectiveKind::all_reduce, "all_reduce"},
-    {CollectiveKind::all_gather, "all_gather"},
-    {CollectiveKind::reduce_scatter, "reduce_scatter"},
-    {CollectiveKind::all_to_all, "all_to_all"},
-    {CollectiveKind::broadcast, "broadcast"},
-    {CollectiveKind::send_recv, "send_recv"},
+    {CollectiveKind::all_reduce, "all_reduce"}, {CollectiveKind::all_gather, "all_gather"},
+    {CollectiveKind::reduce_scatter, "reduce_scatter"}, {CollectiveKind::all_to_all, "all_to_all"},
+    {CollectiveKind::broadcast, "broadcast"}, {CollectiveKind::send_recv, "send_recv"},
 }};
 
 constexpr std::array<std::pair<MemOpKind, std::string_view>, 8> kMemKinds = {{
-    {MemOpKind::norm, "norm"},
-    {MemOpKind::elementwise, "elementwise"},
-    {MemOpKind::activation, "activation"},
-    {MemOpKind::softmax, "softmax"},
-    {MemOpKind::cross_entropy, "cross_entropy"},
-    {MemOpKind::embedding, "embedding"},
-    {MemOpKind::copy, "copy"},
-    {MemOpKind::optimizer, "optimizer"},
+    {MemOpKind::norm, "norm"}, {MemOpKind::elementwise, "elementwise"}, {MemOpKind::activation, "activation"},
+    {MemOpKind::softmax, "softmax"}, {MemOpKind::cross_entropy, "cross_entropy"},
+    {MemOpKind::embedding, "embedding"}, {MemOpKind::copy, "copy"}, {MemOpKind::optimizer, "optimizer"},
 }};
 
 }  // namespace

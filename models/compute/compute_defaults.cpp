@@ -209,20 +209,13 @@ ComputeProfile make_default_profile() {
       {1, 32, 32, 16384, 128, 0.344612, 0.316852},
   };
   p.attention_flash2 = fa2;
-  // {kind, bytes read + written, efficiency vs HBM peak}
+  // {kind, bytes read + written, efficiency vs HBM peak}: a line per kind, its sizes in order
   p.memory_bound = {
-      {MemOpKind::activation, 100663296.0, 0.426020},
-      {MemOpKind::activation, 805306368.0, 0.509001},
-      {MemOpKind::copy, 134217728.0, 0.870477},
-      {MemOpKind::copy, 536870912.0, 0.870477},
-      {MemOpKind::copy, 2147483648.0, 0.883821},
-      {MemOpKind::copy, 8589934592.0, 0.888927},
-      {MemOpKind::elementwise, 100663296.0, 0.710161},
-      {MemOpKind::elementwise, 805306368.0, 0.887821},
-      {MemOpKind::norm, 67108864.0, 0.425075},
-      {MemOpKind::norm, 536870912.0, 0.483649},
-      {MemOpKind::optimizer, 1879048192.0, 0.643479},
-      {MemOpKind::optimizer, 7516192768.0, 0.705589},
+      {MemOpKind::activation, 100663296.0, 0.426020}, {MemOpKind::activation, 805306368.0, 0.509001},
+      {MemOpKind::copy, 134217728.0, 0.870477}, {MemOpKind::copy, 536870912.0, 0.870477}, {MemOpKind::copy, 2147483648.0, 0.883821}, {MemOpKind::copy, 8589934592.0, 0.888927},
+      {MemOpKind::elementwise, 100663296.0, 0.710161}, {MemOpKind::elementwise, 805306368.0, 0.887821},
+      {MemOpKind::norm, 67108864.0, 0.425075}, {MemOpKind::norm, 536870912.0, 0.483649},
+      {MemOpKind::optimizer, 1879048192.0, 0.643479}, {MemOpKind::optimizer, 7516192768.0, 0.705589},
   };
   return p;
 }

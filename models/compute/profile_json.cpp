@@ -145,15 +145,25 @@ bool expect_object(const json& v, const std::string& path, Problems& problems) {
 
 constexpr double kEffMax = 1.0;  // an efficiency is a fraction of peak: (0, 1]
 
-// "attention"-style measured points at f[key] (absent: none).
-std::vector<AttentionPoint> read_attention_points(Fields& f, const std::string& key, Problems& problems) {
-  std::vector<AttentionPoint> out;
+// read(g) with the fields of each object of the array at f[key] (absent: none), then g's unknown keys;
+// an element that is not an object is a problem.
+template <class Read>
+void for_each_object(Fields& f, const std::string& key, Problems& problems, Read&& read) {
   const json* a = array_at(f, key, false, problems);
-  if (!a) return out;
+  if (!a) return;
   for (std::size_t i = 0; i < a->size(); ++i) {
     const std::string at = f.at(key) + "[" + std::to_string(i) + "]";
     if (!expect_object((*a)[i], at, problems)) continue;
     Fields g((*a)[i], at, problems);
+    read(g);
+    g.finish();
+  }
+}
+
+// "attention"-style measured points at f[key] (absent: none).
+std::vector<AttentionPoint> read_attention_points(Fields& f, const std::string& key, Problems& problems) {
+  std::vector<AttentionPoint> out;
+  for_each_object(f, key, problems, [&](Fields& g) {
     AttentionPoint pt{};
     pt.batch = g.integer("batch", true, 1, kMaxShape, kMaxShapeWhy).value_or(1);
     pt.heads_q = g.integer("heads_q", true, 1, kMaxShape, kMaxShapeWhy).value_or(1);
@@ -162,9 +172,8 @@ std::vector<AttentionPoint> read_attention_points(Fields& f, const std::string& 
     pt.head_dim = g.integer("head_dim", true, 1, kMaxShape, kMaxShapeWhy).value_or(1);
     pt.fwd_efficiency = g.number("fwd_efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
     pt.fwdbwd_efficiency = g.number("fwdbwd_efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
-    g.finish();
     out.push_back(pt);
-  }
+  });
   return out;
 }
 
@@ -196,20 +205,14 @@ ComputeProfile read_compute(const json& v, const std::string& path, Problems& pr
   p.matmul_ceiling_fraction =
       f.number("matmul_ceiling_fraction", false, 0, 1, false, "a number in [0, 1] (0: unknown)").value_or(0);
   p.peak_tflops_bf16 = f.number("peak_tflops_bf16", false, 0, 1e6, false, "a number of TFLOP/s >= 0 (0: unknown)").value_or(0);
-  if (const json* a = array_at(f, "gemm", false, problems)) {
-    for (std::size_t i = 0; i < a->size(); ++i) {
-      const std::string at = f.at("gemm") + "[" + std::to_string(i) + "]";
-      if (!expect_object((*a)[i], at, problems)) continue;
-      Fields g((*a)[i], at, problems);
-      GemmPoint pt{};
-      pt.m = g.integer("m", true, 1, kMaxShape, kMaxShapeWhy).value_or(1);
-      pt.n = g.integer("n", true, 1, kMaxShape, kMaxShapeWhy).value_or(1);
-      pt.k = g.integer("k", true, 1, kMaxShape, kMaxShapeWhy).value_or(1);
-      pt.efficiency = g.number("efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
-      g.finish();
-      p.gemm.push_back(pt);
-    }
-  }
+  for_each_object(f, "gemm", problems, [&](Fields& g) {
+    GemmPoint pt{};
+    pt.m = g.integer("m", true, 1, kMaxShape, kMaxShapeWhy).value_or(1);
+    pt.n = g.integer("n", true, 1, kMaxShape, kMaxShapeWhy).value_or(1);
+    pt.k = g.integer("k", true, 1, kMaxShape, kMaxShapeWhy).value_or(1);
+    pt.efficiency = g.number("efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
+    p.gemm.push_back(pt);
+  });
   p.attention = read_attention_points(f, "attention", problems);
   if (const json* m = f.raw("attention_model", false)) {
     const std::string at = f.at("attention_model");
@@ -237,27 +240,21 @@ ComputeProfile read_compute(const json& v, const std::string& path, Problems& pr
   } else if (f.raw("attention_flash2", false)) {
     problems.add(f.at("attention_flash2"), "measured FlashAttention-2 points without attention_flash2_model");
   }
-  if (const json* a = array_at(f, "memory_bound", false, problems)) {
-    for (std::size_t i = 0; i < a->size(); ++i) {
-      const std::string at = f.at("memory_bound") + "[" + std::to_string(i) + "]";
-      if (!expect_object((*a)[i], at, problems)) continue;
-      Fields g((*a)[i], at, problems);
-      MemBoundPoint pt{};
-      if (auto k = g.string("kind", true)) {
-        if (auto kind = parse_mem_op_kind(*k)) {
-          pt.kind = *kind;
-        } else {
-          problems.add(g.at("kind"), "unknown kind \"" + *k +
-                                         "\" (expected norm, elementwise, activation, softmax, cross_entropy, "
-                                         "embedding, copy or optimizer)");
-        }
+  for_each_object(f, "memory_bound", problems, [&](Fields& g) {
+    MemBoundPoint pt{};
+    if (auto k = g.string("kind", true)) {
+      if (auto kind = parse_mem_op_kind(*k)) {
+        pt.kind = *kind;
+      } else {
+        problems.add(g.at("kind"), "unknown kind \"" + *k +
+                                       "\" (expected norm, elementwise, activation, softmax, cross_entropy, "
+                                       "embedding, copy or optimizer)");
       }
-      pt.bytes = g.number("bytes", true, 0, 1e18, true, "a number of bytes > 0").value_or(1);
-      pt.efficiency = g.number("efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
-      g.finish();
-      p.memory_bound.push_back(pt);
     }
-  }
+    pt.bytes = g.number("bytes", true, 0, 1e18, true, "a number of bytes > 0").value_or(1);
+    pt.efficiency = g.number("efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
+    p.memory_bound.push_back(pt);
+  });
   f.finish();
   return p;
 }
@@ -324,12 +321,7 @@ FitQuality read_fit_quality(const json& v, const std::string& at, Problems& prob
 }  // namespace
 
 CalibrationProfile parse_profile(const std::string& json_text, const std::string& file) {
-  json doc;
-  try {
-    doc = files::parse_json(json_text, file, files::SyntaxStyle::line);
-  } catch (const files::FileError& e) {
-    throw InputError(e.messages());
-  }
+  json doc = files::as_input_error([&] { return files::parse_json(json_text, file, files::SyntaxStyle::line); });
   Problems problems{file, {}};
   CalibrationProfile p;
   if (!expect_object(doc, "", problems)) throw InputError(problems.lines);
@@ -366,13 +358,11 @@ CalibrationProfile parse_profile(const std::string& json_text, const std::string
 }
 
 CalibrationProfile read_profile(const std::string& path) {
-  std::string text;
-  try {
-    text = files::read_input_file(path, files::kMaxProfileBytes, "calibration profile", "cannot open calibration profile");
-  } catch (const files::FileError& e) {
-    throw InputError(e.messages());
-  }
-  return parse_profile(text, path);
+  return parse_profile(files::as_input_error([&] {
+                         return files::read_input_file(path, files::kMaxProfileBytes, "calibration profile",
+                                                       "cannot open calibration profile");
+                       }),
+                       path);
 }
 
 namespace {
@@ -395,13 +385,12 @@ std::string profile_to_json(const CalibrationProfile& p) {
   doc["gpu"] = p.gpu;
   if (p.compute) {
     const ComputeProfile& c = *p.compute;
-    ordered_json cj;
-    cj["source"] = c.source;
-    cj["sm_count"] = c.sm_count;
-    cj["launch_overhead_us"] = c.launch_overhead_us;
-    cj["fp8_gemm_speedup_efficiency"] = c.fp8_gemm_speedup_efficiency;
-    cj["matmul_ceiling_fraction"] = c.matmul_ceiling_fraction;
-    cj["peak_tflops_bf16"] = c.peak_tflops_bf16;
+    ordered_json cj = {{"source", c.source},
+                       {"sm_count", c.sm_count},
+                       {"launch_overhead_us", c.launch_overhead_us},
+                       {"fp8_gemm_speedup_efficiency", c.fp8_gemm_speedup_efficiency},
+                       {"matmul_ceiling_fraction", c.matmul_ceiling_fraction},
+                       {"peak_tflops_bf16", c.peak_tflops_bf16}};
     cj["gemm"] = ordered_json::array();
     for (const auto& g : c.gemm) cj["gemm"].push_back({{"m", g.m}, {"n", g.n}, {"k", g.k}, {"efficiency", g.efficiency}});
     cj["attention"] = attention_points_json(c.attention);

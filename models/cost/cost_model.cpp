@@ -1,14 +1,12 @@
 #include "models/cost/cost_model.hpp"
 
 #include "sim/base/check.hpp"
+#include "sim/base/units.hpp"
 
 namespace cs::models {
 namespace {
 // An idle GPU (clocked down, HBM refreshing, fans) draws about 30% of its TDP; a busy one its TDP.
 constexpr double kIdlePowerFraction = 0.3;
-constexpr double kSecondsPerHour = 3600.0;
-constexpr double kSecondsPerDay = 86400.0;
-constexpr double kJoulesPerKwh = 3.6e6;
 }  // namespace
 
 CostReport compute_cost(const CostInputs& in) {

@@ -196,30 +196,29 @@ double attention_kv_bytes(const AttentionShape& a, bool window) {
   return 2.0 * d(a.batch) * keys * d(a.heads_kv) * d(a.head_dim) * kActBytes;
 }
 
-Op attention_fwd(std::string name, const AttentionShape& a, bool window) {
+// A fused attention kernel: `flop_scale` x the forward's FLOPs; it moves `q_tensors` tensors of Q's size,
+// K and V's bytes `kv_passes` times, and the fp32 log-sum-exp of each query row once.
+Op fused_attention(std::string name, OpKind kind, const AttentionShape& a, bool window, double flop_scale,
+                   double q_tensors, double kv_passes) {
   Op op;
   op.name = std::move(name);
-  op.kind = OpKind::attention_fwd;
+  op.kind = kind;
   op.dtype = Dtype::bf16;
   op.attention = a;
-  op.flops = attention_fwd_flops(a, window);
-  // Reads Q, K, V; writes O and the fp32 log-sum-exp per query row.
+  op.flops = flop_scale * attention_fwd_flops(a, window);
   const double q = d(a.batch) * d(a.seq_q) * d(a.heads_q) * d(a.head_dim) * kActBytes;
-  op.bytes = 2.0 * q + attention_kv_bytes(a, window) + d(a.batch) * d(a.heads_q) * d(a.seq_q) * 4.0;
+  op.bytes = q_tensors * q + kv_passes * attention_kv_bytes(a, window) + d(a.batch) * d(a.heads_q) * d(a.seq_q) * 4.0;
   return op;
 }
 
+// Reads Q, K, V; writes O and the log-sum-exp.
+Op attention_fwd(std::string name, const AttentionShape& a, bool window) {
+  return fused_attention(std::move(name), OpKind::attention_fwd, a, window, 1.0, 2.0, 1.0);
+}
+
+// 2.5x the forward's FLOPs; reads Q, K, V, O, dO, LSE; writes dQ, dK, dV.
 Op attention_bwd(std::string name, const AttentionShape& a, bool window) {
-  Op op;
-  op.name = std::move(name);
-  op.kind = OpKind::attention_bwd;
-  op.dtype = Dtype::bf16;
-  op.attention = a;
-  op.flops = 2.5 * attention_fwd_flops(a, window);
-  // Reads Q, K, V, O, dO, LSE; writes dQ, dK, dV.
-  const double q = d(a.batch) * d(a.seq_q) * d(a.heads_q) * d(a.head_dim) * kActBytes;
-  op.bytes = 4.0 * q + 2.0 * attention_kv_bytes(a, window) + d(a.batch) * d(a.heads_q) * d(a.seq_q) * 4.0;
-  return op;
+  return fused_attention(std::move(name), OpKind::attention_bwd, a, window, 2.5, 4.0, 2.0);
 }
 
 // Unfused attention (AttentionImpl::unfused; op.hpp): Megatron's CoreAttention / DotProductAttention

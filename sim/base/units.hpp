@@ -1,5 +1,5 @@
 #pragma once
-// Byte and rate units, one definition for every layer. Memory sizes are binary (HBM capacities, buffers:
+// Byte, rate, time and energy units, one definition for every layer. Memory sizes are binary (HBM capacities, buffers:
 // GiB = 2^30 bytes, as nvidia-smi and PyTorch's allocator report them); bandwidths and collective sizes in
 // GB/s are decimal (1 GB = 1e9 bytes, as datasheets and nccl-tests print them). Keep the two apart: reading
 // an H200's "141 GB" as 141 GiB would be off by 7%.
@@ -11,5 +11,8 @@ inline constexpr double kGiB = 1024.0 * kMiB;
 
 inline constexpr double kGB = 1e9;     // decimal gigabyte
 inline constexpr double kGBps = kGB;   // bytes per second in one GB/s
+inline constexpr double kSecondsPerHour = 3600.0;
+inline constexpr double kSecondsPerDay = 86400.0;
+inline constexpr double kJoulesPerKwh = 3.6e6;
 
 }  // namespace cs

@@ -145,8 +145,7 @@ int fit(const std::vector<std::string>& args) {
       "constants (bandwidth scale per protocol, latency per hop) and an alpha/beta summary; a scenario uses\n"
       "it through its \"calibration\" key. --op/--ranks/--nodes/--gpu fill in what an nccl-tests log does not\n"
       "say (check a log first with clustersim calibrate import).\n\noptions");
-  opts.add_options()("help,h", "show this help")
-      ("output,o", po::value<std::string>()->value_name("FILE"), "profile to write (required)")
+  with_help(opts)("output,o", po::value<std::string>()->value_name("FILE"), "profile to write (required)")
       ("gpu", po::value<std::string>()->value_name("NAME"),
        "catalog GPU the measurements ran on: the compute ones, and nccl-tests logs without device lines "
        "(default: from the file's device name)")

@@ -89,8 +89,7 @@ int calibrate_import(const std::vector<std::string>& args) {
       "do, and prints per run what it is (collective, ranks, nodes, GPU, each with where it came from) and every\n"
       "skipped line with its line number and why. --op/--ranks/--nodes/--gpu fill in what a log does not say.\n\n"
       "options");
-  opts.add_options()("help,h", "show this help")
-      ("gpu", po::value<std::string>()->value_name("NAME"), "catalog GPU of nccl-tests logs without device lines")
+  with_help(opts)("gpu", po::value<std::string>()->value_name("NAME"), "catalog GPU of nccl-tests logs without device lines")
       ("json", "print one JSON object instead of the summary");
   add_log_hint_options(opts);
   po::variables_map vm;

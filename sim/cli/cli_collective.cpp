@@ -90,8 +90,7 @@ std::string pad(const std::string& s, int width) {
 
 int collective(const std::vector<std::string>& args) {
   po::options_description opts(kUsage);
-  opts.add_options()("help,h", "show this help")
-      ("scenario", po::value<std::string>()->value_name("FILE"), "scenario JSON whose cluster to use (required)")
+  with_help(opts)("scenario", po::value<std::string>()->value_name("FILE"), "scenario JSON whose cluster to use (required)")
       ("op", po::value<std::string>()->value_name("OP"), "collective (required)")
       ("ranks", po::value<std::string>()->value_name("N"), "number of GPUs (default: every GPU of the cluster)")
       ("bytes", po::value<std::string>()->value_name("MIN..MAX")->default_value("8..8G"), "sizes, doubling")
@@ -136,16 +135,10 @@ int collective(const std::vector<std::string>& args) {
   int ranks = total;
   if (vm.count("ranks")) {
     const std::string r = vm["ranks"].as<std::string>();
-    std::size_t used = 0;
-    long v = 0;
-    try {
-      v = std::stol(r, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != r.size() || v < 2 || v > total)
+    const std::optional<long> v = whole_integer(r);
+    if (!v || *v < 2 || *v > total)
       throw InputError(me + "--ranks: '" + r + "' must be an integer from 2 to the cluster's " + std::to_string(total) + " GPUs");
-    ranks = static_cast<int>(v);
+    ranks = static_cast<int>(*v);
   }
   if (ranks < 2) throw InputError(me + "the scenario's cluster has one GPU; a collective needs at least 2");
   CollectiveRunOptions ro;

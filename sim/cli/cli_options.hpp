@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -32,6 +33,24 @@ inline bool parse_options(const std::vector<std::string>& args, const boost::pro
     return false;
   }
   return true;
+}
+
+// Adds --help/-h, every subcommand's first option, to `opts`; the subcommand's own options chain on.
+inline boost::program_options::options_description_easy_init with_help(boost::program_options::options_description& opts) {
+  return opts.add_options()("help,h", "show this help");
+}
+
+// `text` when the whole of it is an integer std::stol reads; nothing otherwise.
+inline std::optional<long> whole_integer(const std::string& text) {
+  std::size_t used = 0;
+  long v = 0;
+  try {
+    v = std::stol(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used != text.size()) return std::nullopt;
+  return v;
 }
 
 // --max-memory-gib G (run, sweep): the simulation budget's memory limit (simulation.max_memory_gib, see

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/cli.hpp"
+#include "sim/cli/cli_options.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/scenario/params.hpp"
 
@@ -29,8 +30,7 @@ int params(const std::vector<std::string>& args) {
       "usage: clustersim params [--json | --markdown]\n\n"
       "Lists every key a scenario file may hold (the --set and --vary paths too): its type, unit, default\n"
       "and range, and the names a choice allows.\n\noptions");
-  opts.add_options()("help,h", "show this help")
-      ("json", "print the table as one JSON object {\"parameters\": [...]}")
+  with_help(opts)("json", "print the table as one JSON object {\"parameters\": [...]}")
       ("markdown", "print the scenario reference (docs/scenario-reference.md)");
   po::variables_map vm;
   const po::parsed_options parsed = po::command_line_parser(args).options(opts).run();

@@ -26,8 +26,7 @@ int run(const std::vector<std::string>& args) {
       "A scenario with a resilience section adds the whole run: failures, checkpoints, goodput, effective\n"
       "days and dollars (--runs N: a Monte Carlo of the run's days); with data_pipeline, input stalls;\n"
       "--steps K: the step-time distribution under the scenario's variability (docs/goodput.md).\n\noptions");
-  opts.add_options()("help,h", "show this help")
-      ("json", "print the report as one JSON object (the report contract) instead of text")
+  with_help(opts)("json", "print the report as one JSON object (the report contract) instead of text")
       ("trace", po::value<std::string>()->value_name("FILE"), "write a Chrome/Perfetto trace of the step to FILE")
       ("set", po::value<std::vector<std::string>>()->composing()->value_name("PATH=VALUE"),
        "override a scenario value, e.g. --set training.tensor_model_parallel_size=4 (repeatable)")

@@ -13,6 +13,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -545,8 +546,7 @@ int sweep_run(const std::vector<std::string>& args, RunContext& ctx) {
       "GPU type and count, the cheapest and fastest plans meeting the deadline and budget, and the cost-vs-time\n"
       "Pareto front. --shard I/N evaluates a deterministic 1/N share and writes a part file; sweep merge prints\n"
       "the N parts as one unsharded run; --slurm-script writes an sbatch submission of both (docs/sweep.md).\n\noptions");
-  opts.add_options()("help,h", "show this help")
-      ("vary", po::value<std::vector<std::string>>()->composing()->value_name("PATH=V1,V2,..."),
+  with_help(opts)("vary", po::value<std::vector<std::string>>()->composing()->value_name("PATH=V1,V2,..."),
        "vary a scenario value over a list (repeatable: cartesian product), e.g. --vary cluster.nodes=4,8,16")
       ("set", po::value<std::vector<std::string>>()->composing()->value_name("PATH=VALUE"),
        "override a scenario value for every point (repeatable)")
@@ -674,15 +674,11 @@ int sweep_run(const std::vector<std::string>& args, RunContext& ctx) {
   if (capacity) {
     CapacityOptions c;
     for (const auto& n : split_list(vm["gpus"].as<std::string>())) {
-      std::size_t used = 0;
-      int v = 0;
-      try {
-        v = std::stoi(n, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != n.size() || v <= 0) throw InputError("clustersim sweep: --gpus " + n + ": expected a positive integer");
-      c.gpu_counts.push_back(v);
+      // std::stoi's range: a count beyond an int is refused like any other non-count.
+      const std::optional<long> v = whole_integer(n);
+      if (!v || *v <= 0 || *v > std::numeric_limits<int>::max())
+        throw InputError("clustersim sweep: --gpus " + n + ": expected a positive integer");
+      c.gpu_counts.push_back(static_cast<int>(*v));
     }
     if (vm.count("gpu")) c.gpu_types = split_list(vm["gpu"].as<std::string>());
     for (const auto& t : c.gpu_types)
@@ -713,7 +709,7 @@ int sweep_merge(const std::vector<std::string>& args) {
       "usage: clustersim sweep merge PART...\n\n"
       "Combines the part files of a sharded sweep (clustersim sweep ... --shard I/N, one for each I) and prints\n"
       "the run as the unsharded sweep would: the same table or JSON on stdout and the same CSV file.\n\noptions");
-  opts.add_options()("help,h", "show this help")("quiet,q", "no messages on stderr");
+  with_help(opts)("quiet,q", "no messages on stderr");
   po::variables_map vm;
   if (!parse_options(args, opts, "parts", -1, vm)) return kExitOk;
   if (!vm.count("parts")) throw InputError(with_usage("clustersim sweep merge: no part files", opts, "sweep merge"));

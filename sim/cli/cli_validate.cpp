@@ -187,8 +187,7 @@ int validate(const std::vector<std::string>& args) {
       "Predicts every measured point (clustersim-bench / h200-reference JSON, nccl-tests logs, nccl.json) and\n"
       "prints prediction, error, MAPE, median and worst points per group. Published training runs\n"
       "(published-train.json) are simulated whole and compared step by step.\n\noptions");
-  opts.add_options()("help,h", "show this help")
-      ("scenario", po::value<std::string>()->value_name("S.json"),
+  with_help(opts)("scenario", po::value<std::string>()->value_name("S.json"),
        "cluster for collectives (and GPU / calibration profile for compute)")
       ("profile", po::value<std::string>()->value_name("P.json"),
        "calibration profile for compute predictions; its fitted NCCL constants are compared with the defaults")

@@ -1,38 +1,33 @@
 #include "sim/engine/task_graph.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "sim/base/check.hpp"
+#include "sim/base/name_table.hpp"
 #include "sim/engine/cancel.hpp"
 
 namespace cs::sim {
 
-const char* to_string(StreamKind s) {
-  switch (s) {
-    case StreamKind::compute: return "compute";
-    case StreamKind::comm_tp: return "comm-tp";
-    case StreamKind::comm_dp: return "comm-dp";
-    case StreamKind::pp_send_fwd: return "pp-send-fwd";
-    case StreamKind::pp_recv_fwd: return "pp-recv-fwd";
-    case StreamKind::pp_send_bwd: return "pp-send-bwd";
-    case StreamKind::pp_recv_bwd: return "pp-recv-bwd";
-  }
-  return "?";
-}
+namespace {
 
-const char* to_string(Category c) {
-  switch (c) {
-    case Category::compute: return "compute";
-    case Category::recompute: return "recompute";
-    case Category::optimizer: return "optimizer";
-    case Category::tp_comm: return "tp_comm";
-    case Category::cp_comm: return "cp_comm";
-    case Category::ep_comm: return "ep_comm";
-    case Category::dp_comm: return "dp_comm";
-    case Category::pp_comm: return "pp_comm";
-  }
-  return "?";
-}
+constexpr std::array<Named<StreamKind>, 7> kStreamNames{{
+    {StreamKind::compute, "compute"}, {StreamKind::comm_tp, "comm-tp"}, {StreamKind::comm_dp, "comm-dp"},
+    {StreamKind::pp_send_fwd, "pp-send-fwd"}, {StreamKind::pp_recv_fwd, "pp-recv-fwd"},
+    {StreamKind::pp_send_bwd, "pp-send-bwd"}, {StreamKind::pp_recv_bwd, "pp-recv-bwd"},
+}};
+
+constexpr std::array<Named<Category>, 8> kCategoryNames{{
+    {Category::compute, "compute"}, {Category::recompute, "recompute"}, {Category::optimizer, "optimizer"},
+    {Category::tp_comm, "tp_comm"}, {Category::cp_comm, "cp_comm"}, {Category::ep_comm, "ep_comm"},
+    {Category::dp_comm, "dp_comm"}, {Category::pp_comm, "pp_comm"},
+}};
+
+}  // namespace
+
+// The tables hold string literals, so each name_of() view is NUL-terminated.
+const char* to_string(StreamKind s) { return name_of(kStreamNames, s).data(); }
+const char* to_string(Category c) { return name_of(kCategoryNames, c).data(); }
 
 TaskGraph::TaskGraph(int num_ranks)
     : num_ranks_(num_ranks), streams_(static_cast<std::size_t>(num_ranks) * kStreamsPerRank) {

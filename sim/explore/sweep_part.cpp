@@ -21,9 +21,59 @@ namespace {
 // room to spare.
 constexpr std::uintmax_t kMaxPartBytes = std::uintmax_t{256} << 20;
 
+// `f` with every key it is given prefixed: the fields of a report's parts are keyed "part.field".
+template <class F>
+auto under(const char* prefix, F& f) {
+  return [prefix, &f](const char* key, auto& v) { f((std::string(prefix) + key).c_str(), v); };
+}
+
+// A report's parts, whose fields are keyed "part.field".
+template <class T>
+constexpr bool kIsReportPart = std::is_same_v<T, Breakdown> || std::is_same_v<T, models::MemoryBreakdown> ||
+                               std::is_same_v<T, models::CostReport>;
+
+// The fields of a report's part.
+template <class P, class F>
+void part_fields(P& x, F&& f) {
+  using Part = std::remove_const_t<P>;
+  if constexpr (std::is_same_v<Part, Breakdown>) {
+    f("compute_s", x.compute_s);
+    f("exposed_comm_s", x.exposed_comm_s);
+    f("pipeline_bubble_s", x.pipeline_bubble_s);
+    f("other_s", x.other_s);
+  } else if constexpr (std::is_same_v<Part, models::MemoryBreakdown>) {
+    f("weights_bytes", x.weights_bytes);
+    f("grads_bytes", x.grads_bytes);
+    f("optimizer_bytes", x.optimizer_bytes);
+    f("activations_bytes", x.activations_bytes);
+    f("buffers_bytes", x.buffers_bytes);
+    f("reserved_bytes", x.reserved_bytes);
+    f("stage", x.stage);
+  } else {
+    static_assert(std::is_same_v<Part, models::CostReport>);
+    f("usd_per_step", x.usd_per_step);
+    f("usd_per_hour", x.usd_per_hour);
+    f("steps_to_train", x.steps_to_train);
+    f("days_to_train", x.days_to_train);
+    f("usd_to_train", x.usd_to_train);
+    f("gpu_hours_to_train", x.gpu_hours_to_train);
+    f("energy_kwh_per_step", x.energy_kwh_per_step);
+    f("energy_kwh_to_train", x.energy_kwh_to_train);
+    f("energy_usd_per_step", x.energy_usd_per_step);
+    f("energy_usd_to_train", x.energy_usd_to_train);
+  }
+}
+
 // Every field of a report, in one list shared by the writer and the reader, so the two cannot drift apart.
+// A part is listed as f("part.", r.part): `field` sees its fields one by one.
 template <class R, class F>
-void report_fields(R& r, F&& f) {
+void report_fields(R& r, F&& field) {
+  auto f = [&](const char* key, auto& v) {
+    if constexpr (kIsReportPart<std::remove_cv_t<std::remove_reference_t<decltype(v)>>>)
+      part_fields(v, under(key, field));
+    else
+      field(key, v);
+  };
   f("name", r.name);
   f("gpu", r.gpu);
   f("num_gpus", r.num_gpus);
@@ -58,33 +108,15 @@ void report_fields(R& r, F&& f) {
   f("mfu", r.mfu);
   f("hfu", r.hfu);
   f("mfu_causal", r.mfu_causal);
-  f("breakdown.compute_s", r.breakdown.compute_s);
-  f("breakdown.exposed_comm_s", r.breakdown.exposed_comm_s);
-  f("breakdown.pipeline_bubble_s", r.breakdown.pipeline_bubble_s);
-  f("breakdown.other_s", r.breakdown.other_s);
+  f("breakdown.", r.breakdown);
   f("exposed_comm_s_by_kind", r.exposed_comm_s_by_kind);
   f("busy_s", r.busy_s);
-  f("memory.weights_bytes", r.memory.weights_bytes);
-  f("memory.grads_bytes", r.memory.grads_bytes);
-  f("memory.optimizer_bytes", r.memory.optimizer_bytes);
-  f("memory.activations_bytes", r.memory.activations_bytes);
-  f("memory.buffers_bytes", r.memory.buffers_bytes);
-  f("memory.reserved_bytes", r.memory.reserved_bytes);
-  f("memory.stage", r.memory.stage);
+  f("memory.", r.memory);
   f("memory_capacity_bytes", r.memory_capacity_bytes);
   f("fits_in_memory", r.fits_in_memory);
   f("price_per_gpu_hour_usd", r.price_per_gpu_hour_usd);
   f("tokens_to_train", r.tokens_to_train);
-  f("cost.usd_per_step", r.cost.usd_per_step);
-  f("cost.usd_per_hour", r.cost.usd_per_hour);
-  f("cost.steps_to_train", r.cost.steps_to_train);
-  f("cost.days_to_train", r.cost.days_to_train);
-  f("cost.usd_to_train", r.cost.usd_to_train);
-  f("cost.gpu_hours_to_train", r.cost.gpu_hours_to_train);
-  f("cost.energy_kwh_per_step", r.cost.energy_kwh_per_step);
-  f("cost.energy_kwh_to_train", r.cost.energy_kwh_to_train);
-  f("cost.energy_usd_per_step", r.cost.energy_usd_per_step);
-  f("cost.energy_usd_to_train", r.cost.energy_usd_to_train);
+  f("cost.", r.cost);
   f("gpu_busy", r.gpu_busy);
   f("links", r.links);
   f("network", r.network);
@@ -277,12 +309,8 @@ json to_json(const SweepPart& part) {
 }
 
 SweepPart read_sweep_part(const std::string& path) {
-  json j;
-  try {
-    j = files::parse_json(files::read_input_file(path, kMaxPartBytes, "sweep part", "cannot open file"), path);
-  } catch (const files::FileError& e) {
-    throw InputError(e.messages());
-  }
+  json j = files::as_input_error(
+      [&] { return files::parse_json(files::read_input_file(path, kMaxPartBytes, "sweep part", "cannot open file"), path); });
   auto where = [&](const std::string& key) { return path + ": " + key; };
   if (!j.is_object() || !j.contains("format") || j["format"] != kSweepPartFormat)
     throw InputError(where("format") + ": expected \"" + std::string(kSweepPartFormat) +

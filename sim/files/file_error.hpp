@@ -2,10 +2,13 @@
 // The error of the file layer (sim/files): a file that cannot be read or written, or a JSON text that is
 // not acceptable input. Each message is a complete line naming the file ("path:line:col: what"). The
 // callers (the scenario loader, the calibration readers, the topology reader, the output writers) turn it
-// into their own input error, so it reaches the user as one line per problem and exit code 2.
+// into the input error (as_input_error below), so it reaches the user as one line per problem and exit
+// code 2.
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "sim/base/input_error.hpp"
 
 namespace cs::files {
 
@@ -25,5 +28,15 @@ class FileError : public std::runtime_error {
  private:
   std::vector<std::string> messages_;
 };
+
+// What `call` (a call into this layer) returns, its FileError thrown on as the InputError users see.
+template <class F>
+decltype(auto) as_input_error(F&& call) {
+  try {
+    return call();
+  } catch (const FileError& e) {
+    throw InputError(e.messages());
+  }
+}
 
 }  // namespace cs::files

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "models/compute/comm_profile.hpp"
 #include "sim/base/check.hpp"
 
 namespace cs::sim {
@@ -103,18 +104,7 @@ GroupGeometry group_geometry(const topo::Cluster& cluster, std::span<const int> 
   return g;
 }
 
-double busbw_factor(CollectiveKind kind, int n) {
-  const double nn = n;
-  switch (kind) {
-    case CollectiveKind::all_reduce: return 2.0 * (nn - 1) / nn;
-    case CollectiveKind::all_gather:
-    case CollectiveKind::reduce_scatter:
-    case CollectiveKind::all_to_all: return (nn - 1) / nn;
-    case CollectiveKind::broadcast:
-    case CollectiveKind::send_recv: return 1.0;
-  }
-  return 1.0;
-}
+double busbw_factor(CollectiveKind kind, int n) { return models::bus_bandwidth_factor(kind, n); }
 
 
 namespace {

@@ -236,16 +236,11 @@ json to_json(const ErrorBand& b) {
   if (!b.available) return {{"available", false}};
   const BandClass& c = b.report_class;
   return {{"available", true},
-          {"step_time_low_s", b.step_time_low_s},
-          {"step_time_high_s", b.step_time_high_s},
-          {"error_low", b.error_low},
-          {"error_high", b.error_high},
-          {"error_median", b.error_median},
+          {"step_time_low_s", b.step_time_low_s}, {"step_time_high_s", b.step_time_high_s},
+          {"error_low", b.error_low}, {"error_high", b.error_high}, {"error_median", b.error_median},
           {"points", b.points},
           {"class", {{"strategy", c.strategy}, {"scale", c.scale}, {"network", c.network}, {"framework", c.framework}}},
-          {"matched", b.matched},
-          {"matched_features", b.matched_features},
-          {"out_of_domain", b.out_of_domain},
+          {"matched", b.matched}, {"matched_features", b.matched_features}, {"out_of_domain", b.out_of_domain},
           {"out_of_domain_reasons", b.out_of_domain_reasons},
           {"table", "calibrate/published/residuals.json"}};
 }

@@ -6,28 +6,12 @@
 
 namespace cs::sim {
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-  try {
-    files::write_file_atomically(path, text);
-  } catch (const files::FileError& e) {
-    throw InputError(e.messages());
-  }
-}
-
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  try {
-    files::write_file_atomically(path, write);
-  } catch (const files::FileError& e) {
-    throw InputError(e.messages());
-  }
+  files::as_input_error([&] { files::write_file_atomically(path, write); });
 }
 
 void check_writable(const std::string& path, const std::vector<std::string>& inputs) {
-  try {
-    files::check_output_path(path, inputs);
-  } catch (const files::FileError& e) {
-    throw InputError(e.messages());
-  }
+  files::as_input_error([&] { files::check_output_path(path, inputs); });
 }
 
 }  // namespace cs::sim

@@ -9,11 +9,13 @@
 
 namespace cs::sim {
 
-// Writes `text` to `path` atomically. Throws InputError naming the path when it cannot be written.
-void write_file_atomically(const std::string& path, const std::string& text);
-// The same for an output too large to hold as one string (a trace): `write` streams the contents into the
-// temporary file. An exception from `write` removes the temporary and propagates.
+// Writes to `path` atomically what `write` streams into the temporary file. Throws InputError naming the
+// path when it cannot be written; an exception from `write` removes the temporary and propagates.
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
+// The same for a text held whole.
+inline void write_file_atomically(const std::string& path, const std::string& text) {
+  write_file_atomically(path, [&text](std::ostream& out) { out.write(text.data(), static_cast<std::streamsize>(text.size())); });
+}
 
 // Throws the same InputError now when `path` could not be written later (its folder is missing or not
 // writable, it is a directory, FIFO or device) or is the same file as one of `inputs` (the command's input

@@ -11,62 +11,49 @@
 namespace cs::sim {
 
 inline constexpr std::array<Named<models::Activation>, 2> kActivationNames{{
-    {models::Activation::gelu, "gelu"},
-    {models::Activation::swiglu, "swiglu"},
+    {models::Activation::gelu, "gelu"}, {models::Activation::swiglu, "swiglu"},
 }};
 
 // Megatron's recompute_granularity; the order is the search's: each one only adds kernels to the step.
 inline constexpr std::array<Named<models::Recompute>, 3> kRecomputeNames{{
-    {models::Recompute::none, "none"},
-    {models::Recompute::selective, "selective"},
+    {models::Recompute::none, "none"}, {models::Recompute::selective, "selective"},
     {models::Recompute::full, "full"},
 }};
 
 inline constexpr std::array<Named<models::PipelineSchedule>, 3> kPipelineScheduleNames{{
-    {models::PipelineSchedule::one_f_one_b, "1f1b"},
-    {models::PipelineSchedule::gpipe, "gpipe"},
+    {models::PipelineSchedule::one_f_one_b, "1f1b"}, {models::PipelineSchedule::gpipe, "gpipe"},
     {models::PipelineSchedule::interleaved, "interleaved"},
 }};
 
 inline constexpr std::array<Named<models::PositionEmbedding>, 3> kPositionEmbeddingNames{{
-    {models::PositionEmbedding::rope, "rope"},
-    {models::PositionEmbedding::learned_absolute, "learned_absolute"},
+    {models::PositionEmbedding::rope, "rope"}, {models::PositionEmbedding::learned_absolute, "learned_absolute"},
     {models::PositionEmbedding::none, "none"},
 }};
 
 // Transformer Engine / Megatron attention backends: "auto" and "fused" (cuDNN) and FlashAttention 3 run
 // as the native fused kernel; "local" is Megatron's unfused DotProductAttention.
 inline constexpr std::array<Named<models::AttentionImpl>, 7> kAttentionBackendNames{{
-    {models::AttentionImpl::native, "auto"},
-    {models::AttentionImpl::native, "fused"},
-    {models::AttentionImpl::flash2, "flash"},
-    {models::AttentionImpl::native, "flash3"},
-    {models::AttentionImpl::flash1, "flash1"},
-    {models::AttentionImpl::unfused, "unfused"},
+    {models::AttentionImpl::native, "auto"}, {models::AttentionImpl::native, "fused"},
+    {models::AttentionImpl::flash2, "flash"}, {models::AttentionImpl::native, "flash3"},
+    {models::AttentionImpl::flash1, "flash1"}, {models::AttentionImpl::unfused, "unfused"},
     {models::AttentionImpl::unfused, "local"},
 }};
 
 // training.precision: the GEMM math precision (the rest runs in bf16).
 inline constexpr std::array<Named<models::Dtype>, 3> kPrecisionNames{{
-    {models::Dtype::bf16, "bf16"},
-    {models::Dtype::fp16, "fp16"},
-    {models::Dtype::fp8, "fp8"},
+    {models::Dtype::bf16, "bf16"}, {models::Dtype::fp16, "fp16"}, {models::Dtype::fp8, "fp8"},
 }};
 
 // training.main_grads_dtype / grad_reduce_dtype: the gradient buffer's and the reduction's element type.
 inline constexpr std::array<Named<models::Dtype>, 3> kGradDtypeNames{{
-    {models::Dtype::fp32, "fp32"},
-    {models::Dtype::bf16, "bf16"},
-    {models::Dtype::fp16, "fp16"},
+    {models::Dtype::fp32, "fp32"}, {models::Dtype::bf16, "bf16"}, {models::Dtype::fp16, "fp16"},
 }};
 
 // PyTorch FSDP's ShardingStrategy, as ZeRO stages (HYBRID_SHARD: stage 3 inside a node, replicated across).
 enum class FsdpSharding { full_shard, shard_grad_op, hybrid_shard, no_shard };
 inline constexpr std::array<Named<FsdpSharding>, 4> kFsdpShardingNames{{
-    {FsdpSharding::full_shard, "FULL_SHARD"},
-    {FsdpSharding::shard_grad_op, "SHARD_GRAD_OP"},
-    {FsdpSharding::hybrid_shard, "HYBRID_SHARD"},
-    {FsdpSharding::no_shard, "NO_SHARD"},
+    {FsdpSharding::full_shard, "FULL_SHARD"}, {FsdpSharding::shard_grad_op, "SHARD_GRAD_OP"},
+    {FsdpSharding::hybrid_shard, "HYBRID_SHARD"}, {FsdpSharding::no_shard, "NO_SHARD"},
 }};
 constexpr int zero_stage_of(FsdpSharding f) {
   return f == FsdpSharding::full_shard || f == FsdpSharding::hybrid_shard ? 3 : f == FsdpSharding::shard_grad_op ? 2 : 0;
@@ -75,21 +62,15 @@ constexpr int zero_stage_of(FsdpSharding f) {
 // The scale-out fabrics topologies/cluster.hpp builds (topo::ClusterSpec::fabric holds the name).
 enum class Fabric { fat_tree, rail_optimized, ethernet };
 inline constexpr std::array<Named<Fabric>, 3> kFabricNames{{
-    {Fabric::fat_tree, "fat-tree"},
-    {Fabric::rail_optimized, "rail-optimized"},
-    {Fabric::ethernet, "ethernet"},
+    {Fabric::fat_tree, "fat-tree"}, {Fabric::rail_optimized, "rail-optimized"}, {Fabric::ethernet, "ethernet"},
 }};
 
 // simulation.nccl_algorithm: force one NCCL algorithm (sim/network/nccl_model.hpp takes the name).
 enum class ForcedNcclAlgorithm { ring, tree, nvls, hierarchical, nvls_tree, collnet_direct, collnet_chain };
 inline constexpr std::array<Named<ForcedNcclAlgorithm>, 7> kNcclAlgorithmNames{{
-    {ForcedNcclAlgorithm::ring, "ring"},
-    {ForcedNcclAlgorithm::tree, "tree"},
-    {ForcedNcclAlgorithm::nvls, "nvls"},
-    {ForcedNcclAlgorithm::hierarchical, "hierarchical"},
-    {ForcedNcclAlgorithm::nvls_tree, "nvls_tree"},
-    {ForcedNcclAlgorithm::collnet_direct, "collnet_direct"},
-    {ForcedNcclAlgorithm::collnet_chain, "collnet_chain"},
+    {ForcedNcclAlgorithm::ring, "ring"}, {ForcedNcclAlgorithm::tree, "tree"}, {ForcedNcclAlgorithm::nvls, "nvls"},
+    {ForcedNcclAlgorithm::hierarchical, "hierarchical"}, {ForcedNcclAlgorithm::nvls_tree, "nvls_tree"},
+    {ForcedNcclAlgorithm::collnet_direct, "collnet_direct"}, {ForcedNcclAlgorithm::collnet_chain, "collnet_chain"},
 }};
 
 }  // namespace cs::sim

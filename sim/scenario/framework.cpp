@@ -153,12 +153,9 @@ std::optional<json> default_value(const FrameworkRelease& r, const std::string& 
 
 json training_facts(const models::TrainingConfig& t, const std::string& gpu_name) {
   return json{{"training.zero_stage", t.zero_stage},
-              {"training.tensor_model_parallel_size", t.tp},
-              {"training.pipeline_model_parallel_size", t.pp},
-              {"training.virtual_pipeline_model_parallel_size", t.vp},
-              {"training.context_parallel_size", t.cp},
-              {"training.expert_model_parallel_size", t.ep},
-              {"training.sequence_parallel", t.sequence_parallel},
+              {"training.tensor_model_parallel_size", t.tp}, {"training.pipeline_model_parallel_size", t.pp},
+              {"training.virtual_pipeline_model_parallel_size", t.vp}, {"training.context_parallel_size", t.cp},
+              {"training.expert_model_parallel_size", t.ep}, {"training.sequence_parallel", t.sequence_parallel},
               {"training.tp_comm_overlap", t.tp_comm_overlap},
               {"training.overlap_grad_reduce", t.overlap_grad_reduce},
               {"training.overlap_param_gather", t.overlap_param_gather},

@@ -79,6 +79,21 @@ class ObjectReader {
     return it == obj_.end() || it->is_null() ? nullptr : &*it;  // null means "use the default"
   }
 
+  // The value at `key` when it is there and `is` of the right JSON kind; otherwise nullptr, with the
+  // problem recorded: "missing (expected WHAT)" when required, "expected WHAT, got KIND VALUE" when not.
+  const json* typed(const std::string& key, bool required, bool (json::*is)() const noexcept, const std::string& what) {
+    const json* v = raw(key);
+    if (!v) {
+      if (required) errors_.add(path_of(key), "missing (expected " + what + ")");
+      return nullptr;
+    }
+    if (!(v->*is)()) {
+      errors_.add(path_of(key), "expected " + what + ", got " + type_name(*v) + " " + v->dump());
+      return nullptr;
+    }
+    return v;
+  }
+
   // The table's entry of a key this reader reads: the loader reads no key the table does not declare.
   const params::Param& param(const std::string& key) const {
     const params::Param* p = params::find(path_of(key));
@@ -138,15 +153,8 @@ class ObjectReader {
   std::optional<double> number(const std::string& key, bool required) {
     const params::Param& p = param(key);
     CS_CHECK(p.type == params::Type::number);
-    const json* v = raw(key);
-    if (!v) {
-      if (required) errors_.add(path_of(key), "missing (expected a number)");
-      return std::nullopt;
-    }
-    if (!v->is_number()) {
-      errors_.add(path_of(key), "expected a number, got " + type_name(*v) + " " + v->dump());
-      return std::nullopt;
-    }
+    const json* v = typed(key, required, &json::is_number, "a number");
+    if (!v) return std::nullopt;
     const double d = v->get<double>();
     if (!std::isfinite(d)) {
       errors_.add(path_of(key), v->dump() + " is not a finite number");
@@ -171,26 +179,13 @@ class ObjectReader {
   std::optional<double> fraction(const std::string& key) { return number(key, false); }
 
   std::optional<bool> boolean(const std::string& key) {
-    const json* v = raw(key);
-    if (!v) return std::nullopt;
-    if (!v->is_boolean()) {
-      errors_.add(path_of(key), "expected true or false, got " + type_name(*v) + " " + v->dump());
-      return std::nullopt;
-    }
-    return v->get<bool>();
+    const json* v = typed(key, false, &json::is_boolean, "true or false");
+    return v ? std::optional<bool>(v->get<bool>()) : std::nullopt;
   }
 
   std::optional<std::string> string(const std::string& key, bool required) {
-    const json* v = raw(key);
-    if (!v) {
-      if (required) errors_.add(path_of(key), "missing (expected a string)");
-      return std::nullopt;
-    }
-    if (!v->is_string()) {
-      errors_.add(path_of(key), "expected a string, got " + type_name(*v) + " " + v->dump());
-      return std::nullopt;
-    }
-    return v->get<std::string>();
+    const json* v = typed(key, required, &json::is_string, "a string");
+    return v ? std::optional<std::string>(v->get<std::string>()) : std::nullopt;
   }
 
   // A string that must be one of the table's choices for the key.
@@ -245,22 +240,32 @@ bool expect_object(const json* v, const std::string& path, Errors& errors) {
   return v != nullptr;
 }
 
+// A section the scenario must have: false, the problem recorded, when it is missing ("missing (expected
+// WHAT)") or not an object.
+bool expect_section(const json* v, const std::string& path, const std::string& what, Errors& errors) {
+  if (expect_object(v, path, errors)) return true;
+  if (!v) errors.add(path, "missing (expected " + what + ")");
+  return false;
+}
+
 models::GpuSpec read_custom_gpu(const json& v, Errors& errors) {
   ObjectReader r(v, "cluster.gpu", errors);
+  // An optional number of a custom GPU, or the value it takes when absent.
+  auto number_or = [&](const char* key, double fallback) { return r.number(key, false).value_or(fallback); };
   models::GpuSpec g;
   g.name = r.string("name", true).value_or("custom");
   g.peak_tflops_bf16 = r.number("peak_tflops_bf16", true).value_or(1);
-  g.peak_tflops_fp32 = r.number("peak_tflops_fp32", false).value_or(g.peak_tflops_bf16 / 16);
-  g.peak_tflops_tf32 = r.number("peak_tflops_tf32", false).value_or(g.peak_tflops_bf16 / 2);
-  g.peak_tflops_fp8 = r.number("peak_tflops_fp8", false).value_or(0);
+  g.peak_tflops_fp32 = number_or("peak_tflops_fp32", g.peak_tflops_bf16 / 16);
+  g.peak_tflops_tf32 = number_or("peak_tflops_tf32", g.peak_tflops_bf16 / 2);
+  g.peak_tflops_fp8 = number_or("peak_tflops_fp8", 0);
   g.hbm_gib = r.number("hbm_gib", true).value_or(1);
   g.hbm_tbps = r.number("hbm_tbps", true).value_or(1);
-  g.tdp_w = r.number("tdp_w", false).value_or(700);
-  g.nvlink_gbps = r.number("nvlink_gbps", false).value_or(0);
+  g.tdp_w = number_or("tdp_w", 700);
+  g.nvlink_gbps = number_or("nvlink_gbps", 0);
   g.sm_count = r.small_integer("sm_count", false).value_or(132);
-  g.price_per_gpu_hour_usd = r.number("price_per_gpu_hour", false).value_or(0);
-  g.mma_sync_fraction = r.number("mma_sync_fraction", false).value_or(1);
-  g.matmul_ceiling_fraction = r.number("matmul_ceiling_fraction", false).value_or(0);
+  g.price_per_gpu_hour_usd = number_or("price_per_gpu_hour", 0);
+  g.mma_sync_fraction = number_or("mma_sync_fraction", 1);
+  g.matmul_ceiling_fraction = number_or("matmul_ceiling_fraction", 0);
   r.finish();
   return g;
 }
@@ -543,10 +548,7 @@ void read_topology_file(ObjectReader& r, Scenario& s, Errors& errors) {
 }
 
 void read_cluster(const json* v, Scenario& s, Errors& errors) {
-  if (!expect_object(v, "cluster", errors)) {
-    if (!v) errors.add("cluster", "missing (expected an object with gpu, nodes, gpus_per_node, ...)");
-    return;
-  }
+  if (!expect_section(v, "cluster", "an object with gpu, nodes, gpus_per_node, ...", errors)) return;
   ObjectReader r(*v, "cluster", errors);
   if (const json* g = r.raw("gpu"); !g) {
     errors.add("cluster.gpu", "missing (expected a GPU name: " + join(models::gpu_names()) + ", or an object)");
@@ -589,10 +591,7 @@ void read_cluster(const json* v, Scenario& s, Errors& errors) {
 }
 
 void read_model(const json* v, Scenario& s, Errors& errors) {
-  if (!expect_object(v, "model", errors)) {
-    if (!v) errors.add("model", "missing (expected {\"preset\": ...} or hyperparameters)");
-    return;
-  }
+  if (!expect_section(v, "model", "{\"preset\": ...} or hyperparameters", errors)) return;
   ObjectReader r(*v, "model", errors);
   models::ModelConfig& m = s.model;
   bool have_preset = false;
@@ -716,10 +715,7 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
 }
 
 void read_training(const json* v, Scenario& s, Errors& errors) {
-  if (!expect_object(v, "training", errors)) {
-    if (!v) errors.add("training", "missing (expected seq_length, global_batch_size, ...)");
-    return;
-  }
+  if (!expect_section(v, "training", "seq_length, global_batch_size, ...", errors)) return;
   ObjectReader r(*v, "training", errors);
   models::TrainingConfig& t = s.training;
   // The framework first: its rules and defaults apply to everything below (sim/scenario/framework.hpp).
@@ -1143,11 +1139,8 @@ double Scenario::contention() const {
 }
 
 json read_json_file(const std::string& path) {
-  try {
-    return files::parse_json(files::read_input_file(path, files::kMaxScenarioBytes, "scenario", "cannot open file"), path);
-  } catch (const files::FileError& e) {
-    throw InputError(e.messages());
-  }
+  return files::as_input_error(
+      [&] { return files::parse_json(files::read_input_file(path, files::kMaxScenarioBytes, "scenario", "cannot open file"), path); });
 }
 
 void apply_override(json& doc, const std::string& assignment, const std::string& file) {

@@ -36,15 +36,12 @@
 namespace cs::sim {
 
 struct StepEstimate {
-  double tasks = 0;
-  double events = 0;
-  double memory_bytes = 0;
+  double tasks = 0, events = 0, memory_bytes = 0;
   // What drives the size, for the message.
   double simulated_ranks = 0;
   double micro_batches = 0;   // the largest over the jobs
   double layers_per_rank = 0; // the largest over the simulated ranks
-  double gpus = 0;
-  double nics = 0;
+  double gpus = 0, nics = 0;
 };
 
 StepEstimate estimate_step(const Scenario& s);
