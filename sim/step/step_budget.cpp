@@ -16,7 +16,7 @@ using models::OpKind;
 
 namespace {
 
-constexpr double kBytesPerTask = 200;
+constexpr double kBytesPerTask = 100;
 constexpr double kBytesPerGpuAnalytical = 1536;
 constexpr double kBytesPerGpuFlow = 2560;
 constexpr double kBytesPerNic = 1000;

@@ -19,7 +19,7 @@ using nlohmann::json;
 
 namespace {
 
-// TP8 DP4 PP2 on 32 H100 (4 nodes of 8, a fat-tree of NDR400): rank r = tp + 8 (dp + 4 pp), node r / 8,
+// TP8 DP4 PP2 on 64 H100 (8 nodes of 8, a fat-tree of NDR400): rank r = tp + 8 (dp + 4 pp), node r / 8,
 // so a node is one TP group and stage 0 is nodes 0-3. Four small layers, 8 micro-batches.
 json tp8_dp4_pp2() {
   return json::parse(R"json({"name": "orbits",
