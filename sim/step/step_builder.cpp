@@ -123,6 +123,15 @@ class Builder {
 
     for (std::size_t i = 0; i < plan.global_rank.size(); ++i) build_rank(static_cast<std::uint32_t>(i), plan.global_rank[i]);
     plan.graph.freeze();
+    if (orbits_.batched && s_.heterogeneity.any()) {
+      for (const int rep : plan.global_rank) {
+        std::vector<int> gpus = {gpu_of(rep)};
+        for_class(rep, false, [&](int r) {
+          if (r != rep) gpus.push_back(gpu_of(r));
+        });
+        plan.class_gpus.push_back(std::move(gpus));
+      }
+    }
     for (int& r : plan.global_rank) r = gpu_of(r);
     return plan;
   }

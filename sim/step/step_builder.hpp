@@ -78,6 +78,9 @@ struct StepPlan {
   TaskGraph graph{1};
   std::vector<int> global_rank;  // GPU of each simulated rank (its global rank, unless placed by `gpus`)
   std::vector<int> mirrors;      // real ranks each simulated rank stands for (the size of its class)
+  // On unequal GPUs under symmetry: the GPUs of each simulated rank's class (itself first), for the
+  // outputs that list GPUs (the trace). Empty otherwise (a class per stage, or every rank on its own).
+  std::vector<std::vector<int>> class_gpus;
   std::vector<double> flops;     // executed FLOPs per task (compute tasks), for HFU
 };
 

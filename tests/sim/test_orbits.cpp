@@ -4,12 +4,15 @@
 // byte with the analytical network.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "sim/report/report.hpp"
+#include "sim/report/trace.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
 #include "sim/step/orbits.hpp"
@@ -87,6 +90,26 @@ TEST_CASE("orbits: class counts of one straggler at TP8 DP4 PP2, by hand", "[sim
   const SimulationResult r = sim(doc);
   CHECK(r.plan.global_rank == std::vector<int>{0, 3, 8, 11, 32, 35, 40, 43});
   CHECK(r.plan.mirrors == std::vector<int>{21, 3, 7, 1, 21, 3, 7, 1});
+  // The classes' GPUs, representative first: rank 3's class is tp 3 of replicas 0, 2, 3 (GPUs 3, 19, 27);
+  // rank 11 stands for itself.
+  REQUIRE(r.plan.class_gpus.size() == 8);
+  CHECK(r.plan.class_gpus[1] == std::vector<int>{3, 19, 27});
+  CHECK(r.plan.class_gpus[3] == std::vector<int>{11});
+  CHECK(r.plan.class_gpus[0].size() == 21);
+  // The trace lists them on each representative's compute row.
+  const std::filesystem::path trace = std::filesystem::temp_directory_path() / "clustersim-orbits-trace.json";
+  write_trace(parse_scenario(doc, "orbits.json"), {r.plan.graph, r.plan.global_rank, r.execution, r.report.step_time_s, &r.plan.class_gpus},
+              trace.string());
+  std::ifstream in(trace);
+  const json t = json::parse(in);
+  std::filesystem::remove(trace);
+  int listed = 0;
+  for (const json& ev : t["traceEvents"])
+    if (ev["ph"] == "M" && ev["name"] == "thread_name" && ev["args"].contains("stands_for")) {
+      ++listed;
+      if (ev["args"]["name"] == "GPU 3 compute") CHECK(ev["args"]["stands_for"] == json({3, 19, 27}));
+    }
+  CHECK(listed == 8);
   // Two stragglers with the same TP index in different replicas and stages (GPU 3 = tp 3, dp 0, pp 0;
   // GPU 58 = tp 2, dp 3, pp 1): TP types {2}, {3}, the rest (3 types); DP types {0}, {3}, {1, 2}
   // (rep 1): 9 classes per stage.
