@@ -1,19 +1,28 @@
 // clustersim-symmetry-bench [SCENARIO.json] [--only analytical|flow] [--only-unmirrored] [--mirrored-only]
 //
-// What simulating every rank costs: one training step of the scenario (default:
-// scenarios/llama3-405b-h100x16384.json, Llama-3 405B on 16,384 H100, TP8 PP16 DP128 interleaved) with the
-// analytical and the flow network, mirrored (simulation.symmetry true: one rank per pipeline stage) and
-// unmirrored (false: every rank). Each run is a child process of its own so that its peak resident set
-// (getrusage's ru_maxrss) is its own; the wall time counts simulate() only (scenario loading excluded).
-// Prints, per run: wall time, peak RSS, simulated ranks, tasks, engine events, events per second and the
-// simulated step time. The simulation budget (simulation.max_memory_gib) is lifted so that the run is
-// measured rather than refused. A number, not a test.
+// What simulating every rank costs, and what symmetry by orbits (sim/step/orbits.hpp) saves on unequal
+// GPUs: one training step of the scenario (default: scenarios/llama3-405b-h100x16384.json, Llama-3 405B on
+// 16,384 H100, TP8 PP16 DP128 interleaved) with the analytical and the flow network, as
+//   mirrored     the scenario as it is (homogeneous: one class of equal ranks per pipeline stage);
+//   stragglers   four GPUs slowed by 1.1-1.25 in four replicas, stages and TP indices (cluster.stragglers):
+//                TP (tp 0, 3, 5, 7 of 8), DP (dp 5, 40, 1, 79 of 128) and stage (1, 6, 10, 15 of 16),
+//                reduced modulo the layout; orbit-batched: 5 TP types x 5 DP types = 25 classes a stage;
+//   node-groups  the first half of the nodes H100, the second half H200 (cluster.node_groups); orbit-batched;
+//   full         the stragglers with simulation.symmetry false: every rank built and executed (the
+//                reference). Only with --only-unmirrored or BENCH_FULL=1 in the environment, and never with
+//                --mirrored-only (the 16k-GPU full runs take minutes and ~9 GiB).
+// Each run is a child process of its own so that its peak resident set (getrusage's ru_maxrss) is its own;
+// the wall time counts simulate() only (scenario loading excluded), cpu_s is the child's user CPU time (the
+// loading included: on a loaded machine the honest figure). Prints, per run: wall time, CPU time, peak RSS,
+// classes (= simulated ranks), tasks, engine events, events per second and the simulated step time. The
+// simulation budget is lifted so that the run is measured rather than refused. A number, not a test.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -25,20 +34,54 @@ using namespace cs::sim;
 
 namespace {
 
-int run_one(const std::string& file, const char* network, bool symmetry) {
-  const Scenario s = load_scenario(file, {std::string("simulation.network=") + network,
-                                          std::string("simulation.symmetry=") + (symmetry ? "true" : "false"),
-                                          "simulation.max_memory_gib=1000", "simulation.max_tasks=1e11"});
+enum class Variant { mirrored, stragglers, node_groups, full };
+const char* name(Variant v) {
+  switch (v) {
+    case Variant::mirrored: return "mirrored";
+    case Variant::stragglers: return "stragglers";
+    case Variant::node_groups: return "node-groups";
+    case Variant::full: return "full";
+  }
+  return "";
+}
+
+// The four stragglers of the header, as a cluster.stragglers override.
+std::string stragglers(const Scenario& s) {
+  const auto& t = s.training;
+  const int tp[] = {0, 3, 5, 7}, dp[] = {5, 40, 1, 79}, pp[] = {1, 6, 10, 15};
+  const double slow[] = {1.2, 1.15, 1.1, 1.25};
+  std::string out = "cluster.stragglers=[";
+  for (int k = 0; k < 4; ++k) {
+    const int gpu = tp[k] % t.tp + t.tp * t.cp * (dp[k] % t.dp + t.dp * (pp[k] % t.pp));
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s{\"gpu\": %d, \"slowdown\": %.2f}", k ? ", " : "", gpu, slow[k]);
+    out += buf;
+  }
+  return out + "]";
+}
+
+int run_one(const std::string& file, const char* network, Variant v) {
+  std::vector<std::string> set = {std::string("simulation.network=") + network, "simulation.max_memory_gib=1000",
+                                  "simulation.max_tasks=1e11"};
+  const Scenario plain = load_scenario(file, set);
+  if (v == Variant::stragglers || v == Variant::full) set.push_back(stragglers(plain));
+  if (v == Variant::full) set.push_back("simulation.symmetry=false");
+  if (v == Variant::node_groups) {
+    const int half = plain.cluster.nodes / 2;
+    set.push_back("cluster.node_groups=[{\"gpu\": \"" + plain.gpu.name + "\", \"nodes\": " + std::to_string(half) +
+                  "}, {\"gpu\": \"H200\", \"nodes\": " + std::to_string(plain.cluster.nodes - half) + "}]");
+  }
+  const Scenario s = load_scenario(file, set);
   const auto t0 = std::chrono::steady_clock::now();
   const SimulationResult r = simulate(s);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   const double rss_gib = static_cast<double>(ru.ru_maxrss) / (1024.0 * 1024.0);  // ru_maxrss is in KiB
-  std::printf("%-10s  %-10s  %8.3f  %8.3f  %8d  %11zu  %11llu  %12.0f  %9.4f\n", network,
-              symmetry ? "mirrored" : "unmirrored", wall, rss_gib, r.report.simulated_ranks, r.report.tasks,
-              static_cast<unsigned long long>(r.report.events), static_cast<double>(r.report.events) / wall,
-              r.report.step_time_s);
+  const double cpu = static_cast<double>(ru.ru_utime.tv_sec) + static_cast<double>(ru.ru_utime.tv_usec) * 1e-6;
+  std::printf("%-10s  %-11s  %8.3f  %8.3f  %8.3f  %8d  %11zu  %11llu  %12.0f  %9.4f\n", network, name(v), wall, cpu,
+              rss_gib, r.report.simulated_ranks, r.report.tasks, static_cast<unsigned long long>(r.report.events),
+              static_cast<double>(r.report.events) / wall, r.report.step_time_s);
   std::fflush(stdout);
   return 0;
 }
@@ -48,15 +91,18 @@ int run_one(const std::string& file, const char* network, bool symmetry) {
 int main(int argc, char** argv) {
   std::string file = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/llama3-405b-h100x16384.json";
   std::vector<const char*> networks = {"analytical", "flow"};
-  std::vector<bool> symmetries = {true, false};
+  const char* env = std::getenv("BENCH_FULL");
+  const bool full = env != nullptr && *env != '\0' && std::strcmp(env, "0") != 0;
+  std::vector<Variant> variants = {Variant::mirrored, Variant::stragglers, Variant::node_groups};
+  if (full) variants.push_back(Variant::full);
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--only" && i + 1 < argc) {
       networks = {argv[++i]};
     } else if (a == "--only-unmirrored") {
-      symmetries = {false};
+      variants = {Variant::full};
     } else if (a == "--mirrored-only") {
-      symmetries = {true};
+      variants = {Variant::mirrored, Variant::stragglers, Variant::node_groups};
     } else if (!a.empty() && a[0] != '-') {
       file = a;
     } else {
@@ -65,12 +111,12 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("%s\n", file.substr(file.find_last_of('/') + 1).c_str());
-  std::printf("%-10s  %-10s  %8s  %8s  %8s  %11s  %11s  %12s  %9s\n", "network", "ranks", "wall_s", "rss_gib",
-              "sim_rank", "tasks", "events", "events_per_s", "step_s");
+  std::printf("%-10s  %-11s  %8s  %8s  %8s  %8s  %11s  %11s  %12s  %9s\n", "network", "run", "wall_s", "cpu_s", "rss_gib",
+              "classes", "tasks", "events", "events_per_s", "step_s");
   std::fflush(stdout);
   int status_all = 0;
   for (const char* network : networks) {
-    for (const bool symmetry : symmetries) {
+    for (const Variant v : variants) {
       const pid_t pid = fork();
       if (pid < 0) {
         std::perror("fork");
@@ -78,9 +124,9 @@ int main(int argc, char** argv) {
       }
       if (pid == 0) {
         try {
-          _exit(run_one(file, network, symmetry));
+          _exit(run_one(file, network, v));
         } catch (const std::exception& e) {
-          std::fprintf(stderr, "%s %s: %s\n", network, symmetry ? "mirrored" : "unmirrored", e.what());
+          std::fprintf(stderr, "%s %s: %s\n", network, name(v), e.what());
           _exit(1);
         }
       }

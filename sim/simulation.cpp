@@ -37,8 +37,8 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
   r.mfu = model_flops / (step * r.num_gpus * peak);
   r.mfu_causal = models::model_flops_per_step(s.model, t, models::AttentionFlops::causal) / (step * r.num_gpus * peak);
 
-  // Per simulated rank, then averaged over the real ranks: each simulated rank stands for plan.mirrors
-  // of them. Ranks with equal times form one class (in order of first appearance), and every mean is a
+  // Per simulated rank, then averaged over the real ranks: each simulated rank stands for plan.mirrors[k]
+  // of them (its class of equal ranks, sim/step/orbits.hpp). Ranks with equal times form one class (in order of first appearance), and every mean is a
   // sum over the classes weighted by their share of the real ranks, so that a mirrored run (a class per
   // simulated rank, `mirrors` ranks each) and an unmirrored run of the same identical ranks (the same
   // classes, `mirrors` ranks each) add the same numbers in the same order: byte-identical reports.
@@ -66,7 +66,7 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
       classes.push_back(rt);
       class_ranks.push_back(0);
     }
-    class_ranks[c] += static_cast<std::uint64_t>(plan.mirrors);
+    class_ranks[c] += static_cast<std::uint64_t>(plan.mirrors[static_cast<std::size_t>(k)]);
   }
   std::uint64_t real_ranks = 0;
   for (std::uint64_t n : class_ranks) real_ranks += n;
@@ -186,6 +186,7 @@ StepPlan merge(const std::vector<StepPlan>& parts) {
       for (const TaskId* s = pg.successors_begin(t); s != pg.successors_end(t); ++s) g.add_dependency(task_base + t, task_base + *s);
     out.global_rank.insert(out.global_rank.end(), p.global_rank.begin(), p.global_rank.end());
     out.flops.insert(out.flops.end(), p.flops.begin(), p.flops.end());
+    out.mirrors.insert(out.mirrors.end(), p.mirrors.begin(), p.mirrors.end());
     out.flops.resize(g.tasks().size(), 0.0);
     rank_base += static_cast<std::uint32_t>(pg.num_ranks());
   }

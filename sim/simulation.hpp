@@ -23,7 +23,7 @@
 namespace cs::sim {
 
 struct SimulationResult {
-  StepPlan plan;               // multi-job: every job's graph merged (global_rank = GPU; mirrors = 1)
+  StepPlan plan;               // multi-job: every job's graph merged (global_rank = GPU; mirrors per job's simulated rank)
   ExecutionResult execution;   // multi-job: the run of all jobs together
   Report report;               // multi-job: job 0's report (multi_job.jobs[0]), for callers of one job
   MultiJobReport multi_job;    // multi-job scenarios only; jobs empty otherwise

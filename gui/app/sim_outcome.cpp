@@ -10,7 +10,7 @@ TimelineData make_timeline(const sim::SimulationResult& result) {
   const sim::TaskGraph& g = result.plan.graph;
   TimelineData data;
   data.makespan = result.execution.makespan;
-  data.mirrors = result.plan.mirrors;
+  data.mirrors = result.plan.mirrors;  // per simulated rank (its class of equal ranks)
   // Names are interned by the graph; copy the ones used.
   std::vector<std::uint32_t> remap;
   for (int rank = 0; rank < g.num_ranks(); ++rank) {

@@ -36,7 +36,7 @@ struct TimelineData {
   std::vector<TimelineRow> rows;
   std::vector<std::string> names;
   sim::Time makespan = 0;
-  int mirrors = 1;
+  std::vector<int> mirrors;  // real ranks each simulated rank stands for (its class of equal ranks)
 };
 
 struct SimOutcome {

@@ -63,7 +63,7 @@ int run(const std::vector<std::string>& args) {
   if (vm.count("trace"))
     write_trace(scenario,
                 {result.plan.graph, result.plan.global_rank, result.execution,
-                 scenario.multi_job() ? result.multi_job.makespan_s : result.report.step_time_s},
+                 scenario.multi_job() ? result.multi_job.makespan_s : result.report.step_time_s, &result.plan.class_gpus},
                 vm["trace"].as<std::string>());
   if (scenario.multi_job()) {
     if (vm.count("json"))

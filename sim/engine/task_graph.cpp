@@ -79,6 +79,11 @@ void TaskGraph::set_mirrors(std::uint32_t group, std::vector<std::uint32_t> mirr
   mirrors_[group] = std::move(mirrors);
 }
 
+void TaskGraph::set_rank_weights(std::vector<std::uint32_t> weights) {
+  CS_CHECK(weights.size() == static_cast<std::size_t>(num_ranks_));
+  rank_weights_ = std::move(weights);
+}
+
 void TaskGraph::add_member(std::uint32_t collective, TaskId member) {
   CS_CHECK(collective < collectives_.size() && member < tasks_.size());
   CS_CHECK(tasks_[member].collective == collective);

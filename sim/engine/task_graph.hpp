@@ -91,6 +91,10 @@ class TaskGraph {
   // network model with contention puts all of them on the fabric. By default a group mirrors only itself.
   void set_mirrors(std::uint32_t group, std::vector<std::uint32_t> mirrors);
   const std::vector<std::uint32_t>& mirrors(std::uint32_t group) const { return mirrors_[group]; }
+  // The real ranks each simulated rank stands for (its class of equal ranks, sim/step/orbits.hpp), for a
+  // back-end's per-GPU statistics; empty (the default): every simulated rank counts alike.
+  void set_rank_weights(std::vector<std::uint32_t> weights);
+  const std::vector<std::uint32_t>& rank_weights() const { return rank_weights_; }
   void add_member(std::uint32_t collective, TaskId member);
   void add_dependency(TaskId before, TaskId after);
   void freeze();  // builds the CSR adjacency; no more edits after this
@@ -121,6 +125,7 @@ class TaskGraph {
   std::unordered_map<std::string, std::uint32_t, NameHash, std::equal_to<>> name_ids_;
   std::vector<std::vector<int>> groups_;
   std::vector<std::vector<std::uint32_t>> mirrors_;
+  std::vector<std::uint32_t> rank_weights_;
   std::map<std::vector<int>, std::uint32_t> group_ids_;
   std::vector<std::pair<TaskId, TaskId>> edges_;
   std::vector<std::uint32_t> succ_offset_;

@@ -228,9 +228,19 @@ Time AnalyticalNetwork::duration(std::uint32_t collective) { return cost(collect
 
 void AnalyticalNetwork::start(std::uint32_t collective, Time now) {
   const Cost& c = cost(collective);
-  const double members = static_cast<double>(graph_.collectives()[collective].members.size());
-  scaleup_bytes_ += c.scaleup_bytes * members;
-  scaleout_bytes_ += c.scaleout_bytes * members;
+  const Collective& col = graph_.collectives()[collective];
+  if (!graph_.rank_weights().empty()) {
+    rank_bytes_.resize(static_cast<std::size_t>(graph_.num_ranks()));
+    for (TaskId m : col.members) {
+      auto& b = rank_bytes_[graph_.tasks()[m].rank];
+      b.first += c.scaleup_bytes;
+      b.second += c.scaleout_bytes;
+    }
+  } else {
+    const double members = static_cast<double>(col.members.size());
+    scaleup_bytes_ += c.scaleup_bytes * members;
+    scaleout_bytes_ += c.scaleout_bytes * members;
+  }
   in_flight_.emplace(now + c.duration, started_++, collective);
 }
 
@@ -245,11 +255,34 @@ void AnalyticalNetwork::pop_completed(Time now, std::vector<std::uint32_t>& done
 
 std::vector<LinkLoad> AnalyticalNetwork::link_loads() const {
   const auto& spec = cluster_.spec();
-  const double ranks = graph_.num_ranks();
+  double ranks = graph_.num_ranks();
+  double scaleup = scaleup_bytes_, scaleout = scaleout_bytes_;
+  if (const auto& w = graph_.rank_weights(); !w.empty()) {
+    // Ranks with equal bytes form one class (in order of first appearance), each weighed by the real
+    // ranks it stands for: a run of every rank and one of a rank per class of equal ranks add the same
+    // numbers in the same order (as the report's breakdown, simulation.cpp).
+    std::vector<std::pair<double, double>> values;
+    std::vector<std::uint64_t> counts;
+    std::map<std::pair<double, double>, std::size_t> index;
+    std::uint64_t total = 0;
+    for (std::size_t r = 0; r < w.size(); ++r) {
+      const auto b = r < rank_bytes_.size() ? rank_bytes_[r] : std::pair<double, double>{0, 0};
+      const auto [it, fresh] = index.emplace(b, values.size());
+      if (fresh) values.push_back(b), counts.push_back(0);
+      counts[it->second] += w[r];
+      total += w[r];
+    }
+    scaleup = scaleout = 0;
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      scaleup += values[k].first * static_cast<double>(counts[k]);
+      scaleout += values[k].second * static_cast<double>(counts[k]);
+    }
+    ranks = static_cast<double>(total);
+  }
   std::vector<LinkLoad> out;
-  out.push_back({"scale-up (" + spec.intra.name + ")", scaleup_bytes_ / ranks, spec.intra.gpu_bandwidth_GBps * 1e9});
+  out.push_back({"scale-up (" + spec.intra.name + ")", scaleup / ranks, spec.intra.gpu_bandwidth_GBps * 1e9});
   if (spec.nodes > 1)
-    out.push_back({"scale-out (" + spec.nic.name + ")", scaleout_bytes_ / ranks,
+    out.push_back({"scale-out (" + spec.nic.name + ")", scaleout / ranks,
                    spec.nic.line_rate_gbps / 8 * 1e9 * spec.nics_per_node / spec.gpus_per_node});
   return out;
 }

@@ -87,6 +87,9 @@ class AnalyticalNetwork : public CommBackend {
   bool have_capacities_ = false;
   std::uint64_t started_ = 0;
   double scaleup_bytes_ = 0, scaleout_bytes_ = 0;  // summed over member ranks
+  // With rank weights (TaskGraph::rank_weights: classes of equal ranks), per simulated rank instead, so
+  // that the mean per GPU weighs each by its class.
+  std::vector<std::pair<double, double>> rank_bytes_;
 };
 
 }  // namespace cs::sim

@@ -36,7 +36,8 @@ class EventWriter {
 void write_events(const Scenario& s, const TraceInput& run, EventWriter& events) {
   const TaskGraph& g = run.graph;
   const int per_node = s.cluster.gpus_per_node;
-  // Metadata: process = node, thread = GPU stream; only the simulated ranks appear.
+  // Metadata: process = node, thread = GPU stream; only the simulated ranks appear (each with the GPUs of
+  // its class of equal ranks on unequal GPUs).
   // Several jobs: each node's process also names its job.
   std::map<int, std::string> job_of_node;
   for (const Job& j : s.jobs)
@@ -51,8 +52,10 @@ void write_events(const Scenario& s, const TraceInput& run, EventWriter& events)
       events.add(json({{"ph", "M"}, {"name", "process_name"}, {"pid", node}, {"args", {{"name", name}}}}));
     for (int st = 0; st < kStreamsPerRank; ++st) {
       const int tid = (gpu % per_node) * kStreamsPerRank + st;
-      events.add(json({{"ph", "M"}, {"name", "thread_name"}, {"pid", node}, {"tid", tid},
-                        {"args", {{"name", "GPU " + std::to_string(gpu) + " " + to_string(static_cast<StreamKind>(st))}}}}));
+      json args = {{"name", "GPU " + std::to_string(gpu) + " " + to_string(static_cast<StreamKind>(st))}};
+      // A class of equal ranks (orbits): its members' GPUs, on the compute stream's row.
+      if (run.class_gpus && k < run.class_gpus->size() && st == 0) args["stands_for"] = (*run.class_gpus)[k];
+      events.add(json({{"ph", "M"}, {"name", "thread_name"}, {"pid", node}, {"tid", tid}, {"args", std::move(args)}}));
       events.add(json({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", node}, {"tid", tid}, {"args", {{"sort_index", tid}}}}));
     }
   }

@@ -15,12 +15,14 @@
 namespace cs::sim {
 
 // graph: the step as run; global_rank[r]: the GPU of simulated rank r; execution: when each task ran;
-// step_time_s: the step (multi-job: the makespan).
+// step_time_s: the step (multi-job: the makespan); class_gpus (optional, StepPlan::class_gpus): the GPUs
+// each simulated rank stands for, listed on its compute stream's thread name as "stands_for".
 struct TraceInput {
   const TaskGraph& graph;
   const std::vector<int>& global_rank;
   const ExecutionResult& execution;
   double step_time_s = 0;
+  const std::vector<std::vector<int>>* class_gpus = nullptr;
 };
 void write_trace(const Scenario& scenario, const TraceInput& run, const std::string& path);
 

@@ -16,8 +16,8 @@
 // What the frameworks do with them: equal shards (Megatron-Core, DeepSpeed, FSDP split layers and
 // micro-batches evenly), so the step waits where the schedule synchronises: a slow GPU stretches its TP
 // group's kernels (each TP collective waits for it), hence its pipeline stage, and every DP collective of
-// that stage waits for the slow replica. The step builder simulates every rank when any GPU differs
-// (symmetry cannot mirror unequal ranks).
+// that stage waits for the slow replica. Under symmetry the step builder simulates one rank per class of
+// ranks that a permutation of equal TP / CP / DP indices maps onto one another (sim/step/orbits.hpp).
 #include <cstdint>
 #include <vector>
 

@@ -8,6 +8,7 @@
 #include "models/parallelism/layout.hpp"
 #include "models/workload/transformer.hpp"
 #include "sim/base/input_error.hpp"
+#include "sim/step/orbits.hpp"
 
 namespace cs::sim {
 
@@ -15,7 +16,7 @@ using models::OpKind;
 
 namespace {
 
-constexpr double kBytesPerTask = 200;
+constexpr double kBytesPerTask = 100;
 constexpr double kBytesPerGpuAnalytical = 1536;
 constexpr double kBytesPerGpuFlow = 2560;
 constexpr double kBytesPerNic = 1000;
@@ -48,7 +49,8 @@ struct JobEstimate {
   double layers_per_rank = 0;
 };
 
-JobEstimate estimate_job(const models::ModelConfig& model, const models::TrainingConfig& t, bool symmetry,
+// ranks_per_stage: the simulated ranks of each stage (classes of equal ranks, or every rank).
+JobEstimate estimate_job(const models::ModelConfig& model, const models::TrainingConfig& t, double ranks_per_stage,
                          double grad_bucket_params) {
   const Layout layout(t.tp, t.cp, t.dp, t.pp, t.ep, t.zero_stage >= 3 ? t.fsdp_shard_size : 0, t.expert_tp());
   const bool moe = model.num_moe_experts > 0;
@@ -72,7 +74,6 @@ JobEstimate estimate_job(const models::ModelConfig& model, const models::Trainin
 
   JobEstimate e;
   e.micro_batches = m;
-  const double ranks_per_stage = symmetry ? 1.0 : static_cast<double>(t.tp) * t.cp * t.dp;
   for (int stage = 0; stage < t.pp; ++stage) {
     double per_mb = 0, layers = 0, units = 0;
     for (int c = 0; c < t.vp; ++c) {
@@ -113,17 +114,21 @@ StepEstimate estimate_step(const Scenario& s) {
   StepEstimate e;
   const bool flow = s.simulation.network == NetworkBackend::flow;
   double job_tasks = 0;
-  auto add = [&](const models::ModelConfig& m, const models::TrainingConfig& t) {
-    const JobEstimate j = estimate_job(m, t, s.simulation.symmetry && !s.heterogeneity.any(), s.simulation.grad_bucket_params);
+  auto add = [&](const models::ModelConfig& m, const models::TrainingConfig& t, double ranks_per_stage) {
+    const JobEstimate j = estimate_job(m, t, ranks_per_stage, s.simulation.grad_bucket_params);
     job_tasks += j.tasks;
     e.simulated_ranks += j.ranks;
     e.micro_batches = std::max(e.micro_batches, j.micro_batches);
     e.layers_per_rank = std::max(e.layers_per_rank, j.layers_per_rank);
   };
-  if (s.multi_job())
-    for (const Job& j : s.jobs) add(j.model, j.training);
-  else
-    add(s.model, s.training);
+  auto every = [](const models::TrainingConfig& t) { return static_cast<double>(t.tp) * t.cp * t.dp; };
+  if (s.multi_job()) {
+    for (const Job& j : s.jobs) add(j.model, j.training, s.simulation.symmetry && !s.heterogeneity.any() ? 1.0 : every(j.training));
+  } else {
+    // One rank per class of equal ranks (orbits.hpp: one per stage on a homogeneous cluster).
+    const Orbits o = find_orbits(s);
+    add(s.model, s.training, o.batched ? o.classes_per_stage() : every(s.training));
+  }
   // Several jobs: every job's graph alone, then all of them merged (simulation.cpp).
   e.tasks = job_tasks;
   const double built = s.multi_job() ? 2 * job_tasks : job_tasks;

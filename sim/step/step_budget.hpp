@@ -16,12 +16,15 @@
 //   where a pass's tasks are its units' op lists (embedding, layers, LM head) with each op one task except
 //   a collective on a group of one rank (none), a TP all-gather / reduce-scatter under tp_comm_overlap (two),
 //   and an attention op under context parallelism (cp steps and cp - 1 KV transfers); ZeRO-3 adds a gather
-//   per unit and pass and a reduce-scatter per unit and backward. Under symmetry one rank per pipeline stage
-//   is simulated, otherwise every rank; a multi-job scenario builds every job alone and all together.
+//   per unit and pass and a reduce-scatter per unit and backward. Under symmetry one rank per class of
+//   equal ranks is simulated (orbits.hpp: one per pipeline stage on equal GPUs), otherwise every rank; a
+//   multi-job scenario builds every job alone and all together.
 //   events ~ 1.25 tasks: one per task ending, plus the network's flow completions (measured on the shipped
 //   scenarios: 1.0-1.27).
-//   memory ~ 200 B per task (the task, its record, its edges, its FLOPs; measured 123-130 B per task at
-//   steady state, plus the vectors' growth) + per GPU 1.5 KB (analytical) or 2.5 KB (flow) for the cluster
+//   memory ~ 100 B per task (the task 24 B, its record 24 B, its FLOPs 8 B, its edges, its stream slot and
+//   its collective's member entry; the vectors are reserved from this estimate, not grown by doubling:
+//   measured 85-93 B a task on the 10^8 tasks of Llama-3 405B over 16,384 H100 unmirrored, 8.0-8.8 GiB,
+//   bench/README.md) + per GPU 1.5 KB (analytical) or 2.5 KB (flow) for the cluster
 //   graph, the routes and the process groups of the mirrored ranks + 1 KB per NIC and its switch ports
 //   (measured on the 64-node NDR400 scenario from 64 to 2048 nodes, and from 8 to 10^6 NICs per node: 125 B
 //   a NIC at 4096, 950 B at 10^6, where the 8 x 10^6 NICs took 7.3 GiB and 27 s).

@@ -12,6 +12,7 @@
 #include "models/memory/memory_model.hpp"
 #include "models/workload/transformer.hpp"
 #include "sim/base/check.hpp"
+#include "sim/step/orbits.hpp"
 #include "sim/step/step_budget.hpp"
 #include "sim/step/step_units.hpp"
 #include "models/parallelism/layout.hpp"
@@ -84,23 +85,37 @@ class Builder {
                                 ? models::transformer_layer_ops(s.model, t_, true, false)
                                 : models::LayerOps{}),
         embedding_(models::embedding_ops(s.model, t_)),
-        head_(models::lm_head_ops(s.model, t_)) {
+        head_(models::lm_head_ops(s.model, t_)),
+        orbits_(find_orbits(s, gpus)) {
     CS_CHECK(gpus_.empty() || static_cast<int>(gpus_.size()) == layout_.world_size());
   }
 
   StepPlan build() {
     StepPlan plan;
-    // Which ranks to simulate.
-    // Unequal GPUs (stragglers, speed variation, node groups) cannot be mirrored: every rank is simulated.
-    if (mirror()) {
-      for (int stage = 0; stage < t_.pp; ++stage) plan.global_rank.push_back(layout_.rank({0, 0, 0, stage}));
-      plan.mirrors = t_.tp * t_.cp * t_.dp;
+    // Which ranks to simulate: the representative of every class of equal ranks (orbits.hpp), in global
+    // rank order (pp, then dp, cp, tp types by their smallest index), each standing for its class; or,
+    // without symmetry (or where orbits fall back), every rank.
+    if (orbits_.batched) {
+      for (int stage = 0; stage < t_.pp; ++stage)
+        for (int d = 0; d < orbits_.types(2); ++d)
+          for (int c = 0; c < orbits_.types(1); ++c)
+            for (int tp = 0; tp < orbits_.types(0); ++tp) {
+              plan.global_rank.push_back(layout_.rank({orbits_.rep[0][static_cast<std::size_t>(tp)], orbits_.rep[1][static_cast<std::size_t>(c)],
+                                                       orbits_.rep[2][static_cast<std::size_t>(d)], stage}));
+              plan.mirrors.push_back(orbits_.count[0][static_cast<std::size_t>(tp)] * orbits_.count[1][static_cast<std::size_t>(c)] *
+                                     orbits_.count[2][static_cast<std::size_t>(d)]);
+            }
     } else {
       for (int r = 0; r < layout_.world_size(); ++r) plan.global_rank.push_back(r);
+      plan.mirrors.assign(plan.global_rank.size(), 1);
     }
     plan.graph = TaskGraph(static_cast<int>(plan.global_rank.size()));
     g_ = &plan.graph;
     flops_ = &plan.flops;
+    // Unequal GPUs: the network back-ends weigh each simulated rank by its class (the analytical one's
+    // per-GPU bytes), in both the batched and the reference mode, so that the two add the same numbers.
+    if (s_.heterogeneity.any())
+      plan.graph.set_rank_weights(std::vector<std::uint32_t>(plan.mirrors.begin(), plan.mirrors.end()));
     // The budget's task estimate (within 10% on the shipped scenarios, step_budget.hpp), plus that margin.
     const auto expected = static_cast<std::size_t>(estimate_step(s_).tasks * 1.1) + 16;
     plan.graph.reserve(expected);
@@ -108,11 +123,19 @@ class Builder {
 
     for (std::size_t i = 0; i < plan.global_rank.size(); ++i) build_rank(static_cast<std::uint32_t>(i), plan.global_rank[i]);
     plan.graph.freeze();
+    if (orbits_.batched && s_.heterogeneity.any()) {
+      for (const int rep : plan.global_rank) {
+        std::vector<int> gpus = {gpu_of(rep)};
+        for_class(rep, false, [&](int r) {
+          if (r != rep) gpus.push_back(gpu_of(r));
+        });
+        plan.class_gpus.push_back(std::move(gpus));
+      }
+    }
     for (int& r : plan.global_rank) r = gpu_of(r);
     return plan;
   }
 
- private:
   // Per-rank emission state.
   struct Emitter {
     std::uint32_t rank;
@@ -127,9 +150,22 @@ class Builder {
     double slowdown = 1;
   };
 
-  // Under symmetry one rank per pipeline stage stands for its identical peers; unequal GPUs (stragglers,
-  // speed variation, node groups) cannot be mirrored.
-  bool mirror() const { return s_.simulation.symmetry && !s_.heterogeneity.any(); }
+  // The members of `global`'s class (orbits.hpp) at its stage, in rank order (dp, cp, tp); with
+  // `whole_stage`, every rank of the stage.
+  template <class F>
+  void for_class(int global, bool whole_stage, F f) const {
+    const RankCoord self = layout_.coord(global);
+    auto same = [&](int axis, int a, int b) {
+      const auto& type = orbits_.type_of[static_cast<std::size_t>(axis)];
+      return whole_stage || type[static_cast<std::size_t>(a)] == type[static_cast<std::size_t>(b)];
+    };
+    for (int dp = 0; dp < t_.dp; ++dp)
+      if (same(2, dp, self.dp))
+        for (int cp = 0; cp < t_.cp; ++cp)
+          if (same(1, cp, self.cp))
+            for (int tp = 0; tp < t_.tp; ++tp)
+              if (same(0, tp, self.tp)) f(layout_.rank({tp, cp, dp, self.pp}));
+  }
   int gpu_of(int rank) const { return gpus_.empty() ? rank : gpus_[static_cast<std::size_t>(rank)]; }
   // A process group of ranks, as the task graph records it: their GPUs.
   std::uint32_t add_group(const std::vector<int>& ranks) {
@@ -269,30 +305,33 @@ class Builder {
     return id;
   }
 
+  // Under symmetry a group's mirrors are the same group of every rank the simulated ones stand for. The
+  // flow back-end puts their traffic on the fabric (TaskGraph::set_mirrors): the groups of the members of
+  // the asking rank's class (every representative in the group asks for the same set: they differ only on
+  // the axes the group runs over). The analytical back-end prices contention in closed form from the
+  // groups on the fabric at once: every peer group of the stage, whichever class drives it, as the
+  // reference run's translates do. A homogeneous cluster has one class per stage, where the two coincide.
   std::uint32_t group_id_uncached(const std::vector<int>& members, int global, GroupKind kind) {
     const std::uint32_t id = add_group(members);
-    if (!mirror() || !mirrored_.insert(id).second) return id;
-    const RankCoord self = layout_.coord(global);
+    if (!orbits_.batched || !mirrored_.insert(id).second) return id;
     std::vector<std::uint32_t> mirrors;
     std::set<std::uint32_t> seen;
-    for (int dp = 0; dp < t_.dp; ++dp)
-      for (int cp = 0; cp < t_.cp; ++cp)
-        for (int tp = 0; tp < t_.tp; ++tp) {
-          const int r = layout_.rank({tp, cp, dp, self.pp});
-          std::vector<int> gpus;
-          if (kind == GroupKind::pp) {
-            // The same pair of stages, shifted to this rank's TP / CP / DP index.
-            for (int m : members) {
-              RankCoord c = layout_.coord(r);
-              c.pp = layout_.coord(m).pp;
-              gpus.push_back(layout_.rank(c));
-            }
-          } else {
-            gpus = layout_.group(kind, r);
-          }
-          const std::uint32_t mid = add_group(gpus);
-          if (seen.insert(mid).second) mirrors.push_back(mid);
+    const bool whole_stage = s_.simulation.network != NetworkBackend::flow;
+    for_class(global, whole_stage, [&](int r) {
+      std::vector<int> gpus;
+      if (kind == GroupKind::pp) {
+        // The same pair of stages, shifted to this rank's TP / CP / DP index.
+        for (int m : members) {
+          RankCoord c = layout_.coord(r);
+          c.pp = layout_.coord(m).pp;
+          gpus.push_back(layout_.rank(c));
         }
+      } else {
+        gpus = layout_.group(kind, r);
+      }
+      const std::uint32_t mid = add_group(gpus);
+      if (seen.insert(mid).second) mirrors.push_back(mid);
+    });
     g_->set_mirrors(id, std::move(mirrors));
     return id;
   }
@@ -691,6 +730,7 @@ class Builder {
   models::LayerOps layer_, window_layer_;
   bool mixed_layers_;
   models::LayerOps dense_layer_, dense_window_layer_, embedding_, head_;
+  Orbits orbits_;
   TaskGraph* g_ = nullptr;
   std::vector<double>* flops_ = nullptr;
   std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> collectives_;  // by emit_collective's key

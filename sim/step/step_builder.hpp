@@ -58,8 +58,10 @@
 //  - FSDP HYBRID_SHARD: ZeRO-3 inside blocks of DP x CP ranks of one node (the shard group), and each
 //    unit's reduce-scattered gradient shard all-reduced across the blocks (the replica group).
 //
-// Symmetry: ranks differing only in TP, CP or DP index do identical work, so by default one rank per
-// pipeline stage is simulated and mirrored; its collectives still take the real group's size and span.
+// Symmetry (orbits.hpp): ranks that a permutation of equal TP, CP and DP indices maps onto one another do
+// identical work, so by default one rank per class of equal ranks is simulated and stands for the class
+// (one class per pipeline stage on a homogeneous cluster); its collectives still take the real group's
+// size and span, and the flow network still carries the traffic of every member's groups.
 //
 // Placement: rank r runs on GPU r, or, for a job of a multi-job scenario, on gpus[r] of the shared
 // cluster (Scenario::job_gpus); every process group (and mirror) is recorded with those GPUs, so the
@@ -75,7 +77,10 @@ namespace cs::sim {
 struct StepPlan {
   TaskGraph graph{1};
   std::vector<int> global_rank;  // GPU of each simulated rank (its global rank, unless placed by `gpus`)
-  int mirrors = 1;               // real ranks each simulated rank stands for
+  std::vector<int> mirrors;      // real ranks each simulated rank stands for (the size of its class)
+  // On unequal GPUs under symmetry: the GPUs of each simulated rank's class (itself first), for the
+  // outputs that list GPUs (the trace). Empty otherwise (a class per stage, or every rank on its own).
+  std::vector<std::vector<int>> class_gpus;
   std::vector<double> flops;     // executed FLOPs per task (compute tasks), for HFU
 };
 

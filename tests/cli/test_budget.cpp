@@ -46,10 +46,10 @@ TEST_CASE("budget: one GPU with 1e5 micro-batches is refused by its memory, nami
   fs::path file;
   json doc = one_gpu();
   doc["training"]["global_batch_size"] = 100000;
-  // 1e5 micro-batches x 32 layers x 26 tasks per layer (forward + backward, no TP) = 8.4e7 tasks x 200 B.
+  // 1e5 micro-batches x 32 layers x 26 tasks per layer (forward + backward, no TP) = 8.4e7 tasks x 100 B.
   const CliResult r_doc = run_doc(dir, doc, file);
   check_one_line(r_doc,
-                 file.string() + ": simulation: too large to simulate: about 8.4e+07 tasks and 15.7 GiB (limit "
+                 file.string() + ": simulation: too large to simulate: about 8.4e+07 tasks and 7.8 GiB (limit "
                                  "simulation.max_memory_gib / --max-memory-gib 4), driven by training.global_batch_size "
                                  "(1e+05 micro-batches per step)" + kTail);
 }
@@ -61,7 +61,7 @@ TEST_CASE("budget: a global batch of 1e6 is refused by its task count", "[cli]")
   doc["training"]["global_batch_size"] = 1000000;
   const CliResult r_doc = run_doc(dir, doc, file);
   check_one_line(r_doc,
-                 file.string() + ": simulation: too large to simulate: about 1.5e+09 tasks and 278.0 GiB (limit "
+                 file.string() + ": simulation: too large to simulate: about 1.5e+09 tasks and 139.0 GiB (limit "
                                  "simulation.max_tasks 2e+08), driven by training.global_batch_size (5e+05 micro-batches "
                                  "per step)" + kTail);
 }
@@ -74,7 +74,7 @@ TEST_CASE("budget: 1e6 layers are refused, naming num_layers", "[cli]") {
     "training": {"seq_length": 1024, "global_batch_size": 8, "micro_batch_size": 1, "precision": "bf16", "pipeline_model_parallel_size": 8} })");
   const CliResult r_doc = run_doc(dir, doc, file);
   check_one_line(r_doc,
-                 file.string() + ": simulation: too large to simulate: about 1.9e+08 tasks and 35.8 GiB (limit "
+                 file.string() + ": simulation: too large to simulate: about 1.9e+08 tasks and 17.9 GiB (limit "
                                  "simulation.max_memory_gib / --max-memory-gib 4), driven by model.num_layers (1.2e+05 "
                                  "layers on one pipeline stage)" + kTail);
 }
@@ -107,13 +107,13 @@ TEST_CASE("budget: 1e6 nodes are refused, naming the cluster's size", "[cli]") {
 TEST_CASE("budget: --max-memory-gib and simulation.max_tasks move the limit both ways", "[cli]") {
   const std::string scenario = (scenarios_dir() / "llama3-8b-h100x8.json").string();
   check_one_line(run_cli({"run", scenario, "--max-memory-gib", "0.001"}),
-                 scenario + ": simulation: too large to simulate: about 3.9e+04 tasks and 15 MiB (limit "
+                 scenario + ": simulation: too large to simulate: about 3.9e+04 tasks and 11 MiB (limit "
                             "simulation.max_memory_gib / --max-memory-gib 0.001), driven by training.global_batch_size "
                             "(32 micro-batches per step)" + kTail);
   check_one_line(run_cli({"run", scenario, "--max-memory-gib", "-1"}),
                  "clustersim run: --max-memory-gib -1: expected a positive number of GiB");
   check_one_line(run_cli({"run", scenario, "--set", "simulation.max_tasks=1000"}),
-                 scenario + ": simulation: too large to simulate: about 3.9e+04 tasks and 15 MiB (limit "
+                 scenario + ": simulation: too large to simulate: about 3.9e+04 tasks and 11 MiB (limit "
                             "simulation.max_tasks 1e+03), driven by training.global_batch_size (32 micro-batches per "
                             "step)" + kTail);
   // Raised (or simply above the step), the run is the same as without.
@@ -130,7 +130,7 @@ TEST_CASE("budget: a sweep lists a point too large to simulate as invalid and ru
   INFO(r.describe());
   CHECK(r.exit_code == 0);
   CHECK(contains(r.out, "    128  14."));
-  CHECK(contains(r.out, "1000000  invalid: simulation: too large to simulate: about 3e+08 tasks and 55.9 GiB (limit "
+  CHECK(contains(r.out, "1000000  invalid: simulation: too large to simulate: about 3e+08 tasks and 28.0 GiB (limit "
                         "simulation.max_tasks 2e+08), driven by training.global_batch_size (2.5e+05 micro-batches per step)" +
                             kTail));
   check_one_line(run_cli({"sweep", scenario, "--vary", "training.global_batch_size=128", "--max-memory-gib", "nan"}),

@@ -58,9 +58,26 @@ TEST_CASE("budget: the estimate follows context parallelism, ZeRO-3, recompute a
   check_estimate(load_scenario(llama8, {"training.zero_stage=2", "training.global_batch_size=32"}), "zero 2");
   check_estimate(load_scenario(llama8, {"training.recompute_granularity=full"}), "full recompute");
   check_estimate(load_scenario(llama8, {"simulation.symmetry=false", "training.global_batch_size=16"}), "symmetry off");
+  // Unequal GPUs: one rank per class of equal ranks (orbits.hpp); GPU 9 = tp 1 of replica 1 on llama70's
+  // TP8 layout: 2 TP types x 2 DP types a stage.
+  check_estimate(load_scenario(llama70, {"cluster.stragglers=[{\"gpu\": 9, \"slowdown\": 1.2}]", "training.global_batch_size=32"}),
+                 "straggler");
   check_estimate(load_scenario(llama70, {"simulation.network=flow", "training.global_batch_size=32"}), "flow");
   check_estimate(load_scenario(llama70, {"training.virtual_pipeline_model_parallel_size=2", "training.global_batch_size=32"}),
                  "interleaved");
+}
+
+TEST_CASE("budget: the memory estimate of the 16k-GPU unmirrored step is what it measured", "[sim]") {
+  // Llama-3 405B on 16,384 H100, every rank: 1.0 x 10^8 tasks, measured 8.0-8.8 GiB peak RSS (getrusage)
+  // and 9.2 GiB (/usr/bin/time) with the flow network (bench/README.md), 85-93 B a task. The estimate,
+  // 100 B a task + 2.5 KB a GPU + 1 KB a NIC + 8 MB, must cover it without asking for twice as much (at
+  // 200 B a task it asked for 19 GiB, so the run needed --max-memory-gib 20).
+  const std::string f = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/llama3-405b-h100x16384.json";
+  const StepEstimate e = estimate_step(load_scenario(f, {"simulation.symmetry=false"}));
+  const double gib = 1073741824.0;
+  CHECK(e.tasks == Approx(101679104).epsilon(0.1));
+  CHECK(e.memory_bytes >= 8.8 * gib);
+  CHECK(e.memory_bytes <= 1.15 * 9.2 * gib);
 }
 
 TEST_CASE("budget: simulation.max_tasks and max_memory_gib refuse a step past them and let it through below", "[sim]") {
@@ -78,7 +95,7 @@ TEST_CASE("budget: simulation.max_tasks and max_memory_gib refuse a step past th
   } catch (const InputError& err) {
     REQUIRE(err.messages().size() == 1);
     // 32 micro-batches (global batch 128 over DP 4) x 32 layers x ~38 tasks per layer's forward and backward.
-    CHECK(err.messages()[0] == llama8 + ": simulation: too large to simulate: about 3.9e+04 tasks and 15 MiB (limit "
+    CHECK(err.messages()[0] == llama8 + ": simulation: too large to simulate: about 3.9e+04 tasks and 11 MiB (limit "
                                         "simulation.max_tasks 1e+03), driven by training.global_batch_size (32 micro-batches "
                                         "per step); raise the limit or shrink the step");
   }
