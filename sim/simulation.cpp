@@ -10,6 +10,7 @@
 #include "models/workload/transformer.hpp"
 #include "sim/network/analytical_network.hpp"
 #include "sim/base/check.hpp"
+#include "sim/base/weighted_classes.hpp"
 #include "sim/engine/intervals.hpp"
 #include "sim/network/flow_network.hpp"
 #include "sim/network/make_network.hpp"
@@ -38,44 +39,37 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
   r.mfu_causal = models::model_flops_per_step(s.model, t, models::AttentionFlops::causal) / (step * r.num_gpus * peak);
 
   // Per simulated rank, then averaged over the real ranks: each simulated rank stands for plan.mirrors[k]
-  // of them (its class of equal ranks, sim/step/orbits.hpp). Ranks with equal times form one class (in order of first appearance), and every mean is a
-  // sum over the classes weighted by their share of the real ranks, so that a mirrored run (a class per
-  // simulated rank, `mirrors` ranks each) and an unmirrored run of the same identical ranks (the same
-  // classes, `mirrors` ranks each) add the same numbers in the same order: byte-identical reports.
+  // of them (its class of equal ranks, sim/step/orbits.hpp). Ranks with equal times form one class, and
+  // every mean is a sum over the classes weighted by their share of the real ranks
+  // (sim/base/weighted_classes.hpp), so that a batched run and a one-by-one run of the same ranks add the
+  // same numbers in the same order: byte-identical reports.
   const int ranks = g.num_ranks();
-  std::vector<RankTimes> classes;
-  std::vector<std::uint64_t> class_ranks;
-  std::unordered_map<std::uint64_t, std::vector<std::size_t>> class_of_hash;
+  struct RankTimesHash {
+    std::uint64_t operator()(const RankTimes& rt) const {
+      Fnv1a f;
+      for (Time v : rt.busy) f.mix(static_cast<std::uint64_t>(v));
+      for (Time v : rt.exposed_by_kind) f.mix(static_cast<std::uint64_t>(v));
+      f.mix(static_cast<std::uint64_t>(rt.compute));
+      f.mix(static_cast<std::uint64_t>(rt.exposed));
+      f.mix(std::bit_cast<std::uint64_t>(rt.flops));
+      return f.h;
+    }
+  };
+  WeightedClasses<RankTimes, RankTimesHash> classes;
   for (int k = 0; k < ranks; ++k) {
     poll_cancel();  // a rank's intervals of a huge step take a while to merge
-    RankTimes rt = rank_times(g, ex.records, plan.flops, k);
+    const RankTimes rt = rank_times(g, ex.records, plan.flops, k);
     CS_CHECK(rt.compute <= ex.makespan);  // self-check: the step is never shorter than its compute
-    std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the fields
-    auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
-    for (Time v : rt.busy) mix(static_cast<std::uint64_t>(v));
-    for (Time v : rt.exposed_by_kind) mix(static_cast<std::uint64_t>(v));
-    mix(static_cast<std::uint64_t>(rt.compute));
-    mix(static_cast<std::uint64_t>(rt.exposed));
-    mix(std::bit_cast<std::uint64_t>(rt.flops));
-    auto& candidates = class_of_hash[h];
-    std::size_t c = classes.size();
-    for (std::size_t i : candidates)
-      if (classes[i] == rt) c = i;
-    if (c == classes.size()) {
-      candidates.push_back(c);
-      classes.push_back(rt);
-      class_ranks.push_back(0);
-    }
-    class_ranks[c] += static_cast<std::uint64_t>(plan.mirrors[static_cast<std::size_t>(k)]);
+    classes.add(rt, static_cast<std::uint64_t>(plan.mirrors[static_cast<std::size_t>(k)]));
   }
-  std::uint64_t real_ranks = 0;
-  for (std::uint64_t n : class_ranks) real_ranks += n;
+  const std::uint64_t real_ranks = classes.total();
   Breakdown sum;
   std::array<double, kNumCategories> exposed_by_kind{};
   double executed_flops = 0, recompute_flops = 0, optimizer_flops = 0;  // over the real ranks
   for (std::size_t c = 0; c < classes.size(); ++c) {
-    const RankTimes& rt = classes[c];
-    const double share = static_cast<double>(class_ranks[c]) / static_cast<double>(real_ranks);
+    const RankTimes& rt = classes.value(c);
+    const auto class_ranks = static_cast<double>(classes.weight(c));
+    const double share = class_ranks / static_cast<double>(real_ranks);
     for (std::size_t k = 0; k < rt.busy.size(); ++k) {
       r.busy_s[k] += to_seconds(rt.busy[k]) * share;
       exposed_by_kind[k] += to_seconds(rt.exposed_by_kind[k]) * share;
@@ -84,9 +78,9 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
     sum.compute_s += to_seconds(rt.compute) * share;
     sum.exposed_comm_s += to_seconds(rt.exposed) * share;
     (t.pp > 1 ? sum.pipeline_bubble_s : sum.other_s) += to_seconds(idle) * share;
-    executed_flops += rt.flops * static_cast<double>(class_ranks[c]);
-    recompute_flops += rt.recompute_flops * static_cast<double>(class_ranks[c]);
-    optimizer_flops += rt.optimizer_flops * static_cast<double>(class_ranks[c]);
+    executed_flops += rt.flops * class_ranks;
+    recompute_flops += rt.recompute_flops * class_ranks;
+    optimizer_flops += rt.optimizer_flops * class_ranks;
   }
   // HFU in MFU's convention (report.hpp): the model FLOPs plus the recompute, the recompute valued at
   // the share of the forward and backward kernels' FLOPs it adds.

@@ -143,16 +143,7 @@ class Screen {
         dps_(data_parallel_sharding(s, layout_)),
         forced_hash_(static_cast<std::int64_t>(std::hash<std::string>{}(s.simulation.nccl_algorithm))),
         contention_(s.contention()),
-        layer_(models::transformer_layer_ops(s.model, t_)),
-        mixed_(has_dense_layers(s.model)),
-        embedding_(models::embedding_ops(s.model, t_)),
-        head_(models::lm_head_ops(s.model, t_)) {
-    if (s.model.window_size > 0) window_layer_ = models::transformer_layer_ops(s.model, t_, true);
-    if (mixed_) {
-      dense_layer_ = models::transformer_layer_ops(s.model, t_, false, false);
-      if (s.model.window_size > 0) dense_window_layer_ = models::transformer_layer_ops(s.model, t_, true, false);
-    }
-  }
+        ops_(s.model, t_) {}
 
   Time step() {
     const int p = t_.pp;
@@ -275,18 +266,6 @@ class Screen {
     Time p2p_next = 0, p2p_prev = 0;  // a send to the next / previous virtual stage
     std::vector<std::pair<GroupKind, double>> deferred;
   };
-
-  const models::LayerOps* unit_ops(UnitKind k) const {
-    switch (k) {
-      case UnitKind::embedding: return &embedding_;
-      case UnitKind::layer: return &layer_;
-      case UnitKind::window_layer: return &window_layer_;
-      case UnitKind::dense_layer: return &dense_layer_;
-      case UnitKind::dense_window_layer: return &dense_window_layer_;
-      case UnitKind::head: return &head_;
-    }
-    return &layer_;
-  }
 
   // The builder's rounding of models::op_time_s (memoized across the layouts of a search).
   Time op_time(const Op& op) {
@@ -449,7 +428,7 @@ class Screen {
     const double gb = dps_.grad_bytes;
     for (int c = 0; c < v; ++c) {
       auto& units = st.chunks[static_cast<std::size_t>(c)];
-      for (const UnitParams& up : su.chunks[static_cast<std::size_t>(c)]) units.push_back({unit_ops(up.kind), up.dense, up.expert});
+      for (const UnitParams& up : su.chunks[static_cast<std::size_t>(c)]) units.push_back({&ops_.of(up.kind), up.dense, up.expert});
       for (std::size_t i = 0; i < units.size(); ++i) {
         Unit& u = units[i];
         if (i > 0 && u.ops == units[i - 1].ops && u.dense == units[i - 1].dense && u.expert == units[i - 1].expert) {
@@ -596,9 +575,7 @@ class Screen {
   DataParallelSharding dps_;
   std::int64_t forced_hash_;  // simulation.nccl_algorithm, in the price key
   double contention_;
-  models::LayerOps layer_, window_layer_;
-  bool mixed_;
-  models::LayerOps dense_layer_, dense_window_layer_, embedding_, head_;
+  UnitOps ops_;  // every unit kind's op list (step_units.hpp, as the builder's)
   std::vector<Stage> stages_;
   std::vector<std::int64_t> split_;  // pipeline_split: layers by stage * v + chunk
   std::vector<StageUnits> stage_units_;  // parameters and experts of each stage (its chunks moved into Stage)

@@ -1,11 +1,13 @@
 #include "sim/network/analytical_network.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <set>
 #include <utility>
 
 #include "sim/base/check.hpp"
+#include "sim/base/weighted_classes.hpp"
 
 namespace cs::sim {
 
@@ -258,26 +260,25 @@ std::vector<LinkLoad> AnalyticalNetwork::link_loads() const {
   double ranks = graph_.num_ranks();
   double scaleup = scaleup_bytes_, scaleout = scaleout_bytes_;
   if (const auto& w = graph_.rank_weights(); !w.empty()) {
-    // Ranks with equal bytes form one class (in order of first appearance), each weighed by the real
-    // ranks it stands for: a run of every rank and one of a rank per class of equal ranks add the same
-    // numbers in the same order (as the report's breakdown, simulation.cpp).
-    std::vector<std::pair<double, double>> values;
-    std::vector<std::uint64_t> counts;
-    std::map<std::pair<double, double>, std::size_t> index;
-    std::uint64_t total = 0;
-    for (std::size_t r = 0; r < w.size(); ++r) {
-      const auto b = r < rank_bytes_.size() ? rank_bytes_[r] : std::pair<double, double>{0, 0};
-      const auto [it, fresh] = index.emplace(b, values.size());
-      if (fresh) values.push_back(b), counts.push_back(0);
-      counts[it->second] += w[r];
-      total += w[r];
-    }
+    // Ranks with equal bytes form one class, weighed by the real ranks it stands for
+    // (sim/base/weighted_classes.hpp): one-by-one and batched runs add the same numbers in the same order.
+    struct BytesHash {
+      std::uint64_t operator()(const std::pair<double, double>& b) const {
+        Fnv1a f;
+        f.mix(std::bit_cast<std::uint64_t>(b.first + 0.0));  // + 0.0: -0 and +0 hash alike
+        f.mix(std::bit_cast<std::uint64_t>(b.second + 0.0));
+        return f.h;
+      }
+    };
+    WeightedClasses<std::pair<double, double>, BytesHash> classes;
+    for (std::size_t r = 0; r < w.size(); ++r)
+      classes.add(r < rank_bytes_.size() ? rank_bytes_[r] : std::pair<double, double>{0, 0}, w[r]);
     scaleup = scaleout = 0;
-    for (std::size_t k = 0; k < values.size(); ++k) {
-      scaleup += values[k].first * static_cast<double>(counts[k]);
-      scaleout += values[k].second * static_cast<double>(counts[k]);
+    for (std::size_t k = 0; k < classes.size(); ++k) {
+      scaleup += classes.value(k).first * static_cast<double>(classes.weight(k));
+      scaleout += classes.value(k).second * static_cast<double>(classes.weight(k));
     }
-    ranks = static_cast<double>(total);
+    ranks = static_cast<double>(classes.total());
   }
   std::vector<LinkLoad> out;
   out.push_back({"scale-up (" + spec.intra.name + ")", scaleup / ranks, spec.intra.gpu_bandwidth_GBps * 1e9});

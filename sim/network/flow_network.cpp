@@ -22,6 +22,12 @@ std::vector<double> link_capacities(const topo::Cluster& cluster) {
   return caps;
 }
 
+// The GPU that carries channel ch of a multi-node collective on node `node` of `nodes` (each node's GPUs
+// of the group, k of them used): its local GPU ch, beside the channel's NIC.
+int channel_head(std::span<const std::vector<int>> nodes, int k, int node, int ch) {
+  return nodes[static_cast<std::size_t>(node)][static_cast<std::size_t>(ch % k)];
+}
+
 }  // namespace
 
 FlowNetwork::FlowNetwork(const TaskGraph& graph, const topo::Cluster& cluster, FlowNetworkOptions options)
@@ -67,6 +73,28 @@ void FlowNetwork::expand(const Collective& c, const std::vector<int>& gpus, cons
     const int m = static_cast<int>(order.size());
     for (int i = 0; i < m; ++i) out.push_back({order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>((i + 1) % m)], bytes_per_edge});
   };
+  // Channel ch's head on a node: its local GPU ch (the GPU beside the channel's NIC).
+  auto head = [&](int node, int ch) { return channel_head(nodes, k, node, ch); };
+  // Channel ch's chain inside a node, from its head through the node's GPUs, `bytes` each way per edge.
+  auto chain = [&](int node, int ch, double bytes, std::vector<FlowSpec>& out) {
+    const auto& local = nodes[static_cast<std::size_t>(node)];
+    for (int i = 0; i + 1 < k; ++i) {
+      const int a = local[static_cast<std::size_t>((ch + i) % k)], b = local[static_cast<std::size_t>((ch + i + 1) % k)];
+      out.push_back({b, a, bytes});
+      out.push_back({a, b, bytes});
+    }
+  };
+  // NVLS inside the nodes: each GPU writes S into the switch and receives the reduced S back; the switch
+  // reduces at a fraction kNvlsEfficiency of line rate, so the flows are scaled from the link's payload
+  // capacity to that.
+  auto nvls = [&](std::vector<FlowSpec>& out) {
+    const double scale = cluster_.spec().intra.efficiency / kNvlsEfficiency;
+    const double sent = nvls_pipeline_bytes(S);
+    for (int g : gpus) {
+      out.push_back({g, -1, sent * scale / e, S / (sent * scale)});
+      out.push_back({-1, g, sent * scale / e, S / (sent * scale)});
+    }
+  };
   const std::size_t first_phase = phases.size();
   auto& flows = phases.emplace_back();
   double payload = 1.0;  // share of a flow's bytes that is data on the wire (the rest is pipeline fill)
@@ -96,44 +124,21 @@ void FlowNetwork::expand(const Collective& c, const std::vector<int>& gpus, cons
       // flows up and down each edge.
       const int N = static_cast<int>(nodes.size());
       const double part = S / (2.0 * k) / e;
-      for (int ch = 0; ch < k; ++ch) {
-        auto leader = [&](int node) { return nodes[static_cast<std::size_t>(node)][static_cast<std::size_t>(ch % k)]; };
-        for (int t = 0; t < 2; ++t) {
+      for (int ch = 0; ch < k; ++ch)
+        for (int t = 0; t < 2; ++t)
           for (int node = 0; node < N; ++node) {
-            const auto& local = nodes[static_cast<std::size_t>(node)];
-            for (int i = 0; i + 1 < k; ++i) {
-              const int a = local[static_cast<std::size_t>((ch + i) % k)], b = local[static_cast<std::size_t>((ch + i + 1) % k)];
-              flows.push_back({b, a, part});
-              flows.push_back({a, b, part});
-            }
+            chain(node, ch, part, flows);
             const int parent = double_binary_tree_parents(N, node)[static_cast<std::size_t>(t)];
             if (parent < 0) continue;
-            flows.push_back({leader(node), leader(parent), part});
-            flows.push_back({leader(parent), leader(node), part});
+            flows.push_back({head(node, ch), head(parent, ch), part});
+            flows.push_back({head(parent, ch), head(node, ch), part});
           }
-        }
-      }
       break;
     }
     case NcclAlgorithm::nvls: {
-      // Each GPU writes S into the switch and receives the reduced S back; the switch reduces at a fraction
-      // kNvlsEfficiency of line rate, so the flows are scaled from the link's payload capacity to that.
-      const double scale = cluster_.spec().intra.efficiency / kNvlsEfficiency;
-      const double sent = nvls_pipeline_bytes(S);
-      if (multi_node) {
-        // Across nodes on a SHARP fabric: NVLS inside each node, each GPU's S/k share through SHARP.
-        for (int g : gpus) {
-          flows.push_back({g, -1, sent * scale / e, S / (sent * scale)});
-          flows.push_back({-1, g, sent * scale / e, S / (sent * scale)});
-        }
-        add_sharp_flows(nodes, k, S / k / e, flows);
-        break;
-      }
-      payload = S / (sent * scale);
-      for (int g : gpus) {
-        flows.push_back({g, -1, sent * scale / e});
-        flows.push_back({-1, g, sent * scale / e});
-      }
+      nvls(flows);
+      // Across nodes on a SHARP fabric: each GPU's S/k share through SHARP too.
+      if (multi_node) add_sharp_flows(nodes, k, S / k / e, flows);
       break;
     }
     case NcclAlgorithm::collnet_direct:
@@ -143,17 +148,11 @@ void FlowNetwork::expand(const Collective& c, const std::vector<int>& gpus, cons
       // its local GPU ch (the GPU beside the channel's NIC); it carries the channel's S/k share.
       const int N = static_cast<int>(nodes.size());
       const double share = S / k / e;
-      auto head = [&](int node, int ch) { return nodes[static_cast<std::size_t>(node)][static_cast<std::size_t>(ch % k)]; };
       for (int node = 0; node < N; ++node) {
         const auto& local = nodes[static_cast<std::size_t>(node)];
         if (choice.algorithm == NcclAlgorithm::collnet_chain) {
           // Per channel a chain from the head through the node's GPUs: S/k up it and S/k down it.
-          for (int ch = 0; ch < k; ++ch)
-            for (int i = 0; i + 1 < k; ++i) {
-              const int a = local[static_cast<std::size_t>((ch + i) % k)], b = local[static_cast<std::size_t>((ch + i + 1) % k)];
-              flows.push_back({b, a, share});
-              flows.push_back({a, b, share});
-            }
+          for (int ch = 0; ch < k; ++ch) chain(node, ch, share, flows);
         } else if (choice.algorithm == NcclAlgorithm::collnet_direct) {
           // Reduce-scatter to the heads and all-gather from them, directly over the switch: S/k each way.
           for (int i = 0; i < k; ++i)
@@ -163,12 +162,7 @@ void FlowNetwork::expand(const Collective& c, const std::vector<int>& gpus, cons
       }
       if (choice.algorithm == NcclAlgorithm::nvls_tree) {
         // NVLS inside each node (as for one node), then the heads' double binary trees between the nodes.
-        const double scale = cluster_.spec().intra.efficiency / kNvlsEfficiency;
-        const double sent = nvls_pipeline_bytes(S);
-        for (int g : gpus) {
-          flows.push_back({g, -1, sent * scale / e, S / (sent * scale)});
-          flows.push_back({-1, g, sent * scale / e, S / (sent * scale)});
-        }
+        nvls(flows);
         for (int ch = 0; ch < k; ++ch)
           for (int t = 0; t < 2; ++t)
             for (int node = 0; node < N; ++node) {
@@ -241,7 +235,7 @@ void FlowNetwork::add_sharp_flows(std::span<const std::vector<int>> nodes, int k
   // them and, where the group spans several leaves, each other leaf sends one reduced stream to the
   // aggregation root (the leaf of node 0's head) and gets one back, over the spine (and core) between.
   const int N = static_cast<int>(nodes.size());
-  auto head = [&](int node, int ch) { return nodes[static_cast<std::size_t>(node)][static_cast<std::size_t>(ch % k)]; };
+  auto head = [&](int node, int ch) { return channel_head(nodes, k, node, ch); };
   using Seg = FlowSpec::Segment;
   for (int ch = 0; ch < k; ++ch) {
     const int root = head(0, ch);

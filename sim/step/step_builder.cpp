@@ -77,15 +77,7 @@ class Builder {
         gpus_(gpus),
         t_(s.training),
         layout_(t_.tp, t_.cp, t_.dp, t_.pp, t_.ep, t_.zero_stage >= 3 ? t_.fsdp_shard_size : 0, t_.expert_tp()),
-        layer_(models::transformer_layer_ops(s.model, t_)),
-        window_layer_(s.model.window_size > 0 ? models::transformer_layer_ops(s.model, t_, true) : models::LayerOps{}),
-        mixed_layers_(has_dense_layers(s.model)),
-        dense_layer_(mixed_layers_ ? models::transformer_layer_ops(s.model, t_, false, false) : models::LayerOps{}),
-        dense_window_layer_(mixed_layers_ && s.model.window_size > 0
-                                ? models::transformer_layer_ops(s.model, t_, true, false)
-                                : models::LayerOps{}),
-        embedding_(models::embedding_ops(s.model, t_)),
-        head_(models::lm_head_ops(s.model, t_)),
+        ops_(s.model, t_),
         orbits_(find_orbits(s, gpus)) {
     CS_CHECK(gpus_.empty() || static_cast<int>(gpus_.size()) == layout_.world_size());
   }
@@ -136,6 +128,7 @@ class Builder {
     return plan;
   }
 
+ private:
   // Per-rank emission state.
   struct Emitter {
     std::uint32_t rank;
@@ -475,19 +468,6 @@ class Builder {
     return c;
   }
 
-  // The op list of a unit (step_units.hpp).
-  const models::LayerOps& unit_ops(UnitKind k) const {
-    switch (k) {
-      case UnitKind::embedding: return embedding_;
-      case UnitKind::layer: return layer_;
-      case UnitKind::window_layer: return window_layer_;
-      case UnitKind::dense_layer: return dense_layer_;
-      case UnitKind::dense_window_layer: return dense_window_layer_;
-      case UnitKind::head: return head_;
-    }
-    return layer_;
-  }
-
   void build_rank(std::uint32_t sim_rank, int global) {
     Emitter e{sim_rank, global, kNone, {}, {}, 0};
     // Per rank, not per task: the node-group lookup and the straggler / speed-variation draw.
@@ -513,7 +493,7 @@ class Builder {
     std::vector<std::vector<Unit>> chunk_units(static_cast<std::size_t>(v));
     for (int c = 0; c < v; ++c)
       for (const UnitParams& u : su.chunks[static_cast<std::size_t>(c)])
-        chunk_units[static_cast<std::size_t>(c)].push_back({&unit_ops(u.kind), u.dense, u.expert});
+        chunk_units[static_cast<std::size_t>(c)].push_back({&ops_.of(u.kind), u.dense, u.expert});
 
     const DataParallelSharding dps = data_parallel_sharding(s_, layout_);
     const bool hybrid = dps.hybrid;
@@ -725,11 +705,7 @@ class Builder {
   const std::vector<int>& gpus_;  // GPU of each rank; empty: rank r on GPU r
   const models::TrainingConfig& t_;
   Layout layout_;
-  // window_: sliding-window attention; dense_: the dense layers of an MoE model (moe_layer_freq), which
-  // mixed_layers_ says it has.
-  models::LayerOps layer_, window_layer_;
-  bool mixed_layers_;
-  models::LayerOps dense_layer_, dense_window_layer_, embedding_, head_;
+  UnitOps ops_;  // every unit kind's op list (step_units.hpp)
   Orbits orbits_;
   TaskGraph* g_ = nullptr;
   std::vector<double>* flops_ = nullptr;

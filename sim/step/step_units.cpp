@@ -11,6 +11,26 @@ bool has_dense_layers(const models::ModelConfig& m) {
   return false;
 }
 
+UnitOps::UnitOps(const models::ModelConfig& m, const models::TrainingConfig& t)
+    : embedding(models::embedding_ops(m, t)), layer(models::transformer_layer_ops(m, t)), head(models::lm_head_ops(m, t)) {
+  const bool window = m.window_size > 0, mixed = has_dense_layers(m);
+  if (window) window_layer = models::transformer_layer_ops(m, t, true);
+  if (mixed) dense_layer = models::transformer_layer_ops(m, t, false, false);
+  if (mixed && window) dense_window_layer = models::transformer_layer_ops(m, t, true, false);
+}
+
+const models::LayerOps& UnitOps::of(UnitKind k) const {
+  switch (k) {
+    case UnitKind::embedding: return embedding;
+    case UnitKind::layer: return layer;
+    case UnitKind::window_layer: return window_layer;
+    case UnitKind::dense_layer: return dense_layer;
+    case UnitKind::dense_window_layer: return dense_window_layer;
+    case UnitKind::head: return head;
+  }
+  return layer;
+}
+
 std::vector<std::int64_t> pipeline_split(const models::ModelConfig& m, const models::TrainingConfig& t) {
   std::vector<std::int64_t> out(static_cast<std::size_t>(t.pp) * static_cast<std::size_t>(t.vp));
   for (int s = 0; s < t.pp; ++s)

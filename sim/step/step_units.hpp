@@ -21,6 +21,15 @@ namespace cs::sim {
 // Which op list a unit runs (models::embedding_ops, transformer_layer_ops(window, moe), lm_head_ops).
 enum class UnitKind : std::uint8_t { embedding, layer, window_layer, dense_layer, dense_window_layer, head };
 
+// The op list of every unit kind, built once per scenario (the step builder's op-duration cache keys by
+// an op's address, so the lists stay put for its build). A list the model has no use for stays empty:
+// window_* without sliding-window attention, dense_* unless an MoE model has dense layers.
+struct UnitOps {
+  UnitOps(const models::ModelConfig& m, const models::TrainingConfig& t);
+  const models::LayerOps& of(UnitKind k) const;
+  models::LayerOps embedding, layer, window_layer, dense_layer, dense_window_layer, head;
+};
+
 struct UnitParams {
   UnitKind kind;
   double dense;   // parameters reduced / sharded over the dense data-parallel group
