@@ -52,6 +52,7 @@
 #include "sim/base/input_error.hpp"
 #include "sim/report/output_file.hpp"
 #include "sim/step/step_budget.hpp"
+#include "topologies/link_catalog.hpp"
 
 namespace cs::gui {
 
@@ -550,6 +551,7 @@ void MainWindow::revalidate() {
     knobs_->show_derived_dp(s.multi_job() ? s.job_scenario(static_cast<std::size_t>(std::max(0, knobs_->job()))).training.dp
                                           : s.training.dp);
     if (!find_path(doc_.content(), "cluster.price_per_gpu_hour")) knobs_->show_default("cluster.price_per_gpu_hour", s.price_per_gpu_hour_usd);
+    show_host_defaults(s.cluster);
     wanted_ = runner_->submit(std::move(s));
     refresh_stale();  // until this edit's result arrives
     sweep_stale_ = true;
@@ -563,6 +565,22 @@ void MainWindow::revalidate() {
     show_error(message_lines(e));
   }
   update_busy();
+}
+
+void MainWindow::show_host_defaults(const topo::ClusterSpec& c) {
+  // The PCIe host keys apply to PCIe nodes only (the loader refuses them elsewhere); the switches' in-fabric
+  // reduction shows what the scenario resolves to (NVLS: on by default on NVLink 4 NVSwitch nodes).
+  const bool pcie = !c.intra.switched;
+  for (const char* path : {"cluster.intra_node.sockets", "cluster.intra_node.gpus_per_pcie_switch", "cluster.intra_node.inter_socket_GBps"})
+    knobs_->set_knob_enabled(path, pcie || find_path(doc_.content(), path) != nullptr);
+  const std::pair<const char*, double> resolved[] = {
+      {"cluster.intra_node.sockets", pcie ? topo::pcie_sockets(c.intra, c.gpus_per_node) : 1},
+      {"cluster.intra_node.gpus_per_pcie_switch", pcie ? topo::pcie_gpus_per_switch(c.intra, c.gpus_per_node) : c.gpus_per_node},
+      {"cluster.intra_node.inter_socket_GBps", topo::pcie_inter_socket_GBps(c.intra)},
+      {"cluster.intra_node.nvls", c.intra.nvls ? 1.0 : 0.0},
+      {"cluster.inter_node.sharp", c.sharp ? 1.0 : 0.0}};
+  for (const auto& [path, value] : resolved)
+    if (!find_path(doc_.content(), path)) knobs_->show_default(path, value);
 }
 
 void MainWindow::show_error(const QString& raw_message) {

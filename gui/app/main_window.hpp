@@ -23,6 +23,7 @@
 #include "gui/app/scenario_document.hpp"
 #include "gui/app/sim_outcome.hpp"
 #include "gui/app/sweep_plan.hpp"
+#include "topologies/cluster.hpp"
 
 class QLabel;
 class QMenu;
@@ -141,6 +142,8 @@ class MainWindow : public QMainWindow {
   void revalidate();
   void show_outcome(quint64 generation, std::shared_ptr<const SimOutcome> outcome);
   void show_error(const QString& message);
+  // The host and switch knobs: the defaults the validated scenario resolves to, greyed out where unusable.
+  void show_host_defaults(const topo::ClusterSpec& cluster);
   void show_result();
   void clear_result();
   void refresh_stale();

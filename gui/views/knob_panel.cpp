@@ -106,6 +106,12 @@ KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
       {"Cluster", Kind::ladder, "cluster.inter_node.nics_per_node", "NICs / node"},
       {"Cluster", Kind::real, "cluster.inter_node.oversubscription", "Oversubscription"},
       {"Cluster", Kind::real, "cluster.price_per_gpu_hour", "$ / GPU-hour"},
+      // The host side of PCIe nodes and the switches that reduce in the fabric (docs/network-model.md).
+      {"Host and switches", Kind::spin, "cluster.intra_node.sockets", "CPU sockets"},
+      {"Host and switches", Kind::spin, "cluster.intra_node.gpus_per_pcie_switch", "GPUs / PCIe switch"},
+      {"Host and switches", Kind::real, "cluster.intra_node.inter_socket_GBps", "Inter-socket GB/s"},
+      {"Host and switches", Kind::check, "cluster.intra_node.nvls", "NVLink SHARP (NVLS)"},
+      {"Host and switches", Kind::check, "cluster.inter_node.sharp", "InfiniBand SHARP"},
       {"Model", Kind::job, "job", "Job"},
       {"Model", Kind::combo, "model.preset", "Preset"},
       {"Parallelism", Kind::ladder, "training.tensor_model_parallel_size", "TP"},
@@ -128,6 +134,7 @@ KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
   static const std::pair<const char*, RealFormat> real_formats[] = {
       {"cluster.inter_node.oversubscription", {0.5, 1, 2}},
       {"cluster.price_per_gpu_hour", {0.1, 1, 2}},
+      {"cluster.intra_node.inter_socket_GBps", {1, 1, 1}},
       {"training.tokens_to_train", {100, 1e9, 0}},  // in billions
   };
   auto real_format = [](const QString& path) {
@@ -420,15 +427,20 @@ void KnobPanel::show_document(const json& doc) {
       {"training.tensor_model_parallel_size", 1}, {"training.pipeline_model_parallel_size", 1},
       {"training.virtual_pipeline_model_parallel_size", 1}, {"training.context_parallel_size", 1},
       {"training.expert_model_parallel_size", 1}, {"training.micro_batch_size", 1},
-      {"training.global_batch_size", 1}, {"training.seq_length", 1}};
+      {"training.global_batch_size", 1}, {"training.seq_length", 1},
+      // the defaults these three resolve to are shown by show_default() once the scenario validates
+      {"cluster.intra_node.sockets", 1}, {"cluster.intra_node.gpus_per_pcie_switch", 1}};
   for (const auto& [path, fallback] : ints)
     static_cast<QSpinBox*>(knobs_.value(path))->setValue(static_cast<int>(num(path, fallback)));
   const std::pair<const char*, double> doubles[] = {
-      {"cluster.inter_node.oversubscription", 1}, {"cluster.price_per_gpu_hour", 0}, {"training.tokens_to_train", 0}};
+      {"cluster.inter_node.oversubscription", 1}, {"cluster.price_per_gpu_hour", 0}, {"training.tokens_to_train", 0},
+      {"cluster.intra_node.inter_socket_GBps", 22}};
   for (const auto& [path, fallback] : doubles)
     static_cast<QDoubleSpinBox*>(knobs_.value(path))->setValue(num(path, fallback) / scale_.value(path, 1));
-  const json* sp = at("training.sequence_parallel");
-  static_cast<QCheckBox*>(knobs_.value("training.sequence_parallel"))->setChecked(sp && sp->is_boolean() && sp->get<bool>());
+  for (const char* path : {"training.sequence_parallel", "cluster.intra_node.nvls", "cluster.inter_node.sharp"}) {
+    const json* on = at(path);
+    static_cast<QCheckBox*>(knobs_.value(path))->setChecked(on && on->is_boolean() && on->get<bool>());
+  }
 }
 
 void KnobPanel::show_default(const QString& path, double value) {
@@ -436,6 +448,13 @@ void KnobPanel::show_default(const QString& path, double value) {
   const QSignalBlocker block(w);
   if (auto* d = qobject_cast<QDoubleSpinBox*>(w)) d->setValue(value / scale_.value(path, 1));
   else if (auto* i = qobject_cast<QSpinBox*>(w)) i->setValue(static_cast<int>(value));
+  else if (auto* c = qobject_cast<QCheckBox*>(w)) c->setChecked(value != 0);
+}
+
+void KnobPanel::set_knob_enabled(const QString& path, bool enabled) {
+  QWidget* w = knobs_.value(path);
+  CS_CHECK(w != nullptr);
+  w->setEnabled(enabled);
 }
 
 void KnobPanel::show_derived_dp(int dp) { dp_->setText(dp > 0 ? QString::number(dp) : QStringLiteral("–")); }

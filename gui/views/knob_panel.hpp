@@ -53,7 +53,10 @@ class KnobPanel : public QWidget {
   // The derived data-parallel size (0: unknown, the layout is invalid).
   void show_derived_dp(int dp);
   // Shows an effective value the document leaves to a default (e.g. the catalog price), without an edit.
+  // (a check box: value != 0).
   void show_default(const QString& path, double value);
+  // Greys out a knob the scenario cannot use (e.g. the CPU sockets on NVSwitch nodes), without an edit.
+  void set_knob_enabled(const QString& path, bool enabled);
   QWidget* knob(const QString& path) const { return knobs_.value(path); }
   // Multi-job: the job the per-job knobs edit (0-based); -1 for a single-job document.
   int job() const { return job_; }

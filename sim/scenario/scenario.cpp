@@ -1143,6 +1143,19 @@ json read_json_file(const std::string& path) {
       [&] { return files::parse_json(files::read_input_file(path, files::kMaxScenarioBytes, "scenario", "cannot open file"), path); });
 }
 
+namespace {
+
+// A name-or-object key whose object form adjusts a catalog entry it names (its "name" is one of the
+// catalog's choices, as cluster.intra_node.name), rather than defining a custom one from scratch
+// (cluster.gpu, cluster.inter_node.link: their object form needs every field).
+bool adjusts_a_catalog_entry(const std::string& dotted_path) {
+  const params::Param* p = params::find(dotted_path);
+  const params::Param* name = params::find(dotted_path + ".name");
+  return p && p->type == params::Type::name_or_object && name && name->type == params::Type::choice;
+}
+
+}  // namespace
+
 void apply_override(json& doc, const std::string& assignment, const std::string& file) {
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
@@ -1189,6 +1202,12 @@ void apply_override(json& doc, const std::string& assignment, const std::string&
       }
       node = &(*node)[key];
       if (node->is_null()) *node = json::object();
+    } else if (adjusts_a_catalog_entry(walked) && node->is_string()) {
+      // --set cluster.intra_node.sockets=2 on "intra_node": "pcie": the object form names the same catalog
+      // entry and adjusts one key, so the name becomes {"name": ...} and the walk goes on.
+      *node = json{{"name", *node}};
+      --i;
+      continue;
     } else {
       // e.g. --set cluster.gpu.hbm_gib=80 on a named GPU: replace by an object only if the user meant it.
       throw InputError(file + ": --set " + path + ": \"" + walked + "\" is not an object");

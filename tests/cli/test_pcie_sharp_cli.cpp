@@ -77,6 +77,20 @@ TEST_CASE("PCIe host keys change the run: the inter-socket link bounds the data-
   CHECK(fast_link > one_socket);
 }
 
+TEST_CASE("PCIe host keys through --set on a fabric given by name: the name becomes the object's name", "[cli][pcie]") {
+  // "intra_node": "pcie" and {"name": "pcie", "sockets": 1} are the same catalog fabric, the second adjusted,
+  // so --set cluster.intra_node.sockets=1 on the first is the second (a custom GPU or link has no such
+  // form: --set cluster.gpu.hbm_gib=80 on a named GPU stays refused, test_bad_input.cpp).
+  TempDir dir;
+  fs::path file;
+  const double by_object = step_time(run_doc(dir, pcie_doc({{"name", "pcie"}, {"sockets", 1}}), file));
+  const fs::path named = dir.write_json("named.json", pcie_doc("pcie"));
+  const double by_set = step_time(run_cli({"run", named.string(), "--json", "--set", "cluster.intra_node.sockets=1"}));
+  const double two_socket = step_time(run_cli({"run", named.string(), "--json"}));
+  CHECK(by_set == by_object);
+  CHECK(by_set < two_socket);
+}
+
 TEST_CASE("SHARP keys: bad combinations are refused with the key named", "[cli][sharp]") {
   TempDir dir;
   fs::path file;

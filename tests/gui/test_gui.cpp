@@ -104,8 +104,8 @@ TEST_CASE("Every knob's range and choices are the parameter table's", "[gui]") {
     CHECK(items == expected);
     ++combos;
   }
-  CHECK(spins == 11);
-  CHECK(doubles == 3);
+  CHECK(spins == 13);
+  CHECK(doubles == 4);
   CHECK(combos == 10);
 }
 
@@ -1034,4 +1034,42 @@ TEST_CASE("The framework knob applies its rules: Megatron-Core refuses ZeRO-2 wi
   REQUIRE(w.wait_until_idle(120000));
   CHECK(w.validation_message().isEmpty());
   CHECK(w.document().edits().back() == "training.zero_stage=1");
+}
+
+TEST_CASE("The host and switch knobs show the resolved defaults and drive the PCIe host keys as --set does", "[gui]") {
+  const QString path = scenario("llama3-8b-h100x8.json");  // one NVSwitch node of 8 H100 SXM
+  Opened o(path);
+  MainWindow& w = o.w;
+  auto* sockets = spin(w, "cluster.intra_node.sockets");
+  auto* nvls = w.knobs()->findChild<QCheckBox*>("cluster.intra_node.nvls");
+  auto* sharp = w.knobs()->findChild<QCheckBox*>("cluster.inter_node.sharp");
+  REQUIRE(nvls != nullptr);
+  REQUIRE(sharp != nullptr);
+  CHECK_FALSE(sockets->isEnabled());  // NVSwitch: GPU traffic never reaches the sockets
+  CHECK(nvls->isChecked());           // NVLink 4 NVSwitch: NVLS on by default
+  CHECK_FALSE(sharp->isChecked());
+
+  QComboBox* intra = combo(w, "cluster.intra_node");
+  intra->setCurrentText("pcie");
+  emit intra->activated(intra->currentIndex());
+  REQUIRE(w.wait_until_idle(120000));
+  REQUIRE(w.validation_message().isEmpty());
+  // 8 GPUs split evenly over two sockets (topologies/link_catalog.hpp pcie_sockets), one switch of 4 each,
+  // joined by NCCL's 22 GB/s SRP_QPI_BW.
+  CHECK(sockets->isEnabled());
+  CHECK(sockets->value() == 2);
+  CHECK(spin(w, "cluster.intra_node.gpus_per_pcie_switch")->value() == 4);
+  auto* upi = w.knobs()->findChild<QDoubleSpinBox*>("cluster.intra_node.inter_socket_GBps");
+  REQUIRE(upi != nullptr);
+  CHECK(upi->value() == Approx(22));
+  CHECK_FALSE(nvls->isChecked());  // no NVSwitch, no NVLS
+
+  sockets->setValue(1);  // the "intra_node": "pcie" name becomes {"name": "pcie", "sockets": 1}
+  REQUIRE(w.wait_until_idle(120000));
+  REQUIRE(w.current_report() != nullptr);
+  CHECK(w.document().edits().back() == "cluster.intra_node.sockets=1");
+  CHECK(w.document().content()["cluster"]["intra_node"] == nlohmann::json({{"name", "pcie"}, {"sockets", 1}}));
+  const auto expected = cs::sim::simulate(cs::sim::load_scenario(
+      path.toStdString(), {"cluster.intra_node=pcie", "cluster.intra_node.sockets=1"})).report;
+  CHECK(w.current_report()->step_time_s == expected.step_time_s);
 }
