@@ -34,7 +34,12 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
   r.tokens_per_s = static_cast<double>(t.tokens_per_step()) / step;
   const double model_flops = models::model_flops_per_step(s.model, t);
   r.model_tflops_per_gpu = model_flops / step / r.num_gpus / 1e12;
-  const double peak = s.gpu.peak_tflops(models::Dtype::bf16) * 1e12;
+  // The peak of the GPUs the step runs on: with node groups their mean over the nodes (the job's, for a
+  // job of a multi-job scenario), so that MFU is model FLOPs over the sum of every GPU's own peak.
+  const auto mean_peak = [&s](models::Dtype d) {
+    return s.heterogeneity.node_mean([d](const models::GpuSpec& gpu) { return gpu.peak_tflops(d); }, s.gpu.peak_tflops(d)) * 1e12;
+  };
+  const double peak = mean_peak(models::Dtype::bf16);
   r.mfu = model_flops / (step * r.num_gpus * peak);
   r.mfu_causal = models::model_flops_per_step(s.model, t, models::AttentionFlops::causal) / (step * r.num_gpus * peak);
 
@@ -88,7 +93,7 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
   r.hfu = fwd_bwd_flops > 0 ? r.mfu * (1.0 + recompute_flops / fwd_bwd_flops) : r.mfu;
   // Self-check against the peak of the format the GEMMs run in: an fp8 run may exceed 100% of the bf16
   // peak that MFU and HFU are quoted against, never the fp8 peak; nor may the kernels' own FLOPs.
-  const double format_peak = s.gpu.peak_tflops(t.precision) * 1e12;
+  const double format_peak = mean_peak(t.precision);
   const double executed_rate = executed_flops / (step * r.num_gpus);
   CS_CHECK(r.mfu * peak <= format_peak * (1.0 + 1e-9) && executed_rate <= format_peak * (1.0 + 1e-9));
   CS_CHECK(r.hfu >= r.mfu && r.mfu >= r.mfu_causal && r.mfu_causal >= 0);

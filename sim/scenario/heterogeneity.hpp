@@ -41,6 +41,8 @@ struct Heterogeneity {
   double cv = 0;                 // speed_variation.cv; 0: none
   std::uint64_t seed = 0;
   std::vector<NodeGroup> groups;  // empty: every node has cluster.gpu
+  // A job's view of the cluster (Scenario::job_scenario): the nodes its means are over; empty: every node.
+  std::vector<int> view_nodes;
 
   bool any() const { return !stragglers.empty() || cv > 0 || groups.size() > 1; }
   // The factor by which cluster GPU `gpu` (on node gpu / gpus_per_node) stretches its kernels.
@@ -48,10 +50,15 @@ struct Heterogeneity {
   // The GPU type of a node; nullptr: cluster.gpu.
   const models::GpuSpec* node_gpu(int node) const;
   // The mean over nodes of f(the node's GPU type) (every node holds the same number of GPUs): a per-GPU
-  // price or power of the whole cluster. `fallback` without node groups.
+  // price or power of the whole cluster, or of a job's nodes (view_nodes). `fallback` without node groups.
   template <class F>
   double node_mean(F&& f, double fallback) const {
+    if (groups.empty()) return fallback;
     double sum = 0;
+    if (!view_nodes.empty()) {
+      for (const int node : view_nodes) sum += f(*node_gpu(node));  // the groups cover every node
+      return sum / static_cast<double>(view_nodes.size());
+    }
     int nodes = 0;
     for (const NodeGroup& g : groups) sum += f(g.gpu) * g.nodes, nodes += g.nodes;
     return nodes > 0 ? sum / nodes : fallback;

@@ -393,16 +393,20 @@ std::optional<double> read_price_table(const json& table, const models::GpuSpec&
 // prices GPU types: the table's price of the group's type, else the scenario's number where the type is
 // cluster.gpu (a number is cluster.gpu's price), else the type's catalog list price. The cluster's price
 // per GPU-hour is their mean over nodes (every node holds gpus_per_node GPUs), so that $ per step is the
-// sum over the GPUs of what each costs.
+// sum over the GPUs of what each costs. Each group's GPU keeps the price it is charged at, so that a job on
+// some of the nodes (Scenario::job_scenario) is priced by its own nodes.
+// A node group's GPU at the price the scenario charges for it (blend_node_group_prices sets it).
+double group_price(const models::GpuSpec& gpu) { return gpu.price_per_gpu_hour_usd; }
+
 void blend_node_group_prices(const json* price, Scenario& s) {
   const double number = s.price_per_gpu_hour_usd;  // cluster.gpu's price, however it was given
-  s.price_per_gpu_hour_usd = s.heterogeneity.node_mean(
-      [&](const models::GpuSpec& gpu) {
-        if (price && price->is_object())
-          if (const auto it = price->find(gpu.name); it != price->end() && it->is_number()) return it->get<double>();
-        return gpu.name == s.gpu.name ? number : gpu.price_per_gpu_hour_usd;
-      },
-      number);
+  for (NodeGroup& g : s.heterogeneity.groups) {
+    double& usd = g.gpu.price_per_gpu_hour_usd;  // the type's catalog list price unless the scenario gives one
+    const json* row = price && price->is_object() && price->contains(g.gpu.name) ? &(*price)[g.gpu.name] : nullptr;
+    if (row && row->is_number()) usd = row->get<double>();
+    else if (g.gpu.name == s.gpu.name) usd = number;
+  }
+  s.price_per_gpu_hour_usd = s.heterogeneity.node_mean(group_price, number);
 }
 
 // cluster.intra_node.sockets / gpus_per_pcie_switch / inter_socket_GBps: the host side of a PCIe node
@@ -1121,6 +1125,10 @@ Scenario Scenario::job_scenario(std::size_t j) const {
   v.model = jobs[j].model;
   v.training = jobs[j].training;
   v.cluster.nodes = static_cast<int>(jobs[j].nodes.size());
+  if (!heterogeneity.groups.empty()) {  // node groups: the job's price and power are its own nodes'
+    v.heterogeneity.view_nodes = jobs[j].nodes;
+    v.price_per_gpu_hour_usd = v.heterogeneity.node_mean(group_price, price_per_gpu_hour_usd);
+  }
   return v;
 }
 

@@ -162,3 +162,36 @@ TEST_CASE("mixed GPUs: each node group is priced by its own type, and the cluste
   const double a100_list = cs::models::find_gpu("A100-80GB")->price_per_gpu_hour_usd;
   CHECK(parse_scenario(doc, "s.json").price_per_gpu_hour_usd == Approx((2 * a100_list + 6 * h100_list) / 8));
 }
+
+TEST_CASE("mixed GPUs, two jobs: each job is priced and powered by its own nodes' GPU type", "[sim][heterogeneity][price]") {
+  // 4 nodes: 0-1 A100 at 1.5 $/GPU-h, 2-3 H100 at 3.0. Job a on nodes {0, 2}: (1.5 + 3.0) / 2 = 2.25;
+  // job b on {1}: 1.5; job c on {3}: 3.0 (the cluster's blend, 2.25, is nobody's but a's).
+  json doc = json::parse(R"json({"name": "mixed jobs",
+    "cluster": {"gpu": "A100-80GB", "nodes": 4, "gpus_per_node": 8,
+                "node_groups": [{"gpu": "A100-80GB", "nodes": 2}, {"gpu": "H100-SXM", "nodes": 2}],
+                "price_per_gpu_hour": {"A100-80GB": 1.5, "H100-SXM": 3.0},
+                "inter_node": {"fabric": "fat-tree", "link": "ib-hdr200"}},
+    "jobs": [
+      {"name": "a", "nodes": [0, 2], "model": {"preset": "llama2-7b"}, "training": {"seq_length": 2048, "global_batch_size": 16, "micro_batch_size": 1}},
+      {"name": "b", "nodes": [1], "model": {"preset": "llama2-7b"}, "training": {"seq_length": 2048, "global_batch_size": 8, "micro_batch_size": 1}},
+      {"name": "c", "nodes": [3], "model": {"preset": "llama2-7b"}, "training": {"seq_length": 2048, "global_batch_size": 8, "micro_batch_size": 1}}]})json");
+  const Scenario s = parse_scenario(doc, "s.json");
+  CHECK(s.price_per_gpu_hour_usd == Approx(2.25));
+  CHECK(s.job_scenario(0).price_per_gpu_hour_usd == Approx(2.25));
+  CHECK(s.job_scenario(1).price_per_gpu_hour_usd == Approx(1.5));
+  CHECK(s.job_scenario(2).price_per_gpu_hour_usd == Approx(3.0));
+  const auto result = simulate(s);
+  const auto& jobs = result.multi_job.jobs;
+  REQUIRE(jobs.size() == 3);
+  for (std::size_t j = 0; j < 3; ++j) {
+    const double price = s.job_scenario(j).price_per_gpu_hour_usd;
+    const double gpus = 8.0 * static_cast<double>(s.jobs[j].nodes.size());
+    CHECK(jobs[j].price_per_gpu_hour_usd == Approx(price));
+    CHECK(jobs[j].cost.usd_per_step == Approx(gpus * price * jobs[j].step_time_s / 3600));
+  }
+  // Power too: the H100 job's GPUs draw the H100's TDP, the A100 job's the A100's.
+  CHECK(s.job_scenario(1).heterogeneity.node_mean([](const cs::models::GpuSpec& g) { return g.tdp_w; }, 0) ==
+        cs::models::find_gpu("A100-80GB")->tdp_w);
+  CHECK(s.job_scenario(2).heterogeneity.node_mean([](const cs::models::GpuSpec& g) { return g.tdp_w; }, 0) ==
+        cs::models::find_gpu("H100-SXM")->tdp_w);
+}
