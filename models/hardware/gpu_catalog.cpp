@@ -65,7 +65,7 @@ std::vector<GpuSpec> make_catalog() {
   // 64 TB/s -> 8 TB/s; 1,000 W per GPU; NVLink 5 1.8 TB/s. 148 SMs (two dies of the GB100, as reported in
   // NVIDIA's Blackwell architecture technical brief). Price: ~$5.99.
   // Host power: DGX B200 datasheet, ~14.3 kW max: (14300 - 8 x 1000) / 8 = 787.5 W per GPU.
-  c.push_back({"B200", 75, 1125, 2250, 4500, 180, 8.0, 1000, 1800, 148, 5.99, 2.0 / 3.0, 0.776, 787.5});
+  c.push_back({"B200", 75, 1125, 2250, 4500, 180, 8.0, 1000, 1800, 148, 5.99, 2.0 / 3.0, 0.776, 787.5, false});
   // AMD Instinct MI300X accelerator data sheet (https://www.amd.com/content/dam/amd/en/documents/instinct-tech-docs/data-sheets/amd-instinct-mi300x-data-sheet.pdf):
   // FP32 vector 81.7, TF32 653.7, FP16/BF16 1,307.4, FP8 2,614.9 (dense; AMD prints sparse separately);
   // 192 GB HBM3 5.3 TB/s; 750 W; 304 CUs; Infinity Fabric: 7 links x 128 GB/s = 896 GB/s aggregate

@@ -37,6 +37,14 @@ struct GpuSpec {
   // (system max power - 8 x TDP) / 8 from the DGX datasheets. An upper bound (the datasheet maximum);
   // 0: unknown (give cluster.node_overhead_w).
   double host_power_w_per_gpu = 0.0;
+  // Whether an FP8 GEMM reads its operands only row-wise (TN layout), so that an FP8 tensor used both ways
+  // (a GEMM's input: forward and wgrad; an output gradient: dgrad and wgrad) is quantized into two copies,
+  // one transposed: Hopper and Ada. Blackwell's tensor cores read FP8 column-wise too, one copy serves both
+  // (Transformer Engine docs/features/low_precision_training/performance_considerations, "Architecture
+  // differences": "Hopper: ... columnwise tensors need to be physically transposed in memory";
+  // "Blackwell: supports columnwise access natively, so no transpose is needed"). MI300X, whose FP8
+  // layouts we have no source for, is taken as Hopper.
+  bool fp8_needs_transposed_copy = true;
 
   // Peak for a math format; fp8 falls back to bf16 on GPUs without fp8 tensor cores.
   double peak_tflops(Dtype d) const;

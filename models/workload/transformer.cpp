@@ -770,18 +770,25 @@ double model_flops_per_step(const ModelConfig& m, const TrainingConfig& t, Atten
 }
 
 // fp8 training (Transformer Engine): a GEMM in fp8 needs its operands in fp8. Activations are quantized
-// on the fly by a cast kernel that reads the bf16 tensor and writes the fp8 copy (2 + 1 bytes per element;
-// the forward input of a GEMM, and in backward the output gradient feeding dgrad). TE's cast-transpose
-// writes the transposed copy that wgrad uses in the same pass, so wgrad needs no cast of its own, and
-// weights are cast once per step (TE caches them across micro-batches), which we neglect. Memory bound,
+// on the fly by a cast kernel that reads the bf16 tensor (2 bytes per element) and writes the fp8 copy
+// (1 byte): the forward input of a GEMM, and in backward the output gradient feeding dgrad. Each of the
+// two is also read by wgrad, column-wise; on Hopper an FP8 GEMM reads only row-wise, so the same kernel
+// writes a transposed fp8 copy as well (1 more byte), which wgrad uses, so wgrad needs no cast of its
+// own: 2 + 1 + 1 = 4 bytes per element (NVIDIA/TransformerEngine @ d0067d0 module/linear.py
+// _Linear.forward: the input quantizer asked for row-wise and column-wise usage in one call, the
+// row-wise data dropped after the forward GEMM; TE 1.x's fp8_cast_transpose_fused wrote both too). On Blackwell one copy serves both (2 + 1 = 3; TE docs,
+// features/low_precision_training/performance_considerations: "Hopper: ... columnwise tensors need to
+// be physically transposed in memory", "Blackwell: supports columnwise access natively").
+// Weights are cast once per step (TE caches them across micro-batches), which we neglect. Memory bound,
 // these kernels are a large part of what keeps fp8 training from doubling bf16's speed.
-void add_fp8_casts(std::vector<Op>& ops) {
+void add_fp8_casts(std::vector<Op>& ops, bool transposed_copy) {
+  const double bytes_per_element = transposed_copy ? 4.0 : 3.0;
   std::vector<Op> out;
   out.reserve(ops.size() * 2);
   for (Op& op : ops) {
     const bool is_wgrad = op.name.size() > 6 && op.name.compare(op.name.size() - 6, 6, "_wgrad") == 0;
     if (op.kind == OpKind::gemm && op.dtype == Dtype::fp8 && !is_wgrad) {
-      out.push_back(mem(op.name + "_fp8_cast", MemOpKind::elementwise, 3.0 * d(op.gemm.m) * d(op.gemm.k)));
+      out.push_back(mem(op.name + "_fp8_cast", MemOpKind::elementwise, bytes_per_element * d(op.gemm.m) * d(op.gemm.k)));
       out.back().repeat = op.repeat;
       out.back().role = op.role;
     }
@@ -893,8 +900,8 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
   if (rotary) b.push_back(rope("rope_bwd", x));
   column_parallel_bwd(qkv, x, "_attn", b);
   b.push_back(norm_bwd("ln1_bwd", x));
-  add_fp8_casts(ops.forward);
-  add_fp8_casts(ops.backward);
+  add_fp8_casts(ops.forward, t.fp8_transposed_copy);
+  add_fp8_casts(ops.backward, t.fp8_transposed_copy);
   mark_backward(ops);
   return ops;
 }

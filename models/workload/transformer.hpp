@@ -137,6 +137,9 @@ struct TrainingConfig {
   std::int64_t global_batch_size = 0;
   std::int64_t micro_batch_size = 1;
   Dtype precision = Dtype::bf16;  // bf16 or fp8 (GEMMs in fp8, the rest bf16)
+  // fp8 on a GPU whose FP8 GEMMs read operands row-wise only (GpuSpec::fp8_needs_transposed_copy, set
+  // from the cluster's GPU by the scenario loader): each fp8 cast also writes the transposed copy.
+  bool fp8_transposed_copy = true;
   int tp = 1, pp = 1, vp = 1, cp = 1, ep = 1, dp = 1;
   // Megatron-Core's expert_tensor_parallel_size: the TP degree inside the experts, 0 = tp (its default).
   // The expert layout is folded over the TP x CP x DP ranks of a stage ("MoE parallel folding",

@@ -951,6 +951,7 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
     errors.add("training.expert_tensor_parallel_size", std::to_string(t.etp) + " needs a mixture-of-experts model (model.num_moe_experts > 0)");
   if (t.precision == models::Dtype::fp8 && !s.gpu.has_fp8())
     errors.add("training.precision", "\"fp8\" needs a GPU with fp8 tensor cores (" + s.gpu.name + " has none)");
+  t.fp8_transposed_copy = s.gpu.fp8_needs_transposed_copy;  // the cast's second copy (models/workload/transformer.cpp)
   // Backstop: whatever else the workload model cannot build (each check above has a precise path; this
   // catches the rest, e.g. ffn_hidden_size not divisible by TP).
   if (errors.lines.empty())

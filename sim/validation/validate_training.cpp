@@ -491,15 +491,29 @@ std::vector<ValidationSummary> summarize(const std::vector<TrainingPoint>& point
   return out;
 }
 
-// Marks the points whose stated run (conflict_key_of) another entry states too, with a measured figure
-// more than kConflictFactor away from theirs; every point of such a run is marked.
+// Marks the points whose stated run (conflict_key_of) another entry states too, or whose converted
+// scenario another entry's conversion equals (the simulator's inputs are the same, so it predicts both
+// alike: entries that differ only in what no scenario key carries, e.g. a precision left unstated and read
+// as the other's, or a token-dropping label the model does not read), with a measured figure more than
+// kConflictFactor away from theirs; every point of such a run is marked.
 void mark_conflicts(const json& doc, std::vector<TrainingPoint>& points) {
-  std::vector<std::string> keys;
+  std::vector<std::string> keys, simulated;
   for (const auto& e : doc) keys.push_back(conflict_key_of(e));
+  for (const auto& p : points) {
+    json s = p.scenario;
+    if (s.is_object()) s.erase("name");
+    simulated.push_back(p.skipped || !s.is_object() ? std::string() : s.dump());
+  }
   for (std::size_t i = 0; i < points.size(); ++i) {
     std::vector<std::size_t> same;
-    for (std::size_t j = 0; j < points.size(); ++j)
-      if (keys[j] == keys[i] && points[j].measured_tokens_per_s_per_gpu > 0) same.push_back(j);
+    bool all_stated = true;
+    for (std::size_t j = 0; j < points.size(); ++j) {
+      const bool stated = keys[j] == keys[i];
+      if ((stated || (!simulated[i].empty() && simulated[j] == simulated[i])) && points[j].measured_tokens_per_s_per_gpu > 0) {
+        same.push_back(j);
+        all_stated = all_stated && stated;
+      }
+    }
     if (same.size() < 2 || points[i].measured_tokens_per_s_per_gpu <= 0) continue;
     double lo = 0, hi = 0;
     for (std::size_t j : same) {
@@ -513,8 +527,9 @@ void mark_conflicts(const json& doc, std::vector<TrainingPoint>& points) {
     std::string others;
     for (std::size_t j : same)
       if (j != i) others += (others.empty() ? "" : ", ") + points[j].id;
-    p.conflict = "same stated run as " + others + ": measured " + fmt("%.0f", lo) + ".." + fmt("%.0f", hi) + " tokens/s per GPU, " +
-                 fmt("%.2f", hi / lo) + "x (more than " + fmt("%.3f", kConflictFactor) + ", beyond which no prediction is within 15% of both)";
+    p.conflict = std::string(all_stated ? "same stated run as " : "same simulated run (one converted scenario) as ") + others +
+                 ": measured " + fmt("%.0f", lo) + ".." + fmt("%.0f", hi) + " tokens/s per GPU, " + fmt("%.2f", hi / lo) +
+                 "x (more than " + fmt("%.3f", kConflictFactor) + ", beyond which no prediction is within 15% of both)";
     p.assumptions.push_back("conflicting: " + p.conflict);
   }
 }
@@ -646,7 +661,7 @@ std::string to_text(const TrainingValidation& v) {
   bool any_conflict = false;
   for (const auto& p : v.points)
     if (p.conflicting && !p.skipped) {
-      if (!any_conflict) o += "\nconflicting (the file states the same run with throughputs no single prediction can match; left out of their confidence line):\n";
+      if (!any_conflict) o += "\nconflicting (the file states the same run, or two runs the converter turns into one scenario, with throughputs no single prediction can match; left out of their confidence line):\n";
       any_conflict = true;
       o += "  " + p.id + " (" + p.confidence + "): " + p.conflict + "\n";
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "models/hardware/gpu_catalog.hpp"
 #include "models/workload/transformer.hpp"
 
 using namespace cs::models;
@@ -387,6 +388,28 @@ TEST_CASE("layer ops: MoE router, top-k experts and all-to-all on the EP group",
   CHECK(a2a.comm_bytes == T * 2.0 * 4096 * 2);
   CHECK(find_op(ep8.forward, "fc1.experts").gemm.m == T * 2);
   CHECK(find_op(ep8.forward, "fc1.experts").repeat == 1);
+}
+
+TEST_CASE("fp8 casts write a transposed copy on Hopper and one copy on Blackwell", "[models]") {
+  // Llama-3 8B, TP 1, micro-batch 1 x 4096 tokens: T = 4096, h = 4096. QKV's forward input (the norm
+  // output, T x h) is cast once: read 2 bytes, write the fp8 copy (1) and, where an FP8 GEMM reads only
+  // row-wise (Hopper), the transposed fp8 copy wgrad reads (1): 4 T h bytes; on Blackwell 3 T h. FC2's
+  // dgrad input, the output gradient dY (T x h), likewise; wgrad has no cast of its own.
+  const ModelConfig m = preset("llama3-8b");
+  TrainingConfig t = training(4096, 1);
+  t.precision = Dtype::fp8;
+  const double T = 4096, h = 4096;
+  const LayerOps hopper = transformer_layer_ops(m, t);
+  CHECK(find_op(hopper.forward, "qkv_fp8_cast").bytes == Approx(4.0 * T * h).epsilon(1e-12));
+  CHECK(find_op(hopper.backward, "fc2_dgrad_fp8_cast").bytes == Approx(4.0 * T * h).epsilon(1e-12));
+  CHECK_FALSE(has_op(hopper.backward, "fc2_wgrad_fp8_cast"));
+  t.fp8_transposed_copy = false;
+  const LayerOps blackwell = transformer_layer_ops(m, t);
+  CHECK(find_op(blackwell.forward, "qkv_fp8_cast").bytes == Approx(3.0 * T * h).epsilon(1e-12));
+  CHECK(find_op(blackwell.backward, "fc2_dgrad_fp8_cast").bytes == Approx(3.0 * T * h).epsilon(1e-12));
+  // The GPU catalog says which: Hopper (and the GPUs without a source, MI300X) two copies, B200 one.
+  CHECK(find_gpu("H100-SXM")->fp8_needs_transposed_copy);
+  CHECK_FALSE(find_gpu("B200")->fp8_needs_transposed_copy);
 }
 
 TEST_CASE("LM head and embedding ops", "[models]") {
