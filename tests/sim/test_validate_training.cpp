@@ -150,10 +150,11 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   // (25.09 tokendrop / 25.11): no model matches both, hence the max bound. These assertions hold today's
   // honest bound so that a regression fails; tighten them as the model improves. The other misses:
   //  - SC'21, run with the paper's scripts' micro-batches, overlap and interleaving: 6-19% fast.
-  //  - gpt-oss 22-26% fast and Qwen3-30B EP16 15-16% slow (MoE; see the closing notes).
-  //  - Qwen3-235B (TP2 PP8 VP4, EP32 folded over TP x DP with expert TP 1): dropless 11-17% slow, the
-  //    recipe's moe_a2a_overlap (the EP all-to-all hidden behind another micro-batch) not modelled; the
-  //    25.09 tokendrop row +16%.
+  //  - gpt-oss 21-25% fast (26.x, micro-batch 1) and Qwen3-30B EP16 15-17% slow (its recipes' HybridEP
+  //    dispatcher, one copy per token and node over InfiniBand, not modelled; docs/validation.md).
+  //  - Qwen3-235B (TP2 PP8 VP4, EP32 folded over TP x DP with expert TP 1, the recipe's TP overlap off):
+  //    dropless 11-18% slow, the recipe's moe_a2a_overlap (the EP all-to-all hidden behind another
+  //    micro-batch) not modelled; the 25.09 tokendrop row +15%.
   //  - MPT: the four 8-GPU 13B runs on 40 GB, 16-19% fast where their 16-128-GPU siblings are within
   //    3%; 70B on 64 x 40 GB +49%; 30B at 8k +34%; 1B at 32 GPUs +24% (its siblings within 5%).
   //  - BLOOM +20% (Megatron-DeepSpeed, 2022) and NeMo 24.07 GPT3-5B +17%.
@@ -211,13 +212,14 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   // neither).
   CHECK(mpt.mean_abs_error < 0.07);
   CHECK(mpt.within_15pct >= 73);
-  // Llama-3 70B on 64 H100 in FP8 (Megatron-Bridge, interleaved 1F1B, TP-communication overlap): within 11%
-  // each (today -8..-10.5%; -3..-6% while the LM head ran in fp8, which Megatron-Core's output layer, a
+  // Llama-3 70B on 64 H100 in FP8 (Megatron-Bridge, interleaved 1F1B, TP-communication overlap): within 12%
+  // each (today -9..-11.3%; -8..-10.5% before the fp8 casts wrote Hopper's transposed copy, 4 bytes per
+  // element instead of 3; -3..-6% while the LM head ran in fp8, which Megatron-Core's output layer, a
   // plain ColumnParallelLinear outside Transformer Engine, does not).
   for (const auto& p : v.points)
     if (!p.skipped && p.id.find("LLAMA3_70B") != std::string::npos) {
       INFO(p.id);
-      CHECK(std::abs(p.error) < 0.11);
+      CHECK(std::abs(p.error) < 0.12);
     }
 }
 
