@@ -776,9 +776,10 @@ double model_flops_per_step(const ModelConfig& m, const TrainingConfig& t, Atten
 // writes a transposed fp8 copy as well (1 more byte), which wgrad uses, so wgrad needs no cast of its
 // own: 2 + 1 + 1 = 4 bytes per element (NVIDIA/TransformerEngine @ d0067d0 module/linear.py
 // _Linear.forward: the input quantizer asked for row-wise and column-wise usage in one call, the
-// row-wise data dropped after the forward GEMM; TE 1.x's fp8_cast_transpose_fused wrote both too). On Blackwell one copy serves both (2 + 1 = 3; TE docs,
-// features/low_precision_training/performance_considerations: "Hopper: ... columnwise tensors need to
-// be physically transposed in memory", "Blackwell: supports columnwise access natively").
+// row-wise data dropped after the forward GEMM; TE 1.x's fp8_cast_transpose_fused wrote both too). On
+// Blackwell one copy serves both (2 + 1 = 3; TE docs, features/low_precision_training/
+// performance_considerations: "Hopper: ... columnwise tensors need to be physically transposed in
+// memory", "Blackwell: supports columnwise access natively").
 // Weights are cast once per step (TE caches them across micro-batches), which we neglect. Memory bound,
 // these kernels are a large part of what keeps fp8 training from doubling bf16's speed.
 void add_fp8_casts(std::vector<Op>& ops, bool transposed_copy) {

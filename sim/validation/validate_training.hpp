@@ -76,11 +76,12 @@ struct TrainingPoint {
   // A run that ran for real but is predicted not to fit even with the lightest memory saving the entry
   // leaves open: a failed point, counted in every summary.
   bool failed = false;
-  // Data that disagrees with itself: another entry states the same run (conflict_key_of) and its measured
-  // throughput differs from this one's by more than kConflictFactor. Such points keep their row and error
+  // Data that disagrees with itself: another entry states the same run (conflict_key_of), or converts to
+  // the same scenario, and its measured throughput differs from this one's by more than kConflictFactor. Such points keep their row and error
   // but are summarised in a "conflicting" line of their own, not in their confidence level's line.
   bool conflicting = false;
-  std::string conflict;        // "same stated run as A, B: measured 5113..9058 tokens/s per GPU, 1.77x"
+  std::string conflict;        // "same stated run as A, B: measured 5113..9058 tokens/s per GPU, 1.77x" (or
+                               // "same simulated run (one converted scenario) as A: ...")
   BandFeatures features;       // of the predicted report: the row of the residual table (error_band.hpp)
 };
 
