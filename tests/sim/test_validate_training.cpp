@@ -316,6 +316,9 @@ TEST_CASE("validate maps each entry to the training.framework and release its st
   CHECK(said(bridge, "framework \"Megatron-Bridge / NeMo 26.02\" -> training.framework nemo, release 2.x"));
   CHECK(said(bridge, "bf16 gradients reduced in bf16 (the performance scripts' grad_reduce_in_fp32 = False"));
   CHECK(bridge.scenario["training"]["main_grads_dtype"] == "bf16");
+  // Its FP8 recipes keep and all-gather the parameters in FP8 (fp8_param_gather): not modelled, said so.
+  CHECK_FALSE(said(bridge, "fp8_param_gather"));
+  CHECK(said(mapped("Megatron-Bridge / NeMo 26.02", "FP8-CS"), "the FP8 recipes' fp8_param_gather (parameters kept in FP8 and all-gathered in 1 byte) not modelled"));
   CHECK(bridge.scenario["training"]["grad_reduce_dtype"] == "bf16");
   const TrainingPoint nemo = mapped("NeMo 24.07 (Megatron-Core)", "FP8");
   CHECK(nemo.scenario["training"]["framework_release"] == "2.x-performance");
