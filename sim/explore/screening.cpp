@@ -5,7 +5,9 @@
 #include <bit>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
+#include <span>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -59,40 +61,64 @@ struct MembersHash {
   }
 };
 
-// One pass of a stage's pipeline order (models::pipeline_order) with what the recurrence reads of it
-// precomputed: its own arrival slot and the slot its output arrives in at the neighbouring virtual stage,
-// slots numbered (stage * v + chunk) * m + micro-batch.
+// One pass of a stage's pipeline order (models::pipeline_order) with what the recurrence reads of it:
+// its own arrival slot and the slot its output arrives in at the neighbouring virtual stage, slots
+// numbered (stage * v + chunk) * m + micro-batch.
 struct Action {
   static constexpr std::uint32_t kNone = 0xffffffffU;
   std::uint32_t slot;
   std::uint32_t to;       // the neighbour's slot (kNone: the first / last virtual stage)
-  std::uint16_t chunk;
+  std::uint32_t to_stage; // the neighbour's stage
+  int chunk;
   bool forward;
   bool waits;             // has a predecessor (forward) / successor (backward) to wait for
   bool last_micro_batch;  // mb == m - 1
   bool final_action;      // the stage's last pass
 };
 
-std::vector<Action> compile_order(PipelineSchedule schedule, int p, int m, int stage, int v) {
-  const std::vector<PipelineAction> order = pipeline_order(schedule, p, m, stage, v);
-  std::vector<Action> out;
-  out.reserve(order.size());
-  const bool first = stage == 0, last = stage == p - 1;
-  auto slot = [&](int s, int c, int mb) {
-    return static_cast<std::uint32_t>((static_cast<std::size_t>(s) * static_cast<std::size_t>(v) + static_cast<std::size_t>(c)) *
-                                          static_cast<std::size_t>(m) + static_cast<std::size_t>(mb));
-  };
-  for (std::size_t k = 0; k < order.size(); ++k) {
+// A stage's pipeline order and its steady range [lo, hi): every pass there is the pass one period
+// (span = 2 v P passes, P micro-batches) before it with its micro-batch P later (the same direction and
+// chunk, hence the same neighbours and slots P on), neither of the two the last micro-batch nor the
+// stage's last pass. Past the warm-up of 1F1B and interleaved schedules the order repeats itself so;
+// GPipe's (every forward, then every backward) does not, nor a schedule too short for a steady phase.
+struct CompiledOrder {
+  std::vector<PipelineAction> order;
+  std::size_t lo = 0, hi = 0;
+  int p = 1, m = 1, v = 1, stage = 0;
+
+  std::size_t size() const { return order.size(); }
+  Action operator[](std::size_t k) const {
     const PipelineAction& a = order[k];
     const int c = a.chunk, mb = a.micro_batch;
+    const bool first = stage == 0, last = stage == p - 1;
     const bool has_prev = !(first && c == 0), has_next = !(last && c == v - 1);
-    Action x{slot(stage, c, mb), Action::kNone, static_cast<std::uint16_t>(c), a.forward, a.forward ? has_prev : has_next,
-             mb == m - 1, k + 1 == order.size()};
-    if (a.forward && has_next) x.to = slot(last ? 0 : stage + 1, last ? c + 1 : c, mb);
-    if (!a.forward && has_prev) x.to = slot(first ? p - 1 : stage - 1, first ? c - 1 : c, mb);
-    out.push_back(x);
+    auto slot = [&](int s, int ch) {
+      return static_cast<std::uint32_t>((static_cast<std::size_t>(s) * static_cast<std::size_t>(v) + static_cast<std::size_t>(ch)) *
+                                            static_cast<std::size_t>(m) + static_cast<std::size_t>(mb));
+    };
+    Action x{slot(stage, c), Action::kNone, 0, c, a.forward, a.forward ? has_prev : has_next, mb == m - 1, k + 1 == order.size()};
+    if (a.forward && has_next) x.to_stage = static_cast<std::uint32_t>(last ? 0 : stage + 1), x.to = slot(last ? 0 : stage + 1, last ? c + 1 : c);
+    if (!a.forward && has_prev) x.to_stage = static_cast<std::uint32_t>(first ? p - 1 : stage - 1), x.to = slot(first ? p - 1 : stage - 1, first ? c - 1 : c);
+    return x;
   }
-  return out;
+};
+
+CompiledOrder compile_order(PipelineSchedule schedule, int p, int m, int stage, int v, int period) {
+  CompiledOrder compiled{pipeline_order(schedule, p, m, stage, v), 0, 0, p, m, v, stage};
+  const std::vector<PipelineAction>& o = compiled.order;
+  // The longest run of passes each the one a period before, P micro-batches on.
+  const std::size_t span = 2 * static_cast<std::size_t>(v) * static_cast<std::size_t>(period), n = o.size();
+  auto repeats = [&](std::size_t i) {
+    const PipelineAction &x = o[i], &y = o[i - span];
+    return x.forward == y.forward && x.chunk == y.chunk && x.micro_batch == y.micro_batch + period && x.micro_batch != m - 1 &&
+           i + 1 != n;
+  };
+  for (std::size_t i = span, run = span; i <= n; ++i) {
+    if (i < n && repeats(i)) continue;
+    if (i - run > compiled.hi - compiled.lo) compiled.lo = run, compiled.hi = i;
+    run = i + 1;
+  }
+  return compiled;
 }
 
 }  // namespace
@@ -109,7 +135,7 @@ struct ScreeningCache::Impl {
   std::unordered_map<PriceKey, Time, KeyHash> prices;
   bool extrapolate = true;  // ScreeningCache::set_extrapolation
   int extrapolated = 0;
-  std::map<std::tuple<int, int, int, int, int>, std::vector<Action>> orders;  // (schedule, p, m, stage, v)
+  std::map<std::tuple<int, int, int, int, int>, CompiledOrder> orders;  // (schedule, p, m, stage, v)
 };
 
 ScreeningCache::ScreeningCache(const topo::ClusterSpec& spec) : impl_(std::make_unique<Impl>(spec)) {}
@@ -147,9 +173,9 @@ class Screen {
 
   Time step() {
     const int p = t_.pp;
-    const int m = static_cast<int>(t_.num_micro_batches());
     stages_.resize(static_cast<std::size_t>(p));
     split_ = pipeline_split(s_.model, t_);
+    has_dense_layers_ = has_dense_layers(s_.model);
     for (int s = 0; s < p; ++s) prepare_stage(s);
     // The pipeline tensor to the neighbouring virtual stage (the builder's emit_p2p), priced once per pair.
     const double bytes = static_cast<double>(t_.micro_batch_size) * static_cast<double>(t_.seq_length / t_.cp) *
@@ -159,100 +185,10 @@ class Screen {
       st.p2p_next = p2p(s, s == p - 1 ? 0 : s + 1, bytes);
       st.p2p_prev = p2p(s, s == 0 ? p - 1 : s - 1, bytes);
     }
-    // Many micro-batches: past the warm-up the schedule repeats itself every P micro-batches (P = p for
-    // the interleaved schedule, whose order takes micro-batches in groups of p; 1 otherwise), and every
-    // figure of the recurrence is a difference of times (the overlap slowdowns included), so once a
-    // period's state repeats the step grows by the same amount per period. The recurrence is run for
-    // m1, m1 + P, m1 + 2P and m1 + 3P micro-batches (m1 = p, about the warm-up of every schedule, or
-    // more); where the three increments agree the step for m is extrapolated from them, else (or for few
-    // micro-batches) the recurrence runs all m. tests/sim/test_screening.cpp checks the two agree, and
-    // clustersim-sweep-bench --dump-estimates that the 7,064 estimates of its three searches are the
-    // full recurrence's bit for bit.
-    const int period = t_.pipeline_schedule == PipelineSchedule::interleaved ? p : 1;
-    // An attempt costs about 4 m1 + 6P micro-batches of recurrence: made while that is at most half of m,
-    // from m1 = p up, doubling m1 while the state is not periodic yet.
-    // ZeRO-3 is not tried: its gathers and reduce-scatters, every unit of every pass on the one
-    // data-parallel stream, rarely settle within a few periods (a fifth of the layouts of the searches).
-    const bool tried = cache_.extrapolate && t_.zero_stage < 3;
-    for (int m1 = (p + period - 1) / period * period; tried && 2 * (4 * m1 + 6 * period) <= m; m1 *= 2) {
-      if ((m - m1) % period != 0) continue;
-      // Every stage's end state (compute, data-parallel and send streams, last reduction, end) must grow
-      // by the step's increment d each period, or not at all (a stream left idle, which a max never
-      // picks again), not only the step: a stream falling behind by less than d per period (a
-      // data-parallel backlog growing each micro-batch) would overtake the others later.
-      std::array<std::vector<Time>, 4> ends;
-      bool periodic = true;
-      for (int k = 0; k < 4 && periodic; ++k) {
-        auto& e = ends[static_cast<std::size_t>(k)];
-        e.push_back(run_pipeline(m1 + k * period));
-        for (const Stage& st : stages_) e.insert(e.end(), {st.end, st.tc, st.td, st.reductions, st.sends_end, st.send_fwd, st.send_bwd});
-        if (k < 2) continue;  // from the third run on: each increment the first one, d or 0 (and d > 0)
-        const Time d = ends[1][0] - ends[0][0];
-        periodic = d > 0;
-        for (std::size_t i = 0; i < e.size() && periodic; ++i) {
-          const Time inc = ends[1][i] - ends[0][i];
-          periodic = (inc == d || inc == 0) && e[i] - ends[static_cast<std::size_t>(k) - 1][i] == inc;
-        }
-      }
-      if (!periodic) continue;
-      const Time d = ends[1][0] - ends[0][0];
-      ++cache_.extrapolated;
-      return ends[0][0] + (m - m1) / period * d;
-    }
-    return run_pipeline(m);
+    return run_pipeline(static_cast<int>(t_.num_micro_batches()));
   }
 
  private:
-  // The recurrence for `m` micro-batches from a fresh start (prepare_stage's durations); the step's end.
-  Time run_pipeline(int m) {
-    const int p = t_.pp, v = t_.vp;
-    for (Stage& st : stages_) {
-      st.tc = st.td = st.reductions = st.send_fwd = st.send_bwd = st.sends_end = 0;
-      st.deferred.clear();
-    }
-    const std::size_t slots = static_cast<std::size_t>(p) * static_cast<std::size_t>(v) * static_cast<std::size_t>(m);
-    fwd_arrival_.assign(slots, -1);
-    bwd_arrival_.assign(slots, -1);
-    std::vector<const std::vector<Action>*> order(static_cast<std::size_t>(p));
-    for (int s = 0; s < p; ++s) {
-      auto& slot = cache_.orders[{static_cast<int>(t_.pipeline_schedule), p, m, s, v}];
-      if (slot.empty()) slot = compile_order(t_.pipeline_schedule, p, m, s, v);
-      order[static_cast<std::size_t>(s)] = &slot;
-    }
-    std::vector<std::size_t> next(static_cast<std::size_t>(p), 0);
-    // The schedule's recurrence: advance a stage while its next pass has what it waits for. What a stage
-    // waits for comes from its neighbours in model order (stage - 1 and stage + 1, wrapping between the
-    // first and last for interleaved chunks), so a stage is tried again only after a neighbour advanced.
-    // Each pass's times depend only on its own stage's state and the arrival it waits for (each written
-    // once), so the order stages are tried in does not change a figure; it saves the sweeps over blocked
-    // stages a round-robin loop makes while a backward wave climbs the pipeline one stage per sweep.
-    std::vector<int> work;
-    work.reserve(static_cast<std::size_t>(p));
-    std::vector<char> queued(static_cast<std::size_t>(p), 1);
-    for (int s = p - 1; s >= 0; --s) work.push_back(s);
-    while (!work.empty()) {
-      const int s = work.back();
-      work.pop_back();
-      queued[static_cast<std::size_t>(s)] = 0;
-      auto& k = next[static_cast<std::size_t>(s)];
-      const auto& ord = *order[static_cast<std::size_t>(s)];
-      const std::size_t k0 = k;
-      Stage& st = stages_[static_cast<std::size_t>(s)];
-      while (k < ord.size() && run_action(st, ord[k])) ++k;
-      if (k == k0) continue;
-      for (const int n : {s + 1 == p ? 0 : s + 1, s == 0 ? p - 1 : s - 1})
-        if (!queued[static_cast<std::size_t>(n)]) queued[static_cast<std::size_t>(n)] = 1, work.push_back(n);
-    }
-    for (int s = 0; s < p; ++s) CS_CHECK(next[static_cast<std::size_t>(s)] == order[static_cast<std::size_t>(s)]->size());
-    Time end = 0;
-    for (int s = 0; s < p; ++s) {
-      Stage& st = stages_[static_cast<std::size_t>(s)];
-      st.end = finish_stage(s);
-      end = std::max(end, st.end);
-    }
-    return end;
-  }
-
   struct Stage {
     int rank = 0;  // the simulated rank of the stage: TP, CP, DP index 0, as the builder's symmetry picks
     std::vector<std::vector<Unit>> chunks;
@@ -265,7 +201,195 @@ class Screen {
     Time end = 0;                     // the stage's end, optimizer included (run_pipeline)
     Time p2p_next = 0, p2p_prev = 0;  // a send to the next / previous virtual stage
     std::vector<std::pair<GroupKind, double>> deferred;
+    std::size_t pending = 0;  // arrivals written for the stage's passes and not yet consumed
   };
+
+  // The streams of a stage the recurrence carries from pass to pass (Stage's), in this order in a Cut.
+  static constexpr std::size_t kStreams = 6;
+  static std::array<Time*, kStreams> streams(Stage& st) { return {&st.tc, &st.td, &st.reductions, &st.send_fwd, &st.send_bwd, &st.sends_end}; }
+
+  // The recurrence's whole state between passes: each stage's next pass and streams, and the arrivals
+  // written and not yet consumed (by the slot they wait in), its deferred buckets.
+  struct Cut {
+    std::vector<std::size_t> next;
+    std::vector<Time> streams;  // kStreams a stage
+    struct Pending {
+      std::uint32_t stage, slot;
+      bool forward;
+      Time at;
+    };
+    std::vector<Pending> pending;
+    std::vector<std::vector<std::pair<GroupKind, double>>> deferred;
+    bool complete = false;  // every pending arrival found (within two periods of its consumer's stage)
+  };
+
+  void take_cut(Cut& c, std::size_t span) {
+    const std::size_t p = stages_.size();
+    c.next = next_;
+    c.streams.clear();
+    c.pending.clear();
+    c.deferred.resize(p);
+    c.complete = true;
+    for (std::size_t s = 0; s < p; ++s) {
+      const Stage& st = stages_[s];
+      for (Time* x : streams(stages_[s])) c.streams.push_back(*x);
+      c.deferred[s] = st.deferred;
+      const CompiledOrder& ord = *order_[s];
+      std::size_t found = 0;
+      for (std::size_t i = next_[s]; found < st.pending && i < std::min(ord.size(), next_[s] + 2 * span); ++i) {
+        const Action a = ord[i];
+        if (!a.waits) continue;
+        const Time at = (a.forward ? fwd_arrival_ : bwd_arrival_)[a.slot];
+        if (at >= 0) c.pending.push_back({static_cast<std::uint32_t>(s), a.slot, a.forward, at}), ++found;
+      }
+      c.complete = c.complete && found == st.pending;
+    }
+  }
+
+  // Whether the state `cur` is `prev` one period later: every stage one period (`span` passes) further,
+  // inside its steady range, each stream d later (d > 0: stage 0's compute stream's advance) or, never
+  // written in the period, no later than the stage's compute stream was at `prev` (so that every max and
+  // overlap that reads it, all at or after that time, ignores it from then on as it did in the period),
+  // every pending arrival the one of `prev` a period later (its slot P micro-batches on) and d later, the
+  // same deferred buckets. Then each further period of the steady ranges repeats the last one d later
+  // (every figure of a pass is its stage's streams and its arrival plus durations: differences of times),
+  // and the number of periods that may be skipped is returned; 0 where the state does not repeat.
+  std::size_t periods_to_skip(const Cut& prev, const Cut& cur, std::size_t span, int period, Time& d) const {
+    if (!prev.complete || !cur.complete || prev.pending.size() != cur.pending.size()) return 0;
+    d = cur.streams[0] - prev.streams[0];
+    if (d <= 0) return 0;
+    std::size_t periods = std::numeric_limits<std::size_t>::max();
+    for (std::size_t s = 0; s < stages_.size(); ++s) {
+      const CompiledOrder& ord = *order_[s];
+      if (cur.next[s] != prev.next[s] + span || cur.next[s] < ord.lo || cur.next[s] + span > ord.hi) return 0;
+      periods = std::min(periods, (ord.hi - cur.next[s]) / span);
+      const Time tc = prev.streams[s * kStreams];
+      for (std::size_t f = 0; f < kStreams; ++f) {
+        const Time was = prev.streams[s * kStreams + f], now = cur.streams[s * kStreams + f];
+        if (now - was != d && !(f > 0 && now == was && was <= tc)) return 0;
+      }
+      if (cur.deferred[s] != prev.deferred[s]) return 0;
+    }
+    for (std::size_t i = 0; i < cur.pending.size(); ++i) {
+      const Cut::Pending &x = prev.pending[i], &y = cur.pending[i];
+      if (y.stage != x.stage || y.forward != x.forward || y.slot != x.slot + static_cast<std::uint32_t>(period) || y.at - x.at != d)
+        return 0;
+    }
+    return periods;
+  }
+
+  // Moves the recurrence from `cur` (the state `prev` repeated d later) `periods` periods on: what
+  // running them would give, the steady range repeating its last period.
+  void skip(const Cut& prev, const Cut& cur, std::size_t periods, std::size_t span, int period, Time d) {
+    const Time shift = static_cast<Time>(periods) * d;
+    for (std::size_t s = 0; s < stages_.size(); ++s) {
+      next_[s] += periods * span;
+      const auto x = streams(stages_[s]);
+      for (std::size_t f = 0; f < kStreams; ++f)
+        if (cur.streams[s * kStreams + f] != prev.streams[s * kStreams + f]) *x[f] += shift;
+    }
+    const auto slots = static_cast<std::uint32_t>(periods) * static_cast<std::uint32_t>(period);
+    for (const Cut::Pending& a : cur.pending) {
+      auto& arrival = a.forward ? fwd_arrival_ : bwd_arrival_;
+      CS_CHECK(a.slot + slots < arrival.size());
+      arrival[a.slot + slots] = a.at + shift;
+    }
+  }
+
+  // Advances every stage while its next pass (below its limit) has what it waits for. What a stage waits
+  // for comes from its neighbours in model order (stage - 1 and stage + 1, wrapping between the first and
+  // last for interleaved chunks), so a stage is tried again only after a neighbour advanced. Each pass's
+  // times depend only on its own stage's state and the arrival it waits for (each written once), so the
+  // order stages are tried in does not change a figure; it saves the sweeps over blocked stages a
+  // round-robin loop makes while a backward wave climbs the pipeline one stage per sweep.
+  void advance() {
+    const int p = static_cast<int>(stages_.size());
+    work_.clear();
+    queued_.assign(static_cast<std::size_t>(p), 1);
+    for (int s = p - 1; s >= 0; --s) work_.push_back(s);
+    while (!work_.empty()) {
+      const int s = work_.back();
+      work_.pop_back();
+      queued_[static_cast<std::size_t>(s)] = 0;
+      auto& k = next_[static_cast<std::size_t>(s)];
+      const CompiledOrder& ord = *order_[static_cast<std::size_t>(s)];
+      const std::size_t k0 = k, end = std::min(ord.size(), limit_[static_cast<std::size_t>(s)]);
+      Stage& st = stages_[static_cast<std::size_t>(s)];
+      while (k < end && run_action(st, ord[k])) ++k;
+      if (k == k0) continue;
+      for (const int n : {s + 1 == p ? 0 : s + 1, s == 0 ? p - 1 : s - 1})
+        if (!queued_[static_cast<std::size_t>(n)]) queued_[static_cast<std::size_t>(n)] = 1, work_.push_back(n);
+    }
+  }
+
+  // The recurrence for `m` micro-batches from a fresh start (prepare_stage's durations); the step's end.
+  //
+  // Many micro-batches: past the warm-up the schedule repeats itself every P micro-batches (P = p for the
+  // interleaved schedule, whose order takes micro-batches in groups of p; 1 otherwise), each stage's
+  // order one period of 2 v P passes after another (CompiledOrder's steady range). The stages are run to
+  // a cut a period into their steady ranges, then a period at a time; once the state at a cut is the
+  // state of the one before d later (periods_to_skip), every period up to the end of the steady ranges
+  // would repeat it d later, so they are skipped (their streams and arrivals moved on) and the rest of
+  // the schedule, its cool-down, is run from there. The figure is the full recurrence's to the
+  // picosecond (tests/sim/test_screening.cpp; clustersim-sweep-bench --dump-estimates over the 7,064
+  // layouts of its three searches); where no cut repeats, the recurrence runs every pass.
+  Time run_pipeline(int m) {
+    const int p = t_.pp, v = t_.vp;
+    const std::size_t ps = static_cast<std::size_t>(p);
+    for (Stage& st : stages_) {
+      st.tc = st.td = st.reductions = st.send_fwd = st.send_bwd = st.sends_end = 0;
+      st.deferred.clear();
+      st.pending = 0;
+    }
+    const std::size_t slots = ps * static_cast<std::size_t>(v) * static_cast<std::size_t>(m);
+    fwd_arrival_.assign(slots, -1);
+    bwd_arrival_.assign(slots, -1);
+    const int period = t_.pipeline_schedule == PipelineSchedule::interleaved ? p : 1;
+    const std::size_t span = 2 * static_cast<std::size_t>(v) * static_cast<std::size_t>(period);
+    order_.resize(ps);
+    bool seek = cache_.extrapolate;
+    for (int s = 0; s < p; ++s) {
+      auto& slot = cache_.orders[{static_cast<int>(t_.pipeline_schedule), p, m, s, v}];
+      if (slot.order.empty()) slot = compile_order(t_.pipeline_schedule, p, m, s, v, period);
+      order_[static_cast<std::size_t>(s)] = &slot;
+      seek = seek && slot.hi >= slot.lo + 2 * span;  // room for a period to compare and one to skip
+    }
+    next_.assign(ps, 0);
+    limit_.assign(ps, std::numeric_limits<std::size_t>::max());
+    if (seek) {
+      for (std::size_t s = 0; s < ps; ++s) limit_[s] = order_[s]->lo - span;
+      advance();
+      take_cut(cuts_[0], span);
+      for (int k = 1;; ++k) {
+        Cut &prev = cuts_[static_cast<std::size_t>(1 - k % 2)], &cur = cuts_[static_cast<std::size_t>(k % 2)];
+        bool room = true;
+        for (std::size_t s = 0; s < ps; ++s) {
+          limit_[s] += span;
+          room = room && limit_[s] + span <= order_[s]->hi;
+        }
+        if (!room) break;
+        advance();
+        take_cut(cur, span);
+        Time d = 0;
+        if (const std::size_t periods = periods_to_skip(prev, cur, span, period, d); periods > 0) {
+          skip(prev, cur, periods, span, period, d);
+          ++cache_.extrapolated;
+          break;
+        }
+      }
+      limit_.assign(ps, std::numeric_limits<std::size_t>::max());
+    }
+    advance();
+    for (std::size_t s = 0; s < ps; ++s) CS_CHECK(next_[s] == order_[s]->size());
+    Time end = 0;
+    for (int s = 0; s < p; ++s) {
+      Stage& st = stages_[static_cast<std::size_t>(s)];
+      st.end = finish_stage(s);
+      end = std::max(end, st.end);
+    }
+    return end;
+  }
+
 
   // The builder's rounding of models::op_time_s (memoized across the layouts of a search).
   Time op_time(const Op& op) {
@@ -415,12 +539,28 @@ class Screen {
     return d;
   }
 
+  // stage_units of `stage`. In a model whose layers are all alike (no sliding-window layers, no dense
+  // layers among MoE ones) a middle stage's units and parameters are those of any middle stage with as
+  // many layers in each chunk (step_units.cpp and models::parameters_on_rank read nothing else of it):
+  // the last one's are reused rather than recounted, a pipeline of p stages counting three kinds.
+  StageUnits units_of(int stage) {
+    const int p = t_.pp, v = t_.vp;
+    const bool middle = stage > 0 && stage < p - 1 && s_.model.window_size <= 0 && !has_dense_layers_;
+    auto layers = [&](int s) {
+      return std::span<const std::int64_t>(split_).subspan(static_cast<std::size_t>(s) * static_cast<std::size_t>(v), static_cast<std::size_t>(v));
+    };
+    if (middle && middle_stage_ > 0 && std::ranges::equal(layers(stage), layers(middle_stage_))) return middle_units_;
+    StageUnits su = stage_units(s_.model, t_, stage, split_);
+    if (middle) middle_stage_ = stage, middle_units_ = su;
+    return su;
+  }
+
   // The units of each chunk with the parameters they hold (step_units.hpp, as the builder's build_rank).
   void prepare_stage(int stage) {
     Stage& st = stages_[static_cast<std::size_t>(stage)];
     st.rank = layout_.rank({0, 0, 0, stage});
     const int v = t_.vp;
-    StageUnits su = stage_units(s_.model, t_, stage, split_);
+    StageUnits su = units_of(stage);
     st.chunks.assign(static_cast<std::size_t>(v), {});
     st.fwd.assign(static_cast<std::size_t>(v), 0);
     st.bwd.assign(static_cast<std::size_t>(v), 0);
@@ -526,6 +666,7 @@ class Screen {
     if (a.waits) {
       const Time arrival = (a.forward ? fwd_arrival_ : bwd_arrival_)[a.slot];
       if (arrival < 0) return false;
+      --st.pending;
       ready = std::max(ready, arrival);
     }
     const bool reducing = !a.forward && (t_.zero_stage == 2 || a.last_micro_batch);
@@ -537,6 +678,7 @@ class Screen {
       stream = x1;
       st.sends_end = std::max(st.sends_end, x1);
       (a.forward ? fwd_arrival_ : bwd_arrival_)[a.to] = x1;
+      ++stages_[a.to_stage].pending;
     }
     if (!a.forward && !st.deferred.empty() && (t_.zero_stage == 2 || a.final_action)) {
       for (const auto& [gk, params] : st.deferred) reduce_bucket(st, gk, params, end);
@@ -578,8 +720,18 @@ class Screen {
   UnitOps ops_;  // every unit kind's op list (step_units.hpp, as the builder's)
   std::vector<Stage> stages_;
   std::vector<std::int64_t> split_;  // pipeline_split: layers by stage * v + chunk
-  std::vector<StageUnits> stage_units_;  // parameters and experts of each stage (its chunks moved into Stage)
+  std::vector<StageUnits> stage_units_;
+  bool has_dense_layers_ = false;  // has_dense_layers(model)
+  int middle_stage_ = 0;           // units_of's last middle stage (0: none yet) and its units
+  StageUnits middle_units_;  // parameters and experts of each stage (its chunks moved into Stage)
   std::vector<Time> fwd_arrival_, bwd_arrival_;
+  // run_pipeline's recurrence: each stage's compiled order, next pass and limit, the worklist, and the
+  // last two cuts.
+  std::vector<const CompiledOrder*> order_;
+  std::vector<std::size_t> next_, limit_;
+  std::vector<int> work_;
+  std::vector<char> queued_;
+  std::array<Cut, 2> cuts_;
   std::map<std::tuple<const models::LayerOps*, bool, int>, Time> ops_times_;
 };
 

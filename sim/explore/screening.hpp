@@ -50,10 +50,11 @@ class ScreeningCache {
   ScreeningCache(const ScreeningCache&) = delete;
   ScreeningCache& operator=(const ScreeningCache&) = delete;
   const topo::Cluster& cluster() const;
-  // Whether a layout of many micro-batches runs the pipeline recurrence for a few periods of its
-  // schedule and extrapolates (the default, the same figure: screening.cpp), or for all of them (tests).
+  // Whether a layout of many micro-batches skips the periods of its schedule's steady phase once the
+  // recurrence's state repeats itself from one period to the next (the default, the same figure:
+  // screening.cpp), or runs every pass (tests).
   void set_extrapolation(bool on);
-  // Layouts whose step was extrapolated so far.
+  // Layouts whose recurrence skipped periods so far.
   int extrapolated() const;
 
   struct Impl;
