@@ -8,24 +8,36 @@ namespace cs::sim {
 
 namespace {
 
+// The interleaved order's k-th forward (or backward) pass in k = 0, 1, ... order, stepped without a
+// division per pass: micro-batch (k / (p v)) p + k % p, forward chunk (k % (p v)) / p (forward_chunk),
+// a backward's chunk v - 1 minus that.
+struct InterleavedPasses {
+  int p, v;
+  bool forward;
+  int group = 0, chunk = 0, slot = 0;  // k / (p v), (k % (p v)) / p, k % p
+  PipelineAction next() {
+    const PipelineAction a{forward, group * p + slot, forward ? chunk : v - 1 - chunk};
+    if (++slot == p) {
+      slot = 0;
+      if (++chunk == v) chunk = 0, ++group;
+    }
+    return a;
+  }
+};
+
 std::vector<PipelineAction> interleaved_order(int p, int m, int s, int v) {
   CS_CHECK(m % p == 0);
   const int total = m * v;
-  auto chunk_of = [&](int k, bool forward) {
-    const int c = forward_chunk(k, p, v);
-    return forward ? c : v - 1 - c;
-  };
-  auto micro_batch_of = [&](int k) { return (k / (p * v)) * p + k % p; };
-  auto action = [&](int k, bool forward) { return PipelineAction{forward, micro_batch_of(k), chunk_of(k, forward)}; };
   const int warmup = warmup_forwards(PipelineSchedule::interleaved, p, m, s, v);
+  InterleavedPasses forward{p, v, true}, backward{p, v, false};
   std::vector<PipelineAction> order;
   order.reserve(static_cast<std::size_t>(2 * total));
-  for (int k = 0; k < warmup; ++k) order.push_back(action(k, true));
+  for (int k = 0; k < warmup; ++k) order.push_back(forward.next());
   for (int k = 0; k + warmup < total; ++k) {
-    order.push_back(action(k + warmup, true));
-    order.push_back(action(k, false));
+    order.push_back(forward.next());
+    order.push_back(backward.next());
   }
-  for (int k = total - warmup; k < total; ++k) order.push_back(action(k, false));
+  for (int k = total - warmup; k < total; ++k) order.push_back(backward.next());
   return order;
 }
 

@@ -352,7 +352,7 @@ class Screen {
       auto& slot = cache_.orders[{static_cast<int>(t_.pipeline_schedule), p, m, s, v}];
       if (slot.order.empty()) slot = compile_order(t_.pipeline_schedule, p, m, s, v, period);
       order_[static_cast<std::size_t>(s)] = &slot;
-      seek = seek && slot.hi >= slot.lo + 2 * span;  // room for a period to compare and one to skip
+      seek = seek && slot.hi >= slot.lo + span;  // room for the period to compare with the one before and one to skip
     }
     next_.assign(ps, 0);
     limit_.assign(ps, std::numeric_limits<std::size_t>::max());
