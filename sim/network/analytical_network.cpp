@@ -88,7 +88,7 @@ bool sharp_reduction(NcclAlgorithm a) {
 
 }  // namespace
 
-AnalyticalNetwork::AnalyticalNetwork(const TaskGraph& graph, const topo::Cluster& cluster, std::string forced_algorithm,
+AnalyticalNetwork::AnalyticalNetwork(const CollectiveTable& graph, const topo::Cluster& cluster, std::string forced_algorithm,
                                      NcclCalibration calibration)
     : graph_(graph),
       cluster_(cluster),
@@ -98,7 +98,7 @@ AnalyticalNetwork::AnalyticalNetwork(const TaskGraph& graph, const topo::Cluster
       have_geometry_(graph.num_groups(), false) {}
 
 const AnalyticalNetwork::Cost& AnalyticalNetwork::cost(std::uint32_t collective) {
-  const Collective& c = graph_.collectives()[collective];
+  const CollectiveSpec c = graph_.collective(collective);
   const auto key = std::make_tuple(static_cast<int>(c.kind), c.bytes, c.group);
   auto it = costs_.find(key);
   if (it != costs_.end()) return it->second;
@@ -230,16 +230,17 @@ Time AnalyticalNetwork::duration(std::uint32_t collective) { return cost(collect
 
 void AnalyticalNetwork::start(std::uint32_t collective, Time now) {
   const Cost& c = cost(collective);
-  const Collective& col = graph_.collectives()[collective];
   if (!graph_.rank_weights().empty()) {
     rank_bytes_.resize(static_cast<std::size_t>(graph_.num_ranks()));
-    for (TaskId m : col.members) {
-      auto& b = rank_bytes_[graph_.tasks()[m].rank];
+    member_ranks_.clear();
+    graph_.member_ranks(collective, member_ranks_);
+    for (const std::uint32_t rank : member_ranks_) {
+      auto& b = rank_bytes_[rank];
       b.first += c.scaleup_bytes;
       b.second += c.scaleout_bytes;
     }
   } else {
-    const double members = static_cast<double>(col.members.size());
+    const double members = static_cast<double>(graph_.num_members(collective));
     scaleup_bytes_ += c.scaleup_bytes * members;
     scaleout_bytes_ += c.scaleout_bytes * members;
   }

@@ -48,7 +48,7 @@ namespace cs::sim {
 
 class AnalyticalNetwork : public CommBackend {
  public:
-  AnalyticalNetwork(const TaskGraph& graph, const topo::Cluster& cluster, std::string forced_algorithm = {},
+  AnalyticalNetwork(const CollectiveTable& graph, const topo::Cluster& cluster, std::string forced_algorithm = {},
                     NcclCalibration calibration = {});
   void start(std::uint32_t collective, Time now) override;
   Time next_completion() const override;
@@ -70,7 +70,7 @@ class AnalyticalNetwork : public CommBackend {
   void tier_capacities();
 
 
-  const TaskGraph& graph_;
+  const CollectiveTable& graph_;
   const topo::Cluster& cluster_;
   std::map<std::tuple<int, double, std::uint32_t>, Cost> costs_;  // (kind, bytes, group)
   std::string forced_algorithm_;
@@ -90,6 +90,7 @@ class AnalyticalNetwork : public CommBackend {
   // With rank weights (TaskGraph::rank_weights: classes of equal ranks), per simulated rank instead, so
   // that the mean per GPU weighs each by its class.
   std::vector<std::pair<double, double>> rank_bytes_;
+  std::vector<std::uint32_t> member_ranks_;  // scratch for start()
 };
 
 }  // namespace cs::sim

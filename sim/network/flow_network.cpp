@@ -30,12 +30,12 @@ int channel_head(std::span<const std::vector<int>> nodes, int k, int node, int c
 
 }  // namespace
 
-FlowNetwork::FlowNetwork(const TaskGraph& graph, const topo::Cluster& cluster, FlowNetworkOptions options)
+FlowNetwork::FlowNetwork(const CollectiveTable& graph, const topo::Cluster& cluster, FlowNetworkOptions options)
     : graph_(graph),
       cluster_(cluster),
       options_(std::move(options)),
       solver_(std::make_unique<MaxMinSolver>(link_capacities(cluster))),
-      choices_(graph.collectives().size()),
+      choices_(graph.num_collectives(), nullptr),
       geometry_(graph.num_groups()),
       have_geometry_(graph.num_groups(), false) {
   route_.reserve(static_cast<std::size_t>(cluster.max_route_edges()));
@@ -45,7 +45,7 @@ FlowNetwork::FlowNetwork(const TaskGraph& graph, const topo::Cluster& cluster, F
   node_slot_.assign(static_cast<std::size_t>(nodes), -1);
 }
 
-void FlowNetwork::expand(const Collective& c, const std::vector<int>& gpus, const AlgorithmChoice& choice,
+void FlowNetwork::expand(const CollectiveSpec& c, const std::vector<int>& gpus, const AlgorithmChoice& choice,
                          std::vector<std::vector<FlowSpec>>& phases) const {
   const int n = static_cast<int>(gpus.size());
   const double e = protocol_spec(choice.protocol).bandwidth_efficiency;
@@ -283,7 +283,7 @@ bool FlowNetwork::cut_route(FlowSpec::Segment segment) {
 }
 
 void FlowNetwork::start(std::uint32_t collective, Time now) {
-  const Collective& c = graph_.collectives()[collective];
+  const CollectiveSpec c = graph_.collective(collective);
   if (!have_geometry_[c.group]) {
     geometry_[c.group] = group_geometry(cluster_, graph_.group(c.group));
     have_geometry_[c.group] = true;
@@ -298,7 +298,7 @@ void FlowNetwork::start(std::uint32_t collective, Time now) {
                                               options_.calibration.any() ? &options_.calibration : nullptr))
                .first;
   const AlgorithmChoice choice = memo->second;
-  choices_[collective] = choice;
+  choices_[collective] = &memo->second;  // the memo's nodes stay put
 
   const std::uint32_t slot = take_slot(free_slots_, active_);
   Active& a = active_[slot];

@@ -47,14 +47,14 @@ struct FlowNetworkOptions {
 
 class FlowNetwork : public CommBackend {
  public:
-  FlowNetwork(const TaskGraph& graph, const topo::Cluster& cluster, FlowNetworkOptions options = {});
+  FlowNetwork(const CollectiveTable& graph, const topo::Cluster& cluster, FlowNetworkOptions options = {});
   void start(std::uint32_t collective, Time now) override;
   Time next_completion() const override;
   void pop_completed(Time now, std::vector<std::uint32_t>& done) override;
   std::vector<LinkLoad> link_loads() const override;
 
   // What the chooser picked for a collective (valid once started).
-  const AlgorithmChoice& choice(std::uint32_t collective) const { return choices_[collective]; }
+  const AlgorithmChoice& choice(std::uint32_t collective) const { return *choices_[collective]; }
   std::uint64_t flows_started() const { return flows_started_; }
   const MaxMinSolver& solver() const { return *solver_; }
 
@@ -75,7 +75,7 @@ class FlowNetwork : public CommBackend {
     std::vector<std::vector<FlowSpec>> phases;  // phases still to run, in reverse order (back = next)
     Time latency = 0;
   };
-  void expand(const Collective& c, const std::vector<int>& gpus, const AlgorithmChoice& choice,
+  void expand(const CollectiveSpec& c, const std::vector<int>& gpus, const AlgorithmChoice& choice,
               std::vector<std::vector<FlowSpec>>& phases) const;
   void launch_phase(std::uint32_t slot, Time now);
   // SHARP's flows of one group (nccl_model.hpp collnet_*, nvls across nodes): see the .cpp.
@@ -87,11 +87,11 @@ class FlowNetwork : public CommBackend {
   // Cuts route_ to `segment` (FlowSpec::Segment); false when nothing is left (both ends under one leaf).
   bool cut_route(FlowSpec::Segment segment);
 
-  const TaskGraph& graph_;
+  const CollectiveTable& graph_;
   const topo::Cluster& cluster_;
   FlowNetworkOptions options_;
   std::unique_ptr<MaxMinSolver> solver_;  // behind a pointer: next_completion() is const but lazily pops
-  std::vector<AlgorithmChoice> choices_;
+  std::vector<const AlgorithmChoice*> choices_;  // into choice_memo_ (8 bytes a collective, not 48)
   // choose_algorithm is a pure function of (kind, bytes, group geometry): memoized per (group, kind,
   // bytes), since a step starts the same collective of a group once per layer and micro-batch.
   struct ChoiceKey {

@@ -1,0 +1,111 @@
+#pragma once
+// Every rank of a step executed from a shared per-stage template (simulation.symmetry false), without a
+// task graph of 10^8 tasks.
+//
+// The template is the mirrored step (sim/step/step_builder.hpp): one simulated rank per pipeline stage,
+// its collectives on the real process groups with every translate of each group over the stage as its
+// mirrors. Every real rank of a stage runs that stage's task list: the same tasks, streams, dependencies
+// (all inside the rank) and collectives, with its own kernel durations (the template task's full-speed
+// duration on the rank's GPU type, stretched by the rank's own slowdown exactly as the builder does:
+// llround(t x slowdown)) and each collective on the rank's own group (the mirror of the template's group
+// that contains it). That is what the one-by-one builder emits for the rank, since it runs the same code
+// per rank and nothing but the GPU type and the slowdown depends on the rank beyond its group structure.
+//
+// Per real rank the executor keeps only dynamic state: dependencies left (one byte a task), each stream's
+// head, the running kernel, and the rank's running totals for the report (busy time per category, the
+// union of its kernels, its communication not covered by a kernel, per kind), accumulated as the state
+// changes instead of from 10^8 task records. A collective instance, numbered as the one-by-one graph
+// numbers its collectives (by the first member rank to issue it, in rank order), is a template
+// collective and a mirror group; the network back-ends see the instances through CollectiveTable.
+//
+// Every step the reference executor (executor.hpp) takes is taken here in the same order: the streams
+// started rank by rank, successors in their edge order, a collective's members in rank order, the same
+// events scheduled with the same sequence numbers. The outputs are therefore byte-identical to a run of
+// the materialised graph (tests/sim/test_template_executor.cpp).
+//
+// Premises (simulation.cpp checks them and otherwise runs the materialised graph): one job, rank r on GPU
+// r (the groups' GPUs are the member ranks); at most 255 predecessors a task.
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "sim/engine/comm_backend.hpp"
+#include "sim/engine/executor.hpp"
+#include "sim/engine/task_graph.hpp"
+
+namespace cs::sim {
+
+struct StepTemplate {
+  const TaskGraph* graph = nullptr;          // the template: simulated rank k = stage k's task list
+  std::vector<std::uint32_t> template_rank;  // per real rank: its template rank (stage)
+  std::vector<std::uint32_t> representative; // per template rank: the real rank its records are kept for
+  // Full-speed duration of every template task (0 for collective members) on each GPU type, and each
+  // real rank's GPU type and slowdown.
+  std::vector<std::vector<Time>> base;
+  std::vector<std::uint8_t> rank_type;
+  std::vector<double> rank_slowdown;
+  std::vector<std::uint32_t> rank_weights;  // for the network back-ends (TaskGraph::rank_weights)
+
+  std::uint32_t num_ranks() const { return static_cast<std::uint32_t>(template_rank.size()); }
+  // `t` (a compute task of rank `rank`'s template) on that rank: the builder's Builder::slowed.
+  Time duration(std::uint32_t rank, TaskId t) const {
+    const Time b = base[rank_type[rank]][t];
+    const double f = rank_slowdown[rank];
+    return f == 1 ? b : static_cast<Time>(std::llround(static_cast<double>(b) * f));
+  }
+};
+
+// The collective instances of a template run, numbered as the one-by-one graph numbers its collectives.
+class TemplateInstances final : public CollectiveTable {
+ public:
+  explicit TemplateInstances(const StepTemplate& t);
+
+  int num_ranks() const override { return static_cast<int>(t_.num_ranks()); }
+  std::size_t num_collectives() const override { return collective_.size(); }
+  CollectiveSpec collective(std::uint32_t c) const override;
+  void member_ranks(std::uint32_t c, std::vector<std::uint32_t>& out) const override;
+  std::size_t num_members(std::uint32_t c) const override { return members_of(c).size(); }
+  std::size_t num_groups() const override { return t_.graph->num_groups(); }
+  const std::vector<int>& group(std::uint32_t id) const override { return t_.graph->group(id); }
+  const std::vector<std::uint32_t>& mirrors(std::uint32_t group) const override { return self_[group]; }
+  const std::vector<std::uint32_t>& rank_weights() const override { return t_.rank_weights; }
+
+  // The instance of template collective `c` that real rank `rank` takes part in.
+  std::uint32_t instance(std::uint32_t c, std::uint32_t rank) const;
+  std::uint32_t template_collective(std::uint32_t instance) const { return collective_[instance]; }
+  // The real ranks of an instance, ascending (the one-by-one graph's member order).
+  const std::vector<std::uint32_t>& members_of(std::uint32_t instance) const { return sorted_[group_[instance]]; }
+  std::uint64_t num_tasks() const { return tasks_; }
+
+ private:
+  const StepTemplate& t_;
+  std::vector<std::uint32_t> first_slot_;                 // per template collective: its first slot
+  std::vector<std::vector<std::uint32_t>> mirror_index_;  // per template group: per real rank, its mirror (kNone)
+  std::vector<std::uint32_t> slot_id_;                    // slot (first_slot_ + mirror) -> instance
+  std::vector<std::uint32_t> collective_, group_;         // per instance: template collective, real group
+  std::vector<std::vector<std::uint32_t>> sorted_;        // per group: its ranks, ascending
+  std::vector<std::vector<std::uint32_t>> self_;          // per group: {itself} (every rank is simulated)
+  std::uint64_t tasks_ = 0;
+};
+
+// Per real rank, what sim/report/breakdown.hpp's rank_times derives from its task records.
+struct RankTotals {
+  std::array<Time, kNumCategories> busy{};
+  std::array<Time, kNumCategories> exposed_by_kind{};
+  Time compute = 0;
+  Time exposed = 0;
+};
+
+struct TemplateResult {
+  Time makespan = 0;
+  std::uint64_t events = 0;
+  std::vector<RankTotals> ranks;             // per real rank
+  std::vector<double> kernel_square_sum;     // per real rank: sum of its compute-stream kernels' seconds squared
+  std::vector<TaskRecord> records;           // per template task: its representative's (StepTemplate::representative)
+};
+
+TemplateResult execute_template(const StepTemplate& t, const TemplateInstances& instances, CommBackend& network,
+                                const ExecutorOptions& options);
+
+}  // namespace cs::sim
