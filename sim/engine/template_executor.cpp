@@ -68,17 +68,16 @@ TemplateInstances::TemplateInstances(const StepTemplate& t) : t_(t) {
       if (sorted_[real].front() != r) continue;
       std::uint32_t& id_of = slot_id_[first_slot_[c] + mirror];
       CS_CHECK(id_of == kNone);
-      id_of = static_cast<std::uint32_t>(collective_.size());
-      collective_.push_back(c);
-      group_.push_back(real);
+      id_of = static_cast<std::uint32_t>(of_.size());
+      of_.push_back({c, real});
     }
   }
   for (const std::uint32_t id : slot_id_) CS_CHECK(id != kNone);
 }
 
 CollectiveSpec TemplateInstances::collective(std::uint32_t c) const {
-  CollectiveSpec spec = t_.graph->collectives()[collective_[c]];
-  spec.group = group_[c];
+  CollectiveSpec spec = t_.graph->collectives()[of_[c].collective];
+  spec.group = of_[c].group;
   return spec;
 }
 
@@ -87,19 +86,131 @@ void TemplateInstances::member_ranks(std::uint32_t c, std::vector<std::uint32_t>
   out.insert(out.end(), m.begin(), m.end());
 }
 
-std::uint32_t TemplateInstances::instance(std::uint32_t c, std::uint32_t rank) const {
-  const std::uint32_t group = t_.graph->collectives()[c].group;
-  const std::uint32_t mirror = mirror_index_[group][rank];
-  CS_CHECK(mirror != kNone);
-  return slot_id_[first_slot_[c] + mirror];
-}
-
 namespace {
 
 constexpr std::uint32_t kTagBits = 1;
 constexpr std::uint32_t kComputeDone = 0;
 
+// The executor's events are one kernel completion per rank at most that is not stale. The reference's
+// EventQueue keeps a re-issued completion's stale predecessor in its heap until its time comes (popped,
+// counted as an event, ignored); with every rank simulated that is most of a 10^5-entry heap. Here a
+// rank's pending completion is replaced in place (an indexed 4-ary heap, one entry per rank), and what
+// the stale one would have done is kept: it counts as an event, and the step ends no earlier than it (the
+// reference's clock reaches it). Events at the current time go to a FIFO as in EventQueue (a stale one there
+// is popped and ignored, as in the reference); order is (time, schedule order) throughout, as there.
+class KernelQueue {
+ public:
+  explicit KernelQueue(std::uint32_t ranks) : pos_(ranks, kNone) { heap_.reserve(ranks); }
+  Time now() const { return now_; }
+  std::uint64_t superseded() const { return superseded_; }
+  Time latest_superseded() const { return latest_superseded_; }
+  Time next_time() const {
+    if (fifo_head_ < fifo_.size()) return now_;
+    return heap_.empty() ? kNever : heap_.front().time;
+  }
+  void advance_to(Time t) {
+    CS_CHECK(t >= now_ && t <= next_time());
+    now_ = t;
+  }
+  void schedule(Time at, std::uint32_t rank, std::uint32_t tag) {
+    CS_CHECK(at >= now_);
+    const Event e{at, next_seq_++, rank, tag};
+    const std::uint32_t p = pos_[rank];
+    if (p != kNone) {  // the rank's pending completion goes stale
+      ++superseded_;
+      latest_superseded_ = std::max(latest_superseded_, heap_[p].time);
+      if (at == now_) {
+        remove(p);
+      } else {
+        place(p, e);
+        return;
+      }
+    }
+    if (at == now_) {
+      fifo_.push_back(e);
+      return;
+    }
+    heap_.push_back(e);
+    sift_up(static_cast<std::uint32_t>(heap_.size() - 1), e);
+  }
+  Event pop() {
+    const bool fifo_has = fifo_head_ < fifo_.size();
+    CS_CHECK(fifo_has || !heap_.empty());
+    Event e;
+    if (fifo_has && (heap_.empty() || later(heap_.front(), fifo_[fifo_head_]))) {
+      e = fifo_[fifo_head_++];
+      if (fifo_head_ == fifo_.size()) {
+        fifo_.clear();
+        fifo_head_ = 0;
+      }
+    } else {
+      e = heap_.front();
+      remove(0);
+    }
+    if (e.time != now_) {
+      CS_CHECK(fifo_head_ == fifo_.size());
+      now_ = e.time;
+    }
+    return e;
+  }
+
+ private:
+  static bool later(const Event& a, const Event& b) { return a.time != b.time ? a.time > b.time : a.seq > b.seq; }
+  void set(std::uint32_t i, const Event& e) {
+    heap_[i] = e;
+    pos_[e.target] = i;
+  }
+  void sift_up(std::uint32_t i, const Event& e) {
+    while (i > 0) {
+      const std::uint32_t parent = (i - 1) / 4;
+      if (!later(heap_[parent], e)) break;
+      set(i, heap_[parent]);
+      i = parent;
+    }
+    set(i, e);
+  }
+  void sift_down(std::uint32_t i, const Event& e) {
+    const auto n = static_cast<std::uint32_t>(heap_.size());
+    while (true) {
+      const std::uint32_t first = 4 * i + 1;
+      if (first >= n) break;
+      std::uint32_t best = first;
+      const std::uint32_t end = std::min(first + 4, n);
+      for (std::uint32_t c = first + 1; c < end; ++c)
+        if (later(heap_[best], heap_[c])) best = c;
+      if (!later(e, heap_[best])) break;
+      set(i, heap_[best]);
+      i = best;
+    }
+    set(i, e);
+  }
+  // Entry i takes e (a new key for the same rank, or the last entry moved there).
+  void place(std::uint32_t i, const Event& e) {
+    if (i > 0 && later(heap_[(i - 1) / 4], e))
+      sift_up(i, e);
+    else
+      sift_down(i, e);
+  }
+  void remove(std::uint32_t i) {
+    pos_[heap_[i].target] = kNone;
+    const Event last = heap_.back();
+    heap_.pop_back();
+    if (i < heap_.size()) place(i, last);
+  }
+
+  std::vector<Event> heap_;
+  std::vector<std::uint32_t> pos_;  // per rank: its entry in heap_ (kNone: none)
+  std::vector<Event> fifo_;
+  std::size_t fifo_head_ = 0;
+  std::uint64_t next_seq_ = 0;
+  Time now_ = 0;
+  std::uint64_t superseded_ = 0;
+  Time latest_superseded_ = 0;
+};
+
 // The reference executor (executor.cpp) step for step, on (real rank, template task) instead of a task.
+// A rank's whole dynamic state is one RankSlot (its kernel, its streams, its totals: five cache lines), so
+// that an event touches a few lines of its rank rather than a line in each of a dozen 10^5-entry arrays.
 class TemplateExecutor {
  public:
   TemplateExecutor(const StepTemplate& t, const TemplateInstances& inst, CommBackend& network, const ExecutorOptions& o)
@@ -108,14 +219,10 @@ class TemplateExecutor {
         inst_(inst),
         network_(network),
         slowdown_(1.0 + o.comm_compute_contention),
-        head_(static_cast<std::size_t>(t.num_ranks()) * kStreamsPerRank, 0),
-        busy_(head_.size(), 0),
-        start_(head_.size(), 0),
-        running_(head_.size()),
-        arrived_(inst.num_collectives(), 0),
+        queue_(t.num_ranks()),
         ranks_(t.num_ranks()),
-        first_(static_cast<std::size_t>(g_.num_ranks()) + 1, 0),
-        offset_(t.num_ranks(), 0) {
+        arrived_(inst.num_slots(), 0),
+        first_(static_cast<std::size_t>(g_.num_ranks()) + 1, 0) {
     CS_CHECK(o.comm_compute_contention >= 0);
     const auto& tasks = g_.tasks();
     for (TaskId id = 0; id < tasks.size(); ++id) first_[tasks[id].rank + 1] = id + 1;
@@ -131,30 +238,28 @@ class TemplateExecutor {
     }
     std::uint64_t total = 0;
     for (std::uint32_t r = 0; r < t.num_ranks(); ++r) {
-      offset_[r] = total;
       const std::uint32_t k = t.template_rank[r];
+      ranks_[r].deps = total - first_[k];  // deps_left_[deps + t] for template task t
+      ranks_[r].stage = k;
       total += first_[k + 1] - first_[k];
     }
     deps_left_.resize(total);
     for (std::uint32_t r = 0; r < t.num_ranks(); ++r) {
       const std::uint32_t k = t.template_rank[r];
-      std::copy(preds.begin() + first_[k], preds.begin() + first_[k + 1], deps_left_.begin() + static_cast<std::ptrdiff_t>(offset_[r]));
+      std::copy(preds.begin() + first_[k], preds.begin() + first_[k + 1],
+                deps_left_.begin() + static_cast<std::ptrdiff_t>(ranks_[r].deps + first_[k]));
     }
     // Each template collective's member task per template rank (a pipeline pair has two).
     member_task_.resize(g_.collectives().size());
     for (std::size_t c = 0; c < g_.collectives().size(); ++c)
       for (const TaskId m : g_.collectives()[c].members) member_task_[c].push_back(m);
-    is_rep_.assign(t.num_ranks(), 0);
-    for (const std::uint32_t r : t.representative) is_rep_[r] = 1;
+    for (const std::uint32_t r : t.representative) ranks_[r].representative = true;
     result_.records.resize(tasks.size());
-    result_.ranks.resize(t.num_ranks());
-    result_.kernel_square_sum.assign(t.num_ranks(), 0.0);
-    queue_.reserve(1024);
   }
 
   TemplateResult run() {
     for (std::uint32_t r = 0; r < t_.num_ranks(); ++r)
-      for (int s = 0; s < kStreamsPerRank; ++s) try_start(stream_index(r, static_cast<StreamKind>(s)));
+      for (int s = 0; s < kStreamsPerRank; ++s) try_start(r, static_cast<StreamKind>(s));
     std::vector<std::uint32_t> done;
     while (true) {
       const Time next_local = queue_.next_time();
@@ -173,119 +278,124 @@ class TemplateExecutor {
       on_compute_done(e.target, e.tag >> kTagBits);
     }
     check_finished();
-    result_.makespan = queue_.now();
+    result_.events += queue_.superseded();
+    result_.makespan = std::max(queue_.now(), queue_.latest_superseded());
+    result_.ranks.reserve(ranks_.size());
+    result_.kernel_square_sum.reserve(ranks_.size());
+    for (const RankSlot& r : ranks_) {
+      result_.ranks.push_back(r.totals);
+      result_.kernel_square_sum.push_back(r.kernel_square_sum);
+    }
     return std::move(result_);
   }
 
  private:
-  struct Running {
+  struct Running {  // the kernel the rank's compute stream runs, if any
     TaskId task = kNone;
+    std::uint32_t version = 0;
     Time remaining = 0;
     Time last_update = 0;
     bool slowed = false;
-    std::uint32_t version = 0;
   };
-  struct RankState {
+  struct StreamSlot {
+    Time start = 0;          // when its current task began
+    std::uint32_t head = 0;  // its next task, by position in the template's stream
+    std::uint8_t busy = 0;
+  };
+  struct RankSlot {
+    Running run;
+    std::uint64_t deps = 0;          // deps_left_[deps + t]: template task t of this rank
+    std::uint32_t stage = 0;         // its template rank
+    bool representative = false;     // its records are kept
     Time last = 0;                   // when the exposure below was last brought up to date
     std::uint32_t comm = 0;          // data-moving collectives (the reference's active_comm_)
     std::uint32_t kernels = 0;       // plain tasks running
     std::array<std::uint16_t, kNumCategories> kind{};  // data-moving collectives per category
+    std::array<StreamSlot, kStreamsPerRank> streams{};
+    RankTotals totals;
+    double kernel_square_sum = 0;
   };
 
-  static std::size_t stream_index(std::uint32_t rank, StreamKind s) {
-    return static_cast<std::size_t>(rank) * kStreamsPerRank + static_cast<std::size_t>(s);
-  }
-  std::uint8_t& deps(std::uint32_t rank, TaskId t) {
-    return deps_left_[offset_[rank] + (t - first_[t_.template_rank[rank]])];
-  }
-
   // Brings the rank's exposed communication up to now (its state is about to change).
-  void advance(std::uint32_t rank) {
-    RankState& st = state_of(rank);
+  void advance(RankSlot& st) {
     const Time now = queue_.now();
-    if (now != st.last && st.kernels == 0) {
+    if (now != st.last && st.kernels == 0 && st.comm > 0) {
       const Time dt = now - st.last;
-      RankTotals& tot = result_.ranks[rank];
-      if (st.comm > 0) tot.exposed += dt;
+      st.totals.exposed += dt;
       for (std::size_t k = 0; k < kNumCategories; ++k)
-        if (st.kind[k] > 0) tot.exposed_by_kind[k] += dt;
+        if (st.kind[k] > 0) st.totals.exposed_by_kind[k] += dt;
     }
     st.last = now;
   }
-  RankState& state_of(std::uint32_t rank) { return ranks_[rank]; }
 
-  void try_start(std::size_t si) {
-    if (busy_[si]) return;
-    const auto rank = static_cast<std::uint32_t>(si / kStreamsPerRank);
-    const std::uint32_t k = t_.template_rank[rank];
-    const auto& list = g_.stream_tasks(static_cast<int>(k), static_cast<StreamKind>(si % kStreamsPerRank));
-    if (head_[si] >= list.size()) return;
-    const TaskId t = list[head_[si]];
-    if (deps(rank, t) != 0) return;
-    busy_[si] = 1;
+  void try_start(std::uint32_t rank, StreamKind stream) {
+    RankSlot& st = ranks_[rank];
+    StreamSlot& ss = st.streams[static_cast<std::size_t>(stream)];
+    if (ss.busy) return;
+    const auto& list = g_.stream_tasks(static_cast<int>(st.stage), stream);
+    if (ss.head >= list.size()) return;
+    const TaskId t = list[ss.head];
+    if (deps_left_[st.deps + t] != 0) return;
+    ss.busy = 1;
     const Task& task = g_.tasks()[t];
-    if (is_rep_[rank]) result_.records[t].arrive = queue_.now();
+    if (st.representative) result_.records[t].arrive = queue_.now();
     if (task.collective == kNone) {
-      start_compute(rank, si, t);
+      start_compute(rank, st, ss, t);
       return;
     }
-    const std::uint32_t id = inst_.instance(task.collective, rank);
-    const auto& members = inst_.members_of(id);
-    if (++arrived_[id] < members.size()) return;
+    const TemplateInstances::Meeting where = inst_.meeting(task.collective, rank);
+    const auto& members = inst_.ranks_of(where.group);
+    if (++arrived_[where.slot] < members.size()) return;
     for (const std::uint32_t m : members) {
-      const TaskId mt = member_task(task.collective, m);
-      start_[stream_index(m, g_.tasks()[mt].stream)] = queue_.now();
-      if (is_rep_[m]) result_.records[mt].start = queue_.now();
-      set_comm_active(m, +1, g_.tasks()[mt].category);
+      const TaskId mt = member_task(task.collective, ranks_[m].stage);
+      const Task& mtask = g_.tasks()[mt];
+      RankSlot& ms = ranks_[m];
+      ms.streams[static_cast<std::size_t>(mtask.stream)].start = queue_.now();
+      if (ms.representative) result_.records[mt].start = queue_.now();
+      set_comm_active(m, ms, +1, mtask.category);
     }
-    network_.start(id, queue_.now());
+    network_.start(inst_.instance_of_slot(where.slot), queue_.now());
   }
 
-  TaskId member_task(std::uint32_t c, std::uint32_t rank) const {
-    const std::uint32_t k = t_.template_rank[rank];
+  TaskId member_task(std::uint32_t c, std::uint32_t stage) const {
     for (const TaskId m : member_task_[c])
-      if (g_.tasks()[m].rank == k) return m;
+      if (g_.tasks()[m].rank == stage) return m;
     CS_CHECK(false);
     return kNone;
   }
 
-  void start_compute(std::uint32_t rank, std::size_t si, TaskId t) {
-    const Task& task = g_.tasks()[t];
-    Running& run = running_[si];
+  void start_compute(std::uint32_t rank, RankSlot& st, StreamSlot& ss, TaskId t) {
+    Running& run = st.run;
     CS_CHECK(run.task == kNone);
     const Time duration = t_.duration(rank, t);
     run.task = t;
     run.remaining = duration;
     run.last_update = queue_.now();
-    run.slowed = task.stream == StreamKind::compute && state_of(rank).comm > 0;
-    start_[si] = queue_.now();
-    if (is_rep_[rank]) result_.records[t].start = queue_.now();
-    if (task.stream == StreamKind::compute) {
-      const double d = to_seconds(duration);
-      result_.kernel_square_sum[rank] += d * d;
-    }
-    advance(rank);
-    ++state_of(rank).kernels;
-    schedule_compute_done(run, si);
+    run.slowed = st.comm > 0;  // plain tasks run on the compute stream only
+    ss.start = queue_.now();
+    if (st.representative) result_.records[t].start = queue_.now();
+    const double d = to_seconds(duration);
+    st.kernel_square_sum += d * d;
+    advance(st);
+    ++st.kernels;
+    schedule_compute_done(run, rank);
   }
 
   Time wall_time_for(const Running& run) const {
     return run.slowed ? static_cast<Time>(std::llround(static_cast<double>(run.remaining) * slowdown_)) : run.remaining;
   }
 
-  void schedule_compute_done(Running& run, std::size_t si) {
+  void schedule_compute_done(Running& run, std::uint32_t rank) {
     ++run.version;
-    queue_.schedule(queue_.now() + wall_time_for(run), static_cast<std::uint32_t>(si), (run.version << kTagBits) | kComputeDone);
+    queue_.schedule(queue_.now() + wall_time_for(run), rank, (run.version << kTagBits) | kComputeDone);
   }
 
-  void set_comm_active(std::uint32_t rank, int delta, Category category) {
-    advance(rank);
-    RankState& st = state_of(rank);
-    st.kind[static_cast<std::size_t>(category)] =
-        static_cast<std::uint16_t>(static_cast<int>(st.kind[static_cast<std::size_t>(category)]) + delta);
+  void set_comm_active(std::uint32_t rank, RankSlot& st, int delta, Category category) {
+    advance(st);
+    auto& kind = st.kind[static_cast<std::size_t>(category)];
+    kind = static_cast<std::uint16_t>(static_cast<int>(kind) + delta);
     st.comm = static_cast<std::uint32_t>(static_cast<int>(st.comm) + delta);
-    const std::size_t si = stream_index(rank, StreamKind::compute);
-    Running& run = running_[si];
+    Running& run = st.run;
     const bool slowed = st.comm > 0;
     if (run.task == kNone || slowed == run.slowed || slowdown_ == 1.0) {
       run.slowed = slowed;
@@ -296,60 +406,60 @@ class TemplateExecutor {
     run.remaining = std::max<Time>(0, run.remaining - done);
     run.last_update = queue_.now();
     run.slowed = slowed;
-    schedule_compute_done(run, si);
+    schedule_compute_done(run, rank);
   }
 
-  void on_compute_done(std::uint32_t si, std::uint32_t version) {
-    Running& run = running_[si];
+  void on_compute_done(std::uint32_t rank, std::uint32_t version) {
+    RankSlot& st = ranks_[rank];
+    Running& run = st.run;
     if (run.task == kNone || (run.version & (UINT32_MAX >> kTagBits)) != version) return;  // stale
     const TaskId t = run.task;
     run.task = kNone;
-    const auto rank = static_cast<std::uint32_t>(si / kStreamsPerRank);
-    advance(rank);
-    --state_of(rank).kernels;
-    result_.ranks[rank].compute += queue_.now() - start_[si];
-    finish(rank, si, t);
+    advance(st);
+    --st.kernels;
+    st.totals.compute += queue_.now() - st.streams[static_cast<std::size_t>(StreamKind::compute)].start;
+    finish(rank, st, t);
   }
 
   void on_collective_done(std::uint32_t id) {
     const std::uint32_t c = inst_.template_collective(id);
     const auto& members = inst_.members_of(id);
-    for (const std::uint32_t m : members) set_comm_active(m, -1, g_.tasks()[member_task(c, m)].category);
-    for (const std::uint32_t m : members) {
-      const TaskId mt = member_task(c, m);
-      finish(m, stream_index(m, g_.tasks()[mt].stream), mt);
-    }
+    for (const std::uint32_t m : members) set_comm_active(m, ranks_[m], -1, g_.tasks()[member_task(c, ranks_[m].stage)].category);
+    for (const std::uint32_t m : members) finish(m, ranks_[m], member_task(c, ranks_[m].stage));
   }
 
-  void finish(std::uint32_t rank, std::size_t si, TaskId t) {
+  void finish(std::uint32_t rank, RankSlot& st, TaskId t) {
     const Task& task = g_.tasks()[t];
     const Time now = queue_.now();
-    result_.ranks[rank].busy[static_cast<std::size_t>(task.category)] += now - start_[si];
-    if (is_rep_[rank]) result_.records[t].end = now;
-    busy_[si] = 0;
-    ++head_[si];
+    StreamSlot& ss = st.streams[static_cast<std::size_t>(task.stream)];
+    st.totals.busy[static_cast<std::size_t>(task.category)] += now - ss.start;
+    if (st.representative) result_.records[t].end = now;
+    ss.busy = 0;
+    ++ss.head;
     for (const TaskId* s = g_.successors_begin(t); s != g_.successors_end(t); ++s)
-      if (--deps(rank, *s) == 0) try_start(stream_index(rank, g_.tasks()[*s].stream));
-    try_start(si);
+      if (--deps_left_[st.deps + *s] == 0) try_start(rank, g_.tasks()[*s].stream);
+    try_start(rank, task.stream);
   }
 
   void check_finished() {
     std::ostringstream blocked;
     int count = 0;
     for (std::uint32_t r = 0; r < t_.num_ranks(); ++r) {
+      const RankSlot& st = ranks_[r];
       for (int s = 0; s < kStreamsPerRank; ++s) {
-        const auto& list = g_.stream_tasks(static_cast<int>(t_.template_rank[r]), static_cast<StreamKind>(s));
-        const std::size_t h = head_[stream_index(r, static_cast<StreamKind>(s))];
+        const auto& list = g_.stream_tasks(static_cast<int>(st.stage), static_cast<StreamKind>(s));
+        const std::size_t h = st.streams[static_cast<std::size_t>(s)].head;
         if (h >= list.size()) continue;
         const Task& t = g_.tasks()[list[h]];
+        const int left = deps_left_[st.deps + list[h]];
         if (count++ < 8) {
           blocked << (count > 1 ? "; " : "") << "rank " << r << " stream " << to_string(t.stream) << " at '" << g_.name(t.name)
                   << "' (micro-batch " << t.micro_batch << ", ";
-          if (t.collective != kNone && deps(r, list[h]) == 0) {
-            const std::uint32_t id = inst_.instance(t.collective, r);
-            blocked << arrived_[id] << "/" << inst_.members_of(id).size() << " members arrived)";
+          if (t.collective != kNone && left == 0) {
+            const TemplateInstances::Meeting where = inst_.meeting(t.collective, r);
+            blocked << arrived_[where.slot] << "/" << inst_.ranks_of(where.group).size() << " members arrived)";
           } else {
-            blocked << static_cast<int>(deps(r, list[h])) << " dependencies pending)";
+            blocked << left << " dependencies pending)";
           }
         }
       }
@@ -366,19 +476,13 @@ class TemplateExecutor {
   const TemplateInstances& inst_;
   CommBackend& network_;
   double slowdown_;
-  EventQueue queue_;
   TemplateResult result_;
-  std::vector<std::uint32_t> head_;
-  std::vector<std::uint8_t> busy_;
-  std::vector<Time> start_;  // when each stream's current task began
-  std::vector<Running> running_;
-  std::vector<std::uint16_t> arrived_;
-  std::vector<RankState> ranks_;
+  KernelQueue queue_;
+  std::vector<RankSlot> ranks_;
+  std::vector<std::uint16_t> arrived_;  // per slot
   std::vector<TaskId> first_;           // per template rank: its first task
-  std::vector<std::uint64_t> offset_;   // per real rank: its first slot in deps_left_
   std::vector<std::uint8_t> deps_left_;
   std::vector<std::vector<TaskId>> member_task_;
-  std::vector<std::uint8_t> is_rep_;
 };
 
 }  // namespace

@@ -62,7 +62,7 @@ class TemplateInstances final : public CollectiveTable {
   explicit TemplateInstances(const StepTemplate& t);
 
   int num_ranks() const override { return static_cast<int>(t_.num_ranks()); }
-  std::size_t num_collectives() const override { return collective_.size(); }
+  std::size_t num_collectives() const override { return of_.size(); }
   CollectiveSpec collective(std::uint32_t c) const override;
   void member_ranks(std::uint32_t c, std::vector<std::uint32_t>& out) const override;
   std::size_t num_members(std::uint32_t c) const override { return members_of(c).size(); }
@@ -71,11 +71,23 @@ class TemplateInstances final : public CollectiveTable {
   const std::vector<std::uint32_t>& mirrors(std::uint32_t group) const override { return self_[group]; }
   const std::vector<std::uint32_t>& rank_weights() const override { return t_.rank_weights; }
 
-  // The instance of template collective `c` that real rank `rank` takes part in.
-  std::uint32_t instance(std::uint32_t c, std::uint32_t rank) const;
-  std::uint32_t template_collective(std::uint32_t instance) const { return collective_[instance]; }
-  // The real ranks of an instance, ascending (the one-by-one graph's member order).
-  const std::vector<std::uint32_t>& members_of(std::uint32_t instance) const { return sorted_[group_[instance]]; }
+  // Where real rank `rank` meets the others in template collective `c`: a slot (one per template
+  // collective and mirror group, in template order) and the mirror group.
+  struct Meeting {
+    std::uint32_t slot, group;
+  };
+  Meeting meeting(std::uint32_t c, std::uint32_t rank) const {
+    const std::uint32_t g = t_.graph->collectives()[c].group;
+    const std::uint32_t mirror = mirror_index_[g][rank];
+    return {first_slot_[c] + mirror, t_.graph->mirrors(g)[mirror]};
+  }
+  std::size_t num_slots() const { return slot_id_.size(); }
+  std::uint32_t instance_of_slot(std::uint32_t slot) const { return slot_id_[slot]; }
+  std::uint32_t instance(std::uint32_t c, std::uint32_t rank) const { return slot_id_[meeting(c, rank).slot]; }
+  std::uint32_t template_collective(std::uint32_t instance) const { return of_[instance].collective; }
+  // The real ranks of a group or an instance, ascending (the one-by-one graph's member order).
+  const std::vector<std::uint32_t>& ranks_of(std::uint32_t group) const { return sorted_[group]; }
+  const std::vector<std::uint32_t>& members_of(std::uint32_t instance) const { return sorted_[of_[instance].group]; }
   std::uint64_t num_tasks() const { return tasks_; }
 
  private:
@@ -83,7 +95,10 @@ class TemplateInstances final : public CollectiveTable {
   std::vector<std::uint32_t> first_slot_;                 // per template collective: its first slot
   std::vector<std::vector<std::uint32_t>> mirror_index_;  // per template group: per real rank, its mirror (kNone)
   std::vector<std::uint32_t> slot_id_;                    // slot (first_slot_ + mirror) -> instance
-  std::vector<std::uint32_t> collective_, group_;         // per instance: template collective, real group
+  struct Of {
+    std::uint32_t collective, group;
+  };
+  std::vector<Of> of_;  // per instance: its template collective and its real group
   std::vector<std::vector<std::uint32_t>> sorted_;        // per group: its ranks, ascending
   std::vector<std::vector<std::uint32_t>> self_;          // per group: {itself} (every rank is simulated)
   std::uint64_t tasks_ = 0;

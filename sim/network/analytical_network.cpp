@@ -99,7 +99,7 @@ AnalyticalNetwork::AnalyticalNetwork(const CollectiveTable& graph, const topo::C
 
 const AnalyticalNetwork::Cost& AnalyticalNetwork::cost(std::uint32_t collective) {
   const CollectiveSpec c = graph_.collective(collective);
-  const auto key = std::make_tuple(static_cast<int>(c.kind), c.bytes, c.group);
+  const CostKey key{static_cast<int>(c.kind), std::bit_cast<std::uint64_t>(c.bytes + 0.0), c.group};  // + 0.0: -0 as +0
   auto it = costs_.find(key);
   if (it != costs_.end()) return it->second;
   const auto& gpus = graph_.group(c.group);

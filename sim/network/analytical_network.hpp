@@ -38,6 +38,7 @@
 #include <queue>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 
 #include "sim/engine/comm_backend.hpp"
 #include "sim/network/nccl_model.hpp"
@@ -72,7 +73,21 @@ class AnalyticalNetwork : public CommBackend {
 
   const CollectiveTable& graph_;
   const topo::Cluster& cluster_;
-  std::map<std::tuple<int, double, std::uint32_t>, Cost> costs_;  // (kind, bytes, group)
+  struct CostKey {
+    int kind;
+    std::uint64_t bytes_bits;
+    std::uint32_t group;
+    bool operator==(const CostKey&) const = default;
+  };
+  struct CostKeyHash {
+    std::size_t operator()(const CostKey& k) const {
+      std::uint64_t h = k.bytes_bits * 0x9E3779B97F4A7C15ULL;
+      h ^= (static_cast<std::uint64_t>(k.group) << 8 | static_cast<std::uint32_t>(k.kind)) + 0x632BE59BD9B4E019ULL + (h << 6) + (h >> 2);
+      return static_cast<std::size_t>(h);
+    }
+  };
+  // (kind, bytes, group): looked up at every start (a hash, not a tree: 10^5 keys with every rank simulated).
+  std::unordered_map<CostKey, Cost, CostKeyHash> costs_;
   std::string forced_algorithm_;
   NcclCalibration calibration_;  // calibrated constants (nccl_model.hpp); default-constructed: none
   std::vector<GroupGeometry> geometry_;
