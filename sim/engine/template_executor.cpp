@@ -236,18 +236,31 @@ class TemplateExecutor {
       CS_CHECK(tasks[id].collective != kNone || tasks[id].stream == StreamKind::compute);
       for (const TaskId* s = g_.successors_begin(id); s != g_.successors_end(id); ++s) CS_CHECK(tasks[*s].rank == tasks[id].rank);
     }
-    std::uint64_t total = 0;
+    // Laid out task-major within a stage: task t of the stage's ranks side by side, since the ranks of a
+    // stage run their tasks at about the same time (one line of counts serves 64 ranks).
+    const auto stages = static_cast<std::size_t>(g_.num_ranks());
+    std::vector<std::uint64_t> stage_size(stages, 0), stage_base(stages, 0);
     for (std::uint32_t r = 0; r < t.num_ranks(); ++r) {
       const std::uint32_t k = t.template_rank[r];
-      ranks_[r].deps = total - first_[k];  // deps_left_[deps + t] for template task t
       ranks_[r].stage = k;
-      total += first_[k + 1] - first_[k];
+      ranks_[r].deps_stride = static_cast<std::uint32_t>(stage_size[k]);  // its position in the stage, for now
+      ++stage_size[k];
+    }
+    std::uint64_t total = 0;
+    for (std::size_t k = 0; k < stages; ++k) {
+      stage_base[k] = total;
+      total += stage_size[k] * (first_[k + 1] - first_[k]);
     }
     deps_left_.resize(total);
-    for (std::uint32_t r = 0; r < t.num_ranks(); ++r) {
-      const std::uint32_t k = t.template_rank[r];
-      std::copy(preds.begin() + first_[k], preds.begin() + first_[k + 1],
-                deps_left_.begin() + static_cast<std::ptrdiff_t>(ranks_[r].deps + first_[k]));
+    for (std::size_t k = 0; k < stages; ++k)
+      for (TaskId id = first_[k]; id < first_[k + 1]; ++id)
+        std::fill_n(deps_left_.begin() + static_cast<std::ptrdiff_t>(stage_base[k] + (id - first_[k]) * stage_size[k]),
+                    stage_size[k], preds[id]);
+    for (RankSlot& st : ranks_) {
+      const std::uint32_t k = st.stage;
+      // deps_left_[deps + t * deps_stride] for template task t: base + (t - first) x size + position.
+      st.deps = static_cast<std::int64_t>(stage_base[k] + st.deps_stride) - static_cast<std::int64_t>(first_[k] * stage_size[k]);
+      st.deps_stride = static_cast<std::uint32_t>(stage_size[k]);
     }
     // Each template collective's member task per template rank (a pipeline pair has two).
     member_task_.resize(g_.collectives().size());
@@ -304,7 +317,8 @@ class TemplateExecutor {
   };
   struct RankSlot {
     Running run;
-    std::uint64_t deps = 0;          // deps_left_[deps + t]: template task t of this rank
+    std::int64_t deps = 0;           // deps_left_[deps + t x deps_stride]: template task t of this rank
+    std::uint32_t deps_stride = 0;
     std::uint32_t stage = 0;         // its template rank
     bool representative = false;     // its records are kept
     Time last = 0;                   // when the exposure below was last brought up to date
@@ -315,6 +329,10 @@ class TemplateExecutor {
     RankTotals totals;
     double kernel_square_sum = 0;
   };
+
+  std::uint8_t& left(const RankSlot& st, TaskId t) {
+    return deps_left_[static_cast<std::size_t>(st.deps + static_cast<std::int64_t>(t) * st.deps_stride)];
+  }
 
   // Brings the rank's exposed communication up to now (its state is about to change).
   void advance(RankSlot& st) {
@@ -335,7 +353,7 @@ class TemplateExecutor {
     const auto& list = g_.stream_tasks(static_cast<int>(st.stage), stream);
     if (ss.head >= list.size()) return;
     const TaskId t = list[ss.head];
-    if (deps_left_[st.deps + t] != 0) return;
+    if (left(st, t) != 0) return;
     ss.busy = 1;
     const Task& task = g_.tasks()[t];
     if (st.representative) result_.records[t].arrive = queue_.now();
@@ -437,7 +455,7 @@ class TemplateExecutor {
     ss.busy = 0;
     ++ss.head;
     for (const TaskId* s = g_.successors_begin(t); s != g_.successors_end(t); ++s)
-      if (--deps_left_[st.deps + *s] == 0) try_start(rank, g_.tasks()[*s].stream);
+      if (--left(st, *s) == 0) try_start(rank, g_.tasks()[*s].stream);
     try_start(rank, task.stream);
   }
 
@@ -451,15 +469,15 @@ class TemplateExecutor {
         const std::size_t h = st.streams[static_cast<std::size_t>(s)].head;
         if (h >= list.size()) continue;
         const Task& t = g_.tasks()[list[h]];
-        const int left = deps_left_[st.deps + list[h]];
+        const int pending = left(st, list[h]);
         if (count++ < 8) {
           blocked << (count > 1 ? "; " : "") << "rank " << r << " stream " << to_string(t.stream) << " at '" << g_.name(t.name)
                   << "' (micro-batch " << t.micro_batch << ", ";
-          if (t.collective != kNone && left == 0) {
+          if (t.collective != kNone && pending == 0) {
             const TemplateInstances::Meeting where = inst_.meeting(t.collective, r);
             blocked << arrived_[where.slot] << "/" << inst_.ranks_of(where.group).size() << " members arrived)";
           } else {
-            blocked << left << " dependencies pending)";
+            blocked << pending << " dependencies pending)";
           }
         }
       }

@@ -106,6 +106,7 @@ class AnalyticalNetwork : public CommBackend {
   // that the mean per GPU weighs each by its class.
   std::vector<std::pair<double, double>> rank_bytes_;
   std::vector<std::uint32_t> member_ranks_;  // scratch for start()
+  std::vector<double> edge_units_, up_, down_, pod_up_, pod_down_, sent_;  // scratch for tier_factor(), all 0 between calls
 };
 
 }  // namespace cs::sim
