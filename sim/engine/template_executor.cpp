@@ -76,9 +76,56 @@ TemplateInstances::TemplateInstances(const StepTemplate& t) : t_(t) {
 }
 
 CollectiveSpec TemplateInstances::collective(std::uint32_t c) const {
-  CollectiveSpec spec = t_.graph->collectives()[of_[c].collective];
-  spec.group = of_[c].group;
+  const Of o = of(c);
+  CollectiveSpec spec = t_.graph->collectives()[o.collective];
+  spec.group = o.group;
   return spec;
+}
+
+const TemplateInstances::InFlight* TemplateInstances::find(std::uint32_t instance) const {
+  const std::size_t mask = in_flight_.size() - 1;
+  for (std::size_t i = hash(instance) & mask;; i = (i + 1) & mask) {
+    if (in_flight_[i].id == instance) return &in_flight_[i];
+    if (in_flight_[i].id == kNone) return nullptr;
+  }
+}
+
+void TemplateInstances::begin(std::uint32_t instance, std::uint32_t collective, std::uint32_t group) const {
+  if (2 * (in_flight_count_ + 1) > in_flight_.size()) {  // grow: re-insert into twice the room
+    std::vector<InFlight> old(2 * in_flight_.size());
+    old.swap(in_flight_);
+    in_flight_count_ = 0;
+    for (const InFlight& f : old)
+      if (f.id != kNone) begin(f.id, f.collective, f.group);
+  }
+  const std::size_t mask = in_flight_.size() - 1;
+  std::size_t i = hash(instance) & mask;
+  while (in_flight_[i].id != kNone) {
+    CS_CHECK(in_flight_[i].id != instance);
+    i = (i + 1) & mask;
+  }
+  in_flight_[i] = {instance, collective, group};
+  ++in_flight_count_;
+}
+
+void TemplateInstances::end(std::uint32_t instance) const {
+  const std::size_t mask = in_flight_.size() - 1;
+  std::size_t i = hash(instance) & mask;
+  while (in_flight_[i].id != instance) {
+    CS_CHECK(in_flight_[i].id != kNone);
+    i = (i + 1) & mask;
+  }
+  // Backward-shift deletion: pull later entries of the probe run into the hole where their home allows.
+  for (std::size_t j = (i + 1) & mask; in_flight_[j].id != kNone; j = (j + 1) & mask) {
+    const std::size_t home = hash(in_flight_[j].id) & mask;
+    const bool movable = i <= j ? (home <= i || home > j) : (home <= i && home > j);
+    if (movable) {
+      in_flight_[i] = in_flight_[j];
+      i = j;
+    }
+  }
+  in_flight_[i].id = kNone;
+  --in_flight_count_;
 }
 
 void TemplateInstances::member_ranks(std::uint32_t c, std::vector<std::uint32_t>& out) const {
@@ -372,7 +419,9 @@ class TemplateExecutor {
       if (ms.representative) result_.records[mt].start = queue_.now();
       set_comm_active(m, ms, +1, mtask.category);
     }
-    network_.start(inst_.instance_of_slot(where.slot), queue_.now());
+    const std::uint32_t id = inst_.instance_of_slot(where.slot);
+    inst_.begin(id, task.collective, where.group);
+    network_.start(id, queue_.now());
   }
 
   TaskId member_task(std::uint32_t c, std::uint32_t stage) const {
@@ -440,8 +489,10 @@ class TemplateExecutor {
   }
 
   void on_collective_done(std::uint32_t id) {
-    const std::uint32_t c = inst_.template_collective(id);
-    const auto& members = inst_.members_of(id);
+    const TemplateInstances::Of of = inst_.of(id);
+    inst_.end(id);
+    const std::uint32_t c = of.collective;
+    const auto& members = inst_.ranks_of(of.group);
     for (const std::uint32_t m : members) set_comm_active(m, ranks_[m], -1, g_.tasks()[member_task(c, ranks_[m].stage)].category);
     for (const std::uint32_t m : members) finish(m, ranks_[m], member_task(c, ranks_[m].stage));
   }

@@ -84,10 +84,22 @@ class TemplateInstances final : public CollectiveTable {
   std::size_t num_slots() const { return slot_id_.size(); }
   std::uint32_t instance_of_slot(std::uint32_t slot) const { return slot_id_[slot]; }
   std::uint32_t instance(std::uint32_t c, std::uint32_t rank) const { return slot_id_[meeting(c, rank).slot]; }
-  std::uint32_t template_collective(std::uint32_t instance) const { return of_[instance].collective; }
+  // An instance's template collective and real group.
+  struct Of {
+    std::uint32_t collective, group;
+  };
+  Of of(std::uint32_t instance) const {
+    const InFlight* f = find(instance);
+    return f ? Of{f->collective, f->group} : of_[instance];
+  }
+  std::uint32_t template_collective(std::uint32_t instance) const { return of(instance).collective; }
   // The real ranks of a group or an instance, ascending (the one-by-one graph's member order).
   const std::vector<std::uint32_t>& ranks_of(std::uint32_t group) const { return sorted_[group]; }
-  const std::vector<std::uint32_t>& members_of(std::uint32_t instance) const { return sorted_[of_[instance].group]; }
+  const std::vector<std::uint32_t>& members_of(std::uint32_t instance) const { return sorted_[of(instance).group]; }
+  // The executor says which instances are in flight (10^4 at most, against 10^7 instances): looking them
+  // up there stays in cache, where of_ is a miss per look-up.
+  void begin(std::uint32_t instance, std::uint32_t collective, std::uint32_t group) const;
+  void end(std::uint32_t instance) const;
   std::uint64_t num_tasks() const { return tasks_; }
 
  private:
@@ -95,10 +107,15 @@ class TemplateInstances final : public CollectiveTable {
   std::vector<std::uint32_t> first_slot_;                 // per template collective: its first slot
   std::vector<std::vector<std::uint32_t>> mirror_index_;  // per template group: per real rank, its mirror (kNone)
   std::vector<std::uint32_t> slot_id_;                    // slot (first_slot_ + mirror) -> instance
-  struct Of {
-    std::uint32_t collective, group;
-  };
   std::vector<Of> of_;  // per instance: its template collective and its real group
+  // Open addressing with linear probing on the instance id (kNone: empty), at most half full.
+  struct InFlight {
+    std::uint32_t id = kNone, collective = 0, group = 0;
+  };
+  const InFlight* find(std::uint32_t instance) const;
+  static std::size_t hash(std::uint32_t id) { return static_cast<std::size_t>((id * 0x9E3779B97F4A7C15ULL) >> 32); }
+  mutable std::vector<InFlight> in_flight_ = std::vector<InFlight>(1024);
+  mutable std::size_t in_flight_count_ = 0;
   std::vector<std::vector<std::uint32_t>> sorted_;        // per group: its ranks, ascending
   std::vector<std::vector<std::uint32_t>> self_;          // per group: {itself} (every rank is simulated)
   std::uint64_t tasks_ = 0;

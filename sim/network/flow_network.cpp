@@ -43,6 +43,11 @@ FlowNetwork::FlowNetwork(const CollectiveTable& graph, const topo::Cluster& clus
   int nodes = 0;
   for (int g = 0; g < cluster.num_gpus(); ++g) nodes = std::max(nodes, cluster.node_of_gpu(g) + 1);
   node_slot_.assign(static_cast<std::size_t>(nodes), -1);
+  climbs_.reserve(cluster.edges().size());
+  for (const auto& e : cluster.edges()) {
+    const auto kind = cluster.vertices()[static_cast<std::size_t>(e.dst)].kind;
+    climbs_.push_back(kind == topo::VertexKind::spine || kind == topo::VertexKind::core);
+  }
 }
 
 void FlowNetwork::expand(const CollectiveSpec& c, const std::vector<int>& gpus, const AlgorithmChoice& choice,
@@ -366,10 +371,8 @@ void FlowNetwork::launch_phase(std::uint32_t slot, Time now) {
 }
 
 bool FlowNetwork::crosses_spine(const std::vector<int>& path) const {
-  for (int l : path) {
-    const auto kind = cluster_.vertices()[static_cast<std::size_t>(cluster_.edges()[static_cast<std::size_t>(l)].dst)].kind;
-    if (kind == topo::VertexKind::spine || kind == topo::VertexKind::core) return true;
-  }
+  for (int l : path)
+    if (climbs_[static_cast<std::size_t>(l)]) return true;
   return false;
 }
 

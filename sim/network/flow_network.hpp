@@ -91,6 +91,7 @@ class FlowNetwork : public CommBackend {
   const topo::Cluster& cluster_;
   FlowNetworkOptions options_;
   std::unique_ptr<MaxMinSolver> solver_;  // behind a pointer: next_completion() is const but lazily pops
+  std::vector<std::uint8_t> climbs_;  // per edge: it goes into a spine or core switch (crosses_spine)
   std::vector<const AlgorithmChoice*> choices_;  // into choice_memo_ (8 bytes a collective, not 48)
   // choose_algorithm is a pure function of (kind, bytes, group geometry): memoized per (group, kind,
   // bytes), since a step starts the same collective of a group once per layer and micro-batch.
