@@ -36,6 +36,7 @@ FlowNetwork::FlowNetwork(const CollectiveTable& graph, const topo::Cluster& clus
       options_(std::move(options)),
       solver_(std::make_unique<MaxMinSolver>(link_capacities(cluster))),
       choices_(graph.num_collectives(), nullptr),
+      choice_memo_(graph.num_groups()),
       geometry_(graph.num_groups()),
       have_geometry_(graph.num_groups(), false) {
   route_.reserve(static_cast<std::size_t>(cluster.max_route_edges()));
@@ -295,15 +296,19 @@ void FlowNetwork::start(std::uint32_t collective, Time now) {
   }
   const GroupGeometry& geo = geometry_[c.group];
   // The options (forced algorithm, calibration) are fixed for this network: the memo's key is the rest.
-  const ChoiceKey key{c.group, static_cast<std::uint32_t>(c.kind), std::bit_cast<std::uint64_t>(c.bytes)};
-  auto memo = choice_memo_.find(key);
-  if (memo == choice_memo_.end())
-    memo = choice_memo_
-               .emplace(key, choose_algorithm(c.kind, c.bytes, geo, options_.forced_algorithm,
-                                              options_.calibration.any() ? &options_.calibration : nullptr))
-               .first;
-  const AlgorithmChoice choice = memo->second;
-  choices_[collective] = &memo->second;  // the memo's nodes stay put
+  auto& memo = choice_memo_[c.group];
+  const auto kind = static_cast<std::uint32_t>(c.kind);
+  const auto bits = std::bit_cast<std::uint64_t>(c.bytes);
+  const AlgorithmChoice* chosen = nullptr;
+  for (const ChoiceMemo& m : memo)
+    if (m.kind == kind && m.bytes_bits == bits) chosen = m.choice;
+  if (!chosen) {
+    chosen = &choice_store_.emplace_back(
+        choose_algorithm(c.kind, c.bytes, geo, options_.forced_algorithm, options_.calibration.any() ? &options_.calibration : nullptr));
+    memo.push_back({kind, bits, chosen});
+  }
+  const AlgorithmChoice choice = *chosen;
+  choices_[collective] = chosen;
 
   const std::uint32_t slot = take_slot(free_slots_, active_);
   Active& a = active_[slot];

@@ -20,6 +20,7 @@
 // such as rings collision-free, Quantum switches add adaptive routing, and on RoCE NCCL spreads every
 // connection over several queue pairs (NCCL_IB_QPS_PER_CONNECTION) that ECMP hashes apart. Where the
 // links themselves are too few (an oversubscribed tier), flows still share them max-min fairly.
+#include <deque>
 #include <memory>
 #include <queue>
 #include <span>
@@ -92,23 +93,18 @@ class FlowNetwork : public CommBackend {
   FlowNetworkOptions options_;
   std::unique_ptr<MaxMinSolver> solver_;  // behind a pointer: next_completion() is const but lazily pops
   std::vector<std::uint8_t> climbs_;  // per edge: it goes into a spine or core switch (crosses_spine)
-  std::vector<const AlgorithmChoice*> choices_;  // into choice_memo_ (8 bytes a collective, not 48)
+  std::vector<const AlgorithmChoice*> choices_;  // into choice_store_ (8 bytes a collective, not 48)
   // choose_algorithm is a pure function of (kind, bytes, group geometry): memoized per (group, kind,
-  // bytes), since a step starts the same collective of a group once per layer and micro-batch.
-  struct ChoiceKey {
-    std::uint32_t group;
+  // bytes), since a step starts the same collective of a group once per layer and micro-batch. Per
+  // group a short list (a group's collectives come in a few sizes), beside its geometry: with every rank
+  // simulated there are 10^4 groups, and a hash table's node is a cache miss per start.
+  struct ChoiceMemo {
     std::uint32_t kind;
     std::uint64_t bytes_bits;
-    bool operator==(const ChoiceKey&) const = default;
+    const AlgorithmChoice* choice;
   };
-  struct ChoiceKeyHash {
-    std::size_t operator()(const ChoiceKey& k) const {
-      std::uint64_t h = k.bytes_bits * 0x9E3779B97F4A7C15ULL;
-      h ^= (static_cast<std::uint64_t>(k.group) << 8 | k.kind) + 0x632BE59BD9B4E019ULL + (h << 6) + (h >> 2);
-      return static_cast<std::size_t>(h);
-    }
-  };
-  std::unordered_map<ChoiceKey, AlgorithmChoice, ChoiceKeyHash> choice_memo_;
+  std::vector<std::vector<ChoiceMemo>> choice_memo_;  // per group
+  std::deque<AlgorithmChoice> choice_store_;          // stable addresses
   // Scratch of start() / expand(), kept so that starting a collective allocates nothing once warm.
   std::vector<std::vector<FlowSpec>> mirror_phases_;
   mutable std::vector<std::vector<int>> nodes_;
