@@ -314,6 +314,7 @@ std::optional<SimulationResult> simulate_from_template(const Scenario& s) {
   SimulationResult result;
   result.report = make_report(s, times, std::vector<int>(n, 1), ex.makespan, ex.events, instances.num_tasks(), network->link_loads());
   result.report.network = std::string(to_string(s.simulation.network));
+  result.from_template = true;
   result.busiest_kernel_square_sum = ex.kernel_square_sum.empty() ? 0 : *std::max_element(ex.kernel_square_sum.begin(), ex.kernel_square_sum.end());
   result.execution.makespan = ex.makespan;
   result.execution.events = ex.events;

@@ -32,6 +32,7 @@ struct SimulationResult {
   // `execution.records` those ranks' records, so the busiest rank's sum of squared kernel seconds
   // (sim/goodput/jitter.hpp) is the executor's, over every rank. -1: derive it from the plan.
   double busiest_kernel_square_sum = -1;
+  bool from_template = false;  // the run above: report.tasks counts every rank's tasks, plan holds a stage's
 };
 
 SimulationResult simulate(const Scenario& scenario);
