@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/base/check.hpp"
+#include "sim/engine/heap4.hpp"
 
 namespace cs::sim {
 
@@ -13,39 +14,14 @@ void EventQueue::schedule(Time at, std::uint32_t target, std::uint32_t tag) {
     fifo_.push_back(e);
     return;
   }
-  // A 4-ary heap (children of i: 4i + 1 .. 4i + 4): half the levels of a binary heap, and a node's children
-  // side by side in memory, which is what a pop pays for once the heap outgrows the cache (one pending
-  // kernel per stream: 10^4-10^5 events at 16,384 GPUs). Keys (time, seq) are unique, so the pop order is
-  // the binary heap's.
-  std::size_t i = heap_.size();
   heap_.push_back(e);
-  while (i > 0) {
-    const std::size_t parent = (i - 1) / 4;
-    if (!later(heap_[parent], e)) break;
-    heap_[i] = heap_[parent];
-    i = parent;
-  }
-  heap_[i] = e;
+  heap4_place(heap_, heap_.size() - 1, e, [](const Event& a, const Event& b) { return later(a, b); }, [this](std::size_t i, const Event& v) { heap_[i] = v; });
 }
 
 void EventQueue::pop_top() {
   const Event last = heap_.back();
   heap_.pop_back();
-  const std::size_t n = heap_.size();
-  if (n == 0) return;
-  std::size_t i = 0;
-  while (true) {
-    const std::size_t first = 4 * i + 1;
-    if (first >= n) break;
-    std::size_t best = first;
-    const std::size_t end = std::min(first + 4, n);
-    for (std::size_t c = first + 1; c < end; ++c)
-      if (later(heap_[best], heap_[c])) best = c;
-    if (!later(last, heap_[best])) break;
-    heap_[i] = heap_[best];
-    i = best;
-  }
-  heap_[i] = last;
+  if (!heap_.empty()) heap4_place(heap_, 0, last, [](const Event& a, const Event& b) { return later(a, b); }, [this](std::size_t i, const Event& v) { heap_[i] = v; });
 }
 
 Time EventQueue::next_time() const {

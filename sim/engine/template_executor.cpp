@@ -6,7 +6,9 @@
 
 #include "sim/base/check.hpp"
 #include "sim/engine/cancel.hpp"
+#include "sim/engine/event_loop.hpp"
 #include "sim/engine/event_queue.hpp"
+#include "sim/engine/heap4.hpp"
 
 namespace cs::sim {
 
@@ -135,9 +137,6 @@ void TemplateInstances::member_ranks(std::uint32_t c, std::vector<std::uint32_t>
 
 namespace {
 
-constexpr std::uint32_t kTagBits = 1;
-constexpr std::uint32_t kComputeDone = 0;
-
 // The executor's events are one kernel completion per rank at most that is not stale. The reference's
 // EventQueue keeps a re-issued completion's stale predecessor in its heap until its time comes (popped,
 // counted as an event, ignored); with every rank simulated that is most of a 10^5-entry heap. Here a
@@ -178,7 +177,7 @@ class KernelQueue {
       return;
     }
     heap_.push_back(e);
-    sift_up(static_cast<std::uint32_t>(heap_.size() - 1), e);
+    place(static_cast<std::uint32_t>(heap_.size() - 1), e);
   }
   Event pop() {
     const bool fifo_has = fifo_head_ < fifo_.size();
@@ -203,40 +202,12 @@ class KernelQueue {
 
  private:
   static bool later(const Event& a, const Event& b) { return a.time != b.time ? a.time > b.time : a.seq > b.seq; }
-  void set(std::uint32_t i, const Event& e) {
-    heap_[i] = e;
-    pos_[e.target] = i;
-  }
-  void sift_up(std::uint32_t i, const Event& e) {
-    while (i > 0) {
-      const std::uint32_t parent = (i - 1) / 4;
-      if (!later(heap_[parent], e)) break;
-      set(i, heap_[parent]);
-      i = parent;
-    }
-    set(i, e);
-  }
-  void sift_down(std::uint32_t i, const Event& e) {
-    const auto n = static_cast<std::uint32_t>(heap_.size());
-    while (true) {
-      const std::uint32_t first = 4 * i + 1;
-      if (first >= n) break;
-      std::uint32_t best = first;
-      const std::uint32_t end = std::min(first + 4, n);
-      for (std::uint32_t c = first + 1; c < end; ++c)
-        if (later(heap_[best], heap_[c])) best = c;
-      if (!later(e, heap_[best])) break;
-      set(i, heap_[best]);
-      i = best;
-    }
-    set(i, e);
-  }
-  // Entry i takes e (a new key for the same rank, or the last entry moved there).
+  // Entry i takes e (a new key for the same rank, or the last entry moved there); pos_ follows.
   void place(std::uint32_t i, const Event& e) {
-    if (i > 0 && later(heap_[(i - 1) / 4], e))
-      sift_up(i, e);
-    else
-      sift_down(i, e);
+    heap4_place(heap_, i, e, [](const Event& a, const Event& b) { return later(a, b); }, [this](std::size_t k, const Event& v) {
+      heap_[k] = v;
+      pos_[v.target] = static_cast<std::uint32_t>(k);
+    });
   }
   void remove(std::uint32_t i) {
     pos_[heap_[i].target] = kNone;
@@ -320,23 +291,9 @@ class TemplateExecutor {
   TemplateResult run() {
     for (std::uint32_t r = 0; r < t_.num_ranks(); ++r)
       for (int s = 0; s < kStreamsPerRank; ++s) try_start(r, static_cast<StreamKind>(s));
-    std::vector<std::uint32_t> done;
-    while (true) {
-      const Time next_local = queue_.next_time();
-      const Time next_network = network_.next_completion();
-      if (next_local == kNever && next_network == kNever) break;
-      ++result_.events;
-      poll_cancel();
-      if (next_network < next_local) {
-        queue_.advance_to(next_network);
-        network_.pop_completed(next_network, done);
-        for (const std::uint32_t c : done) on_collective_done(c);
-        done.clear();
-        continue;
-      }
-      const Event e = queue_.pop();
-      on_compute_done(e.target, e.tag >> kTagBits);
-    }
+    result_.events = run_events(
+        queue_, network_, [this](std::uint32_t rank, std::uint32_t version) { on_compute_done(rank, version); },
+        [this](std::uint32_t c) { on_collective_done(c); });
     check_finished();
     result_.events += queue_.superseded();
     result_.makespan = std::max(queue_.now(), queue_.latest_superseded());
@@ -448,9 +405,7 @@ class TemplateExecutor {
     schedule_compute_done(run, rank);
   }
 
-  Time wall_time_for(const Running& run) const {
-    return run.slowed ? static_cast<Time>(std::llround(static_cast<double>(run.remaining) * slowdown_)) : run.remaining;
-  }
+  Time wall_time_for(const Running& run) const { return wall_time(run.remaining, run.slowed, slowdown_); }
 
   void schedule_compute_done(Running& run, std::uint32_t rank) {
     ++run.version;
@@ -469,7 +424,7 @@ class TemplateExecutor {
       return;
     }
     const Time elapsed = queue_.now() - run.last_update;
-    const Time done = run.slowed ? static_cast<Time>(std::llround(static_cast<double>(elapsed) / slowdown_)) : elapsed;
+    const Time done = work_done(elapsed, run.slowed, slowdown_);
     run.remaining = std::max<Time>(0, run.remaining - done);
     run.last_update = queue_.now();
     run.slowed = slowed;
