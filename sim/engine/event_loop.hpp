@@ -10,6 +10,7 @@
 #include "sim/engine/cancel.hpp"
 #include "sim/engine/comm_backend.hpp"
 #include "sim/engine/event_queue.hpp"
+#include "sim/engine/task_graph.hpp"
 #include "sim/engine/time.hpp"
 
 namespace cs::sim {
@@ -50,6 +51,21 @@ inline Time wall_time(Time remaining, bool slowed, double slowdown) {
 // The work done in `elapsed` wall time at that speed.
 inline Time work_done(Time elapsed, bool slowed, double slowdown) {
   return slowed ? static_cast<Time>(std::llround(static_cast<double>(elapsed) / slowdown)) : elapsed;
+}
+
+// A running kernel's speed becomes `slowed` at `now`: its remaining work is brought up to now at the old
+// speed. Returns whether its completion must be re-issued (the speed changed). R: a task (kNone: none),
+// remaining, last_update, slowed.
+template <class R>
+bool set_speed(R& run, bool slowed, Time now, double slowdown) {
+  if (run.task == kNone || slowed == run.slowed || slowdown == 1.0) {
+    run.slowed = slowed;
+    return false;
+  }
+  run.remaining = std::max<Time>(0, run.remaining - work_done(now - run.last_update, run.slowed, slowdown));
+  run.last_update = now;
+  run.slowed = slowed;
+  return true;
 }
 
 }  // namespace cs::sim

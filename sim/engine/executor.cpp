@@ -101,17 +101,7 @@ class Executor {
   void set_comm_active(std::uint32_t rank, int delta) {
     active_comm_[rank] = static_cast<std::uint32_t>(static_cast<int>(active_comm_[rank]) + delta);
     Running& run = running_[stream_index(rank, StreamKind::compute)];
-    const bool slowed = active_comm_[rank] > 0;
-    if (run.task == kNone || slowed == run.slowed || slowdown_ == 1.0) {
-      run.slowed = slowed;
-      return;
-    }
-    const Time elapsed = queue_.now() - run.last_update;
-    const Time done = work_done(elapsed, run.slowed, slowdown_);
-    run.remaining = std::max<Time>(0, run.remaining - done);
-    run.last_update = queue_.now();
-    run.slowed = slowed;
-    schedule_compute_done(run);
+    if (set_speed(run, active_comm_[rank] > 0, queue_.now(), slowdown_)) schedule_compute_done(run);
   }
 
   void on_compute_done(TaskId t, std::uint32_t version) {

@@ -417,18 +417,7 @@ class TemplateExecutor {
     auto& kind = st.kind[static_cast<std::size_t>(category)];
     kind = static_cast<std::uint16_t>(static_cast<int>(kind) + delta);
     st.comm = static_cast<std::uint32_t>(static_cast<int>(st.comm) + delta);
-    Running& run = st.run;
-    const bool slowed = st.comm > 0;
-    if (run.task == kNone || slowed == run.slowed || slowdown_ == 1.0) {
-      run.slowed = slowed;
-      return;
-    }
-    const Time elapsed = queue_.now() - run.last_update;
-    const Time done = work_done(elapsed, run.slowed, slowdown_);
-    run.remaining = std::max<Time>(0, run.remaining - done);
-    run.last_update = queue_.now();
-    run.slowed = slowed;
-    schedule_compute_done(run, rank);
+    if (set_speed(st.run, st.comm > 0, queue_.now(), slowdown_)) schedule_compute_done(st.run, rank);
   }
 
   void on_compute_done(std::uint32_t rank, std::uint32_t version) {
