@@ -92,6 +92,7 @@ AnalyticalNetwork::AnalyticalNetwork(const CollectiveTable& graph, const topo::C
                                      NcclCalibration calibration)
     : graph_(graph),
       cluster_(cluster),
+      costs_(graph.num_groups()),
       forced_algorithm_(std::move(forced_algorithm)),
       calibration_(std::move(calibration)),
       geometry_(graph.num_groups()),
@@ -99,9 +100,11 @@ AnalyticalNetwork::AnalyticalNetwork(const CollectiveTable& graph, const topo::C
 
 const AnalyticalNetwork::Cost& AnalyticalNetwork::cost(std::uint32_t collective) {
   const CollectiveSpec c = graph_.collective(collective);
-  const CostKey key{static_cast<int>(c.kind), std::bit_cast<std::uint64_t>(c.bytes + 0.0), c.group};  // + 0.0: -0 as +0
-  auto it = costs_.find(key);
-  if (it != costs_.end()) return it->second;
+  const int kind = static_cast<int>(c.kind);
+  const auto bits = std::bit_cast<std::uint64_t>(c.bytes + 0.0);  // + 0.0: -0 as +0
+  auto& memo = costs_[c.group];
+  for (const CostMemo& m : memo)
+    if (m.kind == kind && m.bytes_bits == bits) return *m.cost;
   const auto& gpus = graph_.group(c.group);
   if (!have_geometry_[c.group]) {
     geometry_[c.group] = group_geometry(cluster_, gpus);
@@ -136,7 +139,9 @@ const AnalyticalNetwork::Cost& AnalyticalNetwork::cost(std::uint32_t collective)
       out.scaleup_bytes = 2 * (k - 1) / k * c.bytes;
     }
   }
-  return costs_.emplace(key, out).first->second;
+  const Cost* stored = &cost_store_.emplace_back(out);
+  costs_[c.group].push_back({kind, bits, stored});
+  return *stored;
 }
 
 void AnalyticalNetwork::tier_capacities() {

@@ -37,6 +37,7 @@
 #include <map>
 #include <queue>
 #include <string>
+#include <deque>
 #include <tuple>
 #include <unordered_map>
 
@@ -73,21 +74,16 @@ class AnalyticalNetwork : public CommBackend {
 
   const CollectiveTable& graph_;
   const topo::Cluster& cluster_;
-  struct CostKey {
+  // Memoized per (kind, bytes, group): per group a short list (a group's collectives come in a few sizes),
+  // looked up at every start; with every rank simulated there are 10^4 groups, and a hash table's node was
+  // a cache miss a start.
+  struct CostMemo {
     int kind;
     std::uint64_t bytes_bits;
-    std::uint32_t group;
-    bool operator==(const CostKey&) const = default;
+    const Cost* cost;
   };
-  struct CostKeyHash {
-    std::size_t operator()(const CostKey& k) const {
-      std::uint64_t h = k.bytes_bits * 0x9E3779B97F4A7C15ULL;
-      h ^= (static_cast<std::uint64_t>(k.group) << 8 | static_cast<std::uint32_t>(k.kind)) + 0x632BE59BD9B4E019ULL + (h << 6) + (h >> 2);
-      return static_cast<std::size_t>(h);
-    }
-  };
-  // (kind, bytes, group): looked up at every start (a hash, not a tree: 10^5 keys with every rank simulated).
-  std::unordered_map<CostKey, Cost, CostKeyHash> costs_;
+  std::vector<std::vector<CostMemo>> costs_;  // per group
+  std::deque<Cost> cost_store_;               // stable addresses
   std::string forced_algorithm_;
   NcclCalibration calibration_;  // calibrated constants (nccl_model.hpp); default-constructed: none
   std::vector<GroupGeometry> geometry_;
