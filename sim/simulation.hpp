@@ -35,6 +35,8 @@ struct SimulationResult {
   bool from_template = false;  // the run above: report.tasks counts every rank's tasks, plan holds a stage's
 };
 
+// With simulation.symmetry false (one job) every rank is executed from a per-stage template
+// (sim/engine/template_executor.hpp), byte-identical to the materialised graph's run; see SimulationResult.
 SimulationResult simulate(const Scenario& scenario);
 // The same, stopped with Cancelled (sim/engine/cancel.hpp) within milliseconds once *cancel becomes true;
 // everything built so far is freed. A front end's Cancel; nullptr: never cancelled.
