@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include "models/compute/compute_model.hpp"
@@ -12,6 +13,7 @@
 #include "sim/base/check.hpp"
 #include "sim/base/weighted_classes.hpp"
 #include "sim/engine/intervals.hpp"
+#include "sim/engine/template_executor.hpp"
 #include "sim/network/flow_network.hpp"
 #include "sim/network/make_network.hpp"
 #include "sim/network/nccl_model_fit.hpp"
@@ -22,12 +24,25 @@
 namespace cs::sim {
 namespace {
 
-Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResult& ex, const std::vector<LinkLoad>& loads) {
+// Every simulated rank's times from its task records (sim/report/breakdown.hpp).
+std::vector<RankTimes> every_rank_times(const StepPlan& plan, const ExecutionResult& ex) {
+  std::vector<RankTimes> out;
+  out.reserve(static_cast<std::size_t>(plan.graph.num_ranks()));
+  for (int k = 0; k < plan.graph.num_ranks(); ++k) {
+    poll_cancel();  // a rank's intervals of a huge step take a while to merge
+    out.push_back(rank_times(plan.graph, ex.records, plan.flops, k));
+  }
+  return out;
+}
+
+// `times[k]` for simulated rank k, which stands for mirrors[k] real ranks; `tasks` and `events` for the
+// simulator block.
+Report make_report(const Scenario& s, const std::vector<RankTimes>& times, const std::vector<int>& mirrors, Time makespan,
+                   std::uint64_t events, std::size_t tasks, const std::vector<LinkLoad>& loads) {
   const auto& t = s.training;
   Report r = job_report(s);
 
-  const TaskGraph& g = plan.graph;
-  const double step = to_seconds(ex.makespan);
+  const double step = to_seconds(makespan);
   CS_CHECK(step > 0);
   r.step_time_s = step;
   r.step_time_band = expected_error_band(band_features(r), step);  // error_band.hpp: validation residuals
@@ -48,7 +63,8 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
   // every mean is a sum over the classes weighted by their share of the real ranks
   // (sim/base/weighted_classes.hpp), so that a batched run and a one-by-one run of the same ranks add the
   // same numbers in the same order: byte-identical reports.
-  const int ranks = g.num_ranks();
+  const auto ranks = times.size();
+  CS_CHECK(mirrors.size() == ranks);
   struct RankTimesHash {
     std::uint64_t operator()(const RankTimes& rt) const {
       Fnv1a f;
@@ -61,11 +77,10 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
     }
   };
   WeightedClasses<RankTimes, RankTimesHash> classes;
-  for (int k = 0; k < ranks; ++k) {
-    poll_cancel();  // a rank's intervals of a huge step take a while to merge
-    const RankTimes rt = rank_times(g, ex.records, plan.flops, k);
-    CS_CHECK(rt.compute <= ex.makespan);  // self-check: the step is never shorter than its compute
-    classes.add(rt, static_cast<std::uint64_t>(plan.mirrors[static_cast<std::size_t>(k)]));
+  for (std::size_t k = 0; k < ranks; ++k) {
+    const RankTimes& rt = times[k];
+    CS_CHECK(rt.compute <= makespan);  // self-check: the step is never shorter than its compute
+    classes.add(rt, static_cast<std::uint64_t>(mirrors[k]));
   }
   const std::uint64_t real_ranks = classes.total();
   Breakdown sum;
@@ -79,7 +94,7 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
       r.busy_s[k] += to_seconds(rt.busy[k]) * share;
       exposed_by_kind[k] += to_seconds(rt.exposed_by_kind[k]) * share;
     }
-    const Time idle = ex.makespan - rt.compute - rt.exposed;
+    const Time idle = makespan - rt.compute - rt.exposed;
     sum.compute_s += to_seconds(rt.compute) * share;
     sum.exposed_comm_s += to_seconds(rt.exposed) * share;
     (t.pp > 1 ? sum.pipeline_bubble_s : sum.other_s) += to_seconds(idle) * share;
@@ -122,15 +137,19 @@ Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResul
   ci.usd_per_kwh = s.usd_per_kwh;
   r.cost = models::compute_cost(ci);
 
-  r.simulated_ranks = ranks;
-  r.tasks = g.tasks().size();
-  r.events = ex.events;
+  r.simulated_ranks = static_cast<int>(ranks);
+  r.tasks = tasks;
+  r.events = events;
   return r;
+}
+
+Report make_report(const Scenario& s, const StepPlan& plan, const ExecutionResult& ex, const std::vector<LinkLoad>& loads) {
+  return make_report(s, every_rank_times(plan, ex), plan.mirrors, ex.makespan, ex.events, plan.graph.tasks().size(), loads);
 }
 
 // Both back-ends price collectives with the profile's fitted NCCL constants when the scenario names one
 // (sim/network/nccl_model_fit.hpp): run, sweep and the GUI all come through here.
-std::unique_ptr<CommBackend> make_network(const Scenario& s, const TaskGraph& graph, const topo::Cluster& cluster) {
+std::unique_ptr<CommBackend> make_network(const Scenario& s, const CollectiveTable& graph, const topo::Cluster& cluster) {
   const NcclCalibration calibration = s.comm_profile ? nccl_calibration(*s.comm_profile, s.calibration) : NcclCalibration{};
   return make_network(s.simulation.network, graph, cluster, s.simulation.nccl_algorithm, calibration);
 }
@@ -244,17 +263,68 @@ SimulationResult simulate_jobs(const Scenario& s) {
   return result;
 }
 
-}  // namespace
-
-SimulationResult simulate(const Scenario& scenario, const std::atomic<bool>* cancel) {
-  const CancelScope scope(cancel);
+// Every rank of a single-job step executed from its per-stage template (sim/engine/template_executor.hpp),
+// byte-identical to the materialised graph's run; nullopt where the template does not cover the step.
+std::optional<SimulationResult> simulate_from_template(const Scenario& s) {
+  const models::ComputeProfile& profile = s.compute_profile ? *s.compute_profile : models::default_compute_profile();
+  StepTemplatePlan tp = build_step_template(s, profile);
+  if (!tp.fallback.empty()) return std::nullopt;
+  const TaskGraph& g = tp.plan.graph;
+  for (TaskId id = 0; id < g.tasks().size(); ++id)
+    if (g.num_predecessors(id) > UINT8_MAX) return std::nullopt;  // the executor keeps one byte a task
+  tp.spec.graph = &g;
+  const std::shared_ptr<const topo::Cluster> graph = make_cluster(s);
+  const TemplateInstances instances(tp.spec);
+  const std::unique_ptr<CommBackend> network = make_network(s, instances, *graph);
+  ExecutorOptions options;
+  options.comm_compute_contention = s.contention();
+  TemplateResult ex = execute_template(tp.spec, instances, *network, options);
   poll_cancel();
-  return simulate(scenario);
+
+  // rank_times' per-rank sums from the executor's totals; the FLOPs are the template rank's (the same
+  // kernels on every rank of a stage), summed stream by stream in issue order as rank_times does.
+  struct Flops {
+    double all = 0, recompute = 0, optimizer = 0;
+  };
+  std::vector<Flops> stage_flops(static_cast<std::size_t>(g.num_ranks()));
+  for (int k = 0; k < g.num_ranks(); ++k)
+    for (int st = 0; st < kStreamsPerRank; ++st)
+      for (const TaskId id : g.stream_tasks(k, static_cast<StreamKind>(st))) {
+        const Task& task = g.tasks()[id];
+        if (task.collective != kNone) continue;
+        Flops& f = stage_flops[static_cast<std::size_t>(k)];
+        f.all += tp.plan.flops[id];
+        if (task.category == Category::recompute) f.recompute += tp.plan.flops[id];
+        if (task.category == Category::optimizer) f.optimizer += tp.plan.flops[id];
+      }
+  const std::uint32_t n = tp.spec.num_ranks();
+  std::vector<RankTimes> times(n);
+  for (std::uint32_t r = 0; r < n; ++r) {
+    const RankTotals& tot = ex.ranks[r];
+    RankTimes& rt = times[r];
+    rt.busy = tot.busy;
+    rt.exposed_by_kind = tot.exposed_by_kind;
+    rt.compute = tot.compute;
+    rt.exposed = tot.exposed;
+    const Flops& f = stage_flops[tp.spec.template_rank[r]];
+    rt.flops = f.all;
+    rt.recompute_flops = f.recompute;
+    rt.optimizer_flops = f.optimizer;
+  }
+  SimulationResult result;
+  result.report = make_report(s, times, std::vector<int>(n, 1), ex.makespan, ex.events, instances.num_tasks(), network->link_loads());
+  result.report.network = std::string(to_string(s.simulation.network));
+  result.from_template = true;
+  result.busiest_kernel_square_sum = ex.kernel_square_sum.empty() ? 0 : *std::max_element(ex.kernel_square_sum.begin(), ex.kernel_square_sum.end());
+  result.execution.makespan = ex.makespan;
+  result.execution.events = ex.events;
+  result.execution.records = std::move(ex.records);
+  result.plan = std::move(tp.plan);
+  return result;
 }
 
-SimulationResult simulate(const Scenario& scenario) {
-  check_budget(scenario);  // before anything is built
-  if (scenario.multi_job()) return simulate_jobs(scenario);
+// One job's step, every task of its graph materialised (a simulated rank per class, or every rank).
+SimulationResult simulate_built(const Scenario& scenario) {
   const std::shared_ptr<const topo::Cluster> graph = make_cluster(scenario);  // the topology file's, or built
   const topo::Cluster& cluster = *graph;
   SimulationResult result;
@@ -268,6 +338,28 @@ SimulationResult simulate(const Scenario& scenario) {
   result.report = make_report(scenario, result.plan, result.execution, network->link_loads());
   result.report.network = std::string(to_string(scenario.simulation.network));
   return result;
+}
+
+}  // namespace
+
+SimulationResult simulate(const Scenario& scenario, const std::atomic<bool>* cancel) {
+  const CancelScope scope(cancel);
+  poll_cancel();
+  return simulate(scenario);
+}
+
+SimulationResult simulate(const Scenario& scenario) {
+  check_budget(scenario);  // before anything is built
+  if (scenario.multi_job()) return simulate_jobs(scenario);
+  if (!scenario.simulation.symmetry)
+    if (std::optional<SimulationResult> r = simulate_from_template(scenario)) return std::move(*r);
+  return simulate_built(scenario);
+}
+
+SimulationResult simulate_materialised(const Scenario& scenario) {
+  check_budget(scenario, true);  // the graph of every task
+  if (scenario.multi_job()) return simulate_jobs(scenario);
+  return simulate_built(scenario);
 }
 
 }  // namespace cs::sim

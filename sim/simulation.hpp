@@ -27,11 +27,23 @@ struct SimulationResult {
   ExecutionResult execution;   // multi-job: the run of all jobs together
   Report report;               // multi-job: job 0's report (multi_job.jobs[0]), for callers of one job
   MultiJobReport multi_job;    // multi-job scenarios only; jobs empty otherwise
+  // simulation.symmetry false, executed from the per-stage template (sim/engine/template_executor.hpp):
+  // `plan` is the template (a rank per stage standing for the stage, with its own durations) and
+  // `execution.records` those ranks' records, so the busiest rank's sum of squared kernel seconds
+  // (sim/goodput/jitter.hpp) is the executor's, over every rank. -1: derive it from the plan.
+  double busiest_kernel_square_sum = -1;
+  bool from_template = false;  // the run above: report.tasks counts every rank's tasks, plan holds a stage's
 };
 
+// With simulation.symmetry false (one job) every rank is executed from a per-stage template
+// (sim/engine/template_executor.hpp), byte-identical to the materialised graph's run; see SimulationResult.
 SimulationResult simulate(const Scenario& scenario);
 // The same, stopped with Cancelled (sim/engine/cancel.hpp) within milliseconds once *cancel becomes true;
 // everything built so far is freed. A front end's Cancel; nullptr: never cancelled.
 SimulationResult simulate(const Scenario& scenario, const std::atomic<bool>* cancel);
+// The reference: every task of the step materialised in one task graph (with simulation.symmetry false, a
+// graph of every rank, where simulate() executes every rank from a per-stage template with byte-identical
+// results). For the outputs that need every rank's task records (run --trace) and for tests.
+SimulationResult simulate_materialised(const Scenario& scenario);
 
 }  // namespace cs::sim

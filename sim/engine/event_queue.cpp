@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/base/check.hpp"
+#include "sim/engine/heap4.hpp"
 
 namespace cs::sim {
 
@@ -14,7 +15,13 @@ void EventQueue::schedule(Time at, std::uint32_t target, std::uint32_t tag) {
     return;
   }
   heap_.push_back(e);
-  std::push_heap(heap_.begin(), heap_.end(), Later{});
+  heap4_place(heap_, heap_.size() - 1, e, [](const Event& a, const Event& b) { return later(a, b); }, [this](std::size_t i, const Event& v) { heap_[i] = v; });
+}
+
+void EventQueue::pop_top() {
+  const Event last = heap_.back();
+  heap_.pop_back();
+  if (!heap_.empty()) heap4_place(heap_, 0, last, [](const Event& a, const Event& b) { return later(a, b); }, [this](std::size_t i, const Event& v) { heap_[i] = v; });
 }
 
 Time EventQueue::next_time() const {
@@ -39,9 +46,8 @@ Event EventQueue::pop() {
       fifo_head_ = 0;
     }
   } else {
-    std::pop_heap(heap_.begin(), heap_.end(), Later{});
-    e = heap_.back();
-    heap_.pop_back();
+    e = heap_.front();
+    pop_top();
   }
   if (e.time != now_) {
     // Time moves on: anything left in the FIFO was scheduled at the old now, which is impossible

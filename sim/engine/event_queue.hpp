@@ -1,5 +1,5 @@
 #pragma once
-// The event queue: a binary heap ordered by (time, insertion sequence), plus a FIFO for events scheduled
+// The event queue: a (4-ary) heap ordered by (time, insertion sequence), plus a FIFO for events scheduled
 // at the current time (after OMNeT++'s cEventHeap). In a task graph most events are zero-delay
 // ("dependency done, start the next task now"); those skip the heap entirely.
 //
@@ -43,10 +43,7 @@ class EventQueue {
   static bool later(const Event& a, const Event& b) {
     return a.time != b.time ? a.time > b.time : a.seq > b.seq;
   }
-  // `later` as a function object, so that the heap algorithms inline it (a function pointer is not).
-  struct Later {
-    bool operator()(const Event& a, const Event& b) const { return later(a, b); }
-  };
+  void pop_top();  // removes heap_.front()
   std::vector<Event> heap_;
   std::vector<Event> fifo_;
   std::size_t fifo_head_ = 0;

@@ -5,15 +5,11 @@
 
 #include "sim/base/check.hpp"
 #include "sim/engine/cancel.hpp"
+#include "sim/engine/event_loop.hpp"
 #include "sim/engine/event_queue.hpp"
 
 namespace cs::sim {
 namespace {
-
-// The executor's own events are all "kernel done"; the tag carries the kernel's version so that a
-// completion re-issued after a speed change makes the old one stale.
-constexpr std::uint32_t kTagBits = 1;
-constexpr std::uint32_t kComputeDone = 0;
 
 class Executor {
  public:
@@ -36,23 +32,9 @@ class Executor {
   ExecutionResult run() {
     for (int r = 0; r < g_.num_ranks(); ++r)
       for (int s = 0; s < kStreamsPerRank; ++s) try_start(stream_index(static_cast<std::uint32_t>(r), static_cast<StreamKind>(s)));
-    std::vector<std::uint32_t> done;
-    while (true) {
-      const Time next_local = queue_.next_time();
-      const Time next_network = network_.next_completion();
-      if (next_local == kNever && next_network == kNever) break;
-      ++result_.events;
-      poll_cancel();  // one relaxed load: an event of the flow network can take milliseconds
-      if (next_network < next_local) {
-        queue_.advance_to(next_network);
-        network_.pop_completed(next_network, done);
-        for (const std::uint32_t c : done) on_collective_done(c);
-        done.clear();
-        continue;
-      }
-      const Event e = queue_.pop();
-      on_compute_done(e.target, e.tag >> kTagBits);
-    }
+    result_.events = run_events(
+        queue_, network_, [this](std::uint32_t t, std::uint32_t version) { on_compute_done(t, version); },
+        [this](std::uint32_t c) { on_collective_done(c); });
     check_finished();
     result_.makespan = queue_.now();
     return std::move(result_);
@@ -108,10 +90,7 @@ class Executor {
     schedule_compute_done(run);
   }
 
-  Time wall_time_for(const Running& run) const {
-    return run.slowed ? static_cast<Time>(std::llround(static_cast<double>(run.remaining) * slowdown_))
-                      : run.remaining;
-  }
+  Time wall_time_for(const Running& run) const { return wall_time(run.remaining, run.slowed, slowdown_); }
 
   void schedule_compute_done(Running& run) {
     ++run.version;
@@ -122,17 +101,7 @@ class Executor {
   void set_comm_active(std::uint32_t rank, int delta) {
     active_comm_[rank] = static_cast<std::uint32_t>(static_cast<int>(active_comm_[rank]) + delta);
     Running& run = running_[stream_index(rank, StreamKind::compute)];
-    const bool slowed = active_comm_[rank] > 0;
-    if (run.task == kNone || slowed == run.slowed || slowdown_ == 1.0) {
-      run.slowed = slowed;
-      return;
-    }
-    const Time elapsed = queue_.now() - run.last_update;
-    const Time done = run.slowed ? static_cast<Time>(std::llround(static_cast<double>(elapsed) / slowdown_)) : elapsed;
-    run.remaining = std::max<Time>(0, run.remaining - done);
-    run.last_update = queue_.now();
-    run.slowed = slowed;
-    schedule_compute_done(run);
+    if (set_speed(run, active_comm_[rank] > 0, queue_.now(), slowdown_)) schedule_compute_done(run);
   }
 
   void on_compute_done(TaskId t, std::uint32_t version) {

@@ -61,19 +61,47 @@ struct Task {
 };
 static_assert(sizeof(Task) == 24);
 
-struct Collective {
+// What a network back-end needs of a collective.
+struct CollectiveSpec {
   CollectiveKind kind = CollectiveKind::all_reduce;
   double bytes = 0;           // nccl-tests "size" of the operation
   std::uint32_t group = 0;    // the real process group (TaskGraph::group), all its GPUs, simulated or not
   bool reversed = false;      // send/recv: data goes from the group's second GPU to its first
+};
+
+struct Collective : CollectiveSpec {
   std::vector<TaskId> members;  // the tasks of the simulated ranks that take part
 };
 
-class TaskGraph {
+// The collectives and process groups a network back-end prices (sim/engine/comm_backend.hpp), by index: a
+// task graph's own, or the collective instances of a step executed from a per-stage template
+// (template_executor.hpp), which never materialises them.
+class CollectiveTable {
+ public:
+  virtual ~CollectiveTable() = default;
+  virtual int num_ranks() const = 0;  // simulated ranks
+  virtual std::size_t num_collectives() const = 0;
+  virtual CollectiveSpec collective(std::uint32_t c) const = 0;
+  // The simulated ranks taking part in collective c, in the order its members were added (appended to out).
+  virtual void member_ranks(std::uint32_t c, std::vector<std::uint32_t>& out) const = 0;
+  virtual std::size_t num_members(std::uint32_t c) const = 0;
+  virtual std::size_t num_groups() const = 0;
+  virtual const std::vector<int>& group(std::uint32_t id) const = 0;
+  virtual const std::vector<std::uint32_t>& mirrors(std::uint32_t group) const = 0;
+  virtual const std::vector<std::uint32_t>& rank_weights() const = 0;
+};
+
+class TaskGraph final : public CollectiveTable {
  public:
   explicit TaskGraph(int num_ranks);
 
-  int num_ranks() const { return num_ranks_; }
+  int num_ranks() const override { return num_ranks_; }
+  std::size_t num_collectives() const override { return collectives_.size(); }
+  CollectiveSpec collective(std::uint32_t c) const override { return collectives_[c]; }
+  void member_ranks(std::uint32_t c, std::vector<std::uint32_t>& out) const override {
+    for (const TaskId m : collectives_[c].members) out.push_back(tasks_[m].rank);
+  }
+  std::size_t num_members(std::uint32_t c) const override { return collectives_[c].members.size(); }
   std::uint32_t intern(std::string_view name);
   const std::string& name(std::uint32_t id) const { return names_[id]; }
 
@@ -84,17 +112,17 @@ class TaskGraph {
   std::uint32_t add_collective(Collective c);
   // Process groups: the GPUs (global ranks) of a group, in ring order; equal lists share one id.
   std::uint32_t add_group(const std::vector<int>& gpus);
-  const std::vector<int>& group(std::uint32_t id) const { return groups_[id]; }
-  std::size_t num_groups() const { return groups_.size(); }
+  const std::vector<int>& group(std::uint32_t id) const override { return groups_[id]; }
+  std::size_t num_groups() const override { return groups_.size(); }
   // Under symmetry a collective of one group stands for the same collective on every mirrored group
   // (e.g. the TP all-reduce of one TP group is run by every TP group of the stage at the same time). A
   // network model with contention puts all of them on the fabric. By default a group mirrors only itself.
   void set_mirrors(std::uint32_t group, std::vector<std::uint32_t> mirrors);
-  const std::vector<std::uint32_t>& mirrors(std::uint32_t group) const { return mirrors_[group]; }
+  const std::vector<std::uint32_t>& mirrors(std::uint32_t group) const override { return mirrors_[group]; }
   // The real ranks each simulated rank stands for (its class of equal ranks, sim/step/orbits.hpp), for a
   // back-end's per-GPU statistics; empty (the default): every simulated rank counts alike.
   void set_rank_weights(std::vector<std::uint32_t> weights);
-  const std::vector<std::uint32_t>& rank_weights() const { return rank_weights_; }
+  const std::vector<std::uint32_t>& rank_weights() const override { return rank_weights_; }
   void add_member(std::uint32_t collective, TaskId member);
   void add_dependency(TaskId before, TaskId after);
   void freeze();  // builds the CSR adjacency; no more edits after this

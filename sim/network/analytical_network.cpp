@@ -88,20 +88,23 @@ bool sharp_reduction(NcclAlgorithm a) {
 
 }  // namespace
 
-AnalyticalNetwork::AnalyticalNetwork(const TaskGraph& graph, const topo::Cluster& cluster, std::string forced_algorithm,
+AnalyticalNetwork::AnalyticalNetwork(const CollectiveTable& graph, const topo::Cluster& cluster, std::string forced_algorithm,
                                      NcclCalibration calibration)
     : graph_(graph),
       cluster_(cluster),
+      costs_(graph.num_groups()),
       forced_algorithm_(std::move(forced_algorithm)),
       calibration_(std::move(calibration)),
       geometry_(graph.num_groups()),
       have_geometry_(graph.num_groups(), false) {}
 
 const AnalyticalNetwork::Cost& AnalyticalNetwork::cost(std::uint32_t collective) {
-  const Collective& c = graph_.collectives()[collective];
-  const auto key = std::make_tuple(static_cast<int>(c.kind), c.bytes, c.group);
-  auto it = costs_.find(key);
-  if (it != costs_.end()) return it->second;
+  const CollectiveSpec c = graph_.collective(collective);
+  const int kind = static_cast<int>(c.kind);
+  const auto bits = std::bit_cast<std::uint64_t>(c.bytes + 0.0);  // + 0.0: -0 as +0
+  auto& memo = costs_[c.group];
+  for (const CostMemo& m : memo)
+    if (m.kind == kind && m.bytes_bits == bits) return *m.cost;
   const auto& gpus = graph_.group(c.group);
   if (!have_geometry_[c.group]) {
     geometry_[c.group] = group_geometry(cluster_, gpus);
@@ -136,7 +139,9 @@ const AnalyticalNetwork::Cost& AnalyticalNetwork::cost(std::uint32_t collective)
       out.scaleup_bytes = 2 * (k - 1) / k * c.bytes;
     }
   }
-  return costs_.emplace(key, out).first->second;
+  const Cost* stored = &cost_store_.emplace_back(out);
+  costs_[c.group].push_back({kind, bits, stored});
+  return *stored;
 }
 
 void AnalyticalNetwork::tier_capacities() {
@@ -192,35 +197,54 @@ double AnalyticalNetwork::tier_factor(std::uint32_t group, NcclAlgorithm algorit
   for (const auto& gpus : family) inter_node_transfers(cluster_, gpus, algorithm, transfers);
   const auto& vertices = cluster_.vertices();
   const auto& edges = cluster_.edges();
-  std::vector<double> edge_units(edges.size(), 0), up(vertices.size(), 0), down(vertices.size(), 0),
-      pod_up(vertices.size(), 0), pod_down(vertices.size(), 0), sent(static_cast<std::size_t>(cluster_.num_gpus()), 0);
+  // Units per edge / leaf / pod and sent per GPU, in scratch kept across calls: only what the transfers
+  // touch is counted, maximised and reset (a call per group: 10^4 groups with every rank simulated, each
+  // a few dozen transfers on a fabric of 10^5 edges). A maximum is exact in any order.
+  if (edge_units_.empty()) {
+    edge_units_.assign(edges.size(), 0);
+    up_.assign(vertices.size(), 0);
+    down_.assign(vertices.size(), 0);
+    pod_up_.assign(vertices.size(), 0);
+    pod_down_.assign(vertices.size(), 0);
+    sent_.assign(static_cast<std::size_t>(cluster_.num_gpus()), 0);
+  }
+  std::vector<std::size_t> touched_edges, touched_vertices, touched_gpus;
+  auto bump = [](std::vector<double>& v, std::size_t i, std::vector<std::size_t>& touched) {
+    if (v[i] == 0) touched.push_back(i);
+    v[i] += 1;
+  };
   auto kind = [&](int v) { return vertices[static_cast<std::size_t>(v)].kind; };
   std::vector<int> path;
   path.reserve(static_cast<std::size_t>(cluster_.max_route_edges()));
   std::uint64_t flow_id = 0;
   for (const auto& [src, dst] : transfers) {
-    sent[static_cast<std::size_t>(src)] += 1;
+    bump(sent_, static_cast<std::size_t>(src), touched_gpus);
     cluster_.route(src, dst, flow_id++, path);
     for (int l : path) {
       const auto& e = edges[static_cast<std::size_t>(l)];
       const auto s = kind(e.src), d = kind(e.dst);
-      if (s == topo::VertexKind::nic || d == topo::VertexKind::nic) edge_units[static_cast<std::size_t>(l)] += 1;
-      if (s == topo::VertexKind::leaf && d == topo::VertexKind::spine) up[static_cast<std::size_t>(e.src)] += 1;
-      if (s == topo::VertexKind::spine && d == topo::VertexKind::leaf) down[static_cast<std::size_t>(e.dst)] += 1;
-      if (s == topo::VertexKind::spine && d == topo::VertexKind::core) pod_up[static_cast<std::size_t>(pod_key_[static_cast<std::size_t>(e.src)])] += 1;
-      if (s == topo::VertexKind::core && d == topo::VertexKind::spine) pod_down[static_cast<std::size_t>(pod_key_[static_cast<std::size_t>(e.dst)])] += 1;
+      if (s == topo::VertexKind::nic || d == topo::VertexKind::nic) bump(edge_units_, static_cast<std::size_t>(l), touched_edges);
+      if (s == topo::VertexKind::leaf && d == topo::VertexKind::spine) bump(up_, static_cast<std::size_t>(e.src), touched_vertices);
+      if (s == topo::VertexKind::spine && d == topo::VertexKind::leaf) bump(down_, static_cast<std::size_t>(e.dst), touched_vertices);
+      if (s == topo::VertexKind::spine && d == topo::VertexKind::core)
+        bump(pod_up_, static_cast<std::size_t>(pod_key_[static_cast<std::size_t>(e.src)]), touched_vertices);
+      if (s == topo::VertexKind::core && d == topo::VertexKind::spine)
+        bump(pod_down_, static_cast<std::size_t>(pod_key_[static_cast<std::size_t>(e.dst)]), touched_vertices);
     }
   }
   double busiest = 0;  // seconds per unit byte on the busiest tier resource
-  for (std::size_t l = 0; l < edges.size(); ++l)
-    if (edge_units[l] > 0) busiest = std::max(busiest, edge_units[l] / edges[l].bandwidth_Bps);
-  for (std::size_t v = 0; v < vertices.size(); ++v) {
-    if (up[v] > 0) busiest = std::max(busiest, up[v] / leaf_up_Bps_[v]);
-    if (down[v] > 0) busiest = std::max(busiest, down[v] / leaf_down_Bps_[v]);
-    if (pod_up[v] > 0) busiest = std::max(busiest, pod_up[v] / pod_up_Bps_[v]);
-    if (pod_down[v] > 0) busiest = std::max(busiest, pod_down[v] / pod_down_Bps_[v]);
+  for (const std::size_t l : touched_edges) busiest = std::max(busiest, edge_units_[l] / edges[l].bandwidth_Bps);
+  for (const std::size_t v : touched_vertices) {
+    if (up_[v] > 0) busiest = std::max(busiest, up_[v] / leaf_up_Bps_[v]);
+    if (down_[v] > 0) busiest = std::max(busiest, down_[v] / leaf_down_Bps_[v]);
+    if (pod_up_[v] > 0) busiest = std::max(busiest, pod_up_[v] / pod_up_Bps_[v]);
+    if (pod_down_[v] > 0) busiest = std::max(busiest, pod_down_[v] / pod_down_Bps_[v]);
   }
-  const double most_sent = *std::max_element(sent.begin(), sent.end());
+  double most_sent = 0;
+  for (const std::size_t g : touched_gpus) most_sent = std::max(most_sent, sent_[g]);
+  for (const std::size_t l : touched_edges) edge_units_[l] = 0;
+  for (const std::size_t v : touched_vertices) up_[v] = down_[v] = pod_up_[v] = pod_down_[v] = 0;
+  for (const std::size_t g : touched_gpus) sent_[g] = 0;
   const double share_Bps = spec.nic.payload_GBps() * 1e9 * spec.nics_per_node / spec.gpus_per_node;
   const double tau = most_sent > 0 ? std::max(1.0, busiest * share_Bps / most_sent) : 1.0;
   return tier_factors_.emplace(key, tau).first->second;
@@ -230,16 +254,17 @@ Time AnalyticalNetwork::duration(std::uint32_t collective) { return cost(collect
 
 void AnalyticalNetwork::start(std::uint32_t collective, Time now) {
   const Cost& c = cost(collective);
-  const Collective& col = graph_.collectives()[collective];
   if (!graph_.rank_weights().empty()) {
     rank_bytes_.resize(static_cast<std::size_t>(graph_.num_ranks()));
-    for (TaskId m : col.members) {
-      auto& b = rank_bytes_[graph_.tasks()[m].rank];
+    member_ranks_.clear();
+    graph_.member_ranks(collective, member_ranks_);
+    for (const std::uint32_t rank : member_ranks_) {
+      auto& b = rank_bytes_[rank];
       b.first += c.scaleup_bytes;
       b.second += c.scaleout_bytes;
     }
   } else {
-    const double members = static_cast<double>(col.members.size());
+    const double members = static_cast<double>(graph_.num_members(collective));
     scaleup_bytes_ += c.scaleup_bytes * members;
     scaleout_bytes_ += c.scaleout_bytes * members;
   }

@@ -37,7 +37,9 @@
 #include <map>
 #include <queue>
 #include <string>
+#include <deque>
 #include <tuple>
+#include <unordered_map>
 
 #include "sim/engine/comm_backend.hpp"
 #include "sim/network/nccl_model.hpp"
@@ -48,7 +50,7 @@ namespace cs::sim {
 
 class AnalyticalNetwork : public CommBackend {
  public:
-  AnalyticalNetwork(const TaskGraph& graph, const topo::Cluster& cluster, std::string forced_algorithm = {},
+  AnalyticalNetwork(const CollectiveTable& graph, const topo::Cluster& cluster, std::string forced_algorithm = {},
                     NcclCalibration calibration = {});
   void start(std::uint32_t collective, Time now) override;
   Time next_completion() const override;
@@ -70,9 +72,18 @@ class AnalyticalNetwork : public CommBackend {
   void tier_capacities();
 
 
-  const TaskGraph& graph_;
+  const CollectiveTable& graph_;
   const topo::Cluster& cluster_;
-  std::map<std::tuple<int, double, std::uint32_t>, Cost> costs_;  // (kind, bytes, group)
+  // Memoized per (kind, bytes, group): per group a short list (a group's collectives come in a few sizes),
+  // looked up at every start; with every rank simulated there are 10^4 groups, and a hash table's node was
+  // a cache miss a start.
+  struct CostMemo {
+    int kind;
+    std::uint64_t bytes_bits;
+    const Cost* cost;
+  };
+  std::vector<std::vector<CostMemo>> costs_;  // per group
+  std::deque<Cost> cost_store_;               // stable addresses
   std::string forced_algorithm_;
   NcclCalibration calibration_;  // calibrated constants (nccl_model.hpp); default-constructed: none
   std::vector<GroupGeometry> geometry_;
@@ -90,6 +101,8 @@ class AnalyticalNetwork : public CommBackend {
   // With rank weights (TaskGraph::rank_weights: classes of equal ranks), per simulated rank instead, so
   // that the mean per GPU weighs each by its class.
   std::vector<std::pair<double, double>> rank_bytes_;
+  std::vector<std::uint32_t> member_ranks_;  // scratch for start()
+  std::vector<double> edge_units_, up_, down_, pod_up_, pod_down_, sent_;  // scratch for tier_factor(), all 0 between calls
 };
 
 }  // namespace cs::sim

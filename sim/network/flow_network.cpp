@@ -30,12 +30,13 @@ int channel_head(std::span<const std::vector<int>> nodes, int k, int node, int c
 
 }  // namespace
 
-FlowNetwork::FlowNetwork(const TaskGraph& graph, const topo::Cluster& cluster, FlowNetworkOptions options)
+FlowNetwork::FlowNetwork(const CollectiveTable& graph, const topo::Cluster& cluster, FlowNetworkOptions options)
     : graph_(graph),
       cluster_(cluster),
       options_(std::move(options)),
       solver_(std::make_unique<MaxMinSolver>(link_capacities(cluster))),
-      choices_(graph.collectives().size()),
+      choices_(graph.num_collectives(), nullptr),
+      choice_memo_(graph.num_groups()),
       geometry_(graph.num_groups()),
       have_geometry_(graph.num_groups(), false) {
   route_.reserve(static_cast<std::size_t>(cluster.max_route_edges()));
@@ -43,9 +44,14 @@ FlowNetwork::FlowNetwork(const TaskGraph& graph, const topo::Cluster& cluster, F
   int nodes = 0;
   for (int g = 0; g < cluster.num_gpus(); ++g) nodes = std::max(nodes, cluster.node_of_gpu(g) + 1);
   node_slot_.assign(static_cast<std::size_t>(nodes), -1);
+  climbs_.reserve(cluster.edges().size());
+  for (const auto& e : cluster.edges()) {
+    const auto kind = cluster.vertices()[static_cast<std::size_t>(e.dst)].kind;
+    climbs_.push_back(kind == topo::VertexKind::spine || kind == topo::VertexKind::core);
+  }
 }
 
-void FlowNetwork::expand(const Collective& c, const std::vector<int>& gpus, const AlgorithmChoice& choice,
+void FlowNetwork::expand(const CollectiveSpec& c, const std::vector<int>& gpus, const AlgorithmChoice& choice,
                          std::vector<std::vector<FlowSpec>>& phases) const {
   const int n = static_cast<int>(gpus.size());
   const double e = protocol_spec(choice.protocol).bandwidth_efficiency;
@@ -283,22 +289,26 @@ bool FlowNetwork::cut_route(FlowSpec::Segment segment) {
 }
 
 void FlowNetwork::start(std::uint32_t collective, Time now) {
-  const Collective& c = graph_.collectives()[collective];
+  const CollectiveSpec c = graph_.collective(collective);
   if (!have_geometry_[c.group]) {
     geometry_[c.group] = group_geometry(cluster_, graph_.group(c.group));
     have_geometry_[c.group] = true;
   }
   const GroupGeometry& geo = geometry_[c.group];
   // The options (forced algorithm, calibration) are fixed for this network: the memo's key is the rest.
-  const ChoiceKey key{c.group, static_cast<std::uint32_t>(c.kind), std::bit_cast<std::uint64_t>(c.bytes)};
-  auto memo = choice_memo_.find(key);
-  if (memo == choice_memo_.end())
-    memo = choice_memo_
-               .emplace(key, choose_algorithm(c.kind, c.bytes, geo, options_.forced_algorithm,
-                                              options_.calibration.any() ? &options_.calibration : nullptr))
-               .first;
-  const AlgorithmChoice choice = memo->second;
-  choices_[collective] = choice;
+  auto& memo = choice_memo_[c.group];
+  const auto kind = static_cast<std::uint32_t>(c.kind);
+  const auto bits = std::bit_cast<std::uint64_t>(c.bytes);
+  const AlgorithmChoice* chosen = nullptr;
+  for (const ChoiceMemo& m : memo)
+    if (m.kind == kind && m.bytes_bits == bits) chosen = m.choice;
+  if (!chosen) {
+    chosen = &choice_store_.emplace_back(
+        choose_algorithm(c.kind, c.bytes, geo, options_.forced_algorithm, options_.calibration.any() ? &options_.calibration : nullptr));
+    memo.push_back({kind, bits, chosen});
+  }
+  const AlgorithmChoice choice = *chosen;
+  choices_[collective] = chosen;
 
   const std::uint32_t slot = take_slot(free_slots_, active_);
   Active& a = active_[slot];
@@ -366,10 +376,8 @@ void FlowNetwork::launch_phase(std::uint32_t slot, Time now) {
 }
 
 bool FlowNetwork::crosses_spine(const std::vector<int>& path) const {
-  for (int l : path) {
-    const auto kind = cluster_.vertices()[static_cast<std::size_t>(cluster_.edges()[static_cast<std::size_t>(l)].dst)].kind;
-    if (kind == topo::VertexKind::spine || kind == topo::VertexKind::core) return true;
-  }
+  for (int l : path)
+    if (climbs_[static_cast<std::size_t>(l)]) return true;
   return false;
 }
 

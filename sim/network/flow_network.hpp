@@ -20,6 +20,7 @@
 // such as rings collision-free, Quantum switches add adaptive routing, and on RoCE NCCL spreads every
 // connection over several queue pairs (NCCL_IB_QPS_PER_CONNECTION) that ECMP hashes apart. Where the
 // links themselves are too few (an oversubscribed tier), flows still share them max-min fairly.
+#include <deque>
 #include <memory>
 #include <queue>
 #include <span>
@@ -47,14 +48,14 @@ struct FlowNetworkOptions {
 
 class FlowNetwork : public CommBackend {
  public:
-  FlowNetwork(const TaskGraph& graph, const topo::Cluster& cluster, FlowNetworkOptions options = {});
+  FlowNetwork(const CollectiveTable& graph, const topo::Cluster& cluster, FlowNetworkOptions options = {});
   void start(std::uint32_t collective, Time now) override;
   Time next_completion() const override;
   void pop_completed(Time now, std::vector<std::uint32_t>& done) override;
   std::vector<LinkLoad> link_loads() const override;
 
   // What the chooser picked for a collective (valid once started).
-  const AlgorithmChoice& choice(std::uint32_t collective) const { return choices_[collective]; }
+  const AlgorithmChoice& choice(std::uint32_t collective) const { return *choices_[collective]; }
   std::uint64_t flows_started() const { return flows_started_; }
   const MaxMinSolver& solver() const { return *solver_; }
 
@@ -75,7 +76,7 @@ class FlowNetwork : public CommBackend {
     std::vector<std::vector<FlowSpec>> phases;  // phases still to run, in reverse order (back = next)
     Time latency = 0;
   };
-  void expand(const Collective& c, const std::vector<int>& gpus, const AlgorithmChoice& choice,
+  void expand(const CollectiveSpec& c, const std::vector<int>& gpus, const AlgorithmChoice& choice,
               std::vector<std::vector<FlowSpec>>& phases) const;
   void launch_phase(std::uint32_t slot, Time now);
   // SHARP's flows of one group (nccl_model.hpp collnet_*, nvls across nodes): see the .cpp.
@@ -87,27 +88,23 @@ class FlowNetwork : public CommBackend {
   // Cuts route_ to `segment` (FlowSpec::Segment); false when nothing is left (both ends under one leaf).
   bool cut_route(FlowSpec::Segment segment);
 
-  const TaskGraph& graph_;
+  const CollectiveTable& graph_;
   const topo::Cluster& cluster_;
   FlowNetworkOptions options_;
   std::unique_ptr<MaxMinSolver> solver_;  // behind a pointer: next_completion() is const but lazily pops
-  std::vector<AlgorithmChoice> choices_;
+  std::vector<std::uint8_t> climbs_;  // per edge: it goes into a spine or core switch (crosses_spine)
+  std::vector<const AlgorithmChoice*> choices_;  // into choice_store_ (8 bytes a collective, not 48)
   // choose_algorithm is a pure function of (kind, bytes, group geometry): memoized per (group, kind,
-  // bytes), since a step starts the same collective of a group once per layer and micro-batch.
-  struct ChoiceKey {
-    std::uint32_t group;
+  // bytes), since a step starts the same collective of a group once per layer and micro-batch. Per
+  // group a short list (a group's collectives come in a few sizes), beside its geometry: with every rank
+  // simulated there are 10^4 groups, and a hash table's node is a cache miss per start.
+  struct ChoiceMemo {
     std::uint32_t kind;
     std::uint64_t bytes_bits;
-    bool operator==(const ChoiceKey&) const = default;
+    const AlgorithmChoice* choice;
   };
-  struct ChoiceKeyHash {
-    std::size_t operator()(const ChoiceKey& k) const {
-      std::uint64_t h = k.bytes_bits * 0x9E3779B97F4A7C15ULL;
-      h ^= (static_cast<std::uint64_t>(k.group) << 8 | k.kind) + 0x632BE59BD9B4E019ULL + (h << 6) + (h >> 2);
-      return static_cast<std::size_t>(h);
-    }
-  };
-  std::unordered_map<ChoiceKey, AlgorithmChoice, ChoiceKeyHash> choice_memo_;
+  std::vector<std::vector<ChoiceMemo>> choice_memo_;  // per group
+  std::deque<AlgorithmChoice> choice_store_;          // stable addresses
   // Scratch of start() / expand(), kept so that starting a collective allocates nothing once warm.
   std::vector<std::vector<FlowSpec>> mirror_phases_;
   mutable std::vector<std::vector<int>> nodes_;

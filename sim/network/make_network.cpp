@@ -5,7 +5,7 @@
 
 namespace cs::sim {
 
-std::unique_ptr<CommBackend> make_network(NetworkBackend backend, const TaskGraph& graph, const topo::Cluster& cluster,
+std::unique_ptr<CommBackend> make_network(NetworkBackend backend, const CollectiveTable& graph, const topo::Cluster& cluster,
                                           const std::string& forced_algorithm, const NcclCalibration& calibration) {
   switch (backend) {
     case NetworkBackend::flow:

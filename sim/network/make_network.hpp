@@ -14,7 +14,7 @@ namespace cs::sim {
 
 // `forced_algorithm`: "" for NCCL's own choice, else "ring", "tree", "nvls" or "hierarchical".
 // `calibration`: the profile's fitted NCCL constants (nccl_model_fit.hpp), the same for both back-ends.
-std::unique_ptr<CommBackend> make_network(NetworkBackend backend, const TaskGraph& graph, const topo::Cluster& cluster,
+std::unique_ptr<CommBackend> make_network(NetworkBackend backend, const CollectiveTable& graph, const topo::Cluster& cluster,
                                           const std::string& forced_algorithm, const NcclCalibration& calibration = {});
 
 }  // namespace cs::sim

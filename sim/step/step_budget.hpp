@@ -21,7 +21,8 @@
 //   multi-job scenario builds every job alone and all together.
 //   events ~ 1.25 tasks: one per task ending, plus the network's flow completions (measured on the shipped
 //   scenarios: 1.0-1.27).
-//   memory ~ 100 B per task (the task 24 B, its record 24 B, its FLOPs 8 B, its edges, its stream slot and
+//   memory ~ 100 B per task built (with simulation.symmetry false on one job: ~4 B per task executed from
+//   the per-stage template, sim/engine/template_executor.hpp, + 100 B per template task) (the task 24 B, its record 24 B, its FLOPs 8 B, its edges, its stream slot and
 //   its collective's member entry; the vectors are reserved from this estimate, not grown by doubling:
 //   measured 85-93 B a task on the 10^8 tasks of Llama-3 405B over 16,384 H100 unmirrored, 8.0-8.8 GiB,
 //   bench/README.md) + per GPU 1.5 KB (analytical) or 2.5 KB (flow) for the cluster
@@ -47,10 +48,11 @@ struct StepEstimate {
   double gpus = 0, nics = 0;
 };
 
-StepEstimate estimate_step(const Scenario& s);
+// `materialised`: the graph of every task is built (simulate_materialised), not a per-stage template.
+StepEstimate estimate_step(const Scenario& s, bool materialised = false);
 
 // Throws InputError (one line naming the scenario file, the estimate, the limit and the knob) when the
 // estimate is past simulation.max_tasks or simulation.max_memory_gib.
-void check_budget(const Scenario& s);
+void check_budget(const Scenario& s, bool materialised = false);
 
 }  // namespace cs::sim

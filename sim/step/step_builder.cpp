@@ -71,15 +71,51 @@ struct Unit {
 
 class Builder {
  public:
-  Builder(const Scenario& s, const models::ComputeProfile& profile, const std::vector<int>& gpus)
+  Builder(const Scenario& s, const models::ComputeProfile& profile, const std::vector<int>& gpus, bool template_mode = false)
       : s_(s),
         profile_(profile),
         gpus_(gpus),
         t_(s.training),
         layout_(t_.tp, t_.cp, t_.dp, t_.pp, t_.ep, t_.zero_stage >= 3 ? t_.fsdp_shard_size : 0, t_.expert_tp()),
         ops_(s.model, t_),
-        orbits_(find_orbits(s, gpus)) {
+        orbits_(template_mode ? one_class_per_stage() : find_orbits(s, gpus)),
+        template_mode_(template_mode) {
     CS_CHECK(gpus_.empty() || static_cast<int>(gpus_.size()) == layout_.world_size());
+    CS_CHECK(!template_mode || gpus_.empty());
+  }
+
+  // The template of every rank (build_step_template): the mirrored plan of the step's structure, one rank
+  // per stage, and what differs between a stage's ranks, their kernels' durations.
+  StepTemplatePlan build_template() {
+    StepTemplatePlan out;
+    const Heterogeneity& h = s_.heterogeneity;
+    types_ = {nullptr};
+    for (const auto& g : h.groups) types_.push_back(&g.gpu);
+    if (types_.size() > UINT8_MAX) {
+      out.fallback = "more than 255 GPU types";
+      return out;
+    }
+    template_base_.assign(types_.size(), {});
+    out.plan = build();
+    for (auto& b : template_base_) b.resize(out.plan.graph.tasks().size(), 0);
+    StepTemplate& spec = out.spec;
+    const int world = layout_.world_size();
+    const bool slowed = !h.stragglers.empty() || h.cv > 0;
+    spec.template_rank.resize(static_cast<std::size_t>(world));
+    spec.rank_type.resize(static_cast<std::size_t>(world));
+    spec.rank_slowdown.resize(static_cast<std::size_t>(world));
+    for (int r = 0; r < world; ++r) {
+      spec.template_rank[static_cast<std::size_t>(r)] = static_cast<std::uint32_t>(layout_.coord(r).pp);
+      const auto type = std::find(types_.begin(), types_.end(), group_gpu_of(r));
+      CS_CHECK(type != types_.end());
+      spec.rank_type[static_cast<std::size_t>(r)] = static_cast<std::uint8_t>(type - types_.begin());
+      spec.rank_slowdown[static_cast<std::size_t>(r)] = slowed ? h.slowdown(gpu_of(r), s_.cluster.gpus_per_node) : 1.0;
+    }
+    for (const int rep : out.plan.global_rank) spec.representative.push_back(static_cast<std::uint32_t>(rep));
+    spec.base = std::move(template_base_);
+    // The one-by-one builder weighs every rank alike on unequal GPUs (build()); so do the instances.
+    if (h.any()) spec.rank_weights.assign(static_cast<std::size_t>(world), 1);
+    return out;
   }
 
   StepPlan build() {
@@ -109,9 +145,12 @@ class Builder {
     if (s_.heterogeneity.any())
       plan.graph.set_rank_weights(std::vector<std::uint32_t>(plan.mirrors.begin(), plan.mirrors.end()));
     // The budget's task estimate (within 10% on the shipped scenarios, step_budget.hpp), plus that margin.
-    const auto expected = static_cast<std::size_t>(estimate_step(s_).tasks * 1.1) + 16;
-    plan.graph.reserve(expected);
-    plan.flops.reserve(expected);
+    // (Not for a template: the estimate counts every rank, and the template holds one a stage.)
+    if (!template_mode_) {
+      const auto expected = static_cast<std::size_t>(estimate_step(s_).tasks * 1.1) + 16;
+      plan.graph.reserve(expected);
+      plan.flops.reserve(expected);
+    }
 
     for (std::size_t i = 0; i < plan.global_rank.size(); ++i) build_rank(static_cast<std::uint32_t>(i), plan.global_rank[i]);
     plan.graph.freeze();
@@ -129,6 +168,18 @@ class Builder {
   }
 
  private:
+  Orbits one_class_per_stage() const {
+    Orbits o;
+    o.batched = true;
+    const std::array<int, 3> sizes = {t_.tp, t_.cp, t_.dp};
+    for (std::size_t a = 0; a < 3; ++a) {
+      o.type_of[a].assign(static_cast<std::size_t>(sizes[a]), 0);
+      o.rep[a] = {0};
+      o.count[a] = {sizes[a]};
+    }
+    return o;
+  }
+
   // Per-rank emission state.
   struct Emitter {
     std::uint32_t rank;
@@ -233,6 +284,11 @@ class Builder {
     const TaskId id = g_->add_task(t);
     flops_->resize(id + 1, 0.0);
     (*flops_)[id] = op.flops * op.repeat;
+    // The template's durations of this kernel on every GPU type (the same lookups as above).
+    for (std::size_t k = 0; template_mode_ && k < types_.size(); ++k) {
+      template_base_[k].resize(id + 1, 0);
+      template_base_[k][id] = stable ? stable_op(op, types_[k]).base_duration : base_duration(op, types_[k]);
+    }
     for (TaskId w : e.wait_for) g_->add_dependency(w, id);
     e.wait_for.clear();
     e.last_compute = id;
@@ -707,6 +763,9 @@ class Builder {
   Layout layout_;
   UnitOps ops_;  // every unit kind's op list (step_units.hpp)
   Orbits orbits_;
+  bool template_mode_ = false;
+  std::vector<const models::GpuSpec*> types_;   // template mode: the GPU types (nullptr: cluster.gpu)
+  std::vector<std::vector<Time>> template_base_;  // template mode: per type, per task
   TaskGraph* g_ = nullptr;
   std::vector<double>* flops_ = nullptr;
   std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> collectives_;  // by emit_collective's key
@@ -725,6 +784,10 @@ StepPlan build_step(const Scenario& s, const models::ComputeProfile& profile) {
 
 StepPlan build_step(const Scenario& s, const models::ComputeProfile& profile, const std::vector<int>& gpus) {
   return Builder(s, profile, gpus).build();
+}
+
+StepTemplatePlan build_step_template(const Scenario& s, const models::ComputeProfile& profile) {
+  return Builder(s, profile, {}, true).build_template();
 }
 
 }  // namespace cs::sim

@@ -66,11 +66,13 @@
 // Placement: rank r runs on GPU r, or, for a job of a multi-job scenario, on gpus[r] of the shared
 // cluster (Scenario::job_gpus); every process group (and mirror) is recorded with those GPUs, so the
 // network sees the job where it really is. Nothing else depends on where the ranks sit.
+#include <string>
 #include <vector>
 
 #include "models/compute/compute_model.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/engine/task_graph.hpp"
+#include "sim/engine/template_executor.hpp"
 
 namespace cs::sim {
 
@@ -85,6 +87,19 @@ struct StepPlan {
 };
 
 StepPlan build_step(const Scenario& s, const models::ComputeProfile& profile);
+
+// Every rank of a single-job step from a per-stage template (sim/engine/template_executor.hpp): `plan` is the
+// mirrored plan of the step's structure, one simulated rank per stage (the stage's rank (tp, cp, dp) =
+// (0, 0, 0), with its own durations), whatever the cluster's GPUs; `spec` the durations of every template
+// kernel on each GPU type and each real rank's stage, GPU type and slowdown (spec.graph is the caller's to
+// point at plan.graph once the plan is in place). `fallback` non-empty: the template cannot stand for the
+// step (why); build_step's every-rank graph must be run instead.
+struct StepTemplatePlan {
+  StepPlan plan;
+  StepTemplate spec;
+  std::string fallback;
+};
+StepTemplatePlan build_step_template(const Scenario& s, const models::ComputeProfile& profile);
 // The same with rank r on GPU gpus[r] (gpus.size() == the scenario's GPU count; empty: GPU r).
 StepPlan build_step(const Scenario& s, const models::ComputeProfile& profile, const std::vector<int>& gpus);
 

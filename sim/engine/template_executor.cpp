@@ -1,0 +1,508 @@
+#include "sim/engine/template_executor.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "sim/base/check.hpp"
+#include "sim/engine/cancel.hpp"
+#include "sim/engine/event_loop.hpp"
+#include "sim/engine/event_queue.hpp"
+#include "sim/engine/heap4.hpp"
+
+namespace cs::sim {
+
+TemplateInstances::TemplateInstances(const StepTemplate& t) : t_(t) {
+  const TaskGraph& g = *t.graph;
+  const auto& tasks = g.tasks();
+  const auto n = t.num_ranks();
+  CS_CHECK(n > 0 && t.rank_type.size() == n && t.rank_slowdown.size() == n);
+  CS_CHECK(t.representative.size() == static_cast<std::size_t>(g.num_ranks()));
+  // The template's tasks are rank by rank (the builder emits one rank after another).
+  std::vector<TaskId> first(static_cast<std::size_t>(g.num_ranks()) + 1, 0);
+  for (TaskId id = 0; id < tasks.size(); ++id) {
+    CS_CHECK(id == 0 || tasks[id].rank >= tasks[id - 1].rank);
+    first[tasks[id].rank + 1] = id + 1;
+  }
+  for (std::size_t k = 1; k < first.size(); ++k) first[k] = std::max(first[k], first[k - 1]);
+
+  sorted_.resize(g.num_groups());
+  self_.resize(g.num_groups());
+  for (std::uint32_t k = 0; k < g.num_groups(); ++k) {
+    for (const int gpu : g.group(k)) {
+      CS_CHECK(gpu >= 0 && static_cast<std::uint32_t>(gpu) < n);
+      sorted_[k].push_back(static_cast<std::uint32_t>(gpu));
+    }
+    std::sort(sorted_[k].begin(), sorted_[k].end());
+    self_[k] = {k};
+  }
+  // Each template group's mirrors partition the ranks of its stage(s): a rank's mirror is the one holding it.
+  mirror_index_.resize(g.num_groups());
+  first_slot_.reserve(g.collectives().size());
+  std::uint32_t slots = 0;
+  for (const Collective& c : g.collectives()) {
+    first_slot_.push_back(slots);
+    const auto& mirrors = g.mirrors(c.group);
+    slots += static_cast<std::uint32_t>(mirrors.size());
+    auto& index = mirror_index_[c.group];
+    if (!index.empty()) continue;
+    index.assign(n, kNone);
+    for (std::uint32_t i = 0; i < mirrors.size(); ++i)
+      for (const std::uint32_t rank : sorted_[mirrors[i]]) {
+        CS_CHECK(index[rank] == kNone);
+        index[rank] = i;
+      }
+  }
+  // Number the instances as the one-by-one builder does: rank by rank, each rank's collectives in issue
+  // order, a new one wherever the rank is its group's first (lowest) member.
+  slot_id_.assign(slots, kNone);
+  for (std::uint32_t r = 0; r < n; ++r) {
+    const std::uint32_t k = t.template_rank[r];
+    CS_CHECK(k < static_cast<std::uint32_t>(g.num_ranks()));
+    tasks_ += first[k + 1] - first[k];
+    for (TaskId id = first[k]; id < first[k + 1]; ++id) {
+      const std::uint32_t c = tasks[id].collective;
+      if (c == kNone) continue;
+      const std::uint32_t group = g.collectives()[c].group;
+      const std::uint32_t mirror = mirror_index_[group][r];
+      CS_CHECK(mirror != kNone);
+      const std::uint32_t real = g.mirrors(group)[mirror];
+      if (sorted_[real].front() != r) continue;
+      std::uint32_t& id_of = slot_id_[first_slot_[c] + mirror];
+      CS_CHECK(id_of == kNone);
+      id_of = static_cast<std::uint32_t>(of_.size());
+      of_.push_back({c, real});
+    }
+  }
+  for (const std::uint32_t id : slot_id_) CS_CHECK(id != kNone);
+}
+
+CollectiveSpec TemplateInstances::collective(std::uint32_t c) const {
+  const Of o = of(c);
+  CollectiveSpec spec = t_.graph->collectives()[o.collective];
+  spec.group = o.group;
+  return spec;
+}
+
+const TemplateInstances::InFlight* TemplateInstances::find(std::uint32_t instance) const {
+  const std::size_t mask = in_flight_.size() - 1;
+  for (std::size_t i = hash(instance) & mask;; i = (i + 1) & mask) {
+    if (in_flight_[i].id == instance) return &in_flight_[i];
+    if (in_flight_[i].id == kNone) return nullptr;
+  }
+}
+
+void TemplateInstances::begin(std::uint32_t instance, std::uint32_t collective, std::uint32_t group) const {
+  if (2 * (in_flight_count_ + 1) > in_flight_.size()) {  // grow: re-insert into twice the room
+    std::vector<InFlight> old(2 * in_flight_.size());
+    old.swap(in_flight_);
+    in_flight_count_ = 0;
+    for (const InFlight& f : old)
+      if (f.id != kNone) begin(f.id, f.collective, f.group);
+  }
+  const std::size_t mask = in_flight_.size() - 1;
+  std::size_t i = hash(instance) & mask;
+  while (in_flight_[i].id != kNone) {
+    CS_CHECK(in_flight_[i].id != instance);
+    i = (i + 1) & mask;
+  }
+  in_flight_[i] = {instance, collective, group};
+  ++in_flight_count_;
+}
+
+void TemplateInstances::end(std::uint32_t instance) const {
+  const std::size_t mask = in_flight_.size() - 1;
+  std::size_t i = hash(instance) & mask;
+  while (in_flight_[i].id != instance) {
+    CS_CHECK(in_flight_[i].id != kNone);
+    i = (i + 1) & mask;
+  }
+  // Backward-shift deletion: pull later entries of the probe run into the hole where their home allows.
+  for (std::size_t j = (i + 1) & mask; in_flight_[j].id != kNone; j = (j + 1) & mask) {
+    const std::size_t home = hash(in_flight_[j].id) & mask;
+    const bool movable = i <= j ? (home <= i || home > j) : (home <= i && home > j);
+    if (movable) {
+      in_flight_[i] = in_flight_[j];
+      i = j;
+    }
+  }
+  in_flight_[i].id = kNone;
+  --in_flight_count_;
+}
+
+void TemplateInstances::member_ranks(std::uint32_t c, std::vector<std::uint32_t>& out) const {
+  const auto& m = members_of(c);
+  out.insert(out.end(), m.begin(), m.end());
+}
+
+namespace {
+
+// The executor's events are one kernel completion per rank at most that is not stale. The reference's
+// EventQueue keeps a re-issued completion's stale predecessor in its heap until its time comes (popped,
+// counted as an event, ignored); with every rank simulated that is most of a 10^5-entry heap. Here a
+// rank's pending completion is replaced in place (an indexed 4-ary heap, one entry per rank), and what
+// the stale one would have done is kept: it counts as an event, and the step ends no earlier than it (the
+// reference's clock reaches it). Events at the current time go to a FIFO as in EventQueue (a stale one there
+// is popped and ignored, as in the reference); order is (time, schedule order) throughout, as there.
+class KernelQueue {
+ public:
+  explicit KernelQueue(std::uint32_t ranks) : pos_(ranks, kNone) { heap_.reserve(ranks); }
+  Time now() const { return now_; }
+  std::uint64_t superseded() const { return superseded_; }
+  Time latest_superseded() const { return latest_superseded_; }
+  Time next_time() const {
+    if (fifo_head_ < fifo_.size()) return now_;
+    return heap_.empty() ? kNever : heap_.front().time;
+  }
+  void advance_to(Time t) {
+    CS_CHECK(t >= now_ && t <= next_time());
+    now_ = t;
+  }
+  void schedule(Time at, std::uint32_t rank, std::uint32_t tag) {
+    CS_CHECK(at >= now_);
+    const Event e{at, next_seq_++, rank, tag};
+    const std::uint32_t p = pos_[rank];
+    if (p != kNone) {  // the rank's pending completion goes stale
+      ++superseded_;
+      latest_superseded_ = std::max(latest_superseded_, heap_[p].time);
+      if (at == now_) {
+        remove(p);
+      } else {
+        place(p, e);
+        return;
+      }
+    }
+    if (at == now_) {
+      fifo_.push_back(e);
+      return;
+    }
+    heap_.push_back(e);
+    place(static_cast<std::uint32_t>(heap_.size() - 1), e);
+  }
+  Event pop() {
+    const bool fifo_has = fifo_head_ < fifo_.size();
+    CS_CHECK(fifo_has || !heap_.empty());
+    Event e;
+    if (fifo_has && (heap_.empty() || later(heap_.front(), fifo_[fifo_head_]))) {
+      e = fifo_[fifo_head_++];
+      if (fifo_head_ == fifo_.size()) {
+        fifo_.clear();
+        fifo_head_ = 0;
+      }
+    } else {
+      e = heap_.front();
+      remove(0);
+    }
+    if (e.time != now_) {
+      CS_CHECK(fifo_head_ == fifo_.size());
+      now_ = e.time;
+    }
+    return e;
+  }
+
+ private:
+  static bool later(const Event& a, const Event& b) { return a.time != b.time ? a.time > b.time : a.seq > b.seq; }
+  // Entry i takes e (a new key for the same rank, or the last entry moved there); pos_ follows.
+  void place(std::uint32_t i, const Event& e) {
+    heap4_place(heap_, i, e, [](const Event& a, const Event& b) { return later(a, b); }, [this](std::size_t k, const Event& v) {
+      heap_[k] = v;
+      pos_[v.target] = static_cast<std::uint32_t>(k);
+    });
+  }
+  void remove(std::uint32_t i) {
+    pos_[heap_[i].target] = kNone;
+    const Event last = heap_.back();
+    heap_.pop_back();
+    if (i < heap_.size()) place(i, last);
+  }
+
+  std::vector<Event> heap_;
+  std::vector<std::uint32_t> pos_;  // per rank: its entry in heap_ (kNone: none)
+  std::vector<Event> fifo_;
+  std::size_t fifo_head_ = 0;
+  std::uint64_t next_seq_ = 0;
+  Time now_ = 0;
+  std::uint64_t superseded_ = 0;
+  Time latest_superseded_ = 0;
+};
+
+// The reference executor (executor.cpp) step for step, on (real rank, template task) instead of a task.
+// A rank's whole dynamic state is one RankSlot (its kernel, its streams, its totals: five cache lines), so
+// that an event touches a few lines of its rank rather than a line in each of a dozen 10^5-entry arrays.
+class TemplateExecutor {
+ public:
+  TemplateExecutor(const StepTemplate& t, const TemplateInstances& inst, CommBackend& network, const ExecutorOptions& o)
+      : t_(t),
+        g_(*t.graph),
+        inst_(inst),
+        network_(network),
+        slowdown_(1.0 + o.comm_compute_contention),
+        queue_(t.num_ranks()),
+        ranks_(t.num_ranks()),
+        arrived_(inst.num_slots(), 0),
+        first_(static_cast<std::size_t>(g_.num_ranks()) + 1, 0) {
+    CS_CHECK(o.comm_compute_contention >= 0);
+    const auto& tasks = g_.tasks();
+    for (TaskId id = 0; id < tasks.size(); ++id) first_[tasks[id].rank + 1] = id + 1;
+    for (std::size_t k = 1; k < first_.size(); ++k) first_[k] = std::max(first_[k], first_[k - 1]);
+    // Dependencies left, one byte a task: every rank starts from its template's counts.
+    std::vector<std::uint8_t> preds(tasks.size());
+    for (TaskId id = 0; id < tasks.size(); ++id) {
+      CS_CHECK(g_.num_predecessors(id) <= UINT8_MAX);
+      preds[id] = static_cast<std::uint8_t>(g_.num_predecessors(id));
+      // A rank's kernels run one at a time on its compute stream, so their union is the sum of their times.
+      CS_CHECK(tasks[id].collective != kNone || tasks[id].stream == StreamKind::compute);
+      for (const TaskId* s = g_.successors_begin(id); s != g_.successors_end(id); ++s) CS_CHECK(tasks[*s].rank == tasks[id].rank);
+    }
+    // Laid out task-major within a stage: task t of the stage's ranks side by side, since the ranks of a
+    // stage run their tasks at about the same time (one line of counts serves 64 ranks).
+    const auto stages = static_cast<std::size_t>(g_.num_ranks());
+    std::vector<std::uint64_t> stage_size(stages, 0), stage_base(stages, 0);
+    for (std::uint32_t r = 0; r < t.num_ranks(); ++r) {
+      const std::uint32_t k = t.template_rank[r];
+      ranks_[r].stage = k;
+      ranks_[r].deps_stride = static_cast<std::uint32_t>(stage_size[k]);  // its position in the stage, for now
+      ++stage_size[k];
+    }
+    std::uint64_t total = 0;
+    for (std::size_t k = 0; k < stages; ++k) {
+      stage_base[k] = total;
+      total += stage_size[k] * (first_[k + 1] - first_[k]);
+    }
+    deps_left_.resize(total);
+    for (std::size_t k = 0; k < stages; ++k)
+      for (TaskId id = first_[k]; id < first_[k + 1]; ++id)
+        std::fill_n(deps_left_.begin() + static_cast<std::ptrdiff_t>(stage_base[k] + (id - first_[k]) * stage_size[k]),
+                    stage_size[k], preds[id]);
+    for (RankSlot& st : ranks_) {
+      const std::uint32_t k = st.stage;
+      // deps_left_[deps + t * deps_stride] for template task t: base + (t - first) x size + position.
+      st.deps = static_cast<std::int64_t>(stage_base[k] + st.deps_stride) - static_cast<std::int64_t>(first_[k] * stage_size[k]);
+      st.deps_stride = static_cast<std::uint32_t>(stage_size[k]);
+    }
+    // Each template collective's member task per template rank (a pipeline pair has two).
+    member_task_.resize(g_.collectives().size());
+    for (std::size_t c = 0; c < g_.collectives().size(); ++c)
+      for (const TaskId m : g_.collectives()[c].members) member_task_[c].push_back(m);
+    for (const std::uint32_t r : t.representative) ranks_[r].representative = true;
+    result_.records.resize(tasks.size());
+  }
+
+  TemplateResult run() {
+    for (std::uint32_t r = 0; r < t_.num_ranks(); ++r)
+      for (int s = 0; s < kStreamsPerRank; ++s) try_start(r, static_cast<StreamKind>(s));
+    result_.events = run_events(
+        queue_, network_, [this](std::uint32_t rank, std::uint32_t version) { on_compute_done(rank, version); },
+        [this](std::uint32_t c) { on_collective_done(c); });
+    check_finished();
+    result_.events += queue_.superseded();
+    result_.makespan = std::max(queue_.now(), queue_.latest_superseded());
+    result_.ranks.reserve(ranks_.size());
+    result_.kernel_square_sum.reserve(ranks_.size());
+    for (const RankSlot& r : ranks_) {
+      result_.ranks.push_back(r.totals);
+      result_.kernel_square_sum.push_back(r.kernel_square_sum);
+    }
+    return std::move(result_);
+  }
+
+ private:
+  struct Running {  // the kernel the rank's compute stream runs, if any
+    TaskId task = kNone;
+    std::uint32_t version = 0;
+    Time remaining = 0;
+    Time last_update = 0;
+    bool slowed = false;
+  };
+  struct StreamSlot {
+    Time start = 0;          // when its current task began
+    std::uint32_t head = 0;  // its next task, by position in the template's stream
+    std::uint8_t busy = 0;
+  };
+  struct RankSlot {
+    Running run;
+    std::int64_t deps = 0;           // deps_left_[deps + t x deps_stride]: template task t of this rank
+    std::uint32_t deps_stride = 0;
+    std::uint32_t stage = 0;         // its template rank
+    bool representative = false;     // its records are kept
+    Time last = 0;                   // when the exposure below was last brought up to date
+    std::uint32_t comm = 0;          // data-moving collectives (the reference's active_comm_)
+    std::uint32_t kernels = 0;       // plain tasks running
+    std::array<std::uint16_t, kNumCategories> kind{};  // data-moving collectives per category
+    std::array<StreamSlot, kStreamsPerRank> streams{};
+    RankTotals totals;
+    double kernel_square_sum = 0;
+  };
+
+  std::uint8_t& left(const RankSlot& st, TaskId t) {
+    return deps_left_[static_cast<std::size_t>(st.deps + static_cast<std::int64_t>(t) * st.deps_stride)];
+  }
+
+  // Brings the rank's exposed communication up to now (its state is about to change).
+  void advance(RankSlot& st) {
+    const Time now = queue_.now();
+    if (now != st.last && st.kernels == 0 && st.comm > 0) {
+      const Time dt = now - st.last;
+      st.totals.exposed += dt;
+      for (std::size_t k = 0; k < kNumCategories; ++k)
+        if (st.kind[k] > 0) st.totals.exposed_by_kind[k] += dt;
+    }
+    st.last = now;
+  }
+
+  void try_start(std::uint32_t rank, StreamKind stream) {
+    RankSlot& st = ranks_[rank];
+    StreamSlot& ss = st.streams[static_cast<std::size_t>(stream)];
+    if (ss.busy) return;
+    const auto& list = g_.stream_tasks(static_cast<int>(st.stage), stream);
+    if (ss.head >= list.size()) return;
+    const TaskId t = list[ss.head];
+    if (left(st, t) != 0) return;
+    ss.busy = 1;
+    const Task& task = g_.tasks()[t];
+    if (st.representative) result_.records[t].arrive = queue_.now();
+    if (task.collective == kNone) {
+      start_compute(rank, st, ss, t);
+      return;
+    }
+    const TemplateInstances::Meeting where = inst_.meeting(task.collective, rank);
+    const auto& members = inst_.ranks_of(where.group);
+    if (++arrived_[where.slot] < members.size()) return;
+    for (const std::uint32_t m : members) {
+      const TaskId mt = member_task(task.collective, ranks_[m].stage);
+      const Task& mtask = g_.tasks()[mt];
+      RankSlot& ms = ranks_[m];
+      ms.streams[static_cast<std::size_t>(mtask.stream)].start = queue_.now();
+      if (ms.representative) result_.records[mt].start = queue_.now();
+      set_comm_active(m, ms, +1, mtask.category);
+    }
+    const std::uint32_t id = inst_.instance_of_slot(where.slot);
+    inst_.begin(id, task.collective, where.group);
+    network_.start(id, queue_.now());
+  }
+
+  TaskId member_task(std::uint32_t c, std::uint32_t stage) const {
+    for (const TaskId m : member_task_[c])
+      if (g_.tasks()[m].rank == stage) return m;
+    CS_CHECK(false);
+    return kNone;
+  }
+
+  void start_compute(std::uint32_t rank, RankSlot& st, StreamSlot& ss, TaskId t) {
+    Running& run = st.run;
+    CS_CHECK(run.task == kNone);
+    const Time duration = t_.duration(rank, t);
+    run.task = t;
+    run.remaining = duration;
+    run.last_update = queue_.now();
+    run.slowed = st.comm > 0;  // plain tasks run on the compute stream only
+    ss.start = queue_.now();
+    if (st.representative) result_.records[t].start = queue_.now();
+    const double d = to_seconds(duration);
+    st.kernel_square_sum += d * d;
+    advance(st);
+    ++st.kernels;
+    schedule_compute_done(run, rank);
+  }
+
+  Time wall_time_for(const Running& run) const { return wall_time(run.remaining, run.slowed, slowdown_); }
+
+  void schedule_compute_done(Running& run, std::uint32_t rank) {
+    ++run.version;
+    queue_.schedule(queue_.now() + wall_time_for(run), rank, (run.version << kTagBits) | kComputeDone);
+  }
+
+  void set_comm_active(std::uint32_t rank, RankSlot& st, int delta, Category category) {
+    advance(st);
+    auto& kind = st.kind[static_cast<std::size_t>(category)];
+    kind = static_cast<std::uint16_t>(static_cast<int>(kind) + delta);
+    st.comm = static_cast<std::uint32_t>(static_cast<int>(st.comm) + delta);
+    if (set_speed(st.run, st.comm > 0, queue_.now(), slowdown_)) schedule_compute_done(st.run, rank);
+  }
+
+  void on_compute_done(std::uint32_t rank, std::uint32_t version) {
+    RankSlot& st = ranks_[rank];
+    Running& run = st.run;
+    if (run.task == kNone || (run.version & (UINT32_MAX >> kTagBits)) != version) return;  // stale
+    const TaskId t = run.task;
+    run.task = kNone;
+    advance(st);
+    --st.kernels;
+    st.totals.compute += queue_.now() - st.streams[static_cast<std::size_t>(StreamKind::compute)].start;
+    finish(rank, st, t);
+  }
+
+  void on_collective_done(std::uint32_t id) {
+    const TemplateInstances::Of of = inst_.of(id);
+    inst_.end(id);
+    const std::uint32_t c = of.collective;
+    const auto& members = inst_.ranks_of(of.group);
+    for (const std::uint32_t m : members) set_comm_active(m, ranks_[m], -1, g_.tasks()[member_task(c, ranks_[m].stage)].category);
+    for (const std::uint32_t m : members) finish(m, ranks_[m], member_task(c, ranks_[m].stage));
+  }
+
+  void finish(std::uint32_t rank, RankSlot& st, TaskId t) {
+    const Task& task = g_.tasks()[t];
+    const Time now = queue_.now();
+    StreamSlot& ss = st.streams[static_cast<std::size_t>(task.stream)];
+    st.totals.busy[static_cast<std::size_t>(task.category)] += now - ss.start;
+    if (st.representative) result_.records[t].end = now;
+    ss.busy = 0;
+    ++ss.head;
+    for (const TaskId* s = g_.successors_begin(t); s != g_.successors_end(t); ++s)
+      if (--left(st, *s) == 0) try_start(rank, g_.tasks()[*s].stream);
+    try_start(rank, task.stream);
+  }
+
+  void check_finished() {
+    std::ostringstream blocked;
+    int count = 0;
+    for (std::uint32_t r = 0; r < t_.num_ranks(); ++r) {
+      const RankSlot& st = ranks_[r];
+      for (int s = 0; s < kStreamsPerRank; ++s) {
+        const auto& list = g_.stream_tasks(static_cast<int>(st.stage), static_cast<StreamKind>(s));
+        const std::size_t h = st.streams[static_cast<std::size_t>(s)].head;
+        if (h >= list.size()) continue;
+        const Task& t = g_.tasks()[list[h]];
+        const int pending = left(st, list[h]);
+        if (count++ < 8) {
+          blocked << (count > 1 ? "; " : "") << "rank " << r << " stream " << to_string(t.stream) << " at '" << g_.name(t.name)
+                  << "' (micro-batch " << t.micro_batch << ", ";
+          if (t.collective != kNone && pending == 0) {
+            const TemplateInstances::Meeting where = inst_.meeting(t.collective, r);
+            blocked << arrived_[where.slot] << "/" << inst_.ranks_of(where.group).size() << " members arrived)";
+          } else {
+            blocked << pending << " dependencies pending)";
+          }
+        }
+      }
+    }
+    if (count > 0) {
+      std::ostringstream msg;
+      msg << "deadlock: " << count << " streams blocked: " << blocked.str();
+      throw DeadlockError(msg.str());
+    }
+  }
+
+  const StepTemplate& t_;
+  const TaskGraph& g_;
+  const TemplateInstances& inst_;
+  CommBackend& network_;
+  double slowdown_;
+  TemplateResult result_;
+  KernelQueue queue_;
+  std::vector<RankSlot> ranks_;
+  std::vector<std::uint16_t> arrived_;  // per slot
+  std::vector<TaskId> first_;           // per template rank: its first task
+  std::vector<std::uint8_t> deps_left_;
+  std::vector<std::vector<TaskId>> member_task_;
+};
+
+}  // namespace
+
+TemplateResult execute_template(const StepTemplate& t, const TemplateInstances& instances, CommBackend& network,
+                                const ExecutorOptions& options) {
+  return TemplateExecutor(t, instances, network, options).run();
+}
+
+}  // namespace cs::sim
