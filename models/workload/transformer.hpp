@@ -160,6 +160,11 @@ struct TrainingConfig {
   // all-gather before a GEMM and the reduce-scatter after one are split into tp chunks pipelined with
   // the GEMM's own chunks (sim/step/step_builder.hpp).
   bool tp_comm_overlap = false;
+  // Megatron-Core's overlap_moe_expert_parallel_comm with delay_wgrad_compute (Megatron-Bridge's
+  // moe_a2a_overlap sets both): in the 1F1B steady state one micro-batch's forward and another's backward
+  // run layer by layer interleaved, each one's EP all-to-all beside the other's compute
+  // (sim/step/step_builder.hpp).
+  bool overlap_moe_expert_parallel_comm = false;
   // The training framework (sim/scenario/framework.hpp: training.framework and its release) and the
   // data-parallel mechanisms its defaults imply, resolved by the loader:
   //  - main_grads_dtype: the gradient buffer (Megatron's --main-grads-dtype; fp32 main grads under bf16),

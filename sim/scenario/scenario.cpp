@@ -788,6 +788,7 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   const auto overlap_grad_reduce = r.boolean("overlap_grad_reduce");
   const auto overlap_param_gather = r.boolean("overlap_param_gather");
   const auto tp_comm_overlap = r.boolean("tp_comm_overlap");
+  t.overlap_moe_expert_parallel_comm = r.boolean("overlap_moe_expert_parallel_comm").value_or(false);
   const auto main_grads_dtype = r.named("main_grads_dtype", kGradDtypeNames);
   const auto grad_reduce_dtype = r.named("grad_reduce_dtype", kGradDtypeNames);
   const auto framework_default = [&](const char* key) {
@@ -934,6 +935,22 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   if (t.tp_comm_overlap && !t.sequence_parallel && t.tp > 1)
     errors.add("training.tp_comm_overlap", "needs training.sequence_parallel (the overlap pipelines sequence parallelism's "
                                            "all-gathers and reduce-scatters with their GEMMs, as in Megatron-LM)");
+  // Megatron-Core refuses these (megatron/core/transformer/transformer_config.py __post_init__ @ d98e8a6:
+  // "overlap_moe_expert_parallel_comm is only supported with expert model parallelism", "virtual_pipeline_
+  // model_parallel_size must be specified when pipeline_model_parallel_size > 1", "disable full
+  // recomputation when enabling overlap_moe_expert_parallel_comm"). ZeRO-2/3 (Megatron-FSDP) with it are not
+  // modelled: the step builder pairs passes under DDP and the distributed optimizer only.
+  if (t.overlap_moe_expert_parallel_comm) {
+    const std::string key = "training.overlap_moe_expert_parallel_comm";
+    if (t.ep < 2)
+      errors.add(key, "needs training.expert_model_parallel_size > 1 (Megatron-Core overlaps the EP all-to-all only)");
+    if (t.pp > 1 && t.pipeline_schedule != PipelineSchedule::interleaved)
+      errors.add(key, "needs the interleaved schedule (training.virtual_pipeline_model_parallel_size > 1) with pipeline_model_parallel_size > 1, as Megatron-Core does");
+    if (t.recompute == models::Recompute::full)
+      errors.add(key, "cannot run with training.recompute_granularity \"full\" (Megatron-Core refuses it)");
+    if (t.zero_stage > 1)
+      errors.add(key, "is modelled with training.zero_stage 0 or 1 only (Megatron-Core's DDP and distributed optimizer)");
+  }
   if (t.sequence_parallel && t.seq_length % t.tp != 0)
     errors.add("training.sequence_parallel", "needs training.seq_length (" + std::to_string(t.seq_length) +
                                                  ") divisible by tensor_model_parallel_size (" + std::to_string(t.tp) + ")");

@@ -69,6 +69,48 @@ struct Unit {
   double expert;  // over the expert-data-parallel group
 };
 
+// A MoE layer's passes cut at the EP all-to-alls (with the expert-TP collectives beside them), as
+// Megatron-Core's fine-grained schedule cuts a layer (TransformerLayerSchedulePlan in
+// megatron/core/models/common/model_chunk_schedule_plan.py @ d98e8a6: pre_dispatch_computation,
+// moe_dispatch, mlp, moe_combine). Forward: pre = attention, router and permute; comm1 = the dispatch;
+// mid = the experts; comm2 = the combine; post = unpermute, shared experts, residual. Backward: pre = up to
+// the combine's backward; comm1 = the combine's backward; mid = the experts' dgrads (and recompute), with
+// their wgrads apart in mid_wgrad (delay_wgrad_compute: mlp.backward_dw runs off the layer's chain);
+// comm2 = the dispatch's backward; post = the rest (router, norm, attention backward).
+struct SplitPass {
+  std::vector<Op> pre, comm1, mid, mid_wgrad, comm2, post;
+};
+struct SplitLayer {
+  bool moe = false;  // both passes have their two all-to-all segments
+  SplitPass fwd, bwd;
+};
+
+bool is_ep_collective(const Op& op) {
+  return op.kind == OpKind::collective && (op.group == ProcessGroup::ep || op.group == ProcessGroup::etp);
+}
+
+// Cuts one pass; false when it has no dispatch and combine (a dense layer, or EP 1).
+bool split_pass(const std::vector<Op>& ops, bool backward, SplitPass& out) {
+  int state = 0;  // 0 pre, 1 comm1, 2 mid, 3 comm2, 4 post
+  for (const Op& op : ops) {
+    const bool comm = is_ep_collective(op);
+    if (state == 0 && comm && op.group == ProcessGroup::ep) state = 1;
+    else if ((state == 1 || state == 3) && !comm) ++state;
+    else if (state == 2 && comm) state = 3;
+    else if (state == 4 && comm) return false;
+    std::vector<Op>* to[] = {&out.pre, &out.comm1, &out.mid, &out.comm2, &out.post};
+    const bool wgrad = backward && state == 2 && op.kind == OpKind::gemm && op.name.ends_with("_wgrad");
+    (wgrad ? out.mid_wgrad : *to[state]).push_back(op);
+  }
+  return state == 4;
+}
+
+SplitLayer split_layer(const models::LayerOps& ops) {
+  SplitLayer s;
+  s.moe = split_pass(ops.forward, false, s.fwd) && split_pass(ops.backward, true, s.bwd);
+  return s;
+}
+
 class Builder {
  public:
   Builder(const Scenario& s, const models::ComputeProfile& profile, const std::vector<int>& gpus, bool template_mode = false)
@@ -477,7 +519,7 @@ class Builder {
           e.ring_step_bytes = op.comm_bytes / (t_.cp - 1);
           continue;
         }
-        const TaskId c = emit_collective(e, StreamKind::comm_tp, category_of(op.group), op.collective, op.comm_bytes,
+        const TaskId c = emit_collective(e, blocking_stream_, category_of(op.group), op.collective, op.comm_bytes,
                                          group_kind(op.group), members, 0, op.name, mb);
         after_producers(e, c);
         e.wait_for.clear();
@@ -700,7 +742,8 @@ class Builder {
     };
 
     const auto order = pipeline_order(t_.pipeline_schedule, p, m, stage, v);
-    for (std::size_t k = 0; k < order.size(); ++k) {
+    // One pass alone: the schedule's action k.
+    auto run_action = [&](std::size_t k) {
       const PipelineAction& a = order[k];
       const int mb = a.micro_batch, c = a.chunk;
       // Neighbours in the model's layer order: (stage - 1, c) or, wrapping, (p - 1, c - 1) before; (stage
@@ -729,6 +772,168 @@ class Builder {
           deferred.clear();
         }
       }
+    };
+
+    // overlap_moe_expert_parallel_comm (Megatron-Core's combined 1F1B, megatron/core/pipeline_parallel/
+    // combined_1f1b.py and schedules.py @ d98e8a6): one more forward in the warm-up ("we schedule one extra
+    // micro-batch forward step before the 1f1b stages ... to ensure the forward and backward computations are
+    // independent in all 1f1b steps"; without pipelining the first forward runs alone), then each steady-state
+    // step runs forward k + 1 and backward k of the schedule's own orders together, layer by layer
+    // (TransformerModelChunkSchedulePlan.run: forward layer i with backward layer n - 1 - i, the chunk's
+    // embedding forward and LM-head backward before them, its LM-head forward and embedding backward after).
+    // A layer pair (TransformerLayerSchedulePlan.run, model_chunk_schedule_plan.py @ d98e8a6):
+    //   EP comm (comm_tp stream): combine_bwd      | dispatch_fwd -> dispatch_bwd         | combine_fwd
+    //   compute:                  pre_dispatch_fwd | mlp_bwd -> mlp_bwd_dw -> mlp_fwd     | pre_dispatch_bwd
+    // each all-to-all after its own pass's producer and before its own pass's consumer (the real data
+    // dependencies), so it runs beside the other pass's compute; the two passes' TP collectives run on the
+    // compute stream as Megatron runs them (blocking_stream_).
+    struct Pass {
+      int mb;
+      std::vector<TaskId> wait;  // what the pass's next task waits for
+      TaskId last = kNone;       // the pass's last kernel
+    };
+    auto run_seg = [&](Pass& pass, const std::vector<Op>& ops, bool backward) {
+      if (ops.empty()) return;
+      const TaskId before = e.last_compute;
+      e.wait_for = std::move(pass.wait);
+      run_ops(e, ops, pass.mb, backward);
+      pass.wait = std::move(e.wait_for);
+      e.wait_for.clear();
+      if (e.last_compute != before) pass.last = e.last_compute;
+    };
+    auto run_comm = [&](Pass& pass, const std::vector<Op>& ops) {
+      TaskId issued = kNone;
+      for (const Op& op : ops) {
+        const std::vector<int>& members = group_of(group_kind(op.group), e.global);
+        if (members.size() < 2) continue;
+        const TaskId c = emit_collective(e, StreamKind::comm_tp, category_of(op.group), op.collective, op.comm_bytes,
+                                         group_kind(op.group), members, 0, op.name, pass.mb);
+        if (pass.last != kNone) g_->add_dependency(pass.last, c);
+        for (TaskId w : pass.wait) g_->add_dependency(w, c);
+        pass.wait.clear();
+        issued = c;
+      }
+      if (issued != kNone) pass.wait.push_back(issued);
+    };
+    auto backward_done = [&](Pass& b, const Unit& u, bool reducing) {
+      if (!reducing) return;
+      e.wait_for = b.wait;
+      add_grads(u, b.mb);
+      e.wait_for.clear();
+    };
+    auto run_layer_pair = [&](Pass& f, const Unit& fu, Pass& b, const Unit& bu, bool reducing) {
+      const SplitLayer& fs = split_of(*fu.ops);
+      const SplitLayer& bs = split_of(*bu.ops);
+      if (!fs.moe || !bs.moe) {  // no all-to-all to hide on one side: the two one after the other
+        run_seg(f, fu.ops->forward, false);
+        run_seg(b, bu.ops->backward, true);
+        backward_done(b, bu, reducing);
+        return;
+      }
+      run_seg(b, bs.bwd.pre, true);
+      run_comm(b, bs.bwd.comm1);  // combine_bwd, beside the forward's pre-dispatch compute
+      run_seg(f, fs.fwd.pre, false);
+      run_comm(f, fs.fwd.comm1);  // dispatch_fwd, beside the experts' backward
+      run_seg(b, bs.bwd.mid, true);
+      run_comm(b, bs.bwd.comm2);  // dispatch_bwd, after the experts' dgrads: beside their wgrads and forward
+      std::vector<TaskId> dispatch_bwd = std::move(b.wait);
+      b.wait.clear();
+      run_seg(b, bs.bwd.mid_wgrad, true);
+      for (TaskId w : dispatch_bwd) b.wait.push_back(w);
+      run_seg(f, fs.fwd.mid, false);
+      run_comm(f, fs.fwd.comm2);  // combine_fwd, beside the backward's pre-dispatch compute
+      run_seg(b, bs.bwd.post, true);
+      backward_done(b, bu, reducing);
+      run_seg(f, fs.fwd.post, false);
+    };
+    auto is_layer = [](const UnitParams& u) { return u.kind != UnitKind::embedding && u.kind != UnitKind::head; };
+    auto run_pair = [&](std::size_t kf, std::size_t kb) {
+      const PipelineAction& fa = order[kf];
+      const PipelineAction& ba = order[kb];
+      const int fc = fa.chunk, bc = ba.chunk;
+      const bool f_prev = !(first && fc == 0), f_next = !(last && fc == v - 1);
+      const bool b_prev = !(first && bc == 0), b_next = !(last && bc == v - 1);
+      const int prev_stage = first ? p - 1 : stage - 1, next_stage = last ? 0 : stage + 1;
+      Pass f{fa.micro_batch, {}, kNone}, b{ba.micro_batch, {}, kNone};
+      if (f_prev) f.wait.push_back(emit_p2p(e, StreamKind::pp_recv_fwd, prev_stage, p2p_bytes, f.mb));
+      if (b_next) b.wait.push_back(emit_p2p(e, StreamKind::pp_recv_bwd, next_stage, p2p_bytes, b.mb));
+      for (TaskId w : e.wait_for) f.wait.push_back(w);
+      e.wait_for.clear();
+      const bool reducing = b.mb == m - 1;
+      const auto& fus = chunk_units[static_cast<std::size_t>(fc)];
+      const auto& bus = chunk_units[static_cast<std::size_t>(bc)];
+      const auto& fkinds = su.chunks[static_cast<std::size_t>(fc)];
+      const auto& bkinds = su.chunks[static_cast<std::size_t>(bc)];
+      // Forward order of the forward chunk's units; backward order of the backward chunk's.
+      std::vector<std::size_t> f_layers, b_layers, f_before, f_after, b_before, b_after;
+      for (std::size_t i = 0; i < fus.size(); ++i)
+        (is_layer(fkinds[i]) ? f_layers : (f_layers.empty() ? f_before : f_after)).push_back(i);
+      for (std::size_t i = bus.size(); i-- > 0;)
+        (is_layer(bkinds[i]) ? b_layers : (b_layers.empty() ? b_before : b_after)).push_back(i);
+      blocking_stream_ = StreamKind::compute;
+      for (std::size_t i : f_before) run_seg(f, fus[i].ops->forward, false);
+      for (std::size_t i : b_before) {
+        run_seg(b, bus[i].ops->backward, true);
+        backward_done(b, bus[i], reducing);
+      }
+      const std::size_t both = std::min(f_layers.size(), b_layers.size());
+      for (std::size_t i = 0; i < both; ++i) run_layer_pair(f, fus[f_layers[i]], b, bus[b_layers[i]], reducing);
+      for (std::size_t i = both; i < b_layers.size(); ++i) {
+        run_seg(b, bus[b_layers[i]].ops->backward, true);
+        backward_done(b, bus[b_layers[i]], reducing);
+      }
+      for (std::size_t i = both; i < f_layers.size(); ++i) run_seg(f, fus[f_layers[i]].ops->forward, false);
+      for (std::size_t i : f_after) run_seg(f, fus[i].ops->forward, false);
+      for (std::size_t i : b_after) {
+        run_seg(b, bus[i].ops->backward, true);
+        backward_done(b, bus[i], reducing);
+      }
+      blocking_stream_ = StreamKind::comm_tp;
+      if (reducing) {
+        e.wait_for = b.wait;
+        close_bucket(dense_group, dense_bucket, b.mb);
+        close_bucket(expert_group, expert_bucket, b.mb);
+        e.wait_for.clear();
+      }
+      auto send = [&](Pass& pass, StreamKind stream, int peer) {
+        const TaskId t = emit_p2p(e, stream, peer, p2p_bytes, pass.mb);
+        if (pass.last != kNone) g_->add_dependency(pass.last, t);
+        for (TaskId w : pass.wait) g_->add_dependency(w, t);
+      };
+      if (f_next) send(f, StreamKind::pp_send_fwd, next_stage);
+      if (b_prev) send(b, StreamKind::pp_send_bwd, prev_stage);
+      for (const Pass* pass : {&f, &b})
+        for (TaskId w : pass->wait) e.wait_for.push_back(w);
+      if (!deferred.empty() && kb + 1 == order.size()) {
+        for (const auto& [gk, params] : deferred) reduce_bucket(gk, params, b.mb);
+        deferred.clear();
+      }
+    };
+
+    if (!t_.overlap_moe_expert_parallel_comm) {
+      for (std::size_t k = 0; k < order.size(); ++k) run_action(k);
+    } else {
+      std::vector<std::size_t> forwards, backwards;
+      std::size_t warmup = 0;
+      for (std::size_t k = 0; k < order.size(); ++k) {
+        (order[k].forward ? forwards : backwards).push_back(k);
+        if (order[k].forward && backwards.empty()) ++warmup;
+      }
+      CS_CHECK(forwards.size() == backwards.size());
+      // The schedule's order runs its warm-up forwards, then forward, backward, ...: the forwards before the
+      // first backward are the warm-up and one more, Megatron-Core's warm-up under the overlap.
+      const std::size_t alone = std::min(warmup, forwards.size());
+      for (std::size_t i = 0; i < alone; ++i) run_action(forwards[i]);
+      std::size_t j = 0;
+      for (std::size_t i = alone; i < forwards.size(); ++i, ++j) {
+        if (!chunk_gathered[static_cast<std::size_t>(order[forwards[i]].chunk)]) {  // a chunk's first forward: alone
+          run_action(forwards[i]);
+          run_action(backwards[j]);
+        } else {
+          run_pair(forwards[i], backwards[j]);
+        }
+      }
+      for (; j < backwards.size(); ++j) run_action(backwards[j]);
     }
     CS_CHECK(deferred.empty());
 
@@ -754,6 +959,18 @@ class Builder {
         if (g2 != kNone) after_producers(e, g2);
       }
     }
+  }
+
+  // The stream of the blocking TP / CP / EP collectives run_ops emits: comm_tp, or, while paired passes
+  // run (overlap_moe_expert_parallel_comm), the compute stream, as Megatron-Core runs them there and keeps
+  // its own stream for the EP all-to-all.
+  StreamKind blocking_stream_ = StreamKind::comm_tp;
+  std::unordered_map<const models::LayerOps*, SplitLayer> split_layers_;  // split_layer
+
+  const SplitLayer& split_of(const models::LayerOps& ops) {
+    auto it = split_layers_.find(&ops);
+    if (it == split_layers_.end()) it = split_layers_.emplace(&ops, split_layer(ops)).first;
+    return it->second;
   }
 
   const Scenario& s_;

@@ -499,3 +499,107 @@ TEST_CASE("strategies: gradient clipping adds one 4-byte all-reduce on DP x CP b
   }
   CHECK(count == 1);
 }
+
+namespace {
+
+// One MoE layer (4 experts, top-2) with EP 2 over DP 2, one stage, m = 2 micro-batches, no contention.
+json a2a_overlap_doc() {
+  json doc = doc_for(2, 1);
+  doc["model"]["num_moe_experts"] = 4;
+  doc["model"]["moe_router_topk"] = 2;
+  doc["training"]["expert_model_parallel_size"] = 2;
+  doc["training"]["global_batch_size"] = 4;
+  return doc;
+}
+
+}  // namespace
+
+TEST_CASE("strategies: overlap_moe_expert_parallel_comm hides a paired pass's all-to-alls behind the other's compute", "[sim]") {
+  // Without the key the four all-to-alls of each pass (dispatch, combine; their backwards) block: the step
+  // is F0 B0 F1 B1 with 8 all-to-alls of one size exposed, A each (T k h 2 bytes = 2048 x 2 x 1024 x 2 over
+  // EP 2; the same duration every time, nothing else on the fabric then). With it (Megatron-Core's combined
+  // 1F1B without pipelining: F0 alone, then F1 and B0 layer by layer, then B1) the pair's four all-to-alls
+  // run on the comm stream beside the other pass's compute: combine_bwd(B0) beside F1's attention, router
+  // and permute; dispatch(F1) beside B0's expert dgrads and wgrads; dispatch_bwd(B0) beside F1's experts;
+  // combine(F1) beside B0's router, norm and attention backward. Each of those windows is longer than A
+  // here (a 1024-wide layer's attention or experts at 2048 tokens take hundreds of microseconds, an 8 MiB
+  // all-to-all on NVSwitch tens), so all four hide: the step is 4 A shorter, the compute the same, and
+  // exactly 4 A of all-to-all is left exposed (F0's and B1's).
+  json doc = a2a_overlap_doc();
+  const SimulationResult off = simulate(scenario(doc));
+  doc["training"]["overlap_moe_expert_parallel_comm"] = true;
+  const SimulationResult on = simulate(scenario(doc));
+
+  std::vector<double> a2a;
+  for (std::size_t i = 0; i < off.plan.graph.tasks().size(); ++i) {
+    const Task& t = off.plan.graph.tasks()[i];
+    if (t.category == Category::ep_comm) a2a.push_back(to_seconds(off.execution.records[i].end - off.execution.records[i].start));
+  }
+  REQUIRE(a2a.size() == 8);
+  const double A = a2a.front();
+  for (double x : a2a) CHECK(x == Approx(A).epsilon(1e-9));
+  CHECK(A > 0);
+  const auto ep = static_cast<std::size_t>(Category::ep_comm);
+  CHECK(off.report.exposed_comm_s_by_kind[ep] == Approx(8 * A).epsilon(1e-6));
+  CHECK(off.report.step_time_s - on.report.step_time_s == Approx(4 * A).epsilon(1e-6));
+  CHECK(on.report.exposed_comm_s_by_kind[ep] == Approx(4 * A).epsilon(1e-6));
+  CHECK(on.report.breakdown.compute_s == Approx(off.report.breakdown.compute_s).epsilon(1e-9));
+  // The same collectives, bytes and tasks, only placed differently.
+  CHECK(volume(on.plan, Category::ep_comm).bus_bytes == Approx(volume(off.plan, Category::ep_comm).bus_bytes).epsilon(1e-12));
+  CHECK(on.plan.graph.tasks().size() == off.plan.graph.tasks().size());
+}
+
+TEST_CASE("strategies: overlap_moe_expert_parallel_comm with interleaved pipelining pairs the steady state", "[sim]") {
+  // PP 2 x VP 2 (2 layers per chunk), EP 2 x DP 2, m = 4: Megatron-Core's interleaved schedule with one more
+  // warm-up forward, then forward k + 1 with backward k. It runs (no deadlock between the stages), hides some
+  // all-to-all, keeps the compute, and the rank-by-rank run agrees with the symmetric one.
+  json doc = a2a_overlap_doc();
+  doc["cluster"]["gpus_per_node"] = 8;
+  doc["model"]["num_layers"] = 8;
+  doc["training"]["pipeline_model_parallel_size"] = 2;
+  doc["training"]["virtual_pipeline_model_parallel_size"] = 2;
+  doc["training"]["global_batch_size"] = 32;
+  doc["training"]["expert_model_parallel_size"] = 4;
+  const Report off = simulate(scenario(doc)).report;
+  doc["training"]["overlap_moe_expert_parallel_comm"] = true;
+  const Report on = simulate(scenario(doc)).report;
+  CHECK(on.step_time_s < off.step_time_s);
+  CHECK(on.breakdown.exposed_comm_s < off.breakdown.exposed_comm_s);
+  CHECK(on.breakdown.compute_s == Approx(off.breakdown.compute_s).epsilon(1e-9));
+  doc["simulation"]["symmetry"] = false;
+  CHECK(simulate(scenario(doc)).report.step_time_s == Approx(on.step_time_s).epsilon(1e-9));
+}
+
+TEST_CASE("strategies: overlap_moe_expert_parallel_comm needs expert parallelism", "[sim]") {
+  json doc = a2a_overlap_doc();
+  doc["training"]["expert_model_parallel_size"] = 1;
+  doc["training"]["overlap_moe_expert_parallel_comm"] = true;
+  CHECK_THROWS_WITH(scenario(doc), "strategies.json: training.overlap_moe_expert_parallel_comm: needs training.expert_model_parallel_size > 1 "
+                                   "(Megatron-Core overlaps the EP all-to-all only)");
+}
+
+TEST_CASE("strategies: overlap_moe_expert_parallel_comm with pipelining needs the interleaved schedule", "[sim]") {
+  json doc = a2a_overlap_doc();
+  doc["cluster"]["gpus_per_node"] = 4;
+  doc["model"]["num_layers"] = 2;
+  doc["training"]["pipeline_model_parallel_size"] = 2;
+  doc["training"]["overlap_moe_expert_parallel_comm"] = true;
+  CHECK_THROWS_WITH(scenario(doc), "strategies.json: training.overlap_moe_expert_parallel_comm: needs the interleaved schedule "
+                                   "(training.virtual_pipeline_model_parallel_size > 1) with pipeline_model_parallel_size > 1, as Megatron-Core does");
+}
+
+TEST_CASE("strategies: overlap_moe_expert_parallel_comm refuses full recompute", "[sim]") {
+  json doc = a2a_overlap_doc();
+  doc["training"]["recompute_granularity"] = "full";
+  doc["training"]["overlap_moe_expert_parallel_comm"] = true;
+  CHECK_THROWS_WITH(scenario(doc), "strategies.json: training.overlap_moe_expert_parallel_comm: cannot run with "
+                                   "training.recompute_granularity \"full\" (Megatron-Core refuses it)");
+}
+
+TEST_CASE("strategies: overlap_moe_expert_parallel_comm is modelled with ZeRO 0 or 1 only", "[sim]") {
+  json doc = a2a_overlap_doc();
+  doc["training"]["zero_stage"] = 2;
+  doc["training"]["overlap_moe_expert_parallel_comm"] = true;
+  CHECK_THROWS_WITH(scenario(doc), "strategies.json: training.overlap_moe_expert_parallel_comm: is modelled with training.zero_stage 0 "
+                                   "or 1 only (Megatron-Core's DDP and distributed optimizer)");
+}
