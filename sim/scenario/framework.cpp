@@ -157,6 +157,7 @@ json training_facts(const models::TrainingConfig& t, const std::string& gpu_name
               {"training.virtual_pipeline_model_parallel_size", t.vp}, {"training.context_parallel_size", t.cp},
               {"training.expert_model_parallel_size", t.ep}, {"training.sequence_parallel", t.sequence_parallel},
               {"training.tp_comm_overlap", t.tp_comm_overlap},
+              {"training.overlap_moe_expert_parallel_comm", t.overlap_moe_expert_parallel_comm},
               {"training.overlap_grad_reduce", t.overlap_grad_reduce},
               {"training.overlap_param_gather", t.overlap_param_gather},
               {"training.precision", std::string(name_of(kPrecisionNames, t.precision))},

@@ -27,6 +27,12 @@
 //    cp_kv_bwd op) is issued when step i starts and step i + 1 waits for it, so cp - 1 transfers overlap
 //    cp - 1 attention steps and only what is longer than the compute shows. Recomputed attention
 //    (selective or full) passes KV around the ring again.
+//  - overlap_moe_expert_parallel_comm (Megatron-Core's combined 1F1B with delay_wgrad_compute): one more
+//    warm-up forward, then each steady-state forward runs with the backward the schedule puts after it,
+//    layer by layer; per layer pair the combine backward, dispatch forward, dispatch backward and combine
+//    forward all-to-alls run on the comm_tp stream in that order, each after its own pass's producer and
+//    before its own pass's consumer, beside the other pass's compute; the pair's blocking TP collectives
+//    run on the compute stream, as in Megatron (step_builder.cpp, docs/frameworks.md).
 //
 // Data parallelism (on the comm_dp stream: one NCCL stream per process group, so the group's
 // collectives run in issue order). Dense parameters are data-parallel over DP x CP ranks (Megatron

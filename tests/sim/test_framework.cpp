@@ -349,3 +349,23 @@ TEST_CASE("framework: the layout search enumerates only what the framework runs"
   CHECK(mc_total < generic_total);
   CHECK(ds_total < mc_total);  // DeepSpeed also has no interleaved schedule and no ring CP
 }
+
+TEST_CASE("framework: deepspeed and torchtitan refuse Megatron-Core's EP all-to-all overlap", "[sim]") {
+  json doc = doc_for("deepspeed");
+  doc["model"]["num_moe_experts"] = 8;
+  doc["model"]["moe_router_topk"] = 2;
+  doc["training"]["expert_model_parallel_size"] = 2;
+  doc["training"]["overlap_moe_expert_parallel_comm"] = true;
+  CHECK(refusal(doc) ==
+        "f.json: training.overlap_moe_expert_parallel_comm: overlap_moe_expert_parallel_comm true: training.framework \"deepspeed\" cannot "
+        "run this (rule no-combined-1f1b): overlap_moe_expert_parallel_comm is Megatron-Core's combined 1F1B schedule "
+        "(megatron/core/pipeline_parallel/combined_1f1b.py); DeepSpeed's pipeline engine runs one pass at a time "
+        "[deepspeed/runtime/pipe/schedule.py TrainSchedule (one ForwardPass or BackwardPass per step)]");
+  doc["training"]["framework"] = "torchtitan";
+  doc["training"]["zero_stage"] = 0;
+  CHECK(refusal(doc).find("training.overlap_moe_expert_parallel_comm: overlap_moe_expert_parallel_comm true: training.framework "
+                          "\"torchtitan\" cannot run this (rule no-combined-1f1b)") != std::string::npos);
+  doc["training"]["framework"] = "megatron-core";
+  doc["training"]["zero_stage"] = 1;
+  CHECK_NOTHROW(parse_scenario(doc, "f.json"));
+}
