@@ -936,14 +936,14 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
     errors.add("training.tp_comm_overlap", "needs training.sequence_parallel (the overlap pipelines sequence parallelism's "
                                            "all-gathers and reduce-scatters with their GEMMs, as in Megatron-LM)");
   // Megatron-Core refuses these (megatron/core/transformer/transformer_config.py __post_init__ @ d98e8a6:
-  // "overlap_moe_expert_parallel_comm is only supported with expert model parallelism", "virtual_pipeline_
-  // model_parallel_size must be specified when pipeline_model_parallel_size > 1", "disable full
-  // recomputation when enabling overlap_moe_expert_parallel_comm"). ZeRO-2/3 (Megatron-FSDP) with it are not
-  // modelled: the step builder pairs passes under DDP and the distributed optimizer only.
-  if (t.overlap_moe_expert_parallel_comm) {
+  // "virtual_pipeline_model_parallel_size must be specified when pipeline_model_parallel_size > 1", "disable
+  // full recomputation when enabling overlap_moe_expert_parallel_comm"). ZeRO-2/3 (Megatron-FSDP) with it are
+  // not modelled: the step builder pairs passes under DDP and the distributed optimizer only. With EP 1 there
+  // is no all-to-all and the flag changes nothing (Megatron would refuse it: "only supported with expert model
+  // parallelism"; a search over layouts keeps a base scenario's flag at EP 1, so we do not, as with
+  // tp_comm_overlap at TP 1).
+  if (t.overlap_moe_expert_parallel_comm && t.ep > 1) {
     const std::string key = "training.overlap_moe_expert_parallel_comm";
-    if (t.ep < 2)
-      errors.add(key, "needs training.expert_model_parallel_size > 1 (Megatron-Core overlaps the EP all-to-all only)");
     if (t.pp > 1 && t.pipeline_schedule != PipelineSchedule::interleaved)
       errors.add(key, "needs the interleaved schedule (training.virtual_pipeline_model_parallel_size > 1) with pipeline_model_parallel_size > 1, as Megatron-Core does");
     if (t.recompute == models::Recompute::full)

@@ -910,7 +910,7 @@ class Builder {
       }
     };
 
-    if (!t_.overlap_moe_expert_parallel_comm) {
+    if (!t_.overlap_moe_expert_parallel_comm || t_.ep < 2) {  // EP 1: no all-to-all, the plain schedule
       for (std::size_t k = 0; k < order.size(); ++k) run_action(k);
     } else {
       std::vector<std::size_t> forwards, backwards;
