@@ -60,15 +60,19 @@ std::vector<std::int64_t> chunk_microbatches_in_flight(const TrainingConfig& t, 
   const std::int64_t mb = t.num_micro_batches();
   const std::int64_t vp = std::max(1, t.vp);
   std::vector<std::int64_t> n(static_cast<std::size_t>(vp), 0);
+  // Megatron-Core's combined 1F1B (overlap_moe_expert_parallel_comm, sim/step/step_builder.cpp run_pair)
+  // runs one forward more before the steady state pairs forward k + 1 with backward k, so one micro-batch
+  // more is in flight.
+  const int paired = t.overlap_moe_expert_parallel_comm && t.ep > 1 ? 1 : 0;
   if (t.pp == 1) {
-    n.assign(n.size(), 1);
+    n.assign(n.size(), std::min<std::int64_t>(1 + paired, mb));
   } else if (t.pipeline_schedule == PipelineSchedule::gpipe) {
     n.assign(n.size(), mb);
   } else {
     // The warm-up forwards plus the one that runs before the first backward, each in its chunk.
     const auto schedule = vp > 1 ? PipelineSchedule::interleaved : t.pipeline_schedule;
     const int v = static_cast<int>(vp), m = static_cast<int>(mb);
-    const int in_flight = std::min(sim::warmup_forwards(schedule, t.pp, m, stage, v) + 1, m * v);
+    const int in_flight = std::min(sim::warmup_forwards(schedule, t.pp, m, stage, v) + 1 + paired, m * v);
     for (int k = 0; k < in_flight; ++k) ++n[static_cast<std::size_t>(sim::forward_chunk(k, t.pp, v))];
   }
   return n;

@@ -269,6 +269,28 @@ TEST_CASE("memory: DeepSeekMoE 16B, its dense layer and shared experts, on EP 8"
                                    .epsilon(1e-12));
 }
 
+TEST_CASE("memory: Megatron-Core's combined 1F1B holds one micro-batch more of activations", "[models]") {
+  // overlap_moe_expert_parallel_comm runs one forward more before pairing forward k + 1 with backward k
+  // (sim/step/step_builder.cpp, combined_1f1b.py @ d98e8a6). DeepSeekMoE 16B at pp = 1, EP 8, two
+  // micro-batches: one in flight without it, two with it; the logits of one micro-batch only either way
+  // (the pair runs the LM-head backward of k before the LM-head forward of k + 1).
+  const ModelConfig m = preset("deepseek-moe-16b");
+  TrainingConfig t = layout(4096, 1, 1, 8, 16);
+  t.ep = 8;
+  REQUIRE(t.num_micro_batches() == 2);
+  const MemoryBreakdown off = memory_per_gpu(m, t, 0);
+  t.overlap_moe_expert_parallel_comm = true;
+  const MemoryBreakdown on = memory_per_gpu(m, t, 0);
+  const double one_micro_batch = activation_bytes_per_layer(m, t, false) + 27 * activation_bytes_per_layer(m, t, true);
+  CHECK(on.activations_bytes - off.activations_bytes == Approx(one_micro_batch).epsilon(1e-12));
+  // One micro-batch: nothing to pair, nothing more in flight.
+  t = layout(4096, 1, 1, 8, 8);
+  t.ep = 8;
+  const double single = memory_per_gpu(m, t, 0).activations_bytes;
+  t.overlap_moe_expert_parallel_comm = true;
+  CHECK(memory_per_gpu(m, t, 0).activations_bytes == single);
+}
+
 TEST_CASE("memory: the framework reserve and the allocator's fragmentation are the scenario's", "[models]") {
   // reserved = memory_reserve_gib GiB + allocator_fragmentation x (weights + grads + optimizer +
   // activations + buffers): 1 GiB + 5% by default; 2.5 GiB + 10% when set so.
