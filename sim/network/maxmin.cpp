@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "sim/base/check.hpp"
+#include "sim/engine/heap4.hpp"
 #include "sim/network/free_slots.hpp"
 
 namespace cs::sim {
@@ -35,7 +36,7 @@ std::uint32_t MaxMinSolver::add_flow(std::span<const int> links, double bytes, s
   f.finish = kNever;
   f.owner = owner;
   f.payload = payload;
-  ++f.version;
+  f.heap_pos = kNotQueued;
   f.active = true;
   ++active_;
   for (int l : links) {
@@ -93,8 +94,7 @@ void MaxMinSolver::solve(Time now) {
     f.last = now;
     if (f.path_len == 0 && f.active) {
       f.rate = std::numeric_limits<double>::infinity();
-      f.finish = now;
-      finishes_.emplace(now, fid, f.version);
+      set_finish(fid, now);
     }
   }
   pending_.clear();
@@ -144,20 +144,41 @@ void MaxMinSolver::solve(Time now) {
     Flow& f = flows_[fid];
     CS_CHECK(flow_mark_[fid] == fixed_mark && f.rate > 0);
     const double seconds = f.remaining / f.rate;
-    f.finish = now + static_cast<Time>(std::ceil(seconds * 1e12));
-    ++f.version;
-    finishes_.emplace(f.finish, fid, f.version);
+    set_finish(fid, now + static_cast<Time>(std::ceil(seconds * 1e12)));
   }
 }
 
-Time MaxMinSolver::next_finish() {
-  while (!finishes_.empty()) {
-    const auto& [t, fid, version] = finishes_.top();
-    if (flows_[fid].active && flows_[fid].version == version) return t;
-    finishes_.pop();
+// The order is (time, flow id), as the lazy heap of (time, flow, version) entries this replaces popped its
+// live entries: one entry per flow, replaced in place when a solve re-issues its completion (unchanged:
+// left alone), instead of a stale entry per solve of its component to pop later.
+void MaxMinSolver::set_finish(std::uint32_t fid, Time finish) {
+  Flow& f = flows_[fid];
+  if (f.heap_pos != kNotQueued && f.finish == finish) return;
+  f.finish = finish;
+  if (f.heap_pos == kNotQueued) {
+    f.heap_pos = static_cast<std::uint32_t>(finishes_.size());
+    finishes_.push_back({finish, fid});
   }
-  return kNever;
+  place_finish(f.heap_pos, Finish{finish, fid});
 }
+
+void MaxMinSolver::place_finish(std::uint32_t i, const Finish& e) {
+  heap4_place(
+      finishes_, i, e, [](const Finish& a, const Finish& b) { return a.time != b.time ? a.time > b.time : a.flow > b.flow; },
+      [this](std::size_t k, const Finish& v) {
+        finishes_[k] = v;
+        flows_[v.flow].heap_pos = static_cast<std::uint32_t>(k);
+      });
+}
+
+void MaxMinSolver::unqueue_top() {
+  flows_[finishes_.front().flow].heap_pos = kNotQueued;
+  const Finish last = finishes_.back();
+  finishes_.pop_back();
+  if (!finishes_.empty()) place_finish(0, last);
+}
+
+Time MaxMinSolver::next_finish() { return finishes_.empty() ? kNever : finishes_.front().time; }
 
 void MaxMinSolver::remove_from_links(std::uint32_t fid) {
   for (int l : path(flows_[fid])) {
@@ -173,8 +194,8 @@ void MaxMinSolver::remove_from_links(std::uint32_t fid) {
 
 void MaxMinSolver::pop_finished(Time now, std::vector<std::uint32_t>& owners) {
   while (next_finish() == now) {
-    const auto [t, fid, version] = finishes_.top();
-    finishes_.pop();
+    const std::uint32_t fid = finishes_.front().flow;
+    unqueue_top();
     Flow& f = flows_[fid];
     settle(f, now);
     f.remaining = 0;

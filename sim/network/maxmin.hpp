@@ -21,9 +21,7 @@
 // it B/2 each; a flow crossing a B and a B/2 link gets B/2 and a second flow on the B link alone gets the
 // other B/2.
 #include <cstdint>
-#include <queue>
 #include <span>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -65,14 +63,24 @@ class MaxMinSolver {
     Time finish = kNever;
     double payload = 1.0;
     std::uint32_t owner = 0;
-    std::uint32_t version = 0;
+    std::uint32_t heap_pos = kNotQueued;  // its entry in finishes_
     bool active = false;
   };
+  static constexpr std::uint32_t kNotQueued = UINT32_MAX;
   std::span<const int> path(const Flow& f) const { return {paths_.data() + f.path_begin, f.path_len}; }
   void settle(Flow& f, Time now);
   void touch(int link);
   void remove_from_links(std::uint32_t flow);
   void compact_paths();
+  // finishes_: one entry per flow with a completion time, a 4-ary heap on (time, flow) indexed by
+  // Flow::heap_pos, so that a re-issued completion replaces its predecessor in place.
+  struct Finish {
+    Time time;
+    std::uint32_t flow;
+  };
+  void set_finish(std::uint32_t flow, Time finish);
+  void place_finish(std::uint32_t i, const Finish& e);  // entry i takes e (heap4_place)
+  void unqueue_top();
 
   std::vector<double> capacity_;
   std::vector<double> link_bytes_;
@@ -85,8 +93,7 @@ class MaxMinSolver {
   std::vector<std::uint32_t> pending_;  // flows added since the last solve
   std::vector<int> touched_;            // links whose flow set changed since the last solve
   std::vector<std::uint8_t> link_touched_;
-  using Finish = std::tuple<Time, std::uint32_t, std::uint32_t>;  // (time, flow, version)
-  std::priority_queue<Finish, std::vector<Finish>, std::greater<>> finishes_;
+  std::vector<Finish> finishes_;
   std::uint64_t solves_ = 0;
   // Scratch for solve(), kept to avoid allocation.
   std::vector<std::uint32_t> comp_flows_;
