@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
-#include <unordered_map>
 
 #include "sim/base/check.hpp"
 #include "sim/engine/cancel.hpp"
@@ -146,12 +145,13 @@ namespace {
 // Events at the current time go to a FIFO as in EventQueue (a stale one there is popped and ignored, as
 // in the reference); order is (time, schedule order) throughout, as there.
 //
-// Pending completions are kept in buckets of equal time, each in schedule order, and the buckets in an
-// indexed 4-ary heap by time (times are unique, one bucket each): the ranks of a stage run the same
-// kernels, so most completions share their time with the one scheduled just before (87 % at 16,384 GPUs
-// on the flow network), and the heap holds and sifts a bucket where it held and sifted every rank.
-// Popping a bucket's events front to back is (time, sequence) order, since sequence numbers grow with
-// every schedule; a withdrawn event is left in its bucket, marked dead, and skipped.
+// Pending completions are kept in buckets: a completion scheduled for the time of the one scheduled just
+// before joins its bucket, else it opens a new one, so a bucket is a run of consecutive sequence numbers
+// at one time. The buckets are in an indexed 4-ary heap by (time, first sequence number): the ranks of a
+// stage run the same kernels, so most completions share their time with the one scheduled just before
+// (87 % at 16,384 GPUs on the flow network), and the heap holds and sifts a bucket where it held and
+// sifted every rank. Popping the first bucket front to back is (time, sequence) order; a withdrawn event
+// is left in its bucket, marked dead, and skipped.
 class KernelQueue {
  public:
   explicit KernelQueue(std::uint32_t ranks) : pos_(ranks) {}
@@ -178,7 +178,7 @@ class KernelQueue {
       fifo_.push_back(e);
       return;
     }
-    const std::uint32_t b = bucket_for(at);
+    const std::uint32_t b = bucket_for(at, e.seq);
     Bucket& bucket = buckets_[b];
     pos_[rank] = {b, static_cast<std::uint32_t>(bucket.events.size())};
     bucket.events.push_back(e);
@@ -216,6 +216,7 @@ class KernelQueue {
   };
   struct Entry {
     Time time;
+    std::uint64_t seq;  // its first event's
     std::uint32_t bucket;
   };
   struct Pos {
@@ -226,26 +227,24 @@ class KernelQueue {
     const Bucket& b = buckets_[heap_.front().bucket];
     return b.events[b.head];
   }
-  std::uint32_t bucket_for(Time at) {
+  // The bucket of the previous schedule if it has this time, else a new one: so a bucket holds a run of
+  // consecutive sequence numbers, and buckets of equal time are ordered by their first one.
+  std::uint32_t bucket_for(Time at, std::uint64_t seq) {
     if (last_ != kNone && buckets_[last_].time == at) return last_;
-    const auto [it, added] = by_time_.try_emplace(at, 0);
-    if (added) {
-      std::uint32_t b;
-      if (!free_.empty()) {
-        b = free_.back();
-        free_.pop_back();
-      } else {
-        b = static_cast<std::uint32_t>(buckets_.size());
-        buckets_.emplace_back();
-      }
-      it->second = b;
-      buckets_[b].time = at;
-      const Entry e{at, b};
-      heap_.push_back(e);
-      place(static_cast<std::uint32_t>(heap_.size() - 1), e);
+    std::uint32_t b;
+    if (!free_.empty()) {
+      b = free_.back();
+      free_.pop_back();
+    } else {
+      b = static_cast<std::uint32_t>(buckets_.size());
+      buckets_.emplace_back();
     }
-    last_ = it->second;
-    return last_;
+    buckets_[b].time = at;
+    const Entry e{at, seq, b};
+    heap_.push_back(e);
+    place(static_cast<std::uint32_t>(heap_.size() - 1), e);
+    last_ = b;
+    return b;
   }
   // The rank's pending event leaves its bucket; an empty bucket leaves the heap.
   void withdraw(std::uint32_t rank) {
@@ -261,7 +260,6 @@ class KernelQueue {
     const Entry last = heap_.back();
     heap_.pop_back();
     if (i < heap_.size()) place(i, last);
-    by_time_.erase(b.time);
     b.events.clear();
     b.head = 0;
     free_.push_back(p.bucket);
@@ -269,7 +267,7 @@ class KernelQueue {
   }
   // Entry i takes e (a new bucket, or the last entry moved there); heap_pos follows.
   void place(std::uint32_t i, const Entry& e) {
-    heap4_place(heap_, i, e, [](const Entry& a, const Entry& b) { return a.time > b.time; }, [this](std::size_t k, const Entry& v) {
+    heap4_place(heap_, i, e, [](const Entry& a, const Entry& b) { return a.time != b.time ? a.time > b.time : a.seq > b.seq; }, [this](std::size_t k, const Entry& v) {
       heap_[k] = v;
       buckets_[v.bucket].heap_pos = static_cast<std::uint32_t>(k);
     });
@@ -278,7 +276,6 @@ class KernelQueue {
   std::vector<Entry> heap_;  // buckets by time
   std::vector<Bucket> buckets_;
   std::vector<std::uint32_t> free_;  // buckets not in use
-  std::unordered_map<Time, std::uint32_t> by_time_;
   std::uint32_t last_ = kNone;  // the bucket last scheduled into
   std::vector<Pos> pos_;        // per rank: its pending event (bucket kNone: none)
   std::vector<Event> fifo_;
