@@ -19,9 +19,7 @@ void EventQueue::schedule(Time at, std::uint32_t target, std::uint32_t tag) {
 }
 
 void EventQueue::pop_top() {
-  const Event last = heap_.back();
-  heap_.pop_back();
-  if (!heap_.empty()) heap4_place(heap_, 0, last, [](const Event& a, const Event& b) { return later(a, b); }, [this](std::size_t i, const Event& v) { heap_[i] = v; });
+  heap4_erase(heap_, 0, [](const Event& a, const Event& b) { return later(a, b); }, [this](std::size_t i, const Event& v) { heap_[i] = v; });
 }
 
 Time EventQueue::next_time() const {

@@ -17,6 +17,13 @@
 
 namespace cs::sim {
 
+// (time, seq) order, the later one first: how events fire, and how anything keyed like them (a bucket of
+// events by its first one, template_executor.cpp) is ordered.
+template <class T>
+bool later_in_time(const T& a, const T& b) {
+  return a.time != b.time ? a.time > b.time : a.seq > b.seq;
+}
+
 struct Event {
   Time time;
   std::uint64_t seq;
@@ -40,9 +47,7 @@ class EventQueue {
   void reserve(std::size_t n) { heap_.reserve(n); fifo_.reserve(n); }
 
  private:
-  static bool later(const Event& a, const Event& b) {
-    return a.time != b.time ? a.time > b.time : a.seq > b.seq;
-  }
+  static bool later(const Event& a, const Event& b) { return later_in_time(a, b); }
   void pop_top();  // removes heap_.front()
   std::vector<Event> heap_;
   std::vector<Event> fifo_;

@@ -33,4 +33,12 @@ void heap4_place(std::vector<T>& heap, std::size_t i, const T& e, Later later, S
   set(i, e);
 }
 
+// Removes entry i: the last entry takes its place (heap4_place sifts it either way).
+template <class T, class Later, class Set>
+void heap4_erase(std::vector<T>& heap, std::size_t i, Later later, Set set) {
+  const T last = heap.back();
+  heap.pop_back();
+  if (i < heap.size()) heap4_place(heap, i, last, later, set);
+}
+
 }  // namespace cs::sim

@@ -222,7 +222,7 @@ class KernelQueue {
   struct Pos {
     std::uint32_t bucket = kNone, index = 0;
   };
-  static bool later(const Event& a, const Event& b) { return a.time != b.time ? a.time > b.time : a.seq > b.seq; }
+  static bool later(const Event& a, const Event& b) { return later_in_time(a, b); }
   const Event& front() const {
     const Bucket& b = buckets_[heap_.front().bucket];
     return b.events[b.head];
@@ -242,7 +242,7 @@ class KernelQueue {
     buckets_[b].time = at;
     const Entry e{at, seq, b};
     heap_.push_back(e);
-    place(static_cast<std::uint32_t>(heap_.size() - 1), e);
+    heap4_place(heap_, heap_.size() - 1, e, [](const Entry& x, const Entry& y) { return later_in_time(x, y); }, [this](std::size_t k, const Entry& v) { set_entry(k, v); });
     last_ = b;
     return b;
   }
@@ -256,21 +256,16 @@ class KernelQueue {
       while (b.events[b.head].target == kDead) ++b.head;
       return;
     }
-    const std::uint32_t i = b.heap_pos;
-    const Entry last = heap_.back();
-    heap_.pop_back();
-    if (i < heap_.size()) place(i, last);
+    heap4_erase(heap_, b.heap_pos, [](const Entry& x, const Entry& y) { return later_in_time(x, y); }, [this](std::size_t k, const Entry& v) { set_entry(k, v); });
     b.events.clear();
     b.head = 0;
     free_.push_back(p.bucket);
     if (last_ == p.bucket) last_ = kNone;
   }
-  // Entry i takes e (a new bucket, or the last entry moved there); heap_pos follows.
-  void place(std::uint32_t i, const Entry& e) {
-    heap4_place(heap_, i, e, [](const Entry& a, const Entry& b) { return a.time != b.time ? a.time > b.time : a.seq > b.seq; }, [this](std::size_t k, const Entry& v) {
-      heap_[k] = v;
-      buckets_[v.bucket].heap_pos = static_cast<std::uint32_t>(k);
-    });
+  // Stores an entry in the heap; its bucket's heap_pos follows.
+  void set_entry(std::size_t k, const Entry& v) {
+    heap_[k] = v;
+    buckets_[v.bucket].heap_pos = static_cast<std::uint32_t>(k);
   }
 
   std::vector<Entry> heap_;  // buckets by time

@@ -162,20 +162,20 @@ void MaxMinSolver::set_finish(std::uint32_t fid, Time finish) {
   place_finish(f.heap_pos, Finish{finish, fid});
 }
 
+bool MaxMinSolver::finish_later(const Finish& a, const Finish& b) { return a.time != b.time ? a.time > b.time : a.flow > b.flow; }
+
+void MaxMinSolver::store_finish(std::size_t k, const Finish& v) {
+  finishes_[k] = v;
+  flows_[v.flow].heap_pos = static_cast<std::uint32_t>(k);
+}
+
 void MaxMinSolver::place_finish(std::uint32_t i, const Finish& e) {
-  heap4_place(
-      finishes_, i, e, [](const Finish& a, const Finish& b) { return a.time != b.time ? a.time > b.time : a.flow > b.flow; },
-      [this](std::size_t k, const Finish& v) {
-        finishes_[k] = v;
-        flows_[v.flow].heap_pos = static_cast<std::uint32_t>(k);
-      });
+  heap4_place(finishes_, i, e, [](const Finish& a, const Finish& b) { return finish_later(a, b); }, [this](std::size_t k, const Finish& v) { store_finish(k, v); });
 }
 
 void MaxMinSolver::unqueue_top() {
   flows_[finishes_.front().flow].heap_pos = kNotQueued;
-  const Finish last = finishes_.back();
-  finishes_.pop_back();
-  if (!finishes_.empty()) place_finish(0, last);
+  heap4_erase(finishes_, 0, [](const Finish& a, const Finish& b) { return finish_later(a, b); }, [this](std::size_t k, const Finish& v) { store_finish(k, v); });
 }
 
 Time MaxMinSolver::next_finish() { return finishes_.empty() ? kNever : finishes_.front().time; }

@@ -79,7 +79,9 @@ class MaxMinSolver {
     std::uint32_t flow;
   };
   void set_finish(std::uint32_t flow, Time finish);
-  void place_finish(std::uint32_t i, const Finish& e);  // entry i takes e (heap4_place)
+  static bool finish_later(const Finish& a, const Finish& b);  // (time, flow) order, the later first
+  void store_finish(std::size_t k, const Finish& v);          // finishes_[k] = v; heap_pos follows
+  void place_finish(std::uint32_t i, const Finish& e);        // entry i takes e (heap4_place)
   void unqueue_top();
 
   std::vector<double> capacity_;
