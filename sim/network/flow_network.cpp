@@ -51,8 +51,21 @@ FlowNetwork::FlowNetwork(const CollectiveTable& graph, const topo::Cluster& clus
   }
 }
 
-void FlowNetwork::expand(const CollectiveSpec& c, const std::vector<int>& gpus, const AlgorithmChoice& choice,
+std::vector<FlowNetwork::FlowSpec> FlowNetwork::spare_phase() const {
+  if (spare_phases_.empty()) return {};
+  std::vector<FlowSpec> v = std::move(spare_phases_.back());
+  spare_phases_.pop_back();
+  return v;
+}
+
+void FlowNetwork::recycle_phase(std::vector<FlowSpec>&& phase) const {
+  phase.clear();
+  spare_phases_.push_back(std::move(phase));
+}
+
+void FlowNetwork::expand(const CollectiveSpec& c, std::uint32_t group, const AlgorithmChoice& choice,
                          std::vector<std::vector<FlowSpec>>& phases) const {
+  const std::vector<int>& gpus = graph_.group(group);
   const int n = static_cast<int>(gpus.size());
   const double e = protocol_spec(choice.protocol).bandwidth_efficiency;
   const double S = c.bytes;
@@ -102,7 +115,7 @@ void FlowNetwork::expand(const CollectiveSpec& c, const std::vector<int>& gpus, 
     }
   };
   const std::size_t first_phase = phases.size();
-  auto& flows = phases.emplace_back();
+  auto& flows = phases.emplace_back(spare_phase());
   double payload = 1.0;  // share of a flow's bytes that is data on the wire (the rest is pipeline fill)
   switch (choice.algorithm) {
     case NcclAlgorithm::ring: {
@@ -111,7 +124,10 @@ void FlowNetwork::expand(const CollectiveSpec& c, const std::vector<int>& gpus, 
                                               geometry_[c.group].ring_channels);
       payload = busbw_factor(c.kind, n) * S / sent;
       if (!multi_node) {
+        const std::size_t first = flows.size();
         ring(gpus, sent / e, flows);
+        flows[first].lockstep = static_cast<std::uint32_t>(flows.size() - first);
+        flows[first].group = group;
         break;
       }
       // One channel per local GPU; channel ch enters and leaves each node through a rotated local order.
@@ -320,20 +336,21 @@ void FlowNetwork::start(std::uint32_t collective, Time now) {
     // The group itself, and under symmetry every mirrored group when the traffic leaves the node.
     const auto& mirrors = graph_.mirrors(c.group);
     std::vector<std::vector<FlowSpec>>& phases = mirror_phases_;
+    for (auto& p : phases) recycle_phase(std::move(p));
     phases.clear();
     // On a PCIe node the mirrored groups share the switch up-links and the inter-socket link: expand them too.
     if ((geo.multi_node || !geo.switched) && mirrors.size() > 1) {
-      for (std::uint32_t m : mirrors) expand(c, graph_.group(m), choice, phases);
+      for (std::uint32_t m : mirrors) expand(c, m, choice, phases);
       // expand() appended each mirror's phases; merge phase i of every mirror into one phase.
       const std::size_t per = phases.size() / mirrors.size();
       for (std::size_t i = 0; i < per; ++i) {
-        std::vector<FlowSpec> merged;
+        std::vector<FlowSpec> merged = spare_phase();
         for (std::size_t m = 0; m < mirrors.size(); ++m)
           merged.insert(merged.end(), phases[m * per + i].begin(), phases[m * per + i].end());
         a.phases.push_back(std::move(merged));
       }
     } else {
-      expand(c, graph_.group(c.group), choice, a.phases);
+      expand(c, c.group, choice, a.phases);
     }
     std::reverse(a.phases.begin(), a.phases.end());  // expand() appends in run order; back() runs first
     launch_phase(slot, now);
@@ -351,9 +368,20 @@ void FlowNetwork::launch_phase(std::uint32_t slot, Time now) {
   while (!a.phases.empty() && a.outstanding == 0) {
     std::vector<FlowSpec> flows = std::move(a.phases.back());
     a.phases.pop_back();
+    struct Recycle {  // the phase's storage goes back to the spares however the loop ends
+      const FlowNetwork& net;
+      std::vector<FlowSpec>& v;
+      ~Recycle() { net.recycle_phase(std::move(v)); }
+    } recycle{*this, flows};
     std::uint64_t channel = 0;
-    for (const FlowSpec& f : flows) {
+    for (std::size_t i = 0; i < flows.size(); ++i) {
+      const FlowSpec& f = flows[i];
       if (f.bytes <= 0) continue;
+      if (f.lockstep > 1) {
+        a.outstanding += add_lockstep_ring(flows, i, slot, channel, a.collective);
+        i += f.lockstep - 1;
+        continue;
+      }
       const std::uint64_t flow_id = (static_cast<std::uint64_t>(a.collective) << 20) ^ channel++;
       if (f.dst < 0 || f.src < 0) {
         // NVLS: the GPU's link into (or out of) the switch, taken from a route to another GPU of the node.
@@ -373,6 +401,75 @@ void FlowNetwork::launch_phase(std::uint32_t slot, Time now) {
     }
   }
   (void)now;
+}
+
+// A ring channel inside one node as one flow. NCCL's ring runs in lockstep: a rank forwards a chunk only
+// once it has received it and the next rank has a free slot for it (NCCL_STEPS slots a connection: the
+// primitives' waitPeer on the peer's head / tail counters, src/device/prims_simple.h, NVIDIA/nccl
+// v2.21.5-1), so every edge of a channel moves at the pace of its slowest one, a few chunks apart. Every
+// edge carries the same bytes; inside a node each crosses its own GPU ports. One solver flow over the
+// union of the edges' links, at the rate of its narrowest, is then what the edges as separate flows
+// compute whenever they share no link (no link twice on the union, every edge's narrowest link as fast as
+// any other's: checked here, else the edges go as separate flows): the same rate, completion and bytes on
+// every link, for a fraction of the work. With other traffic on one of its links the whole channel slows
+// to that edge's share, as the real ring does, where separate flows would let the other edges run ahead.
+std::uint32_t FlowNetwork::add_lockstep_ring(const std::vector<FlowSpec>& flows, std::size_t i, std::uint32_t slot,
+                                             std::uint64_t& channel, std::uint32_t collective) {
+  const FlowSpec& head = flows[i];
+  flows_started_ += head.lockstep;
+  // A built cluster routes inside a node by the two GPUs alone (no ECMP, no load): a group's channel
+  // has the same links every time, kept per group.
+  const bool cacheable = !cluster_.from_file();
+  if (cacheable && head.group < ring_cache_.size() && ring_cache_[head.group].edges == head.lockstep) {
+    const RingLinks& r = ring_cache_[head.group];
+    if (r.exact) {
+      solver_->add_flow(std::span<const int>(ring_links_.data() + r.begin, r.end - r.begin), head.bytes, slot, head.payload);
+      channel += head.lockstep;
+      return 1;
+    }
+  }
+  ring_path_.clear();
+  ring_edge_end_.clear();
+  if (link_in_ring_.empty()) link_in_ring_.assign(static_cast<std::size_t>(solver_->num_links()), 0);
+  bool exact = true;
+  double narrowest = -1;
+  for (std::size_t j = i; j < i + head.lockstep; ++j) {
+    const FlowSpec& f = flows[j];
+    CS_CHECK(f.src >= 0 && f.dst >= 0 && f.bytes == head.bytes && f.payload == head.payload && f.segment == FlowSpec::Segment::whole);
+    route_least_loaded(f.src, f.dst, (static_cast<std::uint64_t>(collective) << 20) ^ channel++);
+    CS_CHECK(!route_.empty());
+    double edge_min = std::numeric_limits<double>::infinity();
+    for (int l : route_) {
+      auto& mark = link_in_ring_[static_cast<std::size_t>(l)];
+      exact = exact && !mark;
+      mark = 1;
+      edge_min = std::min(edge_min, solver_->capacity(l));
+      ring_path_.push_back(l);
+    }
+    ring_edge_end_.push_back(static_cast<std::uint32_t>(ring_path_.size()));
+    exact = exact && (narrowest < 0 || edge_min == narrowest);
+    narrowest = edge_min;
+  }
+  for (int l : ring_path_) link_in_ring_[static_cast<std::size_t>(l)] = 0;
+  if (cacheable && exact) {
+    if (ring_cache_.size() <= head.group) ring_cache_.resize(head.group + 1);
+    RingLinks& r = ring_cache_[head.group];
+    r = {static_cast<std::uint32_t>(ring_links_.size()), 0, head.lockstep, true};
+    ring_links_.insert(ring_links_.end(), ring_path_.begin(), ring_path_.end());
+    r.end = static_cast<std::uint32_t>(ring_links_.size());
+  }
+  if (exact) {
+    solver_->add_flow(ring_path_, head.bytes, slot, head.payload);
+    return 1;
+  }
+  // Not exact: each edge as its own flow, on the route it was given above (routes inside a node do not
+  // depend on the load, so routing them one by one would give the same).
+  std::uint32_t begin = 0;
+  for (std::uint32_t end : ring_edge_end_) {
+    solver_->add_flow(std::span<const int>(ring_path_.data() + begin, end - begin), head.bytes, slot, head.payload);
+    begin = end;
+  }
+  return head.lockstep;
 }
 
 bool FlowNetwork::crosses_spine(const std::vector<int>& path) const {

@@ -69,6 +69,10 @@ class FlowNetwork : public CommBackend {
     // including the first edge into a leaf, from the last edge out of a leaf, or between those two leaves.
     enum class Segment : std::uint8_t { whole, to_leaf, from_leaf, between_leaves };
     Segment segment = Segment::whole;
+    // > 1 on the first edge of a ring channel inside one node: this and the next lockstep - 1 specs are the
+    // channel's edges, one solver flow over all their links where that is exact (launch_phase).
+    std::uint32_t lockstep = 1;
+    std::uint32_t group = 0;  // the lockstep ring's group
   };
   struct Active {
     std::uint32_t collective = 0;
@@ -76,7 +80,8 @@ class FlowNetwork : public CommBackend {
     std::vector<std::vector<FlowSpec>> phases;  // phases still to run, in reverse order (back = next)
     Time latency = 0;
   };
-  void expand(const CollectiveSpec& c, const std::vector<int>& gpus, const AlgorithmChoice& choice,
+  // Appends the phases of collective c run by `group` (c's own group or one of its mirrors).
+  void expand(const CollectiveSpec& c, std::uint32_t group, const AlgorithmChoice& choice,
               std::vector<std::vector<FlowSpec>>& phases) const;
   void launch_phase(std::uint32_t slot, Time now);
   // SHARP's flows of one group (nccl_model.hpp collnet_*, nvls across nodes): see the .cpp.
@@ -117,7 +122,24 @@ class FlowNetwork : public CommBackend {
   std::priority_queue<Done, std::vector<Done>, std::greater<>> done_;
   std::uint64_t done_seq_ = 0;
   std::uint64_t flows_started_ = 0;
+  // Adds the ring channel that starts at flows[i] (FlowSpec::lockstep edges); returns the solver flows added.
+  std::uint32_t add_lockstep_ring(const std::vector<FlowSpec>& flows, std::size_t i, std::uint32_t slot, std::uint64_t& channel,
+                                  std::uint32_t collective);
   std::vector<int> route_, probe_;  // scratch
+  std::vector<int> ring_path_;              // scratch of add_lockstep_ring: the channel's links, edge by edge
+  std::vector<std::uint32_t> ring_edge_end_;  // where each edge's links end in ring_path_
+  std::vector<std::uint8_t> link_in_ring_;  // per link: already on ring_path_
+  // Per group: its lockstep ring's links (in ring_links_), when the cluster is built (routes fixed).
+  struct RingLinks {
+    std::uint32_t begin = 0, end = 0, edges = 0;
+    bool exact = false;
+  };
+  std::vector<RingLinks> ring_cache_;
+  std::vector<int> ring_links_;
+  // Emptied phase vectors, reused so that starting a collective allocates nothing once warm.
+  std::vector<FlowSpec> spare_phase() const;
+  void recycle_phase(std::vector<FlowSpec>&& phase) const;
+  mutable std::vector<std::vector<FlowSpec>> spare_phases_;
   mutable std::vector<int> node_slot_;  // scratch of expand(): node -> index among the group's nodes, -1
   std::vector<std::uint32_t> finished_;  // scratch
 };

@@ -69,7 +69,13 @@ class MaxMinSolver {
   static constexpr std::uint32_t kNotQueued = UINT32_MAX;
   std::span<const int> path(const Flow& f) const { return {paths_.data() + f.path_begin, f.path_len}; }
   void settle(Flow& f, Time now);
-  void touch(int link);
+  void issue_finishes(Time now);  // each component flow's completion from its new rate
+  void touch(int link) {
+    if (!link_touched_[static_cast<std::size_t>(link)]) {
+      link_touched_[static_cast<std::size_t>(link)] = 1;
+      touched_.push_back(link);
+    }
+  }
   void remove_from_links(std::uint32_t flow);
   void compact_paths();
   // finishes_: one entry per flow with a completion time, a 4-ary heap on (time, flow) indexed by
@@ -79,8 +85,12 @@ class MaxMinSolver {
     std::uint32_t flow;
   };
   void set_finish(std::uint32_t flow, Time finish);
-  static bool finish_later(const Finish& a, const Finish& b);  // (time, flow) order, the later first
-  void store_finish(std::size_t k, const Finish& v);          // finishes_[k] = v; heap_pos follows
+  // (time, flow) order, the later first.
+  static bool finish_later(const Finish& a, const Finish& b) { return a.time != b.time ? a.time > b.time : a.flow > b.flow; }
+  void store_finish(std::size_t k, const Finish& v) {  // finishes_[k] = v; heap_pos follows
+    finishes_[k] = v;
+    flows_[v.flow].heap_pos = static_cast<std::uint32_t>(k);
+  }
   void place_finish(std::uint32_t i, const Finish& e);        // entry i takes e (heap4_place)
   void unqueue_top();
 
