@@ -162,6 +162,24 @@ class KernelQueue {
     if (fifo_head_ < fifo_.size()) return now_;
     return heap_.empty() ? kNever : heap_.front().time;
   }
+  // A guess at the ranks of the next two events (kNone: no guess), so that their state can be fetched
+  // early: the FIFO's next two, else the first bucket's next two live events. Only a hint.
+  void peek_targets(std::uint32_t& first, std::uint32_t& second) const {
+    first = second = kNone;
+    if (fifo_head_ < fifo_.size()) {
+      first = fifo_[fifo_head_].target;
+      if (fifo_head_ + 1 < fifo_.size()) second = fifo_[fifo_head_ + 1].target;
+      return;
+    }
+    if (heap_.empty()) return;
+    const Bucket& b = buckets_[heap_.front().bucket];
+    first = b.events[b.head].target;
+    for (std::size_t i = b.head + 1; i < b.events.size() && i < b.head + 4u; ++i)
+      if (b.events[i].target != kDead) {
+        second = b.events[i].target;
+        return;
+      }
+  }
   void advance_to(Time t) {
     CS_CHECK(t >= now_ && t <= next_time());
     now_ = t;
@@ -336,9 +354,13 @@ class TemplateExecutor {
       st.deps_stride = static_cast<std::uint32_t>(stage_size[k]);
     }
     // Each template collective's member task per template rank (a pipeline pair has two).
-    member_task_.resize(g_.collectives().size());
-    for (std::size_t c = 0; c < g_.collectives().size(); ++c)
-      for (const TaskId m : g_.collectives()[c].members) member_task_[c].push_back(m);
+    // Flat, with each member's stage and category beside it: the lookup reads one short run, no task.
+    member_begin_.reserve(g_.collectives().size() + 1);
+    for (std::size_t c = 0; c < g_.collectives().size(); ++c) {
+      member_begin_.push_back(static_cast<std::uint32_t>(members_.size()));
+      for (const TaskId m : g_.collectives()[c].members) members_.push_back({tasks[m].rank, m, tasks[m].category});
+    }
+    member_begin_.push_back(static_cast<std::uint32_t>(members_.size()));
     for (const std::uint32_t r : t.representative) ranks_[r].representative = true;
     result_.records.resize(tasks.size());
   }
@@ -347,7 +369,11 @@ class TemplateExecutor {
     for (std::uint32_t r = 0; r < t_.num_ranks(); ++r)
       for (int s = 0; s < kStreamsPerRank; ++s) try_start(r, static_cast<StreamKind>(s));
     result_.events = run_events(
-        queue_, network_, [this](std::uint32_t rank, std::uint32_t version) { on_compute_done(rank, version); },
+        queue_, network_,
+        [this](std::uint32_t rank, std::uint32_t version) {
+          prefetch_ahead();
+          on_compute_done(rank, version);
+        },
         [this](std::uint32_t c) { on_collective_done(c); });
     check_finished();
     result_.events += queue_.superseded();
@@ -436,11 +462,30 @@ class TemplateExecutor {
     network_.start(id, queue_.now());
   }
 
-  TaskId member_task(std::uint32_t c, std::uint32_t stage) const {
-    for (const TaskId m : member_task_[c])
-      if (g_.tasks()[m].rank == stage) return m;
-    CS_CHECK(false);
-    return kNone;
+  struct Member {
+    std::uint32_t stage;
+    TaskId task;
+    Category category;
+  };
+  const Member& member(std::uint32_t c, std::uint32_t stage) const {
+    for (std::uint32_t i = member_begin_[c]; i + 1 < member_begin_[c + 1]; ++i)
+      if (members_[i].stage == stage) return members_[i];
+    CS_CHECK(members_[member_begin_[c + 1] - 1].stage == stage);
+    return members_[member_begin_[c + 1] - 1];
+  }
+  TaskId member_task(std::uint32_t c, std::uint32_t stage) const { return member(c, stage).task; }
+
+  // Each event reads its rank's slot, a cache miss at 10^4 ranks whose events interleave: the next
+  // event's is fetched while this one is handled.
+  void prefetch_ahead() const {
+    std::uint32_t next = kNone, after = kNone;
+    queue_.peek_targets(next, after);
+    if (next < ranks_.size()) {
+      const char* p = reinterpret_cast<const char*>(&ranks_[next]);
+      __builtin_prefetch(p);
+      __builtin_prefetch(p + 64);
+      __builtin_prefetch(p + 128);
+    }
   }
 
   void start_compute(std::uint32_t rank, RankSlot& st, StreamSlot& ss, TaskId t) {
@@ -492,7 +537,8 @@ class TemplateExecutor {
     inst_.end(id);
     const std::uint32_t c = of.collective;
     const auto& members = inst_.ranks_of(of.group);
-    for (const std::uint32_t m : members) set_comm_active(m, ranks_[m], -1, g_.tasks()[member_task(c, ranks_[m].stage)].category);
+    for (const std::uint32_t m : members) __builtin_prefetch(&ranks_[m]);
+    for (const std::uint32_t m : members) set_comm_active(m, ranks_[m], -1, member(c, ranks_[m].stage).category);
     for (const std::uint32_t m : members) finish(m, ranks_[m], member_task(c, ranks_[m].stage));
   }
 
@@ -550,7 +596,8 @@ class TemplateExecutor {
   std::vector<std::uint16_t> arrived_;  // per slot
   std::vector<TaskId> first_;           // per template rank: its first task
   std::vector<std::uint8_t> deps_left_;
-  std::vector<std::vector<TaskId>> member_task_;
+  std::vector<std::uint32_t> member_begin_;  // per template collective: its run in members_
+  std::vector<Member> members_;
 };
 
 }  // namespace

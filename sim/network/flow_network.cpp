@@ -35,7 +35,6 @@ FlowNetwork::FlowNetwork(const CollectiveTable& graph, const topo::Cluster& clus
       cluster_(cluster),
       options_(std::move(options)),
       solver_(std::make_unique<MaxMinSolver>(link_capacities(cluster))),
-      choices_(graph.num_collectives(), nullptr),
       choice_memo_(graph.num_groups()),
       geometry_(graph.num_groups()),
       have_geometry_(graph.num_groups(), false) {
@@ -72,8 +71,14 @@ void FlowNetwork::expand(const CollectiveSpec& c, std::uint32_t group, const Alg
   // GPUs of the group per node, nodes in order of first appearance, GPUs in group order. node_slot_ maps a
   // node to its index in `nodes` (scratch sized to the cluster, reset below): O(n), no map.
   // nodes_ is scratch: its first `used` entries are this group's nodes (inner vectors keep their storage).
+  // A ring, send or pairwise exchange inside one node needs no per-node view (the common case: tensor
+  // parallelism, 10^7 collectives a step at 16,384 GPUs).
+  const bool multi_node = geometry_[c.group].multi_node;
+  const bool per_node = multi_node || !(choice.algorithm == NcclAlgorithm::ring || choice.algorithm == NcclAlgorithm::p2p ||
+                                        choice.algorithm == NcclAlgorithm::pairwise);
   std::size_t used = 0;
-  for (int g : gpus) {
+  for (std::size_t i = 0; per_node && i < gpus.size(); ++i) {
+    const int g = gpus[i];
     int& slot = node_slot_[static_cast<std::size_t>(cluster_.node_of_gpu(g))];
     if (slot < 0) {
       slot = static_cast<int>(used++);
@@ -83,11 +88,12 @@ void FlowNetwork::expand(const CollectiveSpec& c, std::uint32_t group, const Alg
     nodes_[static_cast<std::size_t>(slot)].push_back(g);
   }
   const std::span<const std::vector<int>> nodes(nodes_.data(), used);
-  for (int g : gpus) node_slot_[static_cast<std::size_t>(cluster_.node_of_gpu(g))] = -1;
-  std::size_t k_min = nodes.front().size();
-  for (const auto& local : nodes) k_min = std::min(k_min, local.size());
+  std::size_t k_min = gpus.size();
+  if (per_node) {
+    for (int g : gpus) node_slot_[static_cast<std::size_t>(cluster_.node_of_gpu(g))] = -1;
+    for (const auto& local : nodes) k_min = std::min(k_min, local.size());
+  }
   const int k = static_cast<int>(k_min);
-  const bool multi_node = geometry_[c.group].multi_node;
   auto ring = [&](const std::vector<int>& order, double bytes_per_edge, std::vector<FlowSpec>& out) {
     const int m = static_cast<int>(order.size());
     for (int i = 0; i < m; ++i) out.push_back({order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>((i + 1) % m)], bytes_per_edge});
@@ -324,7 +330,6 @@ void FlowNetwork::start(std::uint32_t collective, Time now) {
     memo.push_back({kind, bits, chosen});
   }
   const AlgorithmChoice choice = *chosen;
-  choices_[collective] = chosen;
 
   const std::uint32_t slot = take_slot(free_slots_, active_);
   Active& a = active_[slot];
@@ -361,6 +366,16 @@ void FlowNetwork::start(std::uint32_t collective, Time now) {
     return;
   }
   solver_->solve(now);
+}
+
+const AlgorithmChoice& FlowNetwork::choice(std::uint32_t collective) const {
+  // The memo of start(): nothing kept per collective (10^7 of them a step at 16,384 GPUs).
+  const CollectiveSpec c = graph_.collective(collective);
+  const auto bits = std::bit_cast<std::uint64_t>(c.bytes);
+  for (const ChoiceMemo& m : choice_memo_[c.group])
+    if (m.kind == static_cast<std::uint32_t>(c.kind) && m.bytes_bits == bits) return *m.choice;
+  CS_CHECK(false && "choice() of a collective not started");
+  return choice_store_.front();
 }
 
 void FlowNetwork::launch_phase(std::uint32_t slot, Time now) {

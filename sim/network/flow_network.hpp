@@ -55,7 +55,7 @@ class FlowNetwork : public CommBackend {
   std::vector<LinkLoad> link_loads() const override;
 
   // What the chooser picked for a collective (valid once started).
-  const AlgorithmChoice& choice(std::uint32_t collective) const { return *choices_[collective]; }
+  const AlgorithmChoice& choice(std::uint32_t collective) const;
   std::uint64_t flows_started() const { return flows_started_; }
   const MaxMinSolver& solver() const { return *solver_; }
 
@@ -98,7 +98,6 @@ class FlowNetwork : public CommBackend {
   FlowNetworkOptions options_;
   std::unique_ptr<MaxMinSolver> solver_;  // behind a pointer: next_completion() is const but lazily pops
   std::vector<std::uint8_t> climbs_;  // per edge: it goes into a spine or core switch (crosses_spine)
-  std::vector<const AlgorithmChoice*> choices_;  // into choice_store_ (8 bytes a collective, not 48)
   // choose_algorithm is a pure function of (kind, bytes, group geometry): memoized per (group, kind,
   // bytes), since a step starts the same collective of a group once per layer and micro-batch. Per
   // group a short list (a group's collectives come in a few sizes), beside its geometry: with every rank

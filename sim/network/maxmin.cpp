@@ -39,11 +39,18 @@ std::uint32_t MaxMinSolver::add_flow(std::span<const int> links, double bytes, s
   f.heap_pos = kNotQueued;
   f.active = true;
   ++active_;
+  // A flow whose links carry nothing else is a component by itself: solve() gives it its narrowest link
+  // without a search, unless a flow added after it shares one of them (then that one's search finds it).
+  bool lone = true;
   for (int l : links) {
     CS_CHECK(l >= 0 && static_cast<std::size_t>(l) < capacity_.size());
-    link_flows_[static_cast<std::size_t>(l)].push_back(id);
-    touch(l);
+    lone = lone && link_flows_[static_cast<std::size_t>(l)].n == 0;
   }
+  for (int l : links) {
+    link_push(static_cast<std::size_t>(l), id);
+    if (!lone) touch(l);
+  }
+  if (lone && !links.empty()) lone_.push_back(id);
   pending_.push_back(id);
   return id;
 }
@@ -72,7 +79,7 @@ void MaxMinSolver::solve(Time now) {
   touched_.clear();
   bool shared = false;  // some link of the component carries more than one flow
   for (std::size_t i = 0; i < comp_links_.size(); ++i) {
-    const auto& on_link = link_flows_[static_cast<std::size_t>(comp_links_[i])];
+    const auto on_link = flows_of(static_cast<std::size_t>(comp_links_[i]));
     shared = shared || on_link.size() > 1;
     for (std::uint32_t fid : on_link) {
       if (flow_mark_[fid] == mark_) continue;
@@ -95,6 +102,13 @@ void MaxMinSolver::solve(Time now) {
     }
   }
   pending_.clear();
+  // Lone flows no search reached: each its own component, no link shared (the fast path below).
+  for (std::uint32_t fid : lone_) {
+    if (flow_mark_[fid] == mark_ || !flows_[fid].active) continue;
+    set_narrowest_rate(flows_[fid]);
+    issue_finish(fid, now);
+  }
+  lone_.clear();
   if (comp_flows_.empty()) return;
 
   for (std::uint32_t fid : comp_flows_) settle(flows_[fid], now);
@@ -102,12 +116,7 @@ void MaxMinSolver::solve(Time now) {
     // No two flows share a link (99 % of the solves of a step: a ring inside a node, a pipeline send):
     // progressive filling fixes each flow at its own narrowest link, residual C_l over 1 unfixed flow,
     // so its rate is min over its path of C_l, bit for bit what the filling below computes.
-    for (std::uint32_t fid : comp_flows_) {
-      Flow& f = flows_[fid];
-      double rate = std::numeric_limits<double>::infinity();
-      for (int l : path(f)) rate = std::min(rate, capacity_[static_cast<std::size_t>(l)]);
-      f.rate = rate;
-    }
+    for (std::uint32_t fid : comp_flows_) set_narrowest_rate(flows_[fid]);
     issue_finishes(now);
     return;
   }
@@ -123,7 +132,7 @@ void MaxMinSolver::solve(Time now) {
   for (int l : comp_links_) {
     const auto li = static_cast<std::size_t>(l);
     residual_[li] = capacity_[li];
-    unfixed_[li] = static_cast<std::uint32_t>(link_flows_[li].size());
+    unfixed_[li] = link_flows_[li].n;
     if (unfixed_[li] > 0) push(residual_[li] / unfixed_[li], l);
   }
   const std::uint32_t fixed_mark = ++mark_;  // flow_mark_ == fixed_mark: rate decided
@@ -138,7 +147,7 @@ void MaxMinSolver::solve(Time now) {
       push(share, l);
       continue;
     }
-    for (std::uint32_t fid : link_flows_[li]) {
+    for (std::uint32_t fid : flows_of(li)) {
       if (flow_mark_[fid] == fixed_mark) continue;
       flow_mark_[fid] = fixed_mark;
       flows_[fid].rate = share;
@@ -154,13 +163,21 @@ void MaxMinSolver::solve(Time now) {
   issue_finishes(now);
 }
 
+void MaxMinSolver::set_narrowest_rate(Flow& f) const {
+  double rate = std::numeric_limits<double>::infinity();
+  for (int l : path(f)) rate = std::min(rate, capacity_[static_cast<std::size_t>(l)]);
+  f.rate = rate;
+}
+
+void MaxMinSolver::issue_finish(std::uint32_t fid, Time now) {
+  const Flow& f = flows_[fid];
+  CS_CHECK(f.rate > 0);
+  const double seconds = f.remaining / f.rate;
+  set_finish(fid, now + static_cast<Time>(std::ceil(seconds * 1e12)));
+}
+
 void MaxMinSolver::issue_finishes(Time now) {
-  for (std::uint32_t fid : comp_flows_) {
-    Flow& f = flows_[fid];
-    CS_CHECK(f.rate > 0);
-    const double seconds = f.remaining / f.rate;
-    set_finish(fid, now + static_cast<Time>(std::ceil(seconds * 1e12)));
-  }
+  for (std::uint32_t fid : comp_flows_) issue_finish(fid, now);
 }
 
 // The order is (time, flow id), as the lazy heap of (time, flow, version) entries this replaces popped its
@@ -188,15 +205,41 @@ void MaxMinSolver::unqueue_top() {
 
 Time MaxMinSolver::next_finish() { return finishes_.empty() ? kNever : finishes_.front().time; }
 
+void MaxMinSolver::link_push(std::size_t link, std::uint32_t flow) {
+  LinkFlows& lf = link_flows_[link];
+  if (lf.spill == kNoSpill && lf.n < kInline) {
+    lf.in[lf.n++] = flow;
+    return;
+  }
+  if (lf.spill == kNoSpill) {  // the in-place room is full: the list moves to a vector of its own
+    lf.spill = take_slot(free_spills_, spills_);
+    spills_[lf.spill].assign(lf.in, lf.in + lf.n);
+  }
+  spills_[lf.spill].push_back(flow);
+  ++lf.n;
+}
+
+void MaxMinSolver::link_erase(std::size_t link, std::uint32_t flow) {
+  LinkFlows& lf = link_flows_[link];
+  std::uint32_t* v = lf.spill == kNoSpill ? lf.in : spills_[lf.spill].data();
+  std::uint32_t i = 0;
+  while (i < lf.n && v[i] != flow) ++i;
+  CS_CHECK(i < lf.n);
+  std::copy(v + i + 1, v + lf.n, v + i);  // keep order: deterministic sums
+  --lf.n;
+  if (lf.spill != kNoSpill) {
+    spills_[lf.spill].pop_back();
+    if (lf.n == 0) {
+      free_spills_.push_back(lf.spill);
+      lf.spill = kNoSpill;
+    }
+  }
+}
+
 void MaxMinSolver::remove_from_links(std::uint32_t fid) {
   for (int l : path(flows_[fid])) {
-    auto& v = link_flows_[static_cast<std::size_t>(l)];
-    for (std::size_t i = 0; i < v.size(); ++i)
-      if (v[i] == fid) {
-        v.erase(v.begin() + static_cast<std::ptrdiff_t>(i));  // keep order: deterministic sums
-        break;
-      }
-    touch(l);
+    link_erase(static_cast<std::size_t>(l), fid);
+    if (link_flows_[static_cast<std::size_t>(l)].n > 0) touch(l);  // an emptied link changes no other flow's rate
   }
 }
 

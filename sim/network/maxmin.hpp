@@ -51,7 +51,7 @@ class MaxMinSolver {
   std::size_t num_links() const { return capacity_.size(); }
   double capacity(int link) const { return capacity_[static_cast<std::size_t>(link)]; }
   // Active flows (started, not finished) on a link, solved or not yet.
-  std::size_t flows_on(int link) const { return link_flows_[static_cast<std::size_t>(link)].size(); }
+  std::size_t flows_on(int link) const { return link_flows_[static_cast<std::size_t>(link)].n; }
   std::uint64_t solves() const { return solves_; }
 
  private:
@@ -70,6 +70,8 @@ class MaxMinSolver {
   std::span<const int> path(const Flow& f) const { return {paths_.data() + f.path_begin, f.path_len}; }
   void settle(Flow& f, Time now);
   void issue_finishes(Time now);  // each component flow's completion from its new rate
+  void issue_finish(std::uint32_t flow, Time now);
+  void set_narrowest_rate(Flow& f) const;  // its rate when no link of its component carries another flow
   void touch(int link) {
     if (!link_touched_[static_cast<std::size_t>(link)]) {
       link_touched_[static_cast<std::size_t>(link)] = 1;
@@ -96,13 +98,32 @@ class MaxMinSolver {
 
   std::vector<double> capacity_;
   std::vector<double> link_bytes_;
-  std::vector<std::vector<std::uint32_t>> link_flows_;  // active flows per link
+  // The active flows on a link, in the order they came (the order the filling visits them): up to
+  // kInline in place (32 bytes a link, no allocation: most links carry one flow or none), more in a vector
+  // of spills_ while the link is busier than that.
+  static constexpr std::uint32_t kInline = 6;
+  static constexpr std::uint32_t kNoSpill = UINT32_MAX;
+  struct LinkFlows {
+    std::uint32_t n = 0;
+    std::uint32_t spill = kNoSpill;
+    std::uint32_t in[kInline] = {};
+  };
+  std::span<const std::uint32_t> flows_of(std::size_t link) const {
+    const LinkFlows& lf = link_flows_[link];
+    return {lf.spill == kNoSpill ? lf.in : spills_[lf.spill].data(), lf.n};
+  }
+  void link_push(std::size_t link, std::uint32_t flow);
+  void link_erase(std::size_t link, std::uint32_t flow);  // keeps the others' order
+  std::vector<LinkFlows> link_flows_;
+  std::vector<std::vector<std::uint32_t>> spills_;
+  std::vector<std::uint32_t> free_spills_;
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;
   std::vector<int> paths_;
   std::size_t active_ = 0;
   std::size_t live_path_ints_ = 0;
   std::vector<std::uint32_t> pending_;  // flows added since the last solve
+  std::vector<std::uint32_t> lone_;     // of those, the ones added on links that carried nothing
   std::vector<int> touched_;            // links whose flow set changed since the last solve
   std::vector<std::uint8_t> link_touched_;
   std::vector<Finish> finishes_;
