@@ -230,7 +230,6 @@ class KernelQueue {
     std::vector<Event> events;  // in schedule order; target kDead: withdrawn
     std::uint32_t head = 0;     // its first live event
     std::uint32_t live = 0;
-    std::uint32_t heap_pos = 0;
   };
   struct Entry {
     Time time;
@@ -256,6 +255,7 @@ class KernelQueue {
     } else {
       b = static_cast<std::uint32_t>(buckets_.size());
       buckets_.emplace_back();
+      bucket_pos_.push_back(0);
     }
     buckets_[b].time = at;
     const Entry e{at, seq, b};
@@ -274,20 +274,21 @@ class KernelQueue {
       while (b.events[b.head].target == kDead) ++b.head;
       return;
     }
-    heap4_erase(heap_, b.heap_pos, [](const Entry& x, const Entry& y) { return later_in_time(x, y); }, [this](std::size_t k, const Entry& v) { set_entry(k, v); });
+    heap4_erase(heap_, bucket_pos_[p.bucket], [](const Entry& x, const Entry& y) { return later_in_time(x, y); }, [this](std::size_t k, const Entry& v) { set_entry(k, v); });
     b.events.clear();
     b.head = 0;
     free_.push_back(p.bucket);
     if (last_ == p.bucket) last_ = kNone;
   }
-  // Stores an entry in the heap; its bucket's heap_pos follows.
+  // Stores an entry in the heap; its bucket's bucket_pos_ follows.
   void set_entry(std::size_t k, const Entry& v) {
     heap_[k] = v;
-    buckets_[v.bucket].heap_pos = static_cast<std::uint32_t>(k);
+    bucket_pos_[v.bucket] = static_cast<std::uint32_t>(k);
   }
 
   std::vector<Entry> heap_;  // buckets by time
   std::vector<Bucket> buckets_;
+  std::vector<std::uint32_t> bucket_pos_;  // per bucket: its heap entry (apart: a sift writes dense bytes)
   std::vector<std::uint32_t> free_;  // buckets not in use
   std::uint32_t last_ = kNone;  // the bucket last scheduled into
   std::vector<Pos> pos_;        // per rank: its pending event (bucket kNone: none)

@@ -35,9 +35,8 @@ FlowNetwork::FlowNetwork(const CollectiveTable& graph, const topo::Cluster& clus
       cluster_(cluster),
       options_(std::move(options)),
       solver_(std::make_unique<MaxMinSolver>(link_capacities(cluster))),
-      choice_memo_(graph.num_groups()),
-      geometry_(graph.num_groups()),
-      have_geometry_(graph.num_groups(), false) {
+      groups_(graph.num_groups()),
+      geometry_(graph.num_groups()) {
   route_.reserve(static_cast<std::size_t>(cluster.max_route_edges()));
   probe_.reserve(static_cast<std::size_t>(cluster.max_route_edges()));
   int nodes = 0;
@@ -312,22 +311,28 @@ bool FlowNetwork::cut_route(FlowSpec::Segment segment) {
 
 void FlowNetwork::start(std::uint32_t collective, Time now) {
   const CollectiveSpec c = graph_.collective(collective);
-  if (!have_geometry_[c.group]) {
+  GroupState& gs = groups_[c.group];
+  if (!gs.have_geometry) {
     geometry_[c.group] = group_geometry(cluster_, graph_.group(c.group));
-    have_geometry_[c.group] = true;
+    gs.have_geometry = true;
   }
   const GroupGeometry& geo = geometry_[c.group];
   // The options (forced algorithm, calibration) are fixed for this network: the memo's key is the rest.
-  auto& memo = choice_memo_[c.group];
   const auto kind = static_cast<std::uint32_t>(c.kind);
   const auto bits = std::bit_cast<std::uint64_t>(c.bytes);
-  const AlgorithmChoice* chosen = nullptr;
-  for (const ChoiceMemo& m : memo)
-    if (m.kind == kind && m.bytes_bits == bits) chosen = m.choice;
+  const AlgorithmChoice* chosen = memo_find(gs, kind, bits);
   if (!chosen) {
-    chosen = &choice_store_.emplace_back(
-        choose_algorithm(c.kind, c.bytes, geo, options_.forced_algorithm, options_.calibration.any() ? &options_.calibration : nullptr));
-    memo.push_back({kind, bits, chosen});
+    const AlgorithmChoice fresh =
+        choose_algorithm(c.kind, c.bytes, geo, options_.forced_algorithm, options_.calibration.any() ? &options_.calibration : nullptr);
+    if (gs.choices < kInlineChoices) {
+      auto& e = gs.inline_choice[gs.choices];
+      e = {kind, bits, fresh};
+      chosen = &e.choice;
+    } else {
+      chosen = &choice_store_.emplace_back(fresh);
+      gs.more.push_back({kind, bits, chosen});
+    }
+    ++gs.choices;
   }
   const AlgorithmChoice choice = *chosen;
 
@@ -368,14 +373,21 @@ void FlowNetwork::start(std::uint32_t collective, Time now) {
   solver_->solve(now);
 }
 
+const AlgorithmChoice* FlowNetwork::memo_find(const GroupState& gs, std::uint32_t kind, std::uint64_t bits) const {
+  const std::uint32_t in_place = std::min(gs.choices, kInlineChoices);
+  for (std::uint32_t i = 0; i < in_place; ++i)
+    if (gs.inline_choice[i].kind == kind && gs.inline_choice[i].bytes_bits == bits) return &gs.inline_choice[i].choice;
+  for (const ChoiceMemo& m : gs.more)
+    if (m.kind == kind && m.bytes_bits == bits) return m.choice;
+  return nullptr;
+}
+
 const AlgorithmChoice& FlowNetwork::choice(std::uint32_t collective) const {
   // The memo of start(): nothing kept per collective (10^7 of them a step at 16,384 GPUs).
   const CollectiveSpec c = graph_.collective(collective);
-  const auto bits = std::bit_cast<std::uint64_t>(c.bytes);
-  for (const ChoiceMemo& m : choice_memo_[c.group])
-    if (m.kind == static_cast<std::uint32_t>(c.kind) && m.bytes_bits == bits) return *m.choice;
-  CS_CHECK(false && "choice() of a collective not started");
-  return choice_store_.front();
+  const AlgorithmChoice* chosen = memo_find(groups_[c.group], static_cast<std::uint32_t>(c.kind), std::bit_cast<std::uint64_t>(c.bytes));
+  CS_CHECK(chosen != nullptr);  // started
+  return *chosen;
 }
 
 void FlowNetwork::launch_phase(std::uint32_t slot, Time now) {
@@ -435,8 +447,8 @@ std::uint32_t FlowNetwork::add_lockstep_ring(const std::vector<FlowSpec>& flows,
   // A built cluster routes inside a node by the two GPUs alone (no ECMP, no load): a group's channel
   // has the same links every time, kept per group.
   const bool cacheable = !cluster_.from_file();
-  if (cacheable && head.group < ring_cache_.size() && ring_cache_[head.group].edges == head.lockstep) {
-    const RingLinks& r = ring_cache_[head.group];
+  if (cacheable && groups_[head.group].ring.edges == head.lockstep) {
+    const RingLinks& r = groups_[head.group].ring;
     if (r.exact) {
       solver_->add_flow(std::span<const int>(ring_links_.data() + r.begin, r.end - r.begin), head.bytes, slot, head.payload);
       channel += head.lockstep;
@@ -467,8 +479,7 @@ std::uint32_t FlowNetwork::add_lockstep_ring(const std::vector<FlowSpec>& flows,
   }
   for (int l : ring_path_) link_in_ring_[static_cast<std::size_t>(l)] = 0;
   if (cacheable && exact) {
-    if (ring_cache_.size() <= head.group) ring_cache_.resize(head.group + 1);
-    RingLinks& r = ring_cache_[head.group];
+    RingLinks& r = groups_[head.group].ring;
     r = {static_cast<std::uint32_t>(ring_links_.size()), 0, head.lockstep, true};
     ring_links_.insert(ring_links_.end(), ring_path_.begin(), ring_path_.end());
     r.end = static_cast<std::uint32_t>(ring_links_.size());

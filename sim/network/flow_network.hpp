@@ -100,21 +100,39 @@ class FlowNetwork : public CommBackend {
   std::vector<std::uint8_t> climbs_;  // per edge: it goes into a spine or core switch (crosses_spine)
   // choose_algorithm is a pure function of (kind, bytes, group geometry): memoized per (group, kind,
   // bytes), since a step starts the same collective of a group once per layer and micro-batch. Per
-  // group a short list (a group's collectives come in a few sizes), beside its geometry: with every rank
-  // simulated there are 10^4 groups, and a hash table's node is a cache miss per start.
+  // group a short list (a group's collectives come in a few sizes): the first kInlineChoices by value in
+  // the group's state, more in a list of their own. With every rank simulated there are 10^4 groups and
+  // 10^7 starts a step: one line of the group's state per start, not a chain of them.
   struct ChoiceMemo {
     std::uint32_t kind;
     std::uint64_t bytes_bits;
     const AlgorithmChoice* choice;
   };
-  std::vector<std::vector<ChoiceMemo>> choice_memo_;  // per group
-  std::deque<AlgorithmChoice> choice_store_;          // stable addresses
+  // Per group: its lockstep ring's links (in ring_links_), when the cluster is built (routes fixed).
+  struct RingLinks {
+    std::uint32_t begin = 0, end = 0, edges = 0;
+    bool exact = false;
+  };
+  static constexpr std::uint32_t kInlineChoices = 3;
+  struct GroupState {
+    bool have_geometry = false;
+    std::uint32_t choices = 0;  // memo entries in use, in `inline_choice` first
+    struct Entry {
+      std::uint32_t kind = 0;
+      std::uint64_t bytes_bits = 0;
+      AlgorithmChoice choice;
+    } inline_choice[kInlineChoices];
+    std::vector<ChoiceMemo> more;  // beyond kInlineChoices, into choice_store_
+    RingLinks ring;
+  };
+  const AlgorithmChoice* memo_find(const GroupState& gs, std::uint32_t kind, std::uint64_t bits) const;
+  std::vector<GroupState> groups_;
+  std::deque<AlgorithmChoice> choice_store_;  // stable addresses
   // Scratch of start() / expand(), kept so that starting a collective allocates nothing once warm.
   std::vector<std::vector<FlowSpec>> mirror_phases_;
   mutable std::vector<std::vector<int>> nodes_;
   mutable std::vector<int> order_;
   std::vector<GroupGeometry> geometry_;
-  std::vector<bool> have_geometry_;
   std::vector<Active> active_;
   std::vector<std::uint32_t> free_slots_;
   using Done = std::tuple<Time, std::uint64_t, std::uint32_t>;
@@ -128,13 +146,7 @@ class FlowNetwork : public CommBackend {
   std::vector<int> ring_path_;              // scratch of add_lockstep_ring: the channel's links, edge by edge
   std::vector<std::uint32_t> ring_edge_end_;  // where each edge's links end in ring_path_
   std::vector<std::uint8_t> link_in_ring_;  // per link: already on ring_path_
-  // Per group: its lockstep ring's links (in ring_links_), when the cluster is built (routes fixed).
-  struct RingLinks {
-    std::uint32_t begin = 0, end = 0, edges = 0;
-    bool exact = false;
-  };
-  std::vector<RingLinks> ring_cache_;
-  std::vector<int> ring_links_;
+  std::vector<int> ring_links_;  // the groups' RingLinks
   // Emptied phase vectors, reused so that starting a collective allocates nothing once warm.
   std::vector<FlowSpec> spare_phase() const;
   void recycle_phase(std::vector<FlowSpec>&& phase) const;
