@@ -49,6 +49,31 @@ FlowNetwork::FlowNetwork(const CollectiveTable& graph, const topo::Cluster& clus
   }
 }
 
+double FlowNetwork::ring_sent(const CollectiveSpec& c, int n, const AlgorithmChoice& choice, bool multi_node) const {
+  return ring_pipeline_bytes(c.kind, c.bytes, n, options_.calibration.ring_chunk_bytes(c.kind, multi_node, choice.protocol),
+                             geometry_[c.group].ring_channels);
+}
+
+bool FlowNetwork::start_cached_ring(const CollectiveSpec& c, const AlgorithmChoice& choice, std::uint32_t slot) {
+  // A ring inside one switched node whose channel's links are known (add_lockstep_ring): the one solver
+  // flow expand() and launch_phase() would add, without building its edges (tensor parallelism: most of
+  // the 10^7 collectives of a step at 16,384 GPUs). Uncalibrated only (calibration rescales edge by edge).
+  const GroupGeometry& geo = geometry_[c.group];
+  const RingLinks& r = groups_[c.group].ring;
+  if (choice.algorithm != NcclAlgorithm::ring || geo.multi_node || !geo.switched || options_.calibration.any() ||
+      !r.exact || r.edges != static_cast<std::uint32_t>(geo.ranks) || cluster_.from_file())
+    return false;
+  const int n = geo.ranks;
+  const double sent = ring_sent(c, n, choice, false);
+  const double bytes = sent / protocol_spec(choice.protocol).bandwidth_efficiency;
+  if (bytes <= 0) return false;
+  solver_->add_flow(std::span<const int>(ring_links_.data() + r.begin, r.end - r.begin), bytes, slot,
+                    busbw_factor(c.kind, n) * c.bytes / sent);
+  active_[slot].outstanding = 1;
+  flows_started_ += static_cast<std::uint64_t>(n);
+  return true;
+}
+
 std::vector<FlowNetwork::FlowSpec> FlowNetwork::spare_phase() const {
   if (spare_phases_.empty()) return {};
   std::vector<FlowSpec> v = std::move(spare_phases_.back());
@@ -125,8 +150,7 @@ void FlowNetwork::expand(const CollectiveSpec& c, std::uint32_t group, const Alg
   switch (choice.algorithm) {
     case NcclAlgorithm::ring: {
       // Every ring edge carries what its sender sends, pipeline fill included (nccl_model.hpp).
-      const double sent = ring_pipeline_bytes(c.kind, S, n, options_.calibration.ring_chunk_bytes(c.kind, multi_node, choice.protocol),
-                                              geometry_[c.group].ring_channels);
+      const double sent = ring_sent(c, n, choice, multi_node);
       payload = busbw_factor(c.kind, n) * S / sent;
       if (!multi_node) {
         const std::size_t first = flows.size();
@@ -342,7 +366,9 @@ void FlowNetwork::start(std::uint32_t collective, Time now) {
   a.outstanding = 0;
   a.latency = choice.latency;
   a.phases.clear();
-  if (geo.ranks >= 2 && c.bytes > 0) {
+  if (geo.ranks >= 2 && c.bytes > 0 && start_cached_ring(c, choice, slot)) {
+    // (its one flow is in)
+  } else if (geo.ranks >= 2 && c.bytes > 0) {
     // The group itself, and under symmetry every mirrored group when the traffic leaves the node.
     const auto& mirrors = graph_.mirrors(c.group);
     std::vector<std::vector<FlowSpec>>& phases = mirror_phases_;

@@ -139,6 +139,10 @@ class FlowNetwork : public CommBackend {
   std::priority_queue<Done, std::vector<Done>, std::greater<>> done_;
   std::uint64_t done_seq_ = 0;
   std::uint64_t flows_started_ = 0;
+  // The bytes each edge of a ring of n ranks sends for c (pipeline fill included).
+  double ring_sent(const CollectiveSpec& c, int n, const AlgorithmChoice& choice, bool multi_node) const;
+  // Starts c's ring as one flow when its group's channel links are cached; false: take the general path.
+  bool start_cached_ring(const CollectiveSpec& c, const AlgorithmChoice& choice, std::uint32_t slot);
   // Adds the ring channel that starts at flows[i] (FlowSpec::lockstep edges); returns the solver flows added.
   std::uint32_t add_lockstep_ring(const std::vector<FlowSpec>& flows, std::size_t i, std::uint32_t slot, std::uint64_t& channel,
                                   std::uint32_t collective);
