@@ -6,7 +6,9 @@
 //
 // Granularity: a ring's steps are pipelined by NCCL so that each ring edge streams continuously; we model
 // each ring edge as one flow carrying all the bytes that edge carries over the whole collective, and add
-// the algorithm's latency (launch and hops) once its last flow finishes. Across nodes a ring uses one
+// the algorithm's latency (launch and hops) once its last flow finishes. Inside one node a ring channel's
+// edges are one flow over all their links where that is exact (add_lockstep_ring: NCCL's ring runs in
+// lockstep). Across nodes a ring uses one
 // channel per local GPU of the group, each leaving the node through a different GPU (and so NIC), as
 // NCCL's channels do. Symmetry: when a simulated collective spans nodes, the same collective of every
 // mirrored group is put on the fabric too (TaskGraph::mirrors), so the representative sees the traffic of

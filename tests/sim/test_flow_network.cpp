@@ -216,3 +216,51 @@ TEST_CASE("flow network: 13B on 64 A100s, 100 GbE vs HDR200 differ by exposed DP
     CHECK(d_exposed < 1.05 * d_step);
   }
 }
+
+// A ring inside one NVSwitch node: NCCL's ring runs in lockstep, so its 8 edges are one solver flow over
+// their 16 links (flow_network.cpp, add_lockstep_ring). Oracles: an all-gather of S on n = 8 GPUs sends
+// (n - 1) / n S out of every GPU and into every GPU, so each GPU's up-link and down-link carry 7/8 S of
+// payload; two such rings of one group at once share every link, so each takes twice the transfer time.
+TEST_CASE("flow network: a ring inside one node is one lockstep flow with its edges' bytes and rate", "[sim][flow]") {
+  const cs::topo::Cluster cluster(cluster_spec(1, true));
+  const double S = 256 * kMiB;
+  TaskGraph graph(1);
+  const auto group = graph.add_group(first_gpus(8));
+  std::uint32_t ids[2];
+  for (auto& id : ids) {
+    Collective c;
+    c.kind = CollectiveKind::all_gather;
+    c.bytes = S;
+    c.group = group;
+    id = graph.add_collective(std::move(c));
+    Task t;
+    t.stream = StreamKind::comm_tp;
+    t.category = Category::tp_comm;
+    t.collective = id;
+    graph.add_member(id, graph.add_task(t));
+  }
+  graph.freeze();
+  auto run = [&](int rings, FlowNetwork& net) {
+    for (int i = 0; i < rings; ++i) net.start(ids[i], 0);
+    CHECK(net.solver().active_flows() == static_cast<std::size_t>(rings));  // one flow a ring
+    CHECK(net.flows_started() == static_cast<std::uint64_t>(8 * rings));    // counted as its edges
+    const Time first = net.next_completion();  // the flows' end (the latency comes after it)
+    std::vector<std::uint32_t> done;
+    while (done.size() < static_cast<std::size_t>(rings)) net.pop_completed(net.next_completion(), done);
+    return first;
+  };
+  FlowNetwork one(graph, cluster, FlowNetworkOptions{"ring"});
+  const Time t1 = run(1, one);
+  const auto& edges = cluster.edges();
+  int ports = 0;
+  for (std::size_t l = 0; l < edges.size(); ++l) {
+    const double b = one.solver().link_bytes(static_cast<int>(l));
+    if (b == 0) continue;
+    ++ports;
+    CHECK(b == Approx(7.0 / 8.0 * S).epsilon(1e-12));
+  }
+  CHECK(ports == 16);  // 8 up-links, 8 down-links
+  FlowNetwork two(graph, cluster, FlowNetworkOptions{"ring"});
+  const Time t2 = run(2, two);
+  CHECK(std::abs(static_cast<double>(t2) - 2.0 * static_cast<double>(t1)) <= 2.0);  // ps rounding
+}
