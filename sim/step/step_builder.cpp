@@ -620,6 +620,14 @@ class Builder {
         deferred.emplace_back(gk, bucket);
       bucket = 0;
     };
+    // Without gradient_accumulation_fusion the unit's fresh weight gradients are added into the
+    // accumulated ones by a kernel of their own after its backward (models::grad_accumulation_op), before
+    // its bucket can be reduced. The loader allows that only under ZeRO 0 / 1 (the whole gradient kept).
+    auto accumulate_grads = [&](const Unit& u, int mb) {
+      if (!models::grad_accumulation_applies(t_, mb)) return;
+      CS_CHECK(zero <= 1);
+      emit_compute(e, models::grad_accumulation_op(u.dense + u.expert, t_), Category::compute, mb);
+    };
     auto add_grads = [&](const Unit& u, int mb) {
       dense_bucket += u.dense;
       expert_bucket += u.expert;
@@ -730,6 +738,7 @@ class Builder {
         if (!chains.empty()) gather_before_unit(chains, i, mb);
         run_ops(e, backward ? u.ops->backward : u.ops->forward, mb, backward);
         if (!backward) continue;
+        accumulate_grads(u, mb);
         if (zero >= 3)
           reduce_unit(u, mb);
         else if (reducing)
@@ -816,6 +825,12 @@ class Builder {
       if (issued != kNone) pass.wait.push_back(issued);
     };
     auto backward_done = [&](Pass& b, const Unit& u, bool reducing) {
+      if (models::grad_accumulation_applies(t_, b.mb)) {  // after the unit's backward, on the compute stream
+        e.wait_for = std::move(b.wait);
+        b.wait.clear();
+        accumulate_grads(u, b.mb);
+        b.last = e.last_compute;
+      }
       if (!reducing) return;
       e.wait_for = b.wait;
       add_grads(u, b.mb);

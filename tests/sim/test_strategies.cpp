@@ -22,6 +22,7 @@
 #include "sim/network/nccl_model.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
+#include "sim/step/step_units.hpp"
 
 using namespace cs::sim;
 using cs::models::CollectiveKind;
@@ -604,4 +605,63 @@ TEST_CASE("strategies: overlap_moe_expert_parallel_comm is modelled with ZeRO 0 
   doc["training"]["overlap_moe_expert_parallel_comm"] = true;
   CHECK_THROWS_WITH(scenario(doc), "strategies.json: training.overlap_moe_expert_parallel_comm: is modelled with training.zero_stage 0 "
                                    "or 1 only (Megatron-Core's DDP and distributed optimizer)");
+}
+
+TEST_CASE("strategies: gradient accumulation without the fusion adds one kernel per unit and micro-batch", "[sim]") {
+  // One GPU, m = 8 micro-batches, nothing else on the streams: the step is the sum of its kernels. Fused
+  // (the default) has no accumulation kernel; accumulate_grad (autograd's .grad +=) one after each unit's
+  // backward in micro-batches 1..7 (the first micro-batch's gradient is kept as it is); main_grad_add and
+  // cast_add one in each of the 8. The step grows by exactly their durations.
+  json doc = doc_for(1);
+  REQUIRE(scenario(doc).training.num_micro_batches() == 8);
+  auto run = [&](const char* mode) {
+    json d = doc;
+    d["training"]["gradient_accumulation"] = mode;
+    return simulate(scenario(d));
+  };
+  auto kernels = [](const SimulationResult& r, int* count) {
+    Time total = 0;
+    *count = 0;
+    std::set<int> micro_batches;
+    for (const Task& t : r.plan.graph.tasks())
+      if (r.plan.graph.name(t.name) == "grad_accumulation") {
+        total += t.duration;
+        ++*count;
+        micro_batches.insert(t.micro_batch);
+      }
+    return std::make_pair(total, micro_batches);
+  };
+  const SimulationResult fused = run("fused");
+  int n = 0;
+  CHECK(kernels(fused, &n).first == 0);
+  CHECK(n == 0);
+  const Scenario base = scenario(doc);
+  const std::size_t units = stage_units(base.model, base.training, 0).chunks.front().size();
+  REQUIRE(units == 6);  // embedding, 4 layers, LM head
+  const SimulationResult autograd = run("accumulate_grad");
+  const auto [autograd_time, autograd_mbs] = kernels(autograd, &n);
+  CHECK(n == 7 * 6);
+  CHECK(autograd_mbs == std::set<int>{1, 2, 3, 4, 5, 6, 7});
+  CHECK(autograd.execution.makespan - fused.execution.makespan == autograd_time);
+  const SimulationResult hook = run("main_grad_add");
+  const auto [hook_time, hook_mbs] = kernels(hook, &n);
+  CHECK(n == 8 * 6);
+  CHECK(hook_mbs.size() == 8);
+  CHECK(hook.execution.makespan - fused.execution.makespan == hook_time);
+  const SimulationResult cast = run("cast_add");
+  const auto [cast_time, cast_mbs] = kernels(cast, &n);
+  CHECK(n == 8 * 6);
+  CHECK(cast.execution.makespan - fused.execution.makespan == cast_time);
+  // generic's gradient buffer is bf16: 6 B a parameter under accumulate_grad and main_grad_add, 10 B under
+  // cast_add (models::grad_accumulation_op); the same kernels, so the same per-kernel ratio of bytes.
+  CHECK(cast_time > hook_time);
+  CHECK(hook_time > autograd_time);
+}
+
+TEST_CASE("strategies: gradient accumulation without the fusion is modelled with ZeRO 0 or 1 only", "[sim]") {
+  json doc = doc_for(8);
+  doc["training"]["zero_stage"] = 2;
+  doc["training"]["gradient_accumulation"] = "main_grad_add";
+  CHECK_THROWS_WITH(scenario(doc), "strategies.json: training.gradient_accumulation: \"main_grad_add\" is modelled with training.zero_stage 0 "
+                                   "or 1 only (the whole gradient accumulated on each rank)");
 }
