@@ -665,3 +665,20 @@ TEST_CASE("strategies: gradient accumulation without the fusion is modelled with
   CHECK_THROWS_WITH(scenario(doc), "strategies.json: training.gradient_accumulation: \"main_grad_add\" is modelled with training.zero_stage 0 "
                                    "or 1 only (the whole gradient accumulated on each rank)");
 }
+
+TEST_CASE("strategies: gradient accumulation kernels under overlap_moe_expert_parallel_comm, one per unit and micro-batch", "[sim]") {
+  // The paired passes (combined 1F1B) run the same accumulation kernels as the plain schedule: rank 0 of
+  // the one-MoE-layer model (embedding, layer, LM head: 3 units) over m = 2 micro-batches, main_grad_add:
+  // 3 x 2 kernels, on the compute stream, so the step is longer than fused.
+  json doc = a2a_overlap_doc();
+  doc["training"]["overlap_moe_expert_parallel_comm"] = true;
+  REQUIRE(scenario(doc).training.num_micro_batches() == 2);
+  const SimulationResult fused = simulate(scenario(doc));
+  doc["training"]["gradient_accumulation"] = "main_grad_add";
+  const SimulationResult added = simulate(scenario(doc));
+  int count = 0;
+  for (const Task& t : added.plan.graph.tasks())
+    if (t.rank == 0 && added.plan.graph.name(t.name) == "grad_accumulation") ++count;
+  CHECK(count == 3 * 2);
+  CHECK(added.execution.makespan > fused.execution.makespan);
+}
