@@ -151,6 +151,22 @@ enum class PipelineSchedule { one_f_one_b, gpipe, interleaved };
 //                    pipe/engine.py _exec_backward_pass @ 56c52238, Apr 2022).
 enum class GradAccumulation { fused, accumulate_grad, main_grad_add, cast_add };
 
+// How a pipeline tensor (activation forward, its gradient backward) crosses between stages when TP > 1
+// without sequence parallelism (with it each TP rank already holds and sends only its 1/tp slice):
+//  - none:           every TP rank sends the whole tensor (today's Megatron-Core; Megatron-LM's
+//                    --no-scatter-gather-tensors-in-pipeline);
+//  - scatter_gather: each TP rank sends its 1/tp of it and the receiver all-gathers the tensor over TP
+//                    before using it (Megatron-LM's --scatter-gather-tensors-in-pipeline, on by default:
+//                    megatron/p2p_communication.py _communicate, split_tensor_into_1d_equal_chunks /
+//                    gather_split_1d_tensor @ de7dc40f, Aug 2021; off under sequence parallelism from
+//                    cfd2e216, Apr 2022);
+//  - partitioned:    the same, and a stage re-gathers its own output over TP before that output's
+//                    backward (DeepSpeed's PipelineEngine with model parallelism, is_pipe_partitioned and
+//                    is_grad_partitioned: _exec_send_activations / _exec_send_grads send a
+//                    PartitionedTensor's local part, _exec_forward_pass and _exec_backward_pass rebuild it
+//                    with .full(), an all_gather, deepspeed/runtime/pipe/engine.py @ 56c52238, Apr 2022).
+enum class PipelineTensorSplit { none, scatter_gather, partitioned };
+
 // The layout and batch of one training job, with Megatron-LM's knob names in meaning.
 struct TrainingConfig {
   std::int64_t seq_length = 0;
@@ -185,6 +201,12 @@ struct TrainingConfig {
   // run layer by layer interleaved, each one's EP all-to-all beside the other's compute
   // (sim/step/step_builder.hpp).
   bool overlap_moe_expert_parallel_comm = false;
+  // Pipeline transfers (sim/step/step_builder.hpp): how the tensor is split over TP, and whether the
+  // compute stream waits for each send and posts each receive in program order (Megatron-LM 2021-2022's
+  // _communicate: batch_isend_irecv, req.wait() and torch.cuda.synchronize() per call; DeepSpeed's
+  // p2p.send / p2p.recv, dist.send / dist.recv, async_op refused) instead of sending on streams of their own.
+  PipelineTensorSplit pipeline_tensor_split = PipelineTensorSplit::none;
+  bool pipeline_p2p_blocking = false;
   // The training framework (sim/scenario/framework.hpp: training.framework and its release) and the
   // data-parallel mechanisms its defaults imply, resolved by the loader:
   //  - main_grads_dtype: the gradient buffer (Megatron's --main-grads-dtype; fp32 main grads under bf16),

@@ -184,10 +184,18 @@ class Screen {
     // The pipeline tensor to the neighbouring virtual stage (the builder's emit_p2p), priced once per pair.
     const double bytes = static_cast<double>(t_.micro_batch_size) * static_cast<double>(t_.seq_length / t_.cp) *
                          static_cast<double>(s_.model.hidden_size) * 2.0 / (t_.sequence_parallel ? t_.tp : 1);
+    // pipeline_tensor_split: 1/tp on the wire, the whole tensor all-gathered over TP by the receiver before
+    // the pass (and, partitioned, the stage's own output again before its backward).
+    const bool split = t_.pipeline_tensor_split != models::PipelineTensorSplit::none && t_.tp > 1 && !t_.sequence_parallel;
     for (int s = 0; s < p && p > 1; ++s) {
       Stage& st = stages_[static_cast<std::size_t>(s)];
-      st.p2p_next = p2p(s, s == p - 1 ? 0 : s + 1, bytes);
-      st.p2p_prev = p2p(s, s == 0 ? p - 1 : s - 1, bytes);
+      st.p2p_next = p2p(s, s == p - 1 ? 0 : s + 1, split ? bytes / t_.tp : bytes);
+      st.p2p_prev = p2p(s, s == 0 ? p - 1 : s - 1, split ? bytes / t_.tp : bytes);
+      if (split) {
+        const Time g = collective(CollectiveKind::all_gather, bytes, GroupKind::tp, st.rank);
+        st.gather_fwd = g;
+        st.gather_bwd = t_.pipeline_tensor_split == models::PipelineTensorSplit::partitioned ? 2 * g : g;
+      }
     }
     return run_pipeline(static_cast<int>(t_.num_micro_batches()));
   }
@@ -205,6 +213,7 @@ class Screen {
     Time sends_end = 0;
     Time end = 0;                     // the stage's end, optimizer included (run_pipeline)
     Time p2p_next = 0, p2p_prev = 0;  // a send to the next / previous virtual stage
+    Time gather_fwd = 0, gather_bwd = 0;  // pipeline_tensor_split's all-gathers before a pass that received
     std::vector<std::pair<GroupKind, double>> deferred;
     std::size_t pending = 0;  // arrivals written for the stage's passes and not yet consumed
   };
@@ -679,7 +688,7 @@ class Screen {
       const Time arrival = (a.forward ? fwd_arrival_ : bwd_arrival_)[a.slot];
       if (arrival < 0) return false;
       --st.pending;
-      ready = std::max(ready, arrival);
+      ready = std::max(ready, arrival) + (a.forward ? st.gather_fwd : st.gather_bwd);
     }
     const bool reducing = !a.forward && (t_.zero_stage == 2 || a.last_micro_batch);
     const bool accumulates = models::grad_accumulation_applies(t_, a.first_micro_batch ? 0 : 1);
@@ -692,6 +701,8 @@ class Screen {
       st.sends_end = std::max(st.sends_end, x1);
       (a.forward ? fwd_arrival_ : bwd_arrival_)[a.to] = x1;
       ++stages_[a.to_stage].pending;
+      // pipeline_p2p_blocking: the next pass waits for the send (the receiver's rendezvous is not modelled here).
+      if (t_.pipeline_p2p_blocking) st.tc = std::max(st.tc, x1);
     }
     if (!a.forward && !st.deferred.empty() && (t_.zero_stage == 2 || a.final_action)) {
       for (const auto& [gk, params] : st.deferred) reduce_bucket(st, gk, params, end);

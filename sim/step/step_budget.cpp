@@ -93,6 +93,9 @@ JobEstimate estimate_job(const models::ModelConfig& model, const models::Trainin
       if (stage == 0 && c == 0) per_mb += emb_tasks, units += 1;
       if (stage == t.pp - 1 && c == t.vp - 1) per_mb += head_tasks, units += 1;
       if (t.pp > 1) per_mb += 2;  // a receive and a send per pass, forward and backward (at most 4)
+      // pipeline_tensor_split: the receiver's TP all-gathers (forward, backward, and the output's re-gather)
+      if (t.pp > 1 && t.pipeline_tensor_split != models::PipelineTensorSplit::none && t.tp > 1 && !t.sequence_parallel)
+        per_mb += t.pipeline_tensor_split == models::PipelineTensorSplit::partitioned ? 3 : 2;
     }
     if (zero3 && dp_group > 1) per_mb += units * (moe ? 3 : 2);
     double rank = m * per_mb;

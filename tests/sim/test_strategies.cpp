@@ -682,3 +682,159 @@ TEST_CASE("strategies: gradient accumulation kernels under overlap_moe_expert_pa
   CHECK(count == 3 * 2);
   CHECK(added.execution.makespan > fused.execution.makespan);
 }
+
+namespace {
+// Two GPUs of TP 2 on each of two pipeline stages, no sequence parallelism: m = 8 micro-batches of one
+// 2048-token sequence, so a pipeline tensor is 2048 x 1024 x 2 B = 4 MiB.
+json pipeline_doc() {
+  json doc = doc_for(4);
+  doc["training"]["tensor_model_parallel_size"] = 2;
+  doc["training"]["pipeline_model_parallel_size"] = 2;
+  return doc;
+}
+constexpr double kPipelineTensor = 2048.0 * 1024 * 2;
+
+// The bytes of the collectives of category `cat` and kind `kind` named `name`, one entry per collective.
+std::multiset<double> collective_bytes(const StepPlan& plan, Category cat, CollectiveKind kind, const std::string& name) {
+  const TaskGraph& g = plan.graph;
+  std::multiset<double> out;
+  for (const Collective& c : g.collectives()) {
+    const Task& t = g.tasks()[c.members.front()];
+    if (t.category == cat && c.kind == kind && g.name(t.name) == name) out.insert(c.bytes);
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("strategies: pipeline_tensor_split sends 1/tp of each pipeline tensor and all-gathers it over TP", "[sim]") {
+  // none: every transfer carries the whole 4 MiB tensor, no gather. scatter_gather (Megatron-LM's
+  // --scatter-gather-tensors-in-pipeline): 4 MiB / tp = 2 MiB on the wire, and the receiver all-gathers the
+  // 4 MiB tensor over its TP pair: stage 1 the 8 activations, stage 0 the 8 gradients. partitioned
+  // (DeepSpeed's PipelineEngine): stage 0 also re-gathers its own 8 outputs before their backward.
+  json doc = pipeline_doc();
+  REQUIRE(scenario(doc).training.num_micro_batches() == 8);
+  auto plan = [&](const char* split) {
+    json d = doc;
+    d["training"]["pipeline_tensor_split"] = split;
+    return plan_of(d);
+  };
+  const auto count = [](const std::multiset<double>& b, double bytes) { return std::make_pair(b.size(), b.size() == b.count(bytes)); };
+  const StepPlan none = plan("none");
+  for (const char* n : {"send-activation", "recv-gradient"})  // a transfer is named by its first member: stage 0
+    CHECK(count(collective_bytes(none, Category::pp_comm, CollectiveKind::send_recv, n), kPipelineTensor) == std::make_pair(std::size_t{8}, true));
+  CHECK(collective_bytes(none, Category::pp_comm, CollectiveKind::all_gather, "gather-activation").empty());
+
+  const StepPlan sg = plan("scatter_gather");
+  for (const char* n : {"send-activation", "recv-gradient"})  // a transfer is named by its first member: stage 0
+    CHECK(count(collective_bytes(sg, Category::pp_comm, CollectiveKind::send_recv, n), kPipelineTensor / 2) == std::make_pair(std::size_t{8}, true));
+  CHECK(count(collective_bytes(sg, Category::pp_comm, CollectiveKind::all_gather, "gather-activation"), kPipelineTensor) ==
+        std::make_pair(std::size_t{8}, true));
+  CHECK(count(collective_bytes(sg, Category::pp_comm, CollectiveKind::all_gather, "gather-gradient"), kPipelineTensor) ==
+        std::make_pair(std::size_t{8}, true));
+  CHECK(collective_bytes(sg, Category::pp_comm, CollectiveKind::all_gather, "regather-output").empty());
+
+  const StepPlan part = plan("partitioned");
+  CHECK(count(collective_bytes(part, Category::pp_comm, CollectiveKind::all_gather, "regather-output"), kPipelineTensor) ==
+        std::make_pair(std::size_t{8}, true));
+  CHECK(count(collective_bytes(part, Category::pp_comm, CollectiveKind::all_gather, "gather-gradient"), kPipelineTensor) ==
+        std::make_pair(std::size_t{8}, true));
+
+  // Under sequence parallelism each TP rank already holds 1/tp: the split changes nothing (Megatron-LM
+  // @ cfd2e216: "scatter_gather_tensors_in_pipeline and not args.sequence_parallel").
+  doc["training"]["sequence_parallel"] = true;
+  const StepPlan sp = plan("partitioned");
+  CHECK(count(collective_bytes(sp, Category::pp_comm, CollectiveKind::send_recv, "send-activation"), kPipelineTensor / 2) ==
+        std::make_pair(std::size_t{8}, true));
+  CHECK(collective_bytes(sp, Category::pp_comm, CollectiveKind::all_gather, "gather-activation").empty());
+  CHECK(collective_bytes(sp, Category::pp_comm, CollectiveKind::all_gather, "regather-output").empty());
+}
+
+TEST_CASE("strategies: pipeline_p2p_blocking posts receives after the pass before and holds the next pass for the sends", "[sim]") {
+  // Blocking (Megatron-LM 2021-2022's _communicate, DeepSpeed's dist.send / dist.recv): under 1F1B every
+  // pass is followed by a communication point, so (a) every receive but a stage's first starts no earlier
+  // than the end of the compute before it on its rank, and (b) the first compute after a send starts no
+  // earlier than the send's end. Non-blocking, the receives are posted ahead: (a) fails for some receive.
+  // The step can only grow.
+  json doc = pipeline_doc();
+  const SimulationResult async = simulate(scenario(doc));
+  doc["training"]["pipeline_p2p_blocking"] = true;
+  const SimulationResult blocking = simulate(scenario(doc));
+  CHECK(blocking.execution.makespan >= async.execution.makespan);
+  auto check = [](const SimulationResult& r, bool expect_blocking) {
+    const TaskGraph& g = r.plan.graph;
+    const auto& rec = r.execution.records;
+    bool receives_after_compute = true;
+    int receives = 0, sends = 0;
+    for (int rank = 0; rank < g.num_ranks(); ++rank) {
+      const auto& compute = g.stream_tasks(rank, StreamKind::compute);
+      // The end of the last compute task of `rank` that starts before time t (kNever: none).
+      auto compute_end_before = [&](Time t) {
+        Time end = -1;
+        for (TaskId c : compute)
+          if (rec[c].start < t) end = std::max(end, rec[c].end);
+        return end;
+      };
+      for (StreamKind s : {StreamKind::pp_recv_fwd, StreamKind::pp_recv_bwd}) {
+        const auto& tasks = g.stream_tasks(rank, s);
+        for (std::size_t i = 0; i < tasks.size(); ++i) {
+          const Time before = compute_end_before(rec[tasks[i]].start);
+          if (before < 0) continue;  // the stage's first receive
+          ++receives;
+          if (rec[tasks[i]].start < before) receives_after_compute = false;
+        }
+      }
+      if (!expect_blocking) continue;
+      for (StreamKind s : {StreamKind::pp_send_fwd, StreamKind::pp_send_bwd})
+        for (TaskId t : g.stream_tasks(rank, s)) {
+          // The first compute task that was issued after the send's pass: the first to start at or after
+          // the send's start.
+          Time next = kNever;
+          for (TaskId c : compute)
+            if (rec[c].start >= rec[t].start) next = std::min(next, rec[c].start);
+          if (next == kNever) continue;  // after the last pass: the optimizer waits below
+          ++sends;
+          CHECK(next >= rec[t].end);
+        }
+    }
+    CHECK(receives > 0);
+    if (expect_blocking) CHECK(sends > 0);
+    return receives_after_compute;
+  };
+  CHECK(check(blocking, true));
+  CHECK_FALSE(check(async, false));
+}
+
+TEST_CASE("strategies: pipeline_p2p_blocking under the interleaved schedule runs its steady pairs between points", "[sim]") {
+  // Interleaved (Megatron-LM's forward k, backward k, then one send_forward_backward_recv_forward_backward):
+  // no point between a steady-state forward and its backward, so the backward does not wait for that
+  // forward's send (waiting would deadlock: the peer posts the matching receive only after its own
+  // backward). The step completes, and it is no shorter than with asynchronous transfers.
+  json doc = pipeline_doc();
+  doc["model"]["num_layers"] = 8;
+  doc["training"]["virtual_pipeline_model_parallel_size"] = 2;
+  const double async = simulate(scenario(doc)).report.step_time_s;
+  for (const char* split : {"none", "scatter_gather"}) {
+    doc["training"]["pipeline_p2p_blocking"] = true;
+    doc["training"]["pipeline_tensor_split"] = split;
+    INFO(split);
+    const double blocking = simulate(scenario(doc)).report.step_time_s;
+    CHECK(blocking > 0);
+    if (std::string(split) == "none") CHECK(blocking >= async);
+  }
+}
+
+TEST_CASE("strategies: pipeline_tensor_split cannot run with overlap_moe_expert_parallel_comm", "[sim]") {
+  json doc = a2a_overlap_doc();
+  doc["training"]["overlap_moe_expert_parallel_comm"] = true;
+  doc["training"]["pipeline_tensor_split"] = "scatter_gather";
+  CHECK_THROWS_WITH(scenario(doc), "strategies.json: training.overlap_moe_expert_parallel_comm: cannot run with "
+                                   "training.pipeline_tensor_split \"scatter_gather\" (Megatron-Core sends whole pipeline tensors)");
+}
+
+TEST_CASE("strategies: pipeline_p2p_blocking cannot run with overlap_moe_expert_parallel_comm", "[sim]") {
+  json doc = a2a_overlap_doc();
+  doc["training"]["overlap_moe_expert_parallel_comm"] = true;
+  doc["training"]["pipeline_p2p_blocking"] = true;
+  CHECK_THROWS_WITH(scenario(doc), "strategies.json: training.overlap_moe_expert_parallel_comm: cannot run with "
+                                   "training.pipeline_p2p_blocking (Megatron-Core's combined 1F1B sends asynchronously)");
+}
