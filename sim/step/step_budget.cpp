@@ -101,7 +101,13 @@ JobEstimate estimate_job(const models::ModelConfig& model, const models::Trainin
     double rank = m * per_mb;
     // Gradient buckets (each micro-batch under ZeRO-2), the optimizer and its gathers.
     const models::RankParameters rp = models::parameters_on_rank(model, t, stage);
-    if (!zero3 && dp_group > 1) rank += std::ceil(rp.total() / std::max(1.0, grad_bucket_params) + 1) * (t.zero_stage == 2 ? m : 1) + 2;
+    // A unit's gradients join the open bucket whole, so a bucket closes at most once per unit and kind
+    // (dense, expert), plus once at the end of each chunk's backward: layers wider than the bucket (Llama-3
+    // 405B at TP 8: 0.4 B parameters a layer against 4e7) make one bucket each. Counted so under ZeRO-2,
+    // whose buckets repeat every micro-batch; once a step (ZeRO 0 / 1) the bound by parameters is kept.
+    double buckets = std::ceil(rp.total() / std::max(1.0, grad_bucket_params) + 1);
+    if (t.zero_stage == 2) buckets = std::min(buckets, units * (moe ? 2 : 1) + t.vp);
+    if (!zero3 && dp_group > 1) rank += buckets * (t.zero_stage == 2 ? m : 1) + 2;
     rank += 3;
     e.tasks += rank * ranks_per_stage;
     e.layers_per_rank = std::max(e.layers_per_rank, layers);
