@@ -36,6 +36,24 @@ json entry() {
   })json");
 }
 
+// The published runs as the converter turns them into scenarios, looked up by id.
+struct ConvertedPoints {
+  std::vector<TrainingPoint> points = convert_published_training(read_json_file(kPublished), kPublished);
+  json training_of(const std::string& id) const {
+    for (const auto& p : points)
+      if (p.id == id) return p.scenario["training"];
+    FAIL("no point " << id);
+    return json();
+  }
+  // Whether the point's assumptions mention `text`.
+  bool says(const std::string& id, const std::string& text) const {
+    for (const auto& p : points)
+      if (p.id == id)
+        return std::any_of(p.assumptions.begin(), p.assumptions.end(), [&](const std::string& a) { return a.find(text) != std::string::npos; });
+    return false;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("FLOP conventions of the sources, by hand", "[sim][validate]") {
@@ -240,19 +258,9 @@ TEST_CASE("validate: each stack's gradient accumulation kernel, as its code ran 
   // --fp16: gradient_accumulation_fusion off, the contiguous buffer's main_grad.add_ hook); BLOOM
   // (DeepSpeed's BF16_Optimizer: bf16 gradient cast to its fp32 buffer, then added; reduced in bf16); the
   // Megatron-Core / NeMo / Bridge and llm-foundry runs keep the default (fused, no scenario key).
-  const auto points = convert_published_training(read_json_file(kPublished), kPublished);
-  auto training_of = [&](const std::string& id) {
-    for (const auto& p : points)
-      if (p.id == id) return p.scenario["training"];
-    FAIL("no point " << id);
-    return json();
-  };
-  auto says = [&](const std::string& id, const std::string& text) {
-    for (const auto& p : points)
-      if (p.id == id)
-        return std::any_of(p.assumptions.begin(), p.assumptions.end(), [&](const std::string& a) { return a.find(text) != std::string::npos; });
-    return false;
-  };
+  const ConvertedPoints points;
+  auto training_of = [&](const std::string& id) { return points.training_of(id); };
+  auto says = [&](const std::string& id, const std::string& text) { return points.says(id, text); };
   CHECK(training_of("sc21_t1_529.6B")["gradient_accumulation"] == "accumulate_grad");
   CHECK(training_of("sc21_t1_1.7B")["gradient_accumulation"] == "accumulate_grad");
   CHECK(says("sc21_t1_529.6B", "PyTorch autograd in the fp16 .grad"));
@@ -274,19 +282,9 @@ TEST_CASE("validate: each stack's pipeline transfers, as its code moved them", "
   // Megatron-DeepSpeed (BLOOM, MT-NLG): DeepSpeed's PipelineEngine, partitioned tensors over TP and
   // blocking dist.send / dist.recv; the Megatron-Core / NeMo / Bridge and llm-foundry runs keep the
   // defaults (no scenario key: whole tensors, sent on their own streams).
-  const auto points = convert_published_training(read_json_file(kPublished), kPublished);
-  auto training_of = [&](const std::string& id) {
-    for (const auto& p : points)
-      if (p.id == id) return p.scenario["training"];
-    FAIL("no point " << id);
-    return json();
-  };
-  auto says = [&](const std::string& id, const std::string& text) {
-    for (const auto& p : points)
-      if (p.id == id)
-        return std::any_of(p.assumptions.begin(), p.assumptions.end(), [&](const std::string& a) { return a.find(text) != std::string::npos; });
-    return false;
-  };
+  const ConvertedPoints points;
+  auto training_of = [&](const std::string& id) { return points.training_of(id); };
+  auto says = [&](const std::string& id, const std::string& text) { return points.says(id, text); };
   for (const char* id : {"sc21_t1_529.6B", "korthikanti_530B_full_recompute", "korthikanti_530B_selective_sp"}) {
     INFO(id);
     CHECK(training_of(id)["pipeline_tensor_split"] == "scatter_gather");
