@@ -979,6 +979,32 @@ Op optimizer_op(double params_on_rank) {
   return op;
 }
 
+Op grad_accumulation_op(double params, const TrainingConfig& t) {
+  CS_CHECK(params >= 0);
+  const double fresh = 2.0;  // the micro-batch's gradient, in the model's bf16 / fp16
+  const double buffer = element_bytes(t.main_grads_dtype);
+  double per_param = 0;
+  switch (t.grad_accumulation) {
+    case GradAccumulation::fused: per_param = 0; break;
+    case GradAccumulation::accumulate_grad: per_param = 3.0 * fresh; break;
+    case GradAccumulation::main_grad_add: per_param = fresh + 2.0 * buffer; break;
+    case GradAccumulation::cast_add: per_param = fresh + 4.0 * buffer; break;
+  }
+  Op op = mem("grad_accumulation", MemOpKind::elementwise, per_param * params, t.grad_accumulation == GradAccumulation::fused ? 0 : params);
+  op.dtype = t.grad_accumulation == GradAccumulation::accumulate_grad ? Dtype::bf16 : t.main_grads_dtype;
+  return op;
+}
+
+bool grad_accumulation_applies(const TrainingConfig& t, std::int64_t mb) {
+  switch (t.grad_accumulation) {
+    case GradAccumulation::fused: return false;
+    case GradAccumulation::accumulate_grad: return mb > 0;
+    case GradAccumulation::main_grad_add:
+    case GradAccumulation::cast_add: return true;
+  }
+  return false;
+}
+
 // Gradient norm for clip_grad (Megatron's get_grad_norm_fp32: multi_tensor_l2norm over the fp32 main
 // gradients this rank owns): reads 4 B per gradient, 2 FLOPs each (square, accumulate); the per-tensor
 // partial norms it writes are a few bytes.

@@ -131,6 +131,42 @@ std::vector<std::string> preset_names();
 
 enum class PipelineSchedule { one_f_one_b, gpipe, interleaved };
 
+// How a micro-batch's weight gradients join the gradients of the micro-batches before it
+// (training.gradient_accumulation; grad_accumulation_op below counts the bytes):
+//   fused            the wgrad GEMM accumulates into the gradient buffer itself (no extra pass):
+//                    Megatron-LM's gradient_accumulation_fusion (default on since NVIDIA/Megatron-LM
+//                    83b1e42f, Feb 2022, for fp32 main grads; fp16 too since 07916bf2, Sep 2022),
+//                    Transformer Engine's fuse_wgrad_accumulation; what clustersim assumed before;
+//   accumulate_grad  PyTorch autograd's AccumulateGrad: the first micro-batch's gradient becomes .grad,
+//                    each later one is added into it in the model's dtype (torch DDP under no_sync,
+//                    Megatron-LM's local DDP without contiguous buffers: megatron/model/distributed.py
+//                    @ de7dc40f, Aug 2021);
+//   main_grad_add    a main-gradient buffer (main_grads_dtype) zeroed each step and every micro-batch's
+//                    gradient added into it by one kernel: Megatron-LM's contiguous-buffer DDP hook
+//                    param.main_grad.add_(param.grad.data) (megatron/model/distributed.py @ 83b1e42f,
+//                    where gradient_accumulation_fusion is off);
+//   cast_add         as main_grad_add, the gradient first cast to the buffer's dtype by a kernel of its
+//                    own: DeepSpeed's BF16_Optimizer.update_hp_grads, hp_grad.add_(lp.grad.to(fp32)),
+//                    after every micro-batch's backward (deepspeed/runtime/bf16_optimizer.py and
+//                    pipe/engine.py _exec_backward_pass @ 56c52238, Apr 2022).
+enum class GradAccumulation { fused, accumulate_grad, main_grad_add, cast_add };
+
+// How a pipeline tensor (activation forward, its gradient backward) crosses between stages when TP > 1
+// without sequence parallelism (with it each TP rank already holds and sends only its 1/tp slice):
+//  - none:           every TP rank sends the whole tensor (today's Megatron-Core; Megatron-LM's
+//                    --no-scatter-gather-tensors-in-pipeline);
+//  - scatter_gather: each TP rank sends its 1/tp of it and the receiver all-gathers the tensor over TP
+//                    before using it (Megatron-LM's --scatter-gather-tensors-in-pipeline, on by default:
+//                    megatron/p2p_communication.py _communicate, split_tensor_into_1d_equal_chunks /
+//                    gather_split_1d_tensor @ de7dc40f, Aug 2021; off under sequence parallelism from
+//                    cfd2e216, Apr 2022);
+//  - partitioned:    the same, and a stage re-gathers its own output over TP before that output's
+//                    backward (DeepSpeed's PipelineEngine with model parallelism, is_pipe_partitioned and
+//                    is_grad_partitioned: _exec_send_activations / _exec_send_grads send a
+//                    PartitionedTensor's local part, _exec_forward_pass and _exec_backward_pass rebuild it
+//                    with .full(), an all_gather, deepspeed/runtime/pipe/engine.py @ 56c52238, Apr 2022).
+enum class PipelineTensorSplit { none, scatter_gather, partitioned };
+
 // The layout and batch of one training job, with Megatron-LM's knob names in meaning.
 struct TrainingConfig {
   std::int64_t seq_length = 0;
@@ -165,6 +201,12 @@ struct TrainingConfig {
   // run layer by layer interleaved, each one's EP all-to-all beside the other's compute
   // (sim/step/step_builder.hpp).
   bool overlap_moe_expert_parallel_comm = false;
+  // Pipeline transfers (sim/step/step_builder.hpp): how the tensor is split over TP, and whether the
+  // compute stream waits for each send and posts each receive in program order (Megatron-LM 2021-2022's
+  // _communicate: batch_isend_irecv, req.wait() and torch.cuda.synchronize() per call; DeepSpeed's
+  // p2p.send / p2p.recv, dist.send / dist.recv, async_op refused) instead of sending on streams of their own.
+  PipelineTensorSplit pipeline_tensor_split = PipelineTensorSplit::none;
+  bool pipeline_p2p_blocking = false;
   // The training framework (sim/scenario/framework.hpp: training.framework and its release) and the
   // data-parallel mechanisms its defaults imply, resolved by the loader:
   //  - main_grads_dtype: the gradient buffer (Megatron's --main-grads-dtype; fp32 main grads under bf16),
@@ -179,6 +221,7 @@ struct TrainingConfig {
   std::string framework_release;
   Dtype main_grads_dtype = Dtype::bf16;
   Dtype grad_reduce_dtype = Dtype::bf16;
+  GradAccumulation grad_accumulation = GradAccumulation::fused;
   bool param_gather_overlaps_forward = false;
   double grad_bucket_params = 0;
   double tokens_to_train = 0;  // 0: not asked
@@ -260,6 +303,17 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
                                bool moe_layer = true);
 LayerOps embedding_ops(const ModelConfig& m, const TrainingConfig& t);  // first stage
 LayerOps lm_head_ops(const ModelConfig& m, const TrainingConfig& t);    // last stage: logits + loss
+// The separate kernel(s) adding one micro-batch's weight gradients of `params` parameters into the
+// gradients accumulated so far (GradAccumulation above; the fresh gradient is 2 B, bf16 or fp16):
+//   accumulate_grad  read .grad, read the new gradient, write .grad, all in the model dtype: 3 x 2 B;
+//   main_grad_add    read the new gradient (2 B), read and write the buffer: 2 + 2 x main_grads_dtype;
+//   cast_add         the cast (read 2 B, write the buffer's dtype), then the add (read the cast copy, read
+//                    and write the buffer): 2 + 4 x main_grads_dtype (bf16 into fp32: 18 B).
+// One FLOP per parameter. Zero bytes when fused. grad_accumulation_applies says which micro-batches run it.
+Op grad_accumulation_op(double params, const TrainingConfig& t);
+// Whether micro-batch `mb` (0-based) of a step runs grad_accumulation_op: every one, except the first
+// under accumulate_grad (autograd keeps the first gradient as it is) and none when fused.
+bool grad_accumulation_applies(const TrainingConfig& t, std::int64_t mb);
 // The optimizer step over `params_on_rank` parameters (fused Adam, fp32 master weights and moments).
 Op optimizer_op(double params_on_rank);
 // Gradient clipping (Megatron's clip_grad, 1.0 by default, on in every recipe): the L2 norm of the

@@ -74,6 +74,7 @@ struct Action {
   bool waits;             // has a predecessor (forward) / successor (backward) to wait for
   bool last_micro_batch;  // mb == m - 1
   bool final_action;      // the stage's last pass
+  bool first_micro_batch; // mb == 0 (no gradient accumulation kernel under accumulate_grad)
 };
 
 // A stage's pipeline order and its steady range [lo, hi): every pass there is the pass one period
@@ -96,14 +97,16 @@ struct CompiledOrder {
       return static_cast<std::uint32_t>((static_cast<std::size_t>(s) * static_cast<std::size_t>(v) + static_cast<std::size_t>(ch)) *
                                             static_cast<std::size_t>(m) + static_cast<std::size_t>(mb));
     };
-    Action x{slot(stage, c), Action::kNone, 0, c, a.forward, a.forward ? has_prev : has_next, mb == m - 1, k + 1 == order.size()};
+    Action x{slot(stage, c), Action::kNone, 0, c, a.forward, a.forward ? has_prev : has_next, mb == m - 1, k + 1 == order.size(), mb == 0};
     if (a.forward && has_next) x.to_stage = static_cast<std::uint32_t>(last ? 0 : stage + 1), x.to = slot(last ? 0 : stage + 1, last ? c + 1 : c);
     if (!a.forward && has_prev) x.to_stage = static_cast<std::uint32_t>(first ? p - 1 : stage - 1), x.to = slot(first ? p - 1 : stage - 1, first ? c - 1 : c);
     return x;
   }
 };
 
-CompiledOrder compile_order(PipelineSchedule schedule, int p, int m, int stage, int v, int period) {
+// `first_differs`: micro-batch 0's passes cost other than the later ones' (no gradient accumulation kernel
+// under accumulate_grad), so no pass is taken as the repeat of one of micro-batch 0.
+CompiledOrder compile_order(PipelineSchedule schedule, int p, int m, int stage, int v, int period, bool first_differs) {
   CompiledOrder compiled{pipeline_order(schedule, p, m, stage, v), 0, 0, p, m, v, stage};
   const std::vector<PipelineAction>& o = compiled.order;
   // The longest run of passes each the one a period before, P micro-batches on.
@@ -111,7 +114,7 @@ CompiledOrder compile_order(PipelineSchedule schedule, int p, int m, int stage, 
   auto repeats = [&](std::size_t i) {
     const PipelineAction &x = o[i], &y = o[i - span];
     return x.forward == y.forward && x.chunk == y.chunk && x.micro_batch == y.micro_batch + period && x.micro_batch != m - 1 &&
-           i + 1 != n;
+           i + 1 != n && !(first_differs && y.micro_batch == 0);
   };
   for (std::size_t i = span, run = span; i <= n; ++i) {
     if (i < n && repeats(i)) continue;
@@ -135,7 +138,7 @@ struct ScreeningCache::Impl {
   std::unordered_map<PriceKey, Time, KeyHash> prices;
   bool extrapolate = true;  // ScreeningCache::set_extrapolation
   int extrapolated = 0;
-  std::map<std::tuple<int, int, int, int, int>, CompiledOrder> orders;  // (schedule, p, m, stage, v)
+  std::map<std::tuple<int, int, int, int, int, bool>, CompiledOrder> orders;  // (schedule, p, m, stage, v, first_differs)
 };
 
 ScreeningCache::ScreeningCache(const topo::ClusterSpec& spec) : impl_(std::make_unique<Impl>(spec)) {}
@@ -155,6 +158,7 @@ struct Unit {
   // the HYBRID_SHARD all-reduce across replicas.
   Time gather_dense = 0, gather_expert = 0, rs_dense = 0, ar_replica = 0, rs_expert = 0;
   Time fwd = 0, bwd = 0;
+  Time acc = 0;  // models::grad_accumulation_op after its backward (0: fused), included in bwd
 };
 
 class Screen {
@@ -180,10 +184,18 @@ class Screen {
     // The pipeline tensor to the neighbouring virtual stage (the builder's emit_p2p), priced once per pair.
     const double bytes = static_cast<double>(t_.micro_batch_size) * static_cast<double>(t_.seq_length / t_.cp) *
                          static_cast<double>(s_.model.hidden_size) * 2.0 / (t_.sequence_parallel ? t_.tp : 1);
+    // pipeline_tensor_split: 1/tp on the wire, the whole tensor all-gathered over TP by the receiver before
+    // the pass (and, partitioned, the stage's own output again before its backward).
+    const bool split = t_.pipeline_tensor_split != models::PipelineTensorSplit::none && t_.tp > 1 && !t_.sequence_parallel;
     for (int s = 0; s < p && p > 1; ++s) {
       Stage& st = stages_[static_cast<std::size_t>(s)];
-      st.p2p_next = p2p(s, s == p - 1 ? 0 : s + 1, bytes);
-      st.p2p_prev = p2p(s, s == 0 ? p - 1 : s - 1, bytes);
+      st.p2p_next = p2p(s, s == p - 1 ? 0 : s + 1, split ? bytes / t_.tp : bytes);
+      st.p2p_prev = p2p(s, s == 0 ? p - 1 : s - 1, split ? bytes / t_.tp : bytes);
+      if (split) {
+        const Time g = collective(CollectiveKind::all_gather, bytes, GroupKind::tp, st.rank);
+        st.gather_fwd = g;
+        st.gather_bwd = t_.pipeline_tensor_split == models::PipelineTensorSplit::partitioned ? 2 * g : g;
+      }
     }
     return run_pipeline(static_cast<int>(t_.num_micro_batches()));
   }
@@ -193,6 +205,7 @@ class Screen {
     int rank = 0;  // the simulated rank of the stage: TP, CP, DP index 0, as the builder's symmetry picks
     std::vector<std::vector<Unit>> chunks;
     std::vector<Time> fwd, bwd;  // a chunk's whole pass without data-parallel traffic
+    std::vector<Time> acc;       // of bwd, the gradient accumulation kernels (Unit::acc)
     Time tc = 0;                 // compute stream free
     Time td = 0;                 // data-parallel stream free
     Time reductions = 0;         // the last gradient reduction ends
@@ -200,6 +213,7 @@ class Screen {
     Time sends_end = 0;
     Time end = 0;                     // the stage's end, optimizer included (run_pipeline)
     Time p2p_next = 0, p2p_prev = 0;  // a send to the next / previous virtual stage
+    Time gather_fwd = 0, gather_bwd = 0;  // pipeline_tensor_split's all-gathers before a pass that received
     std::vector<std::pair<GroupKind, double>> deferred;
     std::size_t pending = 0;  // arrivals written for the stage's passes and not yet consumed
   };
@@ -349,8 +363,9 @@ class Screen {
     order_.resize(ps);
     bool seek = cache_.extrapolate;
     for (int s = 0; s < p; ++s) {
-      auto& slot = cache_.orders[{static_cast<int>(t_.pipeline_schedule), p, m, s, v}];
-      if (slot.order.empty()) slot = compile_order(t_.pipeline_schedule, p, m, s, v, period);
+      const bool first_differs = t_.grad_accumulation == models::GradAccumulation::accumulate_grad;
+      auto& slot = cache_.orders[{static_cast<int>(t_.pipeline_schedule), p, m, s, v, first_differs}];
+      if (slot.order.empty()) slot = compile_order(t_.pipeline_schedule, p, m, s, v, period, first_differs);
       order_[static_cast<std::size_t>(s)] = &slot;
       seek = seek && slot.hi >= slot.lo + span;  // room for the period to compare with the one before and one to skip
     }
@@ -564,6 +579,7 @@ class Screen {
     st.chunks.assign(static_cast<std::size_t>(v), {});
     st.fwd.assign(static_cast<std::size_t>(v), 0);
     st.bwd.assign(static_cast<std::size_t>(v), 0);
+    st.acc.assign(static_cast<std::size_t>(v), 0);
     const GroupKind dg = dps_.dense_group;
     const double gb = dps_.grad_bytes;
     for (int c = 0; c < v; ++c) {
@@ -575,12 +591,15 @@ class Screen {
           u = units[i - 1];  // a layer like the one before: the same durations (the lookups below, skipped)
           st.fwd[static_cast<std::size_t>(c)] += u.fwd;
           st.bwd[static_cast<std::size_t>(c)] += u.bwd;
+          st.acc[static_cast<std::size_t>(c)] += u.acc;
           continue;
         }
         u.fwd = ops_time(u.ops, false, st.rank);
-        u.bwd = ops_time(u.ops, true, st.rank);
+        u.acc = t_.grad_accumulation == models::GradAccumulation::fused ? 0 : op_time(models::grad_accumulation_op(u.dense + u.expert, t_));
+        u.bwd = ops_time(u.ops, true, st.rank) + u.acc;
         st.fwd[static_cast<std::size_t>(c)] += u.fwd;
         st.bwd[static_cast<std::size_t>(c)] += u.bwd;
+        st.acc[static_cast<std::size_t>(c)] += u.acc;
         if (t_.zero_stage < 3) continue;
         u.gather_dense = collective(CollectiveKind::all_gather, u.dense * kParamBytes, dg, st.rank);
         u.gather_expert = collective(CollectiveKind::all_gather, u.expert * kParamBytes, GroupKind::expert_dp, st.rank);
@@ -611,11 +630,13 @@ class Screen {
   }
 
   // A pass of chunk `c` starting at `start`; returns its end.
-  Time run_pass(Stage& st, int c, bool backward, bool reducing, Time start) {
+  // `accumulates`: the backward runs its gradient accumulation kernels (models::grad_accumulation_applies).
+  Time run_pass(Stage& st, int c, bool backward, bool reducing, Time start, bool accumulates) {
     const int zero = t_.zero_stage;
     const auto& units = st.chunks[static_cast<std::size_t>(c)];
     if (zero < 3 && !(backward && reducing)) {
-      const Time d = backward ? st.bwd[static_cast<std::size_t>(c)] : st.fwd[static_cast<std::size_t>(c)];
+      const Time d = backward ? st.bwd[static_cast<std::size_t>(c)] - (accumulates ? 0 : st.acc[static_cast<std::size_t>(c)])
+                              : st.fwd[static_cast<std::size_t>(c)];
       return start + slowed(d, std::min(st.td - start, d));
     }
     const int n = static_cast<int>(units.size());
@@ -648,7 +669,7 @@ class Screen {
     };
     for (int i = 0; i < n; ++i) {
       const Unit& u = at(i);
-      const Time d = u.bwd;
+      const Time d = u.bwd - (accumulates ? 0 : u.acc);
       t += slowed(d, std::min(st.td - t, d));
       dense += u.dense;
       expert += u.expert;
@@ -667,10 +688,11 @@ class Screen {
       const Time arrival = (a.forward ? fwd_arrival_ : bwd_arrival_)[a.slot];
       if (arrival < 0) return false;
       --st.pending;
-      ready = std::max(ready, arrival);
+      ready = std::max(ready, arrival) + (a.forward ? st.gather_fwd : st.gather_bwd);
     }
     const bool reducing = !a.forward && (t_.zero_stage == 2 || a.last_micro_batch);
-    const Time end = run_pass(st, a.chunk, !a.forward, reducing, ready);
+    const bool accumulates = models::grad_accumulation_applies(t_, a.first_micro_batch ? 0 : 1);
+    const Time end = run_pass(st, a.chunk, !a.forward, reducing, ready, accumulates);
     st.tc = end;
     if (a.to != Action::kNone) {
       Time& stream = a.forward ? st.send_fwd : st.send_bwd;
@@ -679,6 +701,8 @@ class Screen {
       st.sends_end = std::max(st.sends_end, x1);
       (a.forward ? fwd_arrival_ : bwd_arrival_)[a.to] = x1;
       ++stages_[a.to_stage].pending;
+      // pipeline_p2p_blocking: the next pass waits for the send (the receiver's rendezvous is not modelled here).
+      if (t_.pipeline_p2p_blocking) st.tc = std::max(st.tc, x1);
     }
     if (!a.forward && !st.deferred.empty() && (t_.zero_stage == 2 || a.final_action)) {
       for (const auto& [gk, params] : st.deferred) reduce_bucket(st, gk, params, end);

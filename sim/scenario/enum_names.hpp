@@ -25,6 +25,19 @@ inline constexpr std::array<Named<models::PipelineSchedule>, 3> kPipelineSchedul
     {models::PipelineSchedule::interleaved, "interleaved"},
 }};
 
+// training.gradient_accumulation: how each micro-batch's weight gradients are accumulated
+// (models::GradAccumulation, models/workload/transformer.hpp).
+inline constexpr std::array<Named<models::GradAccumulation>, 4> kGradAccumulationNames{{
+    {models::GradAccumulation::fused, "fused"}, {models::GradAccumulation::accumulate_grad, "accumulate_grad"},
+    {models::GradAccumulation::main_grad_add, "main_grad_add"}, {models::GradAccumulation::cast_add, "cast_add"},
+}};
+
+// training.pipeline_tensor_split (models::PipelineTensorSplit, models/workload/transformer.hpp).
+inline constexpr std::array<Named<models::PipelineTensorSplit>, 3> kPipelineTensorSplitNames{{
+    {models::PipelineTensorSplit::none, "none"}, {models::PipelineTensorSplit::scatter_gather, "scatter_gather"},
+    {models::PipelineTensorSplit::partitioned, "partitioned"},
+}};
+
 inline constexpr std::array<Named<models::PositionEmbedding>, 3> kPositionEmbeddingNames{{
     {models::PositionEmbedding::rope, "rope"}, {models::PositionEmbedding::learned_absolute, "learned_absolute"},
     {models::PositionEmbedding::none, "none"},

@@ -32,6 +32,8 @@ std::vector<std::string> choices_from(const std::string& source) {
   if (source == "pipeline_schedule") return names_of(kPipelineScheduleNames);
   if (source == "fsdp_sharding") return names_of(kFsdpShardingNames);
   if (source == "grad_dtype") return names_of(kGradDtypeNames);
+  if (source == "grad_accumulation") return names_of(kGradAccumulationNames);
+  if (source == "pipeline_tensor_split") return names_of(kPipelineTensorSplitNames);
   if (source == "frameworks") return framework_names();
   if (source == "recompute") return names_of(kRecomputeNames);
   if (source == "network") return names_of(kNetworkBackendNames);

@@ -791,6 +791,9 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   t.overlap_moe_expert_parallel_comm = r.boolean("overlap_moe_expert_parallel_comm").value_or(false);
   const auto main_grads_dtype = r.named("main_grads_dtype", kGradDtypeNames);
   const auto grad_reduce_dtype = r.named("grad_reduce_dtype", kGradDtypeNames);
+  t.grad_accumulation = r.named("gradient_accumulation", kGradAccumulationNames).value_or(models::GradAccumulation::fused);
+  t.pipeline_tensor_split = r.named("pipeline_tensor_split", kPipelineTensorSplitNames).value_or(models::PipelineTensorSplit::none);
+  t.pipeline_p2p_blocking = r.boolean("pipeline_p2p_blocking").value_or(false);
   const auto framework_default = [&](const char* key) {
     const auto value = default_value(*release, key, training_facts(t, s.gpu.name));
     CS_CHECK(value.has_value());  // every release gives every default (framework.cpp)
@@ -950,7 +953,18 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
       errors.add(key, "cannot run with training.recompute_granularity \"full\" (Megatron-Core refuses it)");
     if (t.zero_stage > 1)
       errors.add(key, "is modelled with training.zero_stage 0 or 1 only (Megatron-Core's DDP and distributed optimizer)");
+    // The 2021-2022 codes these two describe had no combined 1F1B; its paired passes send as Megatron-Core does.
+    if (t.pipeline_tensor_split != models::PipelineTensorSplit::none)
+      errors.add(key, "cannot run with training.pipeline_tensor_split \"" +
+                          std::string(name_of(kPipelineTensorSplitNames, t.pipeline_tensor_split)) + "\" (Megatron-Core sends whole pipeline tensors)");
+    if (t.pipeline_p2p_blocking)
+      errors.add(key, "cannot run with training.pipeline_p2p_blocking (Megatron-Core's combined 1F1B sends asynchronously)");
   }
+  // The separate accumulation kernels add the whole gradient of the rank (DDP, ZeRO-1); under ZeRO-2/3 the
+  // reduced shards accumulate instead, which is not modelled.
+  if (t.grad_accumulation != models::GradAccumulation::fused && t.zero_stage > 1)
+    errors.add("training.gradient_accumulation", "\"" + std::string(name_of(kGradAccumulationNames, t.grad_accumulation)) +
+                                                     "\" is modelled with training.zero_stage 0 or 1 only (the whole gradient accumulated on each rank)");
   if (t.sequence_parallel && t.seq_length % t.tp != 0)
     errors.add("training.sequence_parallel", "needs training.seq_length (" + std::to_string(t.seq_length) +
                                                  ") divisible by tensor_model_parallel_size (" + std::to_string(t.tp) + ")");

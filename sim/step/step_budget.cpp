@@ -93,12 +93,21 @@ JobEstimate estimate_job(const models::ModelConfig& model, const models::Trainin
       if (stage == 0 && c == 0) per_mb += emb_tasks, units += 1;
       if (stage == t.pp - 1 && c == t.vp - 1) per_mb += head_tasks, units += 1;
       if (t.pp > 1) per_mb += 2;  // a receive and a send per pass, forward and backward (at most 4)
+      // pipeline_tensor_split: the receiver's TP all-gathers (forward, backward, and the output's re-gather)
+      if (t.pp > 1 && t.pipeline_tensor_split != models::PipelineTensorSplit::none && t.tp > 1 && !t.sequence_parallel)
+        per_mb += t.pipeline_tensor_split == models::PipelineTensorSplit::partitioned ? 3 : 2;
     }
     if (zero3 && dp_group > 1) per_mb += units * (moe ? 3 : 2);
     double rank = m * per_mb;
     // Gradient buckets (each micro-batch under ZeRO-2), the optimizer and its gathers.
     const models::RankParameters rp = models::parameters_on_rank(model, t, stage);
-    if (!zero3 && dp_group > 1) rank += std::ceil(rp.total() / std::max(1.0, grad_bucket_params) + 1) * (t.zero_stage == 2 ? m : 1) + 2;
+    // A unit's gradients join the open bucket whole, so a bucket closes at most once per unit and kind
+    // (dense, expert), plus once at the end of each chunk's backward: layers wider than the bucket (Llama-3
+    // 405B at TP 8: 0.4 B parameters a layer against 4e7) make one bucket each. Counted so under ZeRO-2,
+    // whose buckets repeat every micro-batch; once a step (ZeRO 0 / 1) the bound by parameters is kept.
+    double buckets = std::ceil(rp.total() / std::max(1.0, grad_bucket_params) + 1);
+    if (t.zero_stage == 2) buckets = std::min(buckets, units * (moe ? 2 : 1) + t.vp);
+    if (!zero3 && dp_group > 1) rank += buckets * (t.zero_stage == 2 ? m : 1) + 2;
     rank += 3;
     e.tasks += rank * ranks_per_stage;
     e.layers_per_rank = std::max(e.layers_per_rank, layers);

@@ -620,6 +620,14 @@ class Builder {
         deferred.emplace_back(gk, bucket);
       bucket = 0;
     };
+    // Without gradient_accumulation_fusion the unit's fresh weight gradients are added into the
+    // accumulated ones by a kernel of their own after its backward (models::grad_accumulation_op), before
+    // its bucket can be reduced. The loader allows that only under ZeRO 0 / 1 (the whole gradient kept).
+    auto accumulate_grads = [&](const Unit& u, int mb) {
+      if (!models::grad_accumulation_applies(t_, mb)) return;
+      CS_CHECK(zero <= 1);
+      emit_compute(e, models::grad_accumulation_op(u.dense + u.expert, t_), Category::compute, mb);
+    };
     auto add_grads = [&](const Unit& u, int mb) {
       dense_bucket += u.dense;
       expert_bucket += u.expert;
@@ -730,6 +738,7 @@ class Builder {
         if (!chains.empty()) gather_before_unit(chains, i, mb);
         run_ops(e, backward ? u.ops->backward : u.ops->forward, mb, backward);
         if (!backward) continue;
+        accumulate_grads(u, mb);
         if (zero >= 3)
           reduce_unit(u, mb);
         else if (reducing)
@@ -741,33 +750,115 @@ class Builder {
       }
     };
 
+    // The pipeline transfers of the plain schedules (models::PipelineTensorSplit, pipeline_p2p_blocking).
+    // Split: each TP rank sends 1/tp of the tensor and the receiver all-gathers the whole tensor over TP
+    // before the pass uses it (Megatron-LM's gather_split_1d_tensor, DeepSpeed's PartitionedTensor.full(),
+    // both an all_gather on the compute path); under `partitioned` a stage also re-gathers its own output
+    // before that output's backward (DeepSpeed's _exec_backward_pass).
+    // Blocking: the transfers happen at communication points between passes, in program order, as
+    // Megatron-LM 2021-2022's schedules call _communicate (batch_isend_irecv of the point's sends and
+    // receives, req.wait(), torch.cuda.synchronize(), megatron/schedules.py and p2p_communication.py @
+    // de7dc40f): a point's sends (of the passes since the point before) and receives (of the passes up to
+    // the next point) are all posted after the pass before the point, and the pass after it waits for all
+    // of them (and for the gathers, which follow the synchronize). 1F1B and GPipe have a point after every
+    // pass (send_forward_recv_backward, send_backward_recv_forward, ...); the interleaved schedule has none
+    // between a steady-state forward and the backward right after it (forward k, backward k, then one
+    // send_forward_backward_recv_forward_backward). DeepSpeed's PipelineEngine (dist.send / dist.recv, one
+    // instruction after the other) is taken as the 1F1B points.
+    const bool split_p2p = t_.pipeline_tensor_split != models::PipelineTensorSplit::none && t_.tp > 1 && !t_.sequence_parallel;
+    const double wire_bytes = split_p2p ? p2p_bytes / t_.tp : p2p_bytes;
+    const bool blocking_p2p = t_.pipeline_p2p_blocking;
+    auto tp_gather = [&](const char* name, int mb) {
+      const TaskId g = emit_collective(e, blocking_stream_, Category::pp_comm, CollectiveKind::all_gather, p2p_bytes, GroupKind::tp,
+                                       group_of(GroupKind::tp, e.global), 0, name, mb);
+      after_producers(e, g);
+      e.wait_for.clear();
+      e.wait_for.push_back(g);
+    };
+    // The gathers of a received tensor (split only), after the receive (in e.wait_for).
+    auto gathers = [&](bool fwd, int mb) {
+      if (!split_p2p) return;
+      if (!fwd && t_.pipeline_tensor_split == models::PipelineTensorSplit::partitioned) tp_gather("regather-output", mb);
+      tp_gather(fwd ? "gather-activation" : "gather-gradient", mb);
+    };
+    auto recv_p2p = [&](StreamKind stream, int peer, int mb) {
+      e.wait_for.push_back(emit_p2p(e, stream, peer, wire_bytes, mb));
+      gathers(stream == StreamKind::pp_recv_fwd, mb);
+    };
+    auto send_p2p = [&](StreamKind stream, int peer, int mb) { after_producers(e, emit_p2p(e, stream, peer, wire_bytes, mb)); };
+
     const auto order = pipeline_order(t_.pipeline_schedule, p, m, stage, v);
+    // Neighbours in the model's layer order: (stage - 1, c) or, wrapping, (p - 1, c - 1) before; (stage
+    // + 1, c) or (0, c + 1) after.
+    const int prev_stage = first ? p - 1 : stage - 1, next_stage = last ? 0 : stage + 1;
+    auto has_prev = [&](const PipelineAction& a) { return !(first && a.chunk == 0); };
+    auto has_next = [&](const PipelineAction& a) { return !(last && a.chunk == v - 1); };
+    // Blocking: the point before action k (none between an interleaved steady-state forward and its backward).
+    auto point_before = [&](std::size_t k) {
+      return k == 0 || v == 1 || !(order[k - 1].forward && !order[k].forward);
+    };
+    struct PendingSend {
+      StreamKind stream;
+      int peer, mb;
+    };
+    std::vector<PendingSend> pending_sends;
+    // A communication point: the pending sends and the receives of the passes up to the next point, all
+    // after the last pass; the next pass waits for them all.
+    auto run_point = [&](std::size_t k) {
+      std::vector<TaskId> posted;
+      for (const PendingSend& ps : pending_sends) {
+        const TaskId t = emit_p2p(e, ps.stream, ps.peer, wire_bytes, ps.mb);
+        after_producers(e, t);
+        posted.push_back(t);
+      }
+      pending_sends.clear();
+      std::vector<std::pair<bool, int>> received;  // (forward, micro-batch)
+      for (std::size_t j = k; j < order.size() && (j == k || !point_before(j)); ++j) {
+        const PipelineAction& a = order[j];
+        const bool recv = a.forward ? has_prev(a) : has_next(a);
+        if (!recv) continue;
+        const TaskId r = emit_p2p(e, a.forward ? StreamKind::pp_recv_fwd : StreamKind::pp_recv_bwd, a.forward ? prev_stage : next_stage,
+                                  wire_bytes, a.micro_batch);
+        if (e.last_compute != kNone) g_->add_dependency(e.last_compute, r);
+        posted.push_back(r);
+        received.emplace_back(a.forward, a.micro_batch);
+      }
+      for (TaskId t : posted) e.wait_for.push_back(t);
+      for (const auto& [fwd, mb] : received) gathers(fwd, mb);
+    };
+
     // One pass alone: the schedule's action k.
     auto run_action = [&](std::size_t k) {
       const PipelineAction& a = order[k];
       const int mb = a.micro_batch, c = a.chunk;
-      // Neighbours in the model's layer order: (stage - 1, c) or, wrapping, (p - 1, c - 1) before; (stage
-      // + 1, c) or (0, c + 1) after.
-      const bool has_prev = !(first && c == 0), has_next = !(last && c == v - 1);
-      const int prev_stage = first ? p - 1 : stage - 1, next_stage = last ? 0 : stage + 1;
+      const bool prev = has_prev(a), next = has_next(a);
       const auto& units = chunk_units[static_cast<std::size_t>(c)];
+      const bool final_action = k + 1 == order.size();
+      if (blocking_p2p && point_before(k)) run_point(k);
       if (a.forward) {
-        if (has_prev) e.wait_for.push_back(emit_p2p(e, StreamKind::pp_recv_fwd, prev_stage, p2p_bytes, mb));
+        if (prev && !blocking_p2p) recv_p2p(StreamKind::pp_recv_fwd, prev_stage, mb);
         const bool first_forward = !chunk_gathered[static_cast<std::size_t>(c)];
         chunk_gathered[static_cast<std::size_t>(c)] = true;
         run_units(units, mb, false, false, first_forward);
-        if (has_next) after_producers(e, emit_p2p(e, StreamKind::pp_send_fwd, next_stage, p2p_bytes, mb));
+        if (next) {
+          if (blocking_p2p) pending_sends.push_back({StreamKind::pp_send_fwd, next_stage, mb});
+          else send_p2p(StreamKind::pp_send_fwd, next_stage, mb);
+        }
+        if (blocking_p2p && final_action) run_point(order.size());
       } else {
         // DDP / ZeRO-1 reduce the accumulated gradients once, in the last micro-batch's backward; ZeRO-2
         // every micro-batch.
         const bool reducing = zero == 2 || mb == m - 1;
-        if (has_next) e.wait_for.push_back(emit_p2p(e, StreamKind::pp_recv_bwd, next_stage, p2p_bytes, mb));
+        if (next && !blocking_p2p) recv_p2p(StreamKind::pp_recv_bwd, next_stage, mb);
         run_units(units, mb, true, reducing);
-        if (has_prev) after_producers(e, emit_p2p(e, StreamKind::pp_send_bwd, prev_stage, p2p_bytes, mb));
+        if (prev) {
+          if (blocking_p2p) pending_sends.push_back({StreamKind::pp_send_bwd, prev_stage, mb});
+          else send_p2p(StreamKind::pp_send_bwd, prev_stage, mb);
+        }
+        if (blocking_p2p && final_action) run_point(order.size());  // the last sends, before the deferred buckets
         // Without overlap the buckets go after the backward: after each micro-batch's (ZeRO-2), else after
         // the rank's last backward pass.
-        const bool final_backward = k + 1 == order.size();
-        if (!deferred.empty() && (zero == 2 || final_backward)) {
+        if (!deferred.empty() && (zero == 2 || final_action)) {
           for (const auto& [gk, params] : deferred) reduce_bucket(gk, params, mb);
           deferred.clear();
         }
@@ -816,6 +907,12 @@ class Builder {
       if (issued != kNone) pass.wait.push_back(issued);
     };
     auto backward_done = [&](Pass& b, const Unit& u, bool reducing) {
+      if (models::grad_accumulation_applies(t_, b.mb)) {  // after the unit's backward, on the compute stream
+        e.wait_for = std::move(b.wait);
+        b.wait.clear();
+        accumulate_grads(u, b.mb);
+        b.last = e.last_compute;
+      }
       if (!reducing) return;
       e.wait_for = b.wait;
       add_grads(u, b.mb);
@@ -853,7 +950,6 @@ class Builder {
       const int fc = fa.chunk, bc = ba.chunk;
       const bool f_prev = !(first && fc == 0), f_next = !(last && fc == v - 1);
       const bool b_prev = !(first && bc == 0), b_next = !(last && bc == v - 1);
-      const int prev_stage = first ? p - 1 : stage - 1, next_stage = last ? 0 : stage + 1;
       Pass f{fa.micro_batch, {}, kNone}, b{ba.micro_batch, {}, kNone};
       if (f_prev) f.wait.push_back(emit_p2p(e, StreamKind::pp_recv_fwd, prev_stage, p2p_bytes, f.mb));
       if (b_next) b.wait.push_back(emit_p2p(e, StreamKind::pp_recv_bwd, next_stage, p2p_bytes, b.mb));

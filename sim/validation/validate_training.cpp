@@ -364,6 +364,8 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
   else tr["zero_stage"] = zero;
   knob_apply(defaults, "overlap_grad_reduce", p, m, tr);
   knob_apply(defaults, "tp_comm_overlap", p, m, tr);
+  knob_apply(defaults, "gradient_accumulation", p, m, tr);  // the code's gradient accumulation kernel
+  knob_apply(defaults, "pipeline_p2p", p, m, tr);  // the code's pipeline transfers (split over TP, blocking)
   // The framework and release of calibrate/published/frameworks.json the entry ran (training.framework):
   // its defaults fill what the scenario still leaves out (gradient dtypes, buckets, overlaps, where the
   // parameter gather runs), and its refusals apply.

@@ -882,3 +882,37 @@ TEST_CASE("unfused attention: recompute re-runs the whole core; no ring attentio
   CHECK(problems[0].find("unfused") != std::string::npos);
   CHECK(problems[0].find("context_parallel_size") != std::string::npos);
 }
+
+TEST_CASE("gradient accumulation: the separate kernels' bytes by hand", "[models]") {
+  // 1e9 parameters; the fresh gradient is 2 B (bf16 / fp16).
+  //   fused            nothing (the wgrad GEMM accumulates into the buffer);
+  //   accumulate_grad  read .grad, read the new gradient, write .grad: 3 x 2 = 6 B, from the second
+  //                    micro-batch on (autograd keeps the first gradient as .grad);
+  //   main_grad_add    read the new gradient, read and write the buffer: 2 + 2 x 4 = 10 B into fp32,
+  //                    2 + 2 x 2 = 6 B into an fp16 buffer (Megatron-LM 2022 under --fp16), every micro-batch;
+  //   cast_add         cast (read 2, write 4), then add (read 4, read 4, write 4): 18 B into fp32 (DeepSpeed's
+  //                    BF16_Optimizer), every micro-batch.
+  TrainingConfig t;
+  t.main_grads_dtype = Dtype::fp32;
+  const double p = 1e9;
+  t.grad_accumulation = GradAccumulation::fused;
+  CHECK(grad_accumulation_op(p, t).bytes == 0);
+  CHECK_FALSE(grad_accumulation_applies(t, 0));
+  CHECK_FALSE(grad_accumulation_applies(t, 5));
+  t.grad_accumulation = GradAccumulation::accumulate_grad;
+  CHECK(grad_accumulation_op(p, t).bytes == 6e9);
+  CHECK_FALSE(grad_accumulation_applies(t, 0));
+  CHECK(grad_accumulation_applies(t, 1));
+  t.grad_accumulation = GradAccumulation::main_grad_add;
+  const Op hook = grad_accumulation_op(p, t);
+  CHECK(hook.bytes == 10e9);
+  CHECK(hook.kind == OpKind::memory_bound);
+  CHECK(hook.flops == p);
+  CHECK(grad_accumulation_applies(t, 0));
+  t.main_grads_dtype = Dtype::fp16;
+  CHECK(grad_accumulation_op(p, t).bytes == 6e9);
+  t.main_grads_dtype = Dtype::fp32;
+  t.grad_accumulation = GradAccumulation::cast_add;
+  CHECK(grad_accumulation_op(p, t).bytes == 18e9);
+  CHECK(grad_accumulation_applies(t, 0));
+}

@@ -95,8 +95,11 @@ TEST_CASE("framework defaults: the compiled-in table is calibrate/published/fram
   // two for Megatron-LM: its unstated "mixed" precision read as --fp16, or not) + SC'21's scripts: 10
   // micro-batches, 4 interleaved schedules, 1 torch-DDP overlap rule (63) + Megatron-Bridge's recipes: the
   // FP8 mapping saying fp8_param_gather is not modelled, Qwen3-235B's tp_comm_overlap off on H100, and
-  // Qwen3-30B's two dispatcher notes (moe_a2a_overlap in 25.11 / 26.02, HybridEP from 26.04)
-  CHECK(rules == 67);
+  // Qwen3-30B's two dispatcher notes (moe_a2a_overlap in 25.11 / 26.02, HybridEP from 26.04) + the
+  // code's gradient accumulation kernel: SC'21's autograd accumulation, Megatron-LM 2022's fp16 main_grad
+  // hook, BLOOM's BF16_Optimizer cast and add (70) + the code's pipeline transfers: SC'21's and Megatron-LM
+  // 2022's scatter-gather with blocking _communicate, DeepSpeed's partitioned blocking PipelineEngine (73)
+  CHECK(rules == 73);
 }
 
 TEST_CASE("framework defaults: every published run matches a framework and release by the file's patterns", "[sim][validate]") {
@@ -265,7 +268,8 @@ TEST_CASE("framework defaults: an unknown knob", "[sim][validate]") {
   CHECK(parse_error(t) ==
         "fd.json: defaults.attention_kernel: unknown knob (expected one of head_dim, sliding_window, mlp, vocab, "
         "position_embedding, attention, micro_batch_size, sequence_parallel, recompute, optimizer_sharding, fsdp, precision, "
-        "expert_tensor_parallel, pipeline_split, overlap_grad_reduce, tp_comm_overlap, training_framework, virtual_pipeline)");
+        "expert_tensor_parallel, pipeline_split, overlap_grad_reduce, tp_comm_overlap, training_framework, virtual_pipeline, "
+                             "gradient_accumulation, pipeline_p2p)");
 }
 
 TEST_CASE("framework defaults: a rule without a source", "[sim][validate]") {

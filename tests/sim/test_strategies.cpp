@@ -22,6 +22,7 @@
 #include "sim/network/nccl_model.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
+#include "sim/step/step_units.hpp"
 
 using namespace cs::sim;
 using cs::models::CollectiveKind;
@@ -604,4 +605,236 @@ TEST_CASE("strategies: overlap_moe_expert_parallel_comm is modelled with ZeRO 0 
   doc["training"]["overlap_moe_expert_parallel_comm"] = true;
   CHECK_THROWS_WITH(scenario(doc), "strategies.json: training.overlap_moe_expert_parallel_comm: is modelled with training.zero_stage 0 "
                                    "or 1 only (Megatron-Core's DDP and distributed optimizer)");
+}
+
+TEST_CASE("strategies: gradient accumulation without the fusion adds one kernel per unit and micro-batch", "[sim]") {
+  // One GPU, m = 8 micro-batches, nothing else on the streams: the step is the sum of its kernels. Fused
+  // (the default) has no accumulation kernel; accumulate_grad (autograd's .grad +=) one after each unit's
+  // backward in micro-batches 1..7 (the first micro-batch's gradient is kept as it is); main_grad_add and
+  // cast_add one in each of the 8. The step grows by exactly their durations.
+  json doc = doc_for(1);
+  REQUIRE(scenario(doc).training.num_micro_batches() == 8);
+  auto run = [&](const char* mode) {
+    json d = doc;
+    d["training"]["gradient_accumulation"] = mode;
+    return simulate(scenario(d));
+  };
+  auto kernels = [](const SimulationResult& r, int* count) {
+    Time total = 0;
+    *count = 0;
+    std::set<int> micro_batches;
+    for (const Task& t : r.plan.graph.tasks())
+      if (r.plan.graph.name(t.name) == "grad_accumulation") {
+        total += t.duration;
+        ++*count;
+        micro_batches.insert(t.micro_batch);
+      }
+    return std::make_pair(total, micro_batches);
+  };
+  const SimulationResult fused = run("fused");
+  int n = 0;
+  CHECK(kernels(fused, &n).first == 0);
+  CHECK(n == 0);
+  const Scenario base = scenario(doc);
+  const std::size_t units = stage_units(base.model, base.training, 0).chunks.front().size();
+  REQUIRE(units == 6);  // embedding, 4 layers, LM head
+  const SimulationResult autograd = run("accumulate_grad");
+  const auto [autograd_time, autograd_mbs] = kernels(autograd, &n);
+  CHECK(n == 7 * 6);
+  CHECK(autograd_mbs == std::set<int>{1, 2, 3, 4, 5, 6, 7});
+  CHECK(autograd.execution.makespan - fused.execution.makespan == autograd_time);
+  const SimulationResult hook = run("main_grad_add");
+  const auto [hook_time, hook_mbs] = kernels(hook, &n);
+  CHECK(n == 8 * 6);
+  CHECK(hook_mbs.size() == 8);
+  CHECK(hook.execution.makespan - fused.execution.makespan == hook_time);
+  const SimulationResult cast = run("cast_add");
+  const auto [cast_time, cast_mbs] = kernels(cast, &n);
+  CHECK(n == 8 * 6);
+  CHECK(cast.execution.makespan - fused.execution.makespan == cast_time);
+  // generic's gradient buffer is bf16: 6 B a parameter under accumulate_grad and main_grad_add, 10 B under
+  // cast_add (models::grad_accumulation_op); the same kernels, so the same per-kernel ratio of bytes.
+  CHECK(cast_time > hook_time);
+  CHECK(hook_time > autograd_time);
+}
+
+TEST_CASE("strategies: gradient accumulation without the fusion is modelled with ZeRO 0 or 1 only", "[sim]") {
+  json doc = doc_for(8);
+  doc["training"]["zero_stage"] = 2;
+  doc["training"]["gradient_accumulation"] = "main_grad_add";
+  CHECK_THROWS_WITH(scenario(doc), "strategies.json: training.gradient_accumulation: \"main_grad_add\" is modelled with training.zero_stage 0 "
+                                   "or 1 only (the whole gradient accumulated on each rank)");
+}
+
+TEST_CASE("strategies: gradient accumulation kernels under overlap_moe_expert_parallel_comm, one per unit and micro-batch", "[sim]") {
+  // The paired passes (combined 1F1B) run the same accumulation kernels as the plain schedule: rank 0 of
+  // the one-MoE-layer model (embedding, layer, LM head: 3 units) over m = 2 micro-batches, main_grad_add:
+  // 3 x 2 kernels, on the compute stream, so the step is longer than fused.
+  json doc = a2a_overlap_doc();
+  doc["training"]["overlap_moe_expert_parallel_comm"] = true;
+  REQUIRE(scenario(doc).training.num_micro_batches() == 2);
+  const SimulationResult fused = simulate(scenario(doc));
+  doc["training"]["gradient_accumulation"] = "main_grad_add";
+  const SimulationResult added = simulate(scenario(doc));
+  int count = 0;
+  for (const Task& t : added.plan.graph.tasks())
+    if (t.rank == 0 && added.plan.graph.name(t.name) == "grad_accumulation") ++count;
+  CHECK(count == 3 * 2);
+  CHECK(added.execution.makespan > fused.execution.makespan);
+}
+
+namespace {
+// Two GPUs of TP 2 on each of two pipeline stages, no sequence parallelism: m = 8 micro-batches of one
+// 2048-token sequence, so a pipeline tensor is 2048 x 1024 x 2 B = 4 MiB.
+json pipeline_doc() {
+  json doc = doc_for(4);
+  doc["training"]["tensor_model_parallel_size"] = 2;
+  doc["training"]["pipeline_model_parallel_size"] = 2;
+  return doc;
+}
+constexpr double kPipelineTensor = 2048.0 * 1024 * 2;
+
+// The bytes of the collectives of category `cat` and kind `kind` named `name`, one entry per collective.
+std::multiset<double> collective_bytes(const StepPlan& plan, Category cat, CollectiveKind kind, const std::string& name) {
+  const TaskGraph& g = plan.graph;
+  std::multiset<double> out;
+  for (const Collective& c : g.collectives()) {
+    const Task& t = g.tasks()[c.members.front()];
+    if (t.category == cat && c.kind == kind && g.name(t.name) == name) out.insert(c.bytes);
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("strategies: pipeline_tensor_split sends 1/tp of each pipeline tensor and all-gathers it over TP", "[sim]") {
+  // none: every transfer carries the whole 4 MiB tensor, no gather. scatter_gather (Megatron-LM's
+  // --scatter-gather-tensors-in-pipeline): 4 MiB / tp = 2 MiB on the wire, and the receiver all-gathers the
+  // 4 MiB tensor over its TP pair: stage 1 the 8 activations, stage 0 the 8 gradients. partitioned
+  // (DeepSpeed's PipelineEngine): stage 0 also re-gathers its own 8 outputs before their backward.
+  json doc = pipeline_doc();
+  REQUIRE(scenario(doc).training.num_micro_batches() == 8);
+  auto plan = [&](const char* split) {
+    json d = doc;
+    d["training"]["pipeline_tensor_split"] = split;
+    return plan_of(d);
+  };
+  const auto count = [](const std::multiset<double>& b, double bytes) { return std::make_pair(b.size(), b.size() == b.count(bytes)); };
+  const StepPlan none = plan("none");
+  for (const char* n : {"send-activation", "recv-gradient"})  // a transfer is named by its first member: stage 0
+    CHECK(count(collective_bytes(none, Category::pp_comm, CollectiveKind::send_recv, n), kPipelineTensor) == std::make_pair(std::size_t{8}, true));
+  CHECK(collective_bytes(none, Category::pp_comm, CollectiveKind::all_gather, "gather-activation").empty());
+
+  const StepPlan sg = plan("scatter_gather");
+  for (const char* n : {"send-activation", "recv-gradient"})  // a transfer is named by its first member: stage 0
+    CHECK(count(collective_bytes(sg, Category::pp_comm, CollectiveKind::send_recv, n), kPipelineTensor / 2) == std::make_pair(std::size_t{8}, true));
+  CHECK(count(collective_bytes(sg, Category::pp_comm, CollectiveKind::all_gather, "gather-activation"), kPipelineTensor) ==
+        std::make_pair(std::size_t{8}, true));
+  CHECK(count(collective_bytes(sg, Category::pp_comm, CollectiveKind::all_gather, "gather-gradient"), kPipelineTensor) ==
+        std::make_pair(std::size_t{8}, true));
+  CHECK(collective_bytes(sg, Category::pp_comm, CollectiveKind::all_gather, "regather-output").empty());
+
+  const StepPlan part = plan("partitioned");
+  CHECK(count(collective_bytes(part, Category::pp_comm, CollectiveKind::all_gather, "regather-output"), kPipelineTensor) ==
+        std::make_pair(std::size_t{8}, true));
+  CHECK(count(collective_bytes(part, Category::pp_comm, CollectiveKind::all_gather, "gather-gradient"), kPipelineTensor) ==
+        std::make_pair(std::size_t{8}, true));
+
+  // Under sequence parallelism each TP rank already holds 1/tp: the split changes nothing (Megatron-LM
+  // @ cfd2e216: "scatter_gather_tensors_in_pipeline and not args.sequence_parallel").
+  doc["training"]["sequence_parallel"] = true;
+  const StepPlan sp = plan("partitioned");
+  CHECK(count(collective_bytes(sp, Category::pp_comm, CollectiveKind::send_recv, "send-activation"), kPipelineTensor / 2) ==
+        std::make_pair(std::size_t{8}, true));
+  CHECK(collective_bytes(sp, Category::pp_comm, CollectiveKind::all_gather, "gather-activation").empty());
+  CHECK(collective_bytes(sp, Category::pp_comm, CollectiveKind::all_gather, "regather-output").empty());
+}
+
+TEST_CASE("strategies: pipeline_p2p_blocking posts receives after the pass before and holds the next pass for the sends", "[sim]") {
+  // Blocking (Megatron-LM 2021-2022's _communicate, DeepSpeed's dist.send / dist.recv): under 1F1B every
+  // pass is followed by a communication point, so (a) every receive but a stage's first starts no earlier
+  // than the end of the compute before it on its rank, and (b) the first compute after a send starts no
+  // earlier than the send's end. Non-blocking, the receives are posted ahead: (a) fails for some receive.
+  // The step can only grow.
+  json doc = pipeline_doc();
+  const SimulationResult async = simulate(scenario(doc));
+  doc["training"]["pipeline_p2p_blocking"] = true;
+  const SimulationResult blocking = simulate(scenario(doc));
+  CHECK(blocking.execution.makespan >= async.execution.makespan);
+  auto check = [](const SimulationResult& r, bool expect_blocking) {
+    const TaskGraph& g = r.plan.graph;
+    const auto& rec = r.execution.records;
+    bool receives_after_compute = true;
+    int receives = 0, sends = 0;
+    for (int rank = 0; rank < g.num_ranks(); ++rank) {
+      const auto& compute = g.stream_tasks(rank, StreamKind::compute);
+      // The end of the last compute task of `rank` that starts before time t (kNever: none).
+      auto compute_end_before = [&](Time t) {
+        Time end = -1;
+        for (TaskId c : compute)
+          if (rec[c].start < t) end = std::max(end, rec[c].end);
+        return end;
+      };
+      for (StreamKind s : {StreamKind::pp_recv_fwd, StreamKind::pp_recv_bwd}) {
+        const auto& tasks = g.stream_tasks(rank, s);
+        for (std::size_t i = 0; i < tasks.size(); ++i) {
+          const Time before = compute_end_before(rec[tasks[i]].start);
+          if (before < 0) continue;  // the stage's first receive
+          ++receives;
+          if (rec[tasks[i]].start < before) receives_after_compute = false;
+        }
+      }
+      if (!expect_blocking) continue;
+      for (StreamKind s : {StreamKind::pp_send_fwd, StreamKind::pp_send_bwd})
+        for (TaskId t : g.stream_tasks(rank, s)) {
+          // The first compute task that was issued after the send's pass: the first to start at or after
+          // the send's start.
+          Time next = kNever;
+          for (TaskId c : compute)
+            if (rec[c].start >= rec[t].start) next = std::min(next, rec[c].start);
+          if (next == kNever) continue;  // after the last pass: the optimizer waits below
+          ++sends;
+          CHECK(next >= rec[t].end);
+        }
+    }
+    CHECK(receives > 0);
+    if (expect_blocking) CHECK(sends > 0);
+    return receives_after_compute;
+  };
+  CHECK(check(blocking, true));
+  CHECK_FALSE(check(async, false));
+}
+
+TEST_CASE("strategies: pipeline_p2p_blocking under the interleaved schedule runs its steady pairs between points", "[sim]") {
+  // Interleaved (Megatron-LM's forward k, backward k, then one send_forward_backward_recv_forward_backward):
+  // no point between a steady-state forward and its backward, so the backward does not wait for that
+  // forward's send (waiting would deadlock: the peer posts the matching receive only after its own
+  // backward). The step completes, and it is no shorter than with asynchronous transfers.
+  json doc = pipeline_doc();
+  doc["model"]["num_layers"] = 8;
+  doc["training"]["virtual_pipeline_model_parallel_size"] = 2;
+  const double async = simulate(scenario(doc)).report.step_time_s;
+  for (const char* split : {"none", "scatter_gather"}) {
+    doc["training"]["pipeline_p2p_blocking"] = true;
+    doc["training"]["pipeline_tensor_split"] = split;
+    INFO(split);
+    const double blocking = simulate(scenario(doc)).report.step_time_s;
+    CHECK(blocking > 0);
+    if (std::string(split) == "none") CHECK(blocking >= async);
+  }
+}
+
+TEST_CASE("strategies: pipeline_tensor_split cannot run with overlap_moe_expert_parallel_comm", "[sim]") {
+  json doc = a2a_overlap_doc();
+  doc["training"]["overlap_moe_expert_parallel_comm"] = true;
+  doc["training"]["pipeline_tensor_split"] = "scatter_gather";
+  CHECK_THROWS_WITH(scenario(doc), "strategies.json: training.overlap_moe_expert_parallel_comm: cannot run with "
+                                   "training.pipeline_tensor_split \"scatter_gather\" (Megatron-Core sends whole pipeline tensors)");
+}
+
+TEST_CASE("strategies: pipeline_p2p_blocking cannot run with overlap_moe_expert_parallel_comm", "[sim]") {
+  json doc = a2a_overlap_doc();
+  doc["training"]["overlap_moe_expert_parallel_comm"] = true;
+  doc["training"]["pipeline_p2p_blocking"] = true;
+  CHECK_THROWS_WITH(scenario(doc), "strategies.json: training.overlap_moe_expert_parallel_comm: cannot run with "
+                                   "training.pipeline_p2p_blocking (Megatron-Core's combined 1F1B sends asynchronously)");
 }

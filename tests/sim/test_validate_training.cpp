@@ -36,6 +36,24 @@ json entry() {
   })json");
 }
 
+// The published runs as the converter turns them into scenarios, looked up by id.
+struct ConvertedPoints {
+  std::vector<TrainingPoint> points = convert_published_training(read_json_file(kPublished), kPublished);
+  json training_of(const std::string& id) const {
+    for (const auto& p : points)
+      if (p.id == id) return p.scenario["training"];
+    FAIL("no point " << id);
+    return json();
+  }
+  // Whether the point's assumptions mention `text`.
+  bool says(const std::string& id, const std::string& text) const {
+    for (const auto& p : points)
+      if (p.id == id)
+        return std::any_of(p.assumptions.begin(), p.assumptions.end(), [&](const std::string& a) { return a.find(text) != std::string::npos; });
+    return false;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("FLOP conventions of the sources, by hand", "[sim][validate]") {
@@ -157,7 +175,8 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   //    micro-batch) not modelled; the 25.09 tokendrop row +15%.
   //  - MPT: the four 8-GPU 13B runs on 40 GB, 16-19% fast where their 16-128-GPU siblings are within
   //    3%; 70B on 64 x 40 GB +49%; 30B at 8k +34%; 1B at 32 GPUs +24% (its siblings within 5%).
-  //  - BLOOM +20% (Megatron-DeepSpeed, 2022) and NeMo 24.07 GPT3-5B +17%.
+  //  - BLOOM +19% (Megatron-DeepSpeed, 2022; +20% before its BF16_Optimizer's per-micro-batch cast and add, +14%
+  //    with it, +19% with its PipelineEngine's partitioned pipeline tensors) and NeMo 24.07 GPT3-5B +16%.
   const auto high = summary("high");
   INFO("high: " << high.compared << " compared, mean |error| " << high.mean_abs_error << ", within 15% " << high.within_15pct
                 << ", worst " << high.worst_id << " " << high.max_abs_error);
@@ -177,10 +196,16 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   // performance scripts' bf16 gradient reduction, its Qwen3-235B H100 recipe's TP overlap off and the
   // fp8 casts' transposed copy (4 bytes per element on Hopper), each from the stack's source, move the
   // 151 points of before from 8.28% to 8.37% (no closer: they slow the FP8 runs that were already slow);
-  // the 149 left after the second conflict: 7.9%, 127 within 15%.
+  // the 149 left after the second conflict: 7.9%, 127 within 15%. Each stack's gradient accumulation
+  // kernel as its code ran it (SC'21's autograd .grad +=, Megatron-LM 2022's fp16 main_grad hook, BLOOM's
+  // BF16_Optimizer cast and add): 7.92% -> 7.81% (8.37% -> 8.27% over the 151), 128 within 15%.
+  // The pipeline transfers of those codes (Megatron-LM's scatter-gather and blocking _communicate,
+  // DeepSpeed's partitioned blocking PipelineEngine) move it the other way, 7.81% -> 7.86% (8.27% ->
+  // 8.31%), 127 within 15%: BLOOM +13.6% -> +18.7% (its 4 x 100G Omni-Path NICs carry 1/4 of each
+  // pipeline tensor), SC'21 9.0% -> 9.3%, Korthikanti 3.8% -> 3.7%.
   CHECK(high.conflicting == 4);
-  CHECK(high.mean_abs_error < 0.080);  // today 7.92% over the other 149
-  CHECK(high.within_15pct >= 127);     // of 149
+  CHECK(high.mean_abs_error < 0.0790);  // today 7.86% over the other 149
+  CHECK(high.within_15pct >= 127);      // of 149
   CHECK(summary("conflicting").compared == 4);
 
   // NeMo 24.03 long-sequence runs (4k..1M tokens, CP up to 32) meet the target: attention through
@@ -195,15 +220,20 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   const auto korthikanti = summary("megatron_korthikanti_recompute_A100");
   CHECK(korthikanti.compared == 9);
   CHECK(korthikanti.within_15pct == korthikanti.compared);  // meets the target: every point within 15%
-  CHECK(korthikanti.mean_abs_error < 0.04);                  // and the mean below 10% (today 3.0%)
+  // and the mean below 10%: today 3.8% (3.0% before the fp16 main_grad.add_ hook of every micro-batch,
+  // which Megatron-LM ran under --fp16 until September 2022, made the DP 1 points 4-5% slower)
+  CHECK(korthikanti.mean_abs_error < 0.04);
   const auto sc21 = summary("megatron_sc21_weak_scaling_A100");
   CHECK(sc21.compared == 10);
   // The runs as the paper's own scripts ran them (Megatron-LM examples/sc21/run_table_1.sh @ de7dc40):
   // micro-batches 16..1, torch DDP's overlapped all-reduce up to 18.4B, interleaved chunks from 76B,
   // --fp16. With them every point is 6-19% fast (mean 10.7%, all positive): the micro-batch of 1 assumed
   // before made 7.5B and 18.4B 19-21% slow and hid it (7.8% then). The A100 of the 2020 container
-  // (pytorch 20.12) is what is left to model.
-  CHECK(sc21.mean_abs_error < 0.11);
+  // (pytorch 20.12) is what is left to model. With autograd's per-micro-batch .grad += (6 B a parameter,
+  // the code of the time had no gradient accumulation fusion) the pipelined points move 1-4.5% closer:
+  // mean 9.0%, every point still fast (3.7-18.6%). The code's pipeline scatter-gather (1/8 of each tensor
+  // between nodes) and blocking transfers: 9.3% (4.2-18.6%).
+  CHECK(sc21.mean_abs_error < 0.095);
   CHECK(sc21.max_abs_error < 0.22);
   const auto mpt = summary("mosaicml_llmfoundry_MPT_FSDP");
   CHECK(mpt.compared == 81);
@@ -221,6 +251,57 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
       INFO(p.id);
       CHECK(std::abs(p.error) < 0.12);
     }
+}
+
+TEST_CASE("validate: each stack's gradient accumulation kernel, as its code ran it", "[sim][validate]") {
+  // SC'21 (Megatron-LM @ de7dc40f, fp16, no grad buffers): autograd's .grad +=; Korthikanti et al. (2022,
+  // --fp16: gradient_accumulation_fusion off, the contiguous buffer's main_grad.add_ hook); BLOOM
+  // (DeepSpeed's BF16_Optimizer: bf16 gradient cast to its fp32 buffer, then added; reduced in bf16); the
+  // Megatron-Core / NeMo / Bridge and llm-foundry runs keep the default (fused, no scenario key).
+  const ConvertedPoints points;
+  auto training_of = [&](const std::string& id) { return points.training_of(id); };
+  auto says = [&](const std::string& id, const std::string& text) { return points.says(id, text); };
+  CHECK(training_of("sc21_t1_529.6B")["gradient_accumulation"] == "accumulate_grad");
+  CHECK(training_of("sc21_t1_1.7B")["gradient_accumulation"] == "accumulate_grad");
+  CHECK(says("sc21_t1_529.6B", "PyTorch autograd in the fp16 .grad"));
+  CHECK(training_of("korthikanti_530B_full_recompute")["gradient_accumulation"] == "main_grad_add");
+  CHECK(says("korthikanti_530B_full_recompute", "param.main_grad.add_(param.grad.data)"));
+  const json bloom = training_of("bloom_176b_384gpu");
+  CHECK(bloom["gradient_accumulation"] == "cast_add");
+  CHECK(bloom["main_grads_dtype"] == "fp32");
+  CHECK(bloom["grad_reduce_dtype"] == "bf16");
+  CHECK(says("bloom_176b_384gpu", "BF16_Optimizer"));
+  CHECK_FALSE(training_of("mpt_a100_40gb_13b_s2048_8gpu_bf16_ac_mb4").contains("gradient_accumulation"));
+  CHECK_FALSE(training_of("nemo2407_h100_fp8_GPT3-5B_64gpu").contains("gradient_accumulation"));
+  CHECK_FALSE(training_of("mtnlg_530b_2240gpu").contains("gradient_accumulation"));  // not read from its code: left fused
+}
+
+TEST_CASE("validate: each stack's pipeline transfers, as its code moved them", "[sim][validate]") {
+  // Megatron-LM 2021-2022 (SC'21 @ de7dc40f, Korthikanti et al.): --scatter-gather-tensors-in-pipeline on
+  // by default (a no-op under sequence parallelism) and _communicate's wait + torch.cuda.synchronize();
+  // Megatron-DeepSpeed (BLOOM, MT-NLG): DeepSpeed's PipelineEngine, partitioned tensors over TP and
+  // blocking dist.send / dist.recv; the Megatron-Core / NeMo / Bridge and llm-foundry runs keep the
+  // defaults (no scenario key: whole tensors, sent on their own streams).
+  const ConvertedPoints points;
+  auto training_of = [&](const std::string& id) { return points.training_of(id); };
+  auto says = [&](const std::string& id, const std::string& text) { return points.says(id, text); };
+  for (const char* id : {"sc21_t1_529.6B", "korthikanti_530B_full_recompute", "korthikanti_530B_selective_sp"}) {
+    INFO(id);
+    CHECK(training_of(id)["pipeline_tensor_split"] == "scatter_gather");
+    CHECK(training_of(id)["pipeline_p2p_blocking"] == true);
+    CHECK(says(id, "torch.cuda.synchronize()"));
+  }
+  for (const char* id : {"bloom_176b_384gpu", "mtnlg_530b_2240gpu"}) {
+    INFO(id);
+    CHECK(training_of(id)["pipeline_tensor_split"] == "partitioned");
+    CHECK(training_of(id)["pipeline_p2p_blocking"] == true);
+    CHECK(says(id, "DeepSpeed's PipelineEngine"));
+  }
+  for (const char* id : {"mpt_a100_40gb_13b_s2048_8gpu_bf16_ac_mb4", "nemo2407_h100_fp8_GPT3-5B_64gpu"}) {
+    INFO(id);
+    CHECK_FALSE(training_of(id).contains("pipeline_tensor_split"));
+    CHECK_FALSE(training_of(id).contains("pipeline_p2p_blocking"));
+  }
 }
 
 TEST_CASE("validate is honest: every field of an entry is mapped or listed as not understood", "[sim][validate]") {
