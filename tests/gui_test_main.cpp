@@ -6,13 +6,20 @@
 
 #include <QApplication>
 #include <QCoreApplication>
+#include <QSettings>
 #include <QStandardPaths>
+#include <QTemporaryDir>
 
 int main(int argc, char** argv) {
   if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
   QStandardPaths::setTestModeEnabled(true);  // never touch the user's recovery file
   QCoreApplication::setOrganizationName("clustersim-test");  // nor the user's recent files (QSettings)
   QCoreApplication::setApplicationName("test_gui");
+  // Each process its own settings: ctest runs the test cases in parallel processes, and one that opens a
+  // file would otherwise put it at the top of another's recent files between its save and its check.
+  QTemporaryDir settings;
+  QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings.path());
+  QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings.path());
   int qt_argc = 1;
   char name[] = "test_gui";
   char* qt_argv[] = {name, nullptr};
