@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <sstream>
 
 #include "sim/base/check.hpp"
@@ -162,23 +163,10 @@ class KernelQueue {
     if (fifo_head_ < fifo_.size()) return now_;
     return heap_.empty() ? kNever : heap_.front().time;
   }
-  // A guess at the ranks of the next two events (kNone: no guess), so that their state can be fetched
-  // early: the FIFO's next two, else the first bucket's next two live events. Only a hint.
-  void peek_targets(std::uint32_t& first, std::uint32_t& second) const {
-    first = second = kNone;
-    if (fifo_head_ < fifo_.size()) {
-      first = fifo_[fifo_head_].target;
-      if (fifo_head_ + 1 < fifo_.size()) second = fifo_[fifo_head_ + 1].target;
-      return;
-    }
-    if (heap_.empty()) return;
-    const Bucket& b = buckets_[heap_.front().bucket];
-    first = b.events[b.head].target;
-    for (std::size_t i = b.head + 1; i < b.events.size() && i < b.head + 4u; ++i)
-      if (b.events[i].target != kDead) {
-        second = b.events[i].target;
-        return;
-      }
+  // The rank of the event pop() returns next (kNone: none), so that its state can be fetched early.
+  std::uint32_t peek_target() const {
+    if (fifo_head_ < fifo_.size()) return fifo_[fifo_head_].target;
+    return heap_.empty() ? kNone : front().target;
   }
   void advance_to(Time t) {
     CS_CHECK(t >= now_ && t <= next_time());
@@ -230,6 +218,7 @@ class KernelQueue {
     std::vector<Event> events;  // in schedule order; target kDead: withdrawn
     std::uint32_t head = 0;     // its first live event
     std::uint32_t live = 0;
+    std::uint32_t heap_pos = 0;
   };
   struct Entry {
     Time time;
@@ -255,7 +244,6 @@ class KernelQueue {
     } else {
       b = static_cast<std::uint32_t>(buckets_.size());
       buckets_.emplace_back();
-      bucket_pos_.push_back(0);
     }
     buckets_[b].time = at;
     const Entry e{at, seq, b};
@@ -274,21 +262,20 @@ class KernelQueue {
       while (b.events[b.head].target == kDead) ++b.head;
       return;
     }
-    heap4_erase(heap_, bucket_pos_[p.bucket], [](const Entry& x, const Entry& y) { return later_in_time(x, y); }, [this](std::size_t k, const Entry& v) { set_entry(k, v); });
+    heap4_erase(heap_, b.heap_pos, [](const Entry& x, const Entry& y) { return later_in_time(x, y); }, [this](std::size_t k, const Entry& v) { set_entry(k, v); });
     b.events.clear();
     b.head = 0;
     free_.push_back(p.bucket);
     if (last_ == p.bucket) last_ = kNone;
   }
-  // Stores an entry in the heap; its bucket's bucket_pos_ follows.
+  // Stores an entry in the heap; its bucket's heap_pos follows.
   void set_entry(std::size_t k, const Entry& v) {
     heap_[k] = v;
-    bucket_pos_[v.bucket] = static_cast<std::uint32_t>(k);
+    buckets_[v.bucket].heap_pos = static_cast<std::uint32_t>(k);
   }
 
   std::vector<Entry> heap_;  // buckets by time
   std::vector<Bucket> buckets_;
-  std::vector<std::uint32_t> bucket_pos_;  // per bucket: its heap entry (apart: a sift writes dense bytes)
   std::vector<std::uint32_t> free_;  // buckets not in use
   std::uint32_t last_ = kNone;  // the bucket last scheduled into
   std::vector<Pos> pos_;        // per rank: its pending event (bucket kNone: none)
@@ -477,16 +464,13 @@ class TemplateExecutor {
   TaskId member_task(std::uint32_t c, std::uint32_t stage) const { return member(c, stage).task; }
 
   // Each event reads its rank's slot, a cache miss at 10^4 ranks whose events interleave: the next
-  // event's is fetched while this one is handled.
+  // event's is fetched while this one is handled, the lines an event reads before the totals (its kernel,
+  // dependency base, counters and streams).
   void prefetch_ahead() const {
-    std::uint32_t next = kNone, after = kNone;
-    queue_.peek_targets(next, after);
-    if (next < ranks_.size()) {
-      const char* p = reinterpret_cast<const char*>(&ranks_[next]);
-      __builtin_prefetch(p);
-      __builtin_prefetch(p + 64);
-      __builtin_prefetch(p + 128);
-    }
+    const std::uint32_t next = queue_.peek_target();
+    if (next >= ranks_.size()) return;
+    const char* p = reinterpret_cast<const char*>(&ranks_[next]);
+    for (std::size_t line = 0; line < offsetof(RankSlot, totals); line += 64) __builtin_prefetch(p + line);
   }
 
   void start_compute(std::uint32_t rank, RankSlot& st, StreamSlot& ss, TaskId t) {

@@ -346,17 +346,9 @@ void FlowNetwork::start(std::uint32_t collective, Time now) {
   const auto bits = std::bit_cast<std::uint64_t>(c.bytes);
   const AlgorithmChoice* chosen = memo_find(gs, kind, bits);
   if (!chosen) {
-    const AlgorithmChoice fresh =
-        choose_algorithm(c.kind, c.bytes, geo, options_.forced_algorithm, options_.calibration.any() ? &options_.calibration : nullptr);
-    if (gs.choices < kInlineChoices) {
-      auto& e = gs.inline_choice[gs.choices];
-      e = {kind, bits, fresh};
-      chosen = &e.choice;
-    } else {
-      chosen = &choice_store_.emplace_back(fresh);
-      gs.more.push_back({kind, bits, chosen});
-    }
-    ++gs.choices;
+    chosen = &choice_store_.emplace_back(
+        choose_algorithm(c.kind, c.bytes, geo, options_.forced_algorithm, options_.calibration.any() ? &options_.calibration : nullptr));
+    gs.memo.push_back({kind, bits, chosen});
   }
   const AlgorithmChoice choice = *chosen;
 
@@ -366,9 +358,7 @@ void FlowNetwork::start(std::uint32_t collective, Time now) {
   a.outstanding = 0;
   a.latency = choice.latency;
   a.phases.clear();
-  if (geo.ranks >= 2 && c.bytes > 0 && start_cached_ring(c, choice, slot)) {
-    // (its one flow is in)
-  } else if (geo.ranks >= 2 && c.bytes > 0) {
+  if (geo.ranks >= 2 && c.bytes > 0 && !start_cached_ring(c, choice, slot)) {
     // The group itself, and under symmetry every mirrored group when the traffic leaves the node.
     const auto& mirrors = graph_.mirrors(c.group);
     std::vector<std::vector<FlowSpec>>& phases = mirror_phases_;
@@ -400,10 +390,7 @@ void FlowNetwork::start(std::uint32_t collective, Time now) {
 }
 
 const AlgorithmChoice* FlowNetwork::memo_find(const GroupState& gs, std::uint32_t kind, std::uint64_t bits) const {
-  const std::uint32_t in_place = std::min(gs.choices, kInlineChoices);
-  for (std::uint32_t i = 0; i < in_place; ++i)
-    if (gs.inline_choice[i].kind == kind && gs.inline_choice[i].bytes_bits == bits) return &gs.inline_choice[i].choice;
-  for (const ChoiceMemo& m : gs.more)
+  for (const ChoiceMemo& m : gs.memo)
     if (m.kind == kind && m.bytes_bits == bits) return m.choice;
   return nullptr;
 }
@@ -421,11 +408,6 @@ void FlowNetwork::launch_phase(std::uint32_t slot, Time now) {
   while (!a.phases.empty() && a.outstanding == 0) {
     std::vector<FlowSpec> flows = std::move(a.phases.back());
     a.phases.pop_back();
-    struct Recycle {  // the phase's storage goes back to the spares however the loop ends
-      const FlowNetwork& net;
-      std::vector<FlowSpec>& v;
-      ~Recycle() { net.recycle_phase(std::move(v)); }
-    } recycle{*this, flows};
     std::uint64_t channel = 0;
     for (std::size_t i = 0; i < flows.size(); ++i) {
       const FlowSpec& f = flows[i];
@@ -452,6 +434,7 @@ void FlowNetwork::launch_phase(std::uint32_t slot, Time now) {
       ++a.outstanding;
       ++flows_started_;
     }
+    recycle_phase(std::move(flows));
   }
   (void)now;
 }
@@ -470,17 +453,6 @@ std::uint32_t FlowNetwork::add_lockstep_ring(const std::vector<FlowSpec>& flows,
                                              std::uint64_t& channel, std::uint32_t collective) {
   const FlowSpec& head = flows[i];
   flows_started_ += head.lockstep;
-  // A built cluster routes inside a node by the two GPUs alone (no ECMP, no load): a group's channel
-  // has the same links every time, kept per group.
-  const bool cacheable = !cluster_.from_file();
-  if (cacheable && groups_[head.group].ring.edges == head.lockstep) {
-    const RingLinks& r = groups_[head.group].ring;
-    if (r.exact) {
-      solver_->add_flow(std::span<const int>(ring_links_.data() + r.begin, r.end - r.begin), head.bytes, slot, head.payload);
-      channel += head.lockstep;
-      return 1;
-    }
-  }
   ring_path_.clear();
   ring_edge_end_.clear();
   if (link_in_ring_.empty()) link_in_ring_.assign(static_cast<std::size_t>(solver_->num_links()), 0);
@@ -504,7 +476,9 @@ std::uint32_t FlowNetwork::add_lockstep_ring(const std::vector<FlowSpec>& flows,
     narrowest = edge_min;
   }
   for (int l : ring_path_) link_in_ring_[static_cast<std::size_t>(l)] = 0;
-  if (cacheable && exact) {
+  // A built cluster routes inside a node by the two GPUs alone (no ECMP, no load): a group's channel has
+  // the same links every time, kept for start_cached_ring.
+  if (exact && !cluster_.from_file()) {
     RingLinks& r = groups_[head.group].ring;
     r = {static_cast<std::uint32_t>(ring_links_.size()), 0, head.lockstep, true};
     ring_links_.insert(ring_links_.end(), ring_path_.begin(), ring_path_.end());

@@ -102,9 +102,9 @@ class FlowNetwork : public CommBackend {
   std::vector<std::uint8_t> climbs_;  // per edge: it goes into a spine or core switch (crosses_spine)
   // choose_algorithm is a pure function of (kind, bytes, group geometry): memoized per (group, kind,
   // bytes), since a step starts the same collective of a group once per layer and micro-batch. Per
-  // group a short list (a group's collectives come in a few sizes): the first kInlineChoices by value in
-  // the group's state, more in a list of their own. With every rank simulated there are 10^4 groups and
-  // 10^7 starts a step: one line of the group's state per start, not a chain of them.
+  // group a short list (a group's collectives come in a few sizes), in the group's state beside its ring's
+  // links: with every rank simulated there are 10^4 groups, and a hash table's node is a cache miss per
+  // start.
   struct ChoiceMemo {
     std::uint32_t kind;
     std::uint64_t bytes_bits;
@@ -115,16 +115,9 @@ class FlowNetwork : public CommBackend {
     std::uint32_t begin = 0, end = 0, edges = 0;
     bool exact = false;
   };
-  static constexpr std::uint32_t kInlineChoices = 3;
   struct GroupState {
     bool have_geometry = false;
-    std::uint32_t choices = 0;  // memo entries in use, in `inline_choice` first
-    struct Entry {
-      std::uint32_t kind = 0;
-      std::uint64_t bytes_bits = 0;
-      AlgorithmChoice choice;
-    } inline_choice[kInlineChoices];
-    std::vector<ChoiceMemo> more;  // beyond kInlineChoices, into choice_store_
+    std::vector<ChoiceMemo> memo;  // into choice_store_
     RingLinks ring;
   };
   const AlgorithmChoice* memo_find(const GroupState& gs, std::uint32_t kind, std::uint64_t bits) const;
@@ -143,9 +136,11 @@ class FlowNetwork : public CommBackend {
   std::uint64_t flows_started_ = 0;
   // The bytes each edge of a ring of n ranks sends for c (pipeline fill included).
   double ring_sent(const CollectiveSpec& c, int n, const AlgorithmChoice& choice, bool multi_node) const;
-  // Starts c's ring as one flow when its group's channel links are cached; false: take the general path.
+  // Starts c's ring as one flow when its group's channel links are cached (by add_lockstep_ring); false:
+  // take the general path.
   bool start_cached_ring(const CollectiveSpec& c, const AlgorithmChoice& choice, std::uint32_t slot);
-  // Adds the ring channel that starts at flows[i] (FlowSpec::lockstep edges); returns the solver flows added.
+  // Adds the ring channel that starts at flows[i] (FlowSpec::lockstep edges), caching its links where
+  // start_cached_ring can reuse them; returns the solver flows added.
   std::uint32_t add_lockstep_ring(const std::vector<FlowSpec>& flows, std::size_t i, std::uint32_t slot, std::uint64_t& channel,
                                   std::uint32_t collective);
   std::vector<int> route_, probe_;  // scratch

@@ -26,7 +26,6 @@ std::uint32_t MaxMinSolver::add_flow(std::span<const int> links, double bytes, s
   CS_CHECK(bytes >= 0 && payload > 0 && payload <= 1);
   const std::uint32_t id = take_slot(free_flows_, flows_);
   if (flow_mark_.size() < flows_.size()) flow_mark_.push_back(0);
-  if (heap_pos_.size() < flows_.size()) heap_pos_.push_back(kNotQueued);
   Flow& f = flows_[id];
   f.path_begin = static_cast<std::uint32_t>(paths_.size());
   f.path_len = static_cast<std::uint32_t>(links.size());
@@ -37,7 +36,7 @@ std::uint32_t MaxMinSolver::add_flow(std::span<const int> links, double bytes, s
   f.finish = kNever;
   f.owner = owner;
   f.payload = payload;
-  heap_pos_[id] = kNotQueued;
+  f.heap_pos = kNotQueued;
   f.active = true;
   ++active_;
   // A flow whose links carry nothing else is a component by itself: solve() gives it its narrowest link
@@ -186,7 +185,7 @@ void MaxMinSolver::issue_finishes(Time now) {
 // left alone), instead of a stale entry per solve of its component to pop later.
 void MaxMinSolver::set_finish(std::uint32_t fid, Time finish) {
   Flow& f = flows_[fid];
-  std::uint32_t& pos = heap_pos_[fid];
+  std::uint32_t& pos = f.heap_pos;
   if (pos != kNotQueued && f.finish == finish) return;
   f.finish = finish;
   if (pos == kNotQueued) {
@@ -201,7 +200,7 @@ void MaxMinSolver::place_finish(std::uint32_t i, const Finish& e) {
 }
 
 void MaxMinSolver::unqueue_top() {
-  heap_pos_[finishes_.front().flow] = kNotQueued;
+  flows_[finishes_.front().flow].heap_pos = kNotQueued;
   heap4_erase(finishes_, 0, [](const Finish& a, const Finish& b) { return finish_later(a, b); }, [this](std::size_t k, const Finish& v) { store_finish(k, v); });
 }
 

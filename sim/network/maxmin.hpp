@@ -63,6 +63,7 @@ class MaxMinSolver {
     Time finish = kNever;
     double payload = 1.0;
     std::uint32_t owner = 0;
+    std::uint32_t heap_pos = kNotQueued;  // its entry in finishes_
     bool active = false;
   };
   static constexpr std::uint32_t kNotQueued = UINT32_MAX;
@@ -80,7 +81,7 @@ class MaxMinSolver {
   void remove_from_links(std::uint32_t flow);
   void compact_paths();
   // finishes_: one entry per flow with a completion time, a 4-ary heap on (time, flow) indexed by
-  // heap_pos_, so that a re-issued completion replaces its predecessor in place.
+  // Flow::heap_pos, so that a re-issued completion replaces its predecessor in place.
   struct Finish {
     Time time;
     std::uint32_t flow;
@@ -88,9 +89,9 @@ class MaxMinSolver {
   void set_finish(std::uint32_t flow, Time finish);
   // (time, flow) order, the later first.
   static bool finish_later(const Finish& a, const Finish& b) { return a.time != b.time ? a.time > b.time : a.flow > b.flow; }
-  void store_finish(std::size_t k, const Finish& v) {  // finishes_[k] = v; heap_pos_ follows
+  void store_finish(std::size_t k, const Finish& v) {  // finishes_[k] = v; heap_pos follows
     finishes_[k] = v;
-    heap_pos_[v.flow] = static_cast<std::uint32_t>(k);
+    flows_[v.flow].heap_pos = static_cast<std::uint32_t>(k);
   }
   void place_finish(std::uint32_t i, const Finish& e);        // entry i takes e (heap4_place)
   void unqueue_top();
@@ -126,9 +127,6 @@ class MaxMinSolver {
   std::vector<int> touched_;            // links whose flow set changed since the last solve
   std::vector<std::uint8_t> link_touched_;
   std::vector<Finish> finishes_;
-  // Per flow: its entry in finishes_ (kNotQueued: none). Apart from Flow, so that a sift writes 4 dense
-  // bytes per moved entry, not a line of a flow.
-  std::vector<std::uint32_t> heap_pos_;
   std::uint64_t solves_ = 0;
   // Scratch for solve(), kept to avoid allocation.
   std::vector<std::uint32_t> comp_flows_;
