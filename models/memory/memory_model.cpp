@@ -219,6 +219,19 @@ RankParameters layer_parameters_on_rank(const ModelConfig& m, const TrainingConf
   } else {
     p.dense += mlp_matrices(m) * h * d(m.ffn_hidden_size) / tp;
   }
+  if (m.add_bias_linear) {
+    // Biases (models::parameter_count's bias_parameters_per_layer): the column-parallel ones (QKV, FC1)
+    // split by TP, the row-parallel ones (out-proj, FC2) and the router's whole on every TP rank.
+    const double f1 = m.activation == Activation::swiglu ? 2.0 : 1.0;  // FC1 width over the MLP width
+    p.dense += d(m.num_attention_heads + 2 * m.num_query_groups) * dh / tp + h;
+    if (m.num_moe_experts > 0 && moe_layer) {
+      p.dense += d(m.num_moe_experts);
+      if (m.moe_shared_expert_intermediate_size > 0) p.dense += f1 * d(m.moe_shared_expert_intermediate_size) / tp + h;
+      p.expert += d(m.num_moe_experts / t.ep) * (f1 * d(expert_ffn(m)) / d(t.expert_tp()) + h);
+    } else {
+      p.dense += f1 * d(m.ffn_hidden_size) / tp + h;
+    }
+  }
   return p;
 }
 

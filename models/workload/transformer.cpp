@@ -302,6 +302,45 @@ Op rope(std::string name, const Dims& x) {
   return mem(std::move(name), MemOpKind::elementwise, 2.0 * elems * kActBytes, 3.0 * elems);
 }
 
+// Megatron-Core's unfused RoPE (model.apply_rope_fusion false), _apply_rotary_pos_emb_bshd in
+// megatron/core/models/common/embeddings/rope_utils.py @ NVIDIA/Megatron-LM b0cc270 (Megatron-Bridge
+// v0.3.0) and d728871 (v0.4.0), called once for Q and once for K. apply_rotary_pos_emb takes this path
+// whenever the YaRN concentration factor mscale = 0.1 ln(scaling factor) + 1 is not 1 ("mscale=... is
+// not supported by TE's fused RoPE. Using unfused implementation"): gpt-oss's YaRN factor 32 gives
+// 1.347. Per call on a tensor of E bf16 elements (the rank's T x heads x dh), in element passes:
+//   forward   cos_ = (cos(freqs) * mscale).to(bf16), sin_ likewise: 3 + 3 kernels on the s x dh fp32
+//             table (8, 8 and 6 bytes an element, 22 a table); t * cos_ (2E), _rotate_half's -x2 (E)
+//             and its cat (2E), * sin_ (2E), the add (3E), the final cat with the empty t_pass (2E):
+//             6 kernels, 12E (the fused kernel: 1, 2E);
+//   backward  (autograd) grad * sin_ (2E), the negation's backward (E), the chunk's backward cat (2E),
+//             grad * cos_ (2E), the empty t_pass's slice backward, zeros of t's size (E), and the three
+//             gradients of t summed by two adds (6E): 7 kernels, 14E. t[..., :rot_dim] with rot_dim = dh
+//             is t itself (PyTorch's full-slice shortcut, no node); the cat backwards are views; cos_ and
+//             sin_ need no gradient.
+// Each kind is one op repeated over its kernels (Op::repeat), bytes the mean per kernel.
+void rope_ops(const std::string& name, const ModelConfig& m, const TrainingConfig& t, const Dims& x, bool backward,
+              std::vector<Op>& out) {
+  if (m.rope_fusion) {
+    out.push_back(rope(name, x));
+    return;
+  }
+  const auto kernels = [&](const std::string& n, int count, double bytes_total) {
+    Op op = mem(n, MemOpKind::elementwise, bytes_total / count);
+    op.repeat = count;
+    out.push_back(std::move(op));
+  };
+  const double table = d(t.seq_length / t.cp) * d(x.dh);
+  const double q = d(x.T) * d(x.hq) * d(x.dh), k = d(x.T) * d(x.hkv) * d(x.dh);
+  if (!backward) {
+    kernels(name + "_tables", 12, 4.0 * 22.0 * table);  // Q's and K's call, cos_ and sin_ each
+    kernels(name + "_q", 6, 12.0 * q * kActBytes);
+    kernels(name + "_k", 6, 12.0 * k * kActBytes);
+  } else {
+    kernels(name + "_q", 7, 14.0 * q * kActBytes);
+    kernels(name + "_k", 7, 14.0 * k * kActBytes);
+  }
+}
+
 void column_parallel_bwd(const Op& fwd, const Dims& x, const std::string& suffix, std::vector<Op>& out);
 void row_parallel_fwd_coll(const Dims& x, const std::string& suffix, std::vector<Op>& out);
 void row_parallel_bwd_coll(const Dims& x, const std::string& suffix, std::vector<Op>& out);
@@ -385,6 +424,31 @@ void moe_mlp_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, s
   fwd.push_back(fc1);
   fwd.push_back(act);
   fwd.push_back(fc2);
+  // The experts' FC2 bias (model.add_bias_linear), as Megatron-Core's TEGroupedMLP applies it:
+  // linear_fc2 is built with skip_bias_add=True, and forward() then calls
+  //   _apply_bias(output, output_bias, tokens_per_expert, permuted_probs)
+  //     = torch.cat([t + b * p for t, b, p in zip(split(output), biases, split(probs))])
+  // (megatron/core/transformer/moe/experts.py @ NVIDIA/Megatron-LM b0cc270 and d728871; FC1's bias is
+  // added in the grouped GEMM's epilogue and its gradient comes with the wgrad GEMM, TransformerEngine
+  // module/grouped_linear.py @ 71bbefb, so it costs nothing here). With S_e = one expert's rows x h x
+  // 2 B (the router probabilities in bf16: moe_router_dtype unset) and S the rank's E / EP experts
+  // together, the forward runs per expert b * p (writes S_e) and the add (reads 2 S_e, writes S_e), then
+  // one cat (reads S, writes S): 2 E/EP + 1 kernels, 6 S. The backward (autograd) runs per expert
+  // mul's two gradients, grad * p summed over the rows for b and grad * b summed over h for p (2 S_e +
+  // S_e each: 4 kernels, 6 S_e), then split's backward cat of the output gradients (2 S): 4 E/EP + 1
+  // kernels, 8 S. The add and the cat pass their gradient through as views; the probabilities' split
+  // (n x 1) and the sum of their two gradients are two more tiny kernels, not counted.
+  if (m.add_bias_linear) {
+    const double se = d(tokens_per_expert) * d(x.h) * kActBytes;
+    const double all = se * d(experts_here);
+    fwd.push_back(experts(mem("fc2_bias_mul.experts", MemOpKind::elementwise, se)));
+    fwd.push_back(experts(mem("fc2_bias_add.experts", MemOpKind::elementwise, 3.0 * se)));
+    fwd.push_back(mem("fc2_bias_cat", MemOpKind::copy, 2.0 * all));
+    expert_bwd.push_back(mem("fc2_bias_cat_bwd", MemOpKind::copy, 2.0 * all));
+    Op grads = mem("fc2_bias_bwd.experts", MemOpKind::elementwise, 1.5 * se);
+    grads.repeat = static_cast<int>(4 * experts_here);
+    expert_bwd.push_back(std::move(grads));
+  }
   if (t.recompute == Recompute::selective && t.recompute_modules.moe_act) expert_bwd.push_back(recomputed(act));
   expert_bwd.push_back(experts(dgrad(fc2)));
   expert_bwd.push_back(experts(wgrad(fc2)));
@@ -528,6 +592,23 @@ std::optional<ModelConfig> find_preset(std::string_view name) {
 
 std::vector<std::string> preset_names() { return sim::names_in(kPresets); }
 
+// Biases of one layer with add_bias_linear (Megatron-Core): QKV ((a + 2g) d), out-proj (h); a dense
+// MLP's FC1 (f', the gate and up halves for SwiGLU) and FC2 (h); an MoE layer's router (E, fp32 in
+// Megatron's TopKRouter, counted like the other parameters), each expert's FC1 and FC2, the shared
+// experts' FC1 and FC2.
+namespace {
+double bias_parameters_per_layer(const ModelConfig& m, bool moe_layer) {
+  if (!m.add_bias_linear) return 0;
+  const double h = d(m.hidden_size);
+  const double attention = d(m.num_attention_heads + 2 * m.num_query_groups) * d(m.head_dim()) + h;
+  if (m.num_moe_experts > 0 && moe_layer) {
+    const double shared = m.moe_shared_expert_intermediate_size > 0 ? d(fc1_width(m, m.moe_shared_expert_intermediate_size)) + h : 0;
+    return attention + d(m.num_moe_experts) * (1.0 + d(fc1_width(m, expert_ffn(m))) + h) + shared;
+  }
+  return attention + d(fc1_width(m, m.ffn_hidden_size)) + h;
+}
+}  // namespace
+
 double parameters_per_layer(const ModelConfig& m, bool moe_layer) {
   const double h = d(m.hidden_size);
   double mlp = 0;
@@ -537,7 +618,7 @@ double parameters_per_layer(const ModelConfig& m, bool moe_layer) {
   } else {
     mlp = mlp_matrices(m) * h * d(m.ffn_hidden_size);
   }
-  return attention_gemm_params(m) + mlp + 2.0 * norm_params(m);
+  return attention_gemm_params(m) + mlp + 2.0 * norm_params(m) + bias_parameters_per_layer(m, moe_layer);
 }
 
 double embedding_parameters(const ModelConfig& m) {
@@ -720,6 +801,10 @@ std::vector<std::string> layout_problems(const ModelConfig& m, const TrainingCon
          "expert_model_parallel_size x expert_tensor_parallel_size must divide tensor x context x data-parallel "
          "sizes (the ranks the experts fold over)");
     need(t.etp < 0 || expert_ffn(m) % t.expert_tp() == 0, "moe_ffn_hidden_size must be divisible by expert_tensor_parallel_size");
+    // TransformerEngine module/grouped_linear.py @ 71bbefb: "GroupedLinear doesn't support bias when TP > 1".
+    need(!m.add_bias_linear || t.etp < 0 || t.expert_tp() == 1,
+         "add_bias_linear with expert_tensor_parallel_size > 1: Transformer Engine's GroupedLinear has no bias under "
+         "tensor parallelism (grouped_linear.py)");
     need(t.tp == 1 || t.sequence_parallel, "an MoE model with tensor_model_parallel_size > 1 needs sequence_parallel "
                                            "(Megatron-Core asserts it: the dispatcher routes each rank's sequence shard)");
     need(m.moe_shared_expert_intermediate_size % t.tp == 0,
@@ -831,7 +916,7 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
   const Op qkv = gemm("qkv", x.T, (x.hq + 2 * x.hkv) * x.dh, x.h, x.gemm_dtype);
   f.push_back(qkv);
   const bool rotary = position_embedding(m) == PositionEmbedding::rope;
-  if (rotary) f.push_back(rope("rope", x));
+  if (rotary) rope_ops("rope", m, t, x, false, f);
   // Ring attention (cp > 1): each rank passes its K and V chunk around the ring, cp - 1 hops.
   const double kv_chunk_bytes = 2.0 * d(x.T) * d(x.hkv) * d(x.dh) * kActBytes;
   if (t.cp > 1) {
@@ -898,7 +983,7 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
   }
   if (unfused) unfused_attention_bwd("attn_bwd", us, attention_dropout, b);
   else b.push_back(attention_bwd("attn_bwd", as, window));
-  if (rotary) b.push_back(rope("rope_bwd", x));
+  if (rotary) rope_ops("rope_bwd", m, t, x, true, b);
   column_parallel_bwd(qkv, x, "_attn", b);
   b.push_back(norm_bwd("ln1_bwd", x));
   add_fp8_casts(ops.forward, t.fp8_transposed_copy);

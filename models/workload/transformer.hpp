@@ -37,7 +37,10 @@
 // embedding lookup instead (embedding_ops).
 // The optimizer step is Megatron's: the gradient norm for clip_grad (a pass over
 // the rank's fp32 gradients and a scalar all-reduce), then fused AdamW with the clip scale folded in.
-// What this ignores: dropout (off in modern LLM training), bias terms (absent in Llama, minor in GPT),
+// Biases (add_bias_linear): only the MoE experts' FC2 bias has kernels of its own (Megatron-Core adds it
+// outside the grouped GEMM, per expert); the others ride in GEMM epilogues and fused kernels. Megatron-
+// Core's unfused RoPE (apply_rope_fusion false, what YaRN with mscale != 1 runs): its PyTorch kernels.
+// What this ignores: dropout (off in modern LLM training), dense layers' bias kernels (fused),
 // kernel fusions beyond flash attention and fused norms, the MoE load-balancing loss (a few scalars per
 // token and expert).
 #include <cstdint>
@@ -75,6 +78,16 @@ struct ModelConfig {
   std::int64_t moe_ffn_hidden_size = 0;  // 0: same as ffn_hidden_size
   bool causal = true;                 // false for encoders (BERT)
   bool untie_embeddings = true;       // separate LM-head weights (Llama); GPT-3 ties them
+  // Megatron's add_bias_linear: every linear layer has a bias (gpt-oss). Dense layers' biases cost no
+  // kernel of their own here (the GEMM epilogue adds them, TE computes their gradients with the wgrad
+  // GEMM, Megatron fuses them into bias-activation and bias-dropout-add); they add parameters. In an MoE
+  // layer the experts' FC2 bias is applied outside the grouped GEMM, per expert, weighted by the router
+  // probability (Megatron-Core's TEGroupedMLP._apply_bias): kernels of its own (transformer.cpp).
+  bool add_bias_linear = false;
+  // Megatron's apply_rope_fusion: Transformer Engine's fused RoPE (one kernel each way). false: Megatron-
+  // Core's unfused PyTorch RoPE (_apply_rotary_pos_emb_bshd), which Megatron-Core falls back to whenever
+  // the YaRN concentration factor (mscale) is not 1, whatever apply_rope_fusion says (transformer.cpp).
+  bool rope_fusion = true;
   // Added for the memory model and the parameter count (defaults: a modern Llama-style decoder).
   // Megatron's attention_dropout / hidden_dropout probabilities (GPT-3 and BERT train with 0.1 each,
   // Megatron-LM's defaults; Llama-style recipes with 0). Hidden dropout stores a 1-byte mask per

@@ -683,6 +683,8 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
   m.attention_dropout = r.fraction("attention_dropout").value_or(m.attention_dropout);
   m.hidden_dropout = r.fraction("hidden_dropout").value_or(m.hidden_dropout);
   if (auto u = r.boolean("untie_embeddings_and_output_weights")) m.untie_embeddings = *u;
+  if (auto b = r.boolean("add_bias_linear")) m.add_bias_linear = *b;
+  if (auto f = r.boolean("apply_rope_fusion")) m.rope_fusion = *f;
   // Megatron's position_embedding_type; unset: rope for SwiGLU models, learned_absolute otherwise.
   if (auto pe = r.named("position_embedding_type", kPositionEmbeddingNames)) m.position_embedding_type = *pe;
   if (auto n = r.string("name", false)) m.name = *n;

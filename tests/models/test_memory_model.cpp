@@ -330,3 +330,31 @@ TEST_CASE("memory: FP8 training saves each FP8 GEMM's input in 1 byte (Transform
   CHECK(activation_bytes_per_layer(m, t) == Approx(full_fp8).epsilon(1e-12));
   CHECK(full_fp8 == Approx(2 * s * b * h / tp).epsilon(1e-12));
 }
+
+TEST_CASE("memory: add_bias_linear's biases on the rank, expert ones over EP", "[models]") {
+  // gpt-oss-120b at EP 8 over DP 8: per layer the rank holds the QKV bias (64 + 2 * 8) * 64 = 5120, the
+  // out-proj's 2880 and the router's 128 (dense, replicated), and its 16 experts' FC1 (2 * 2880) and
+  // FC2 (2880) biases: 16 * 8640 = 138240. Over the 8 EP ranks that is the model's 1114048 a layer.
+  ModelConfig m;
+  m.num_layers = 36;
+  m.hidden_size = 2880;
+  m.num_attention_heads = 64;
+  m.num_query_groups = 8;
+  m.kv_channels = 64;
+  m.ffn_hidden_size = 2880;
+  m.vocab_size = 201088;
+  m.activation = Activation::swiglu;
+  m.num_moe_experts = 128;
+  m.moe_router_topk = 4;
+  TrainingConfig t;
+  t.seq_length = 4096;
+  t.global_batch_size = 8;
+  t.ep = 8;
+  t.dp = 8;
+  const RankParameters before = layer_parameters_on_rank(m, t, true);
+  m.add_bias_linear = true;
+  const RankParameters after = layer_parameters_on_rank(m, t, true);
+  CHECK(after.dense - before.dense == 5120.0 + 2880 + 128);
+  CHECK(after.expert - before.expert == 16.0 * 8640);
+  CHECK((after.dense - before.dense) + 8 * (after.expert - before.expert) == 1114048.0);
+}

@@ -916,3 +916,126 @@ TEST_CASE("gradient accumulation: the separate kernels' bytes by hand", "[models
   CHECK(grad_accumulation_op(p, t).bytes == 18e9);
   CHECK(grad_accumulation_applies(t, 0));
 }
+
+namespace {
+
+double total_bytes(const std::vector<Op>& ops, const std::string& prefix) {
+  double s = 0;
+  for (const auto& o : ops)
+    if (o.name.rfind(prefix, 0) == 0) s += o.bytes * o.repeat;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("expert bias: gpt-oss's FC2 bias outside the grouped GEMM, kernels and bytes by hand", "[models]") {
+  // EP 8 over DP 8, one 4096-token micro-batch: the rank holds 128 / 8 = 16 experts, each receiving
+  // 4096 * 4 * 8 / 128 = 1024 token copies (balanced routing). One expert's rows: S_e = 1024 * 2880 * 2 B
+  // = 5898240 B; the rank's 16 together S = 94371840 B.
+  ModelConfig m = gpt_oss_120b();
+  TrainingConfig t = training(4096, 1);
+  t.ep = 8;
+  t.dp = 8;
+  t.global_batch_size = 8;
+  const double se = 1024.0 * 2880 * 2, s = 16 * se;
+  CHECK_FALSE(has_op(transformer_layer_ops(m, t).forward, "fc2_bias_cat"));  // add_bias_linear off: none
+  m.add_bias_linear = true;
+  const LayerOps ops = transformer_layer_ops(m, t);
+  // Forward (TEGroupedMLP._apply_bias): per expert b * p (writes S_e) and t + b p (reads 2 S_e, writes
+  // S_e), then one torch.cat (reads S, writes S): 2 * 16 + 1 = 33 kernels, 6 S.
+  const Op& mul = find_op(ops.forward, "fc2_bias_mul.experts");
+  const Op& add = find_op(ops.forward, "fc2_bias_add.experts");
+  const Op& cat = find_op(ops.forward, "fc2_bias_cat");
+  CHECK((mul.repeat == 16 && mul.bytes == se));
+  CHECK((add.repeat == 16 && add.bytes == 3 * se));
+  CHECK((cat.repeat == 1 && cat.bytes == 2 * s));
+  CHECK(total_bytes(ops.forward, "fc2_bias") == 6 * s);
+  // Backward: per expert grad * p and its sum over the rows (b's gradient), grad * b and its sum over
+  // h (p's gradient): 4 kernels, 6 S_e; the split's backward cat of the output gradients, 2 S:
+  // 4 * 16 + 1 = 65 kernels, 8 S.
+  const Op& grads = find_op(ops.backward, "fc2_bias_bwd.experts");
+  CHECK((grads.repeat == 64 && grads.bytes == 1.5 * se));
+  CHECK(find_op(ops.backward, "fc2_bias_cat_bwd").bytes == 2 * s);
+  CHECK(total_bytes(ops.backward, "fc2_bias") == 8 * s);
+  // Issue order: after the experts' FC2, before the combine all-to-all; in backward after the combine's
+  // backward, before FC2's dgrad.
+  CHECK(index_of(ops.forward, "fc2_bias_mul.experts") == index_of(ops.forward, "fc2.experts") + 1);
+  CHECK(index_of(ops.forward, "fc2_bias_cat") < index_of(ops.forward, "a2a_combine"));
+  CHECK(index_of(ops.backward, "a2a_combine_bwd") < index_of(ops.backward, "fc2_bias_cat_bwd"));
+  CHECK(index_of(ops.backward, "fc2_bias_bwd.experts") < index_of(ops.backward, "fc2.experts_dgrad"));
+  // Not recomputed by moe_act recompute (it is outside the checkpointed activation).
+  t.recompute = Recompute::selective;
+  t.recompute_modules.moe_act = true;
+  CHECK_FALSE(has_op(transformer_layer_ops(m, t).backward, "recompute_fc2_bias_cat"));
+}
+
+TEST_CASE("expert bias: gpt-oss-120b's bias parameters by hand", "[models]") {
+  // Per layer: QKV (64 + 2 * 8) * 64 = 5120, out-proj 2880, the router 128, each of 128 experts FC1
+  // 2 * 2880 (gate and up) and FC2 2880: 5120 + 2880 + 128 * (1 + 5760 + 2880) = 1114048; 36 layers:
+  // 40105728.
+  ModelConfig m = gpt_oss_120b();
+  const double without = parameter_count(m);
+  m.add_bias_linear = true;
+  CHECK(parameter_count(m) - without == 36.0 * 1114048);
+  CHECK(parameters_per_layer(m, true) - parameters_per_layer(gpt_oss_120b(), true) == 1114048.0);
+  // A dense layer: QKV, out-proj, FC1 (2 * 2880) and FC2 (2880).
+  CHECK(parameters_per_layer(m, false) - parameters_per_layer(gpt_oss_120b(), false) == 5120.0 + 2880 + 5760 + 2880);
+}
+
+TEST_CASE("RoPE: Megatron-Core's unfused RoPE (YaRN), kernels and bytes by hand", "[models]") {
+  // gpt-oss at tp 1, one 4096-token micro-batch: Q holds E_q = 4096 * 64 * 64 = 16777216 bf16 elements,
+  // K E_k = 4096 * 8 * 64 = 2097152; the cos / sin table 4096 x 64 fp32 (262144 elements).
+  ModelConfig m = gpt_oss_120b();
+  const TrainingConfig t = training(4096, 1);
+  const double eq = 4096.0 * 64 * 64, ek = 4096.0 * 8 * 64, table = 4096.0 * 64;
+  // Fused (the default): one kernel each way, read and write once.
+  CHECK(find_op(transformer_layer_ops(m, t).forward, "rope").bytes == 2 * (eq + ek) * 2);
+  m.rope_fusion = false;
+  const LayerOps ops = transformer_layer_ops(m, t);
+  CHECK_FALSE(has_op(ops.forward, "rope"));
+  // Forward, per call (Q, K): cos_ and sin_ as cos / sin, * mscale, .to(bf16) of the table (8 + 8 + 6 =
+  // 22 B an element), 12 kernels for the two calls; t * cos_ (2E), -x2 (E), cat (2E), * sin_ (2E), add
+  // (3E), the cat with the empty t_pass (2E): 6 kernels, 12E of bf16.
+  const Op& tables = find_op(ops.forward, "rope_tables");
+  CHECK(tables.repeat == 12);
+  CHECK(tables.bytes * tables.repeat == Approx(4 * 22 * table));
+  const Op& q = find_op(ops.forward, "rope_q");
+  const Op& k = find_op(ops.forward, "rope_k");
+  CHECK((q.repeat == 6 && q.bytes * 6 == 12 * eq * 2));
+  CHECK((k.repeat == 6 && k.bytes * 6 == 12 * ek * 2));
+  // Backward: grad * sin_ (2E), the negation's backward (E), the chunk's cat (2E), grad * cos_ (2E), the
+  // empty t_pass slice's zeros (E), t's three gradients summed by two adds (6E): 7 kernels, 14E.
+  const Op& qb = find_op(ops.backward, "rope_bwd_q");
+  const Op& kb = find_op(ops.backward, "rope_bwd_k");
+  CHECK(qb.repeat == 7);
+  CHECK(qb.bytes * 7 == Approx(14 * eq * 2));
+  CHECK(kb.bytes * kb.repeat == Approx(14 * ek * 2));
+  // In the fused kernel's places: after the QKV GEMM, before attention; backward after attention's.
+  CHECK(index_of(ops.forward, "rope_tables") == index_of(ops.forward, "qkv") + 1);
+  CHECK(index_of(ops.forward, "attn") == index_of(ops.forward, "rope_k") + 1);
+  CHECK(index_of(ops.backward, "rope_bwd_q") == index_of(ops.backward, "attn_bwd") + 1);
+  CHECK(index_of(ops.backward, "qkv_dgrad") == index_of(ops.backward, "rope_bwd_k") + 1);
+  // Full recompute replays the unfused forward.
+  TrainingConfig full = t;
+  full.recompute = Recompute::full;
+  CHECK(has_op(transformer_layer_ops(m, full).backward, "recompute_rope_q"));
+}
+
+TEST_CASE("expert bias: refused with expert tensor parallelism, as Transformer Engine refuses it", "[models]") {
+  // TransformerEngine module/grouped_linear.py @ 71bbefb: "GroupedLinear doesn't support bias when TP > 1".
+  ModelConfig m = gpt_oss_120b();
+  m.add_bias_linear = true;
+  TrainingConfig t = training(4096, 1, 2, true);
+  t.ep = 4;
+  t.dp = 4;
+  t.global_batch_size = 4;
+  const auto p = layout_problems(m, t);  // expert TP = TP = 2; EP 4 x ETP 2 folds over TP 2 x DP 4
+  REQUIRE(p.size() == 1);
+  CHECK(p[0] == "add_bias_linear with expert_tensor_parallel_size > 1: Transformer Engine's GroupedLinear has no "
+                "bias under tensor parallelism (grouped_linear.py)");
+  t.etp = 1;  // Megatron-Bridge's gpt-oss recipes: expert TP 1
+  CHECK(layout_problems(m, t).empty());
+  m.add_bias_linear = false;
+  t.etp = 0;
+  CHECK(layout_problems(m, t).empty());
+}

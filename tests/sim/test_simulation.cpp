@@ -6,6 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/scenario/scenario.hpp"
+#include "models/compute/compute_model.hpp"
+#include "models/workload/transformer.hpp"
+#include "sim/base/input_error.hpp"
 #include "sim/simulation.hpp"
 
 using namespace cs::sim;
@@ -228,4 +231,81 @@ TEST_CASE("simulation: self-checks hold on a realistic step", "[sim]") {
   REQUIRE(r.hfu >= r.mfu * 0.9);
   const double sum = r.breakdown.compute_s + r.breakdown.exposed_comm_s + r.breakdown.pipeline_bubble_s + r.breakdown.other_s;
   REQUIRE(sum == Approx(r.step_time_s).epsilon(1e-9));
+}
+
+namespace {
+
+// One GPU, no communication: every kernel of the step runs back to back on its compute stream, so a
+// kernel added to every layer lengthens the step by exactly its time (models::op_time_s) per layer.
+json one_gpu_moe_doc() {
+  return json::parse(R"({
+    "name": "moe-one-gpu",
+    "cluster": {"gpu": "H100-SXM", "nodes": 1, "gpus_per_node": 1, "intra_node": "nvswitch"},
+    "model": {"num_layers": 4, "hidden_size": 1024, "num_attention_heads": 16, "num_query_groups": 4,
+              "kv_channels": 64, "vocab_size": 32000, "ffn_hidden_size": 1024, "activation": "swiglu",
+              "num_moe_experts": 8, "moe_router_topk": 2, "position_embedding_type": "rope"},
+    "training": {"seq_length": 2048, "global_batch_size": 1, "micro_batch_size": 1},
+    "simulation": {"comm_compute_contention": 0}
+  })");
+}
+
+double added_time(const json& doc, const std::string& prefix_fwd, const std::string& prefix_bwd) {
+  const Scenario s = parse_scenario(doc, "test.json");
+  const cs::models::LayerOps ops = cs::models::transformer_layer_ops(s.model, s.training);
+  double t = 0;
+  for (const auto* list : {&ops.forward, &ops.backward})
+    for (const auto& op : *list)
+      if (op.name.rfind(prefix_fwd, 0) == 0 || op.name.rfind(prefix_bwd, 0) == 0)
+        t += cs::models::op_time_s(op, s.gpu, cs::models::default_compute_profile());
+  return t;
+}
+
+std::string only_parse_error(const json& doc) {
+  try {
+    parse_scenario(doc, "s.json");
+  } catch (const cs::InputError& e) {
+    REQUIRE(e.messages().size() == 1);
+    return e.messages()[0];
+  }
+  FAIL("no error");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("simulation: the experts' FC2 bias (add_bias_linear) adds its kernels to every layer's step", "[sim]") {
+  json doc = one_gpu_moe_doc();
+  const Report plain = run(doc);
+  doc["model"]["add_bias_linear"] = true;
+  const Scenario s = parse_scenario(doc, "test.json");
+  CHECK(s.model.add_bias_linear);
+  const Report biased = run(doc);
+  // 4 layers x (forward b * p, add, cat; backward the 4 per-expert gradient kernels and the cat): the
+  // ops' own times (their bytes by hand in test_transformer.cpp). The bias parameters (per layer
+  // 320 + 1024 + 8 x (1 + 2048 + 1024)) also lengthen the optimizer step by their fused-Adam traffic,
+  // under 1e-4 of the difference.
+  const double layer = added_time(doc, "fc2_bias", "fc2_bias");
+  CHECK(layer > 0);
+  CHECK(biased.step_time_s - plain.step_time_s == Approx(4 * layer).epsilon(1e-3));
+}
+
+TEST_CASE("simulation: Megatron-Core's unfused RoPE (apply_rope_fusion false) replaces the fused kernel in every layer", "[sim]") {
+  json doc = one_gpu_moe_doc();
+  const Report fused = run(doc);
+  const double fused_layer = added_time(doc, "rope", "rope_bwd");
+  doc["model"]["apply_rope_fusion"] = false;
+  CHECK_FALSE(parse_scenario(doc, "test.json").model.rope_fusion);
+  const Report unfused = run(doc);
+  const double unfused_layer = added_time(doc, "rope", "rope_bwd");
+  CHECK(unfused_layer > fused_layer);
+  CHECK(unfused.step_time_s - fused.step_time_s == Approx(4 * (unfused_layer - fused_layer)).epsilon(1e-6));
+}
+
+TEST_CASE("scenario: add_bias_linear and apply_rope_fusion take booleans", "[sim]") {
+  json doc = one_gpu_moe_doc();
+  doc["model"]["add_bias_linear"] = 1;
+  CHECK(only_parse_error(doc) == "s.json: model.add_bias_linear: expected true or false, got an integer 1");
+  doc = one_gpu_moe_doc();
+  doc["model"]["apply_rope_fusion"] = "no";
+  CHECK(only_parse_error(doc) == "s.json: model.apply_rope_fusion: expected true or false, got a string \"no\"");
 }

@@ -119,6 +119,20 @@ TEST_CASE("an entry becomes a scenario: GPU name, network, layout defaults, meas
   REQUIRE(op.size() == 1);
   CHECK(op[0].scenario["training"]["recompute_granularity"] == "selective");
   CHECK(op[0].scenario["training"]["recompute_modules"] == json::array({"layernorm", "moe_act"}));
+  // The GPT-OSS provider's biases (add_bias_linear) and YaRN RoPE (factor 32, mscale 1.347: Megatron-
+  // Core's unfused RoPE), each said in the assumptions.
+  CHECK(op[0].scenario["model"]["add_bias_linear"] == true);
+  CHECK(op[0].scenario["model"]["apply_rope_fusion"] == false);
+  bool biases_said = false, rope_said = false;
+  for (const auto& a : op[0].assumptions) {
+    biases_said = biases_said || a.find("TEGroupedMLP._apply_bias") != std::string::npos;
+    rope_said = rope_said || a.find("unfused RoPE") != std::string::npos;
+  }
+  CHECK(biases_said);
+  CHECK(rope_said);
+  // Other families keep the defaults (no bias, fused RoPE).
+  CHECK_FALSE(mp[0].scenario["model"].contains("add_bias_linear"));
+  CHECK_FALSE(mp[0].scenario["model"].contains("apply_rope_fusion"));
 
   // An architecture the workload model cannot express is skipped with the reason, not dropped.
   json mamba = entry();
@@ -168,7 +182,8 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   // (25.09 tokendrop / 25.11): no model matches both, hence the max bound. These assertions hold today's
   // honest bound so that a regression fails; tighten them as the model improves. The other misses:
   //  - SC'21, run with the paper's scripts' micro-batches, overlap and interleaving: 6-19% fast.
-  //  - gpt-oss 21-25% fast (26.x, micro-batch 1) and Qwen3-30B EP16 15-17% slow (its recipes' HybridEP
+  //  - gpt-oss 8-11% fast (26.x, micro-batch 1; 21-25% before its biases and unfused YaRN RoPE) and
+  //    Qwen3-30B EP16 15-17% slow (its recipes' HybridEP
   //    dispatcher, one copy per token and node over InfiniBand, not modelled; docs/validation.md).
   //  - Qwen3-235B (TP2 PP8 VP4, EP32 folded over TP x DP with expert TP 1, the recipe's TP overlap off):
   //    dropless 11-18% slow, the recipe's moe_a2a_overlap (the EP all-to-all hidden behind another
@@ -185,7 +200,7 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   // Every run that ran is predicted to fit, with the lightest memory saving its entry leaves open
   // (Nemotron-340B, gpt-oss-120B 25.11 and both Qwen3-30B PP2 rows: full recompute, each said so).
   CHECK(high.failed == 0);
-  CHECK(high.within_15pct >= 127);     // of 153
+  CHECK(high.within_15pct >= 131);     // of 153
   CHECK(high.max_abs_error < 1.5);
   // Each entry runs under its stack's training.framework and release (framework-defaults.json
   // training_framework), and FP8 GEMM inputs are stored in 1 byte (Transformer Engine). The file's
@@ -203,9 +218,13 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   // DeepSpeed's partitioned blocking PipelineEngine) move it the other way, 7.81% -> 7.86% (8.27% ->
   // 8.31%), 127 within 15%: BLOOM +13.6% -> +18.7% (its 4 x 100G Omni-Path NICs carry 1/4 of each
   // pipeline tensor), SC'21 9.0% -> 9.3%, Korthikanti 3.8% -> 3.7%.
+  // gpt-oss as Megatron-Core runs it (the provider's add_bias_linear: the experts' FC2 bias through
+  // TEGroupedMLP._apply_bias, 33 + 65 kernels a layer; YaRN's mscale forcing the unfused RoPE, 24 + 14
+  // kernels): its 26.x rows +21..+25% -> +8..+11%, 25.11 +2.8% -> -7.6%; 7.86% -> 7.51% (8.31% ->
+  // 7.97% over the 151), 127 -> 131 within 15%.
   CHECK(high.conflicting == 4);
-  CHECK(high.mean_abs_error < 0.0790);  // today 7.86% over the other 149
-  CHECK(high.within_15pct >= 127);      // of 149
+  CHECK(high.mean_abs_error < 0.0755);  // today 7.51% over the other 149
+  CHECK(high.within_15pct >= 131);      // of 149
   CHECK(summary("conflicting").compared == 4);
 
   // NeMo 24.03 long-sequence runs (4k..1M tokens, CP up to 32) meet the target: attention through
