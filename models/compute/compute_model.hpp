@@ -119,8 +119,9 @@
 //  instruction (fraction 1: Ampere, Ada) FA2 is that GPU's native kernel and takes the native efficiency,
 //  and a profile without an FA2 fit gives the native efficiency times GpuSpec::mma_sync_fraction (the
 //  paper's 2/3 on Hopper).
-//  FlashAttention v1 (AttentionImpl::flash1, what 2022-23 stacks such as llm-foundry's pinned
-//  flash-attn 1.0.3 ran): FA2's efficiency on the same GPU times kFlash1OverFlash2 = 0.5. Dao
+//  FlashAttention v1 (AttentionImpl::flash1, flash-attn 0.2-1.0, what 2022-23 stacks ran; llm-foundry's
+//  2023 A100 benchmarks ran its Triton port, whose author puts it "slightly slower" forward + backward
+//  than this CUDA kernel, and take it too): FA2's efficiency on the same GPU times kFlash1OverFlash2 = 0.5. Dao
 //  ("FlashAttention-2", 2023, abstract and sec. 4.1) measures FA2 at about 2x FA1 on A100, forward and
 //  backward: FA1 reaches 25-40% of the peak where FA2 reaches 50-73%, because FA1 splits K across the
 //  warps of a block (each warp's partial softmax and output go through shared memory to be combined),
