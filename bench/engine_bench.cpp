@@ -9,12 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "sim/base/huge_pages.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
 
 using namespace cs::sim;
 
 int main(int argc, char** argv) {
+  cs::restart_with_huge_page_malloc(argv);  // as the CLI does (sim/base/huge_pages.hpp)
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) files.emplace_back(argv[i]);
   if (files.empty())

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/base/huge_pages.hpp"
 #include "sim/network/collective_run.hpp"
 #include "topologies/cluster.hpp"
 #include "topologies/link_catalog.hpp"
@@ -17,6 +18,7 @@
 using namespace cs::sim;
 
 int main(int argc, char** argv) {
+  cs::restart_with_huge_page_malloc(argv);  // as the CLI does (sim/base/huge_pages.hpp)
   std::vector<int> sizes = {1024, 16384};
   double bytes = 1073741824.0;
   std::string algo = "ring";

@@ -36,6 +36,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/base/huge_pages.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/explore/screening.hpp"
 #include "sim/explore/sweep.hpp"
@@ -234,6 +235,7 @@ int search_rate(int threads, int gpus, std::size_t verify) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cs::restart_with_huge_page_malloc(argv);  // as the CLI does (sim/base/huge_pages.hpp)
   int threads = 2, gpus = 1024, only_model = -1, repeat = 1;
   std::size_t limit = 0, per_model = 250, verify = 50;
   bool do_validate = false, do_search = false, estimate_only = false;

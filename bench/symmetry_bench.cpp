@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/base/huge_pages.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
 
@@ -99,6 +100,7 @@ int run_one(const std::string& file, const char* network, Variant v) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cs::restart_with_huge_page_malloc(argv);  // as the CLI does (sim/base/huge_pages.hpp)
   std::string file = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/llama3-405b-h100x16384.json";
   std::vector<const char*> networks = {"analytical", "flow"};
   const char* env = std::getenv("BENCH_FULL");

@@ -10,6 +10,7 @@
 
 #include "sim/cli/cli.hpp"
 #include "sim/files/printable.hpp"
+#include "sim/base/huge_pages.hpp"
 #include "sim/base/input_error.hpp"
 
 using namespace cs::sim;
@@ -46,6 +47,7 @@ void usage(std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cs::restart_with_huge_page_malloc(argv);  // 2 MiB pages for the heap where the kernel offers them
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     usage(std::cerr);

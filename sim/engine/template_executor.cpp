@@ -577,10 +577,10 @@ class TemplateExecutor {
   double slowdown_;
   TemplateResult result_;
   KernelQueue queue_;
-  std::vector<RankSlot> ranks_;
-  std::vector<std::uint16_t> arrived_;  // per slot
+  HugeVector<RankSlot> ranks_;
+  HugeVector<std::uint16_t> arrived_;  // per slot
   std::vector<TaskId> first_;           // per template rank: its first task
-  std::vector<std::uint8_t> deps_left_;
+  HugeVector<std::uint8_t> deps_left_;
   std::vector<std::uint32_t> member_begin_;  // per template collective: its run in members_
   std::vector<Member> members_;
 };

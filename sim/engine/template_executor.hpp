@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/base/huge_pages.hpp"
 #include "sim/engine/comm_backend.hpp"
 #include "sim/engine/executor.hpp"
 #include "sim/engine/task_graph.hpp"
@@ -106,8 +107,8 @@ class TemplateInstances final : public CollectiveTable {
   const StepTemplate& t_;
   std::vector<std::uint32_t> first_slot_;                 // per template collective: its first slot
   std::vector<std::vector<std::uint32_t>> mirror_index_;  // per template group: per real rank, its mirror (kNone)
-  std::vector<std::uint32_t> slot_id_;                    // slot (first_slot_ + mirror) -> instance
-  std::vector<Of> of_;  // per instance: its template collective and its real group
+  HugeVector<std::uint32_t> slot_id_;                    // slot (first_slot_ + mirror) -> instance
+  HugeVector<Of> of_;  // per instance: its template collective and its real group
   // Open addressing with linear probing on the instance id (kNone: empty), at most half full.
   struct InFlight {
     std::uint32_t id = kNone, collective = 0, group = 0;

@@ -128,7 +128,7 @@ class FlowNetwork : public CommBackend {
   mutable std::vector<std::vector<int>> nodes_;
   mutable std::vector<int> order_;
   std::vector<GroupGeometry> geometry_;
-  std::vector<Active> active_;
+  HugeVector<Active> active_;
   std::vector<std::uint32_t> free_slots_;
   using Done = std::tuple<Time, std::uint64_t, std::uint32_t>;
   std::priority_queue<Done, std::vector<Done>, std::greater<>> done_;

@@ -8,8 +8,8 @@
 namespace cs::sim {
 
 // The index of a reusable slot of `items`: the last freed one, else a new default-constructed entry.
-template <class T>
-std::uint32_t take_slot(std::vector<std::uint32_t>& free, std::vector<T>& items) {
+template <class T, class A>
+std::uint32_t take_slot(std::vector<std::uint32_t>& free, std::vector<T, A>& items) {
   if (!free.empty()) {
     const std::uint32_t slot = free.back();
     free.pop_back();

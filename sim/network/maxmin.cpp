@@ -271,7 +271,7 @@ void MaxMinSolver::compact_paths() {
     return;
   }
   if (paths_.size() < 2 * live_path_ints_ + (1u << 20)) return;
-  std::vector<int> packed;
+  HugeVector<int> packed;
   packed.reserve(2 * live_path_ints_);
   for (Flow& f : flows_) {
     if (!f.active || f.path_len == 0) continue;

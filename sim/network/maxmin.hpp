@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/base/huge_pages.hpp"
 #include "sim/engine/time.hpp"
 
 namespace cs::sim {
@@ -114,12 +115,12 @@ class MaxMinSolver {
   }
   void link_push(std::size_t link, std::uint32_t flow);
   void link_erase(std::size_t link, std::uint32_t flow);  // keeps the others' order
-  std::vector<LinkFlows> link_flows_;
+  HugeVector<LinkFlows> link_flows_;
   std::vector<std::vector<std::uint32_t>> spills_;
   std::vector<std::uint32_t> free_spills_;
-  std::vector<Flow> flows_;
+  HugeVector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;
-  std::vector<int> paths_;
+  HugeVector<int> paths_;
   std::size_t active_ = 0;
   std::size_t live_path_ints_ = 0;
   std::vector<std::uint32_t> pending_;  // flows added since the last solve

@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include <stdlib.h>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.hpp"
@@ -188,6 +190,26 @@ TEST_CASE("two runs of every scenario print byte-identical output", "[cli]") {
     CHECK(!first_text[i].result.out.empty());
     CHECK(json_again.out == first_json[i].result.out);
     CHECK(text_again.out == first_text[i].result.out);
+  }
+}
+
+// The CLI runs itself again with glibc's huge-page switch where the kernel gives huge pages on request
+// (sim/base/huge_pages.hpp): only where memory sits changes, so the report is the same byte for byte with
+// the restart turned off (CLUSTERSIM_HUGE_PAGES=0), mirrored and with every rank simulated.
+TEST_CASE("the huge-page restart leaves the report byte-identical", "[cli]") {
+  const auto file = (scenarios_dir() / k70b).string();
+  const std::vector<std::vector<std::string>> args = {
+      {"run", file, "--json"}, {"run", file, "--json", "--set", "simulation.symmetry=false", "--set", "simulation.network=flow"}};
+  const auto with = run_all(args);
+  ::setenv("CLUSTERSIM_HUGE_PAGES", "0", 1);
+  const auto without = run_all(args);
+  ::unsetenv("CLUSTERSIM_HUGE_PAGES");
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    INFO(with[i].describe() << without[i].describe());
+    CHECK(with[i].exit_code == 0);
+    CHECK(without[i].exit_code == 0);
+    CHECK(!with[i].out.empty());
+    CHECK(with[i].out == without[i].out);
   }
 }
 
