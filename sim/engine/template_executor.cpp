@@ -27,16 +27,18 @@ TemplateInstances::TemplateInstances(const StepTemplate& t) : t_(t) {
   }
   for (std::size_t k = 1; k < first.size(); ++k) first[k] = std::max(first[k], first[k - 1]);
 
-  sorted_.resize(g.num_groups());
   self_.resize(g.num_groups());
+  group_begin_.reserve(g.num_groups() + 1);
   for (std::uint32_t k = 0; k < g.num_groups(); ++k) {
+    group_begin_.push_back(static_cast<std::uint32_t>(group_ranks_.size()));
     for (const int gpu : g.group(k)) {
       CS_CHECK(gpu >= 0 && static_cast<std::uint32_t>(gpu) < n);
-      sorted_[k].push_back(static_cast<std::uint32_t>(gpu));
+      group_ranks_.push_back(static_cast<std::uint32_t>(gpu));
     }
-    std::sort(sorted_[k].begin(), sorted_[k].end());
+    std::sort(group_ranks_.begin() + group_begin_.back(), group_ranks_.end());
     self_[k] = {k};
   }
+  group_begin_.push_back(static_cast<std::uint32_t>(group_ranks_.size()));
   // Each template group's mirrors partition the ranks of its stage(s): a rank's mirror is the one holding it.
   mirror_index_.resize(g.num_groups());
   first_slot_.reserve(g.collectives().size());
@@ -49,7 +51,7 @@ TemplateInstances::TemplateInstances(const StepTemplate& t) : t_(t) {
     if (!index.empty()) continue;
     index.assign(n, kNone);
     for (std::uint32_t i = 0; i < mirrors.size(); ++i)
-      for (const std::uint32_t rank : sorted_[mirrors[i]]) {
+      for (const std::uint32_t rank : ranks_of(mirrors[i])) {
         CS_CHECK(index[rank] == kNone);
         index[rank] = i;
       }
@@ -68,7 +70,7 @@ TemplateInstances::TemplateInstances(const StepTemplate& t) : t_(t) {
       const std::uint32_t mirror = mirror_index_[group][r];
       CS_CHECK(mirror != kNone);
       const std::uint32_t real = g.mirrors(group)[mirror];
-      if (sorted_[real].front() != r) continue;
+      if (ranks_of(real).front() != r) continue;
       std::uint32_t& id_of = slot_id_[first_slot_[c] + mirror];
       CS_CHECK(id_of == kNone);
       id_of = static_cast<std::uint32_t>(of_.size());
@@ -132,7 +134,7 @@ void TemplateInstances::end(std::uint32_t instance) const {
 }
 
 void TemplateInstances::member_ranks(std::uint32_t c, std::vector<std::uint32_t>& out) const {
-  const auto& m = members_of(c);
+  const auto m = members_of(c);
   out.insert(out.end(), m.begin(), m.end());
 }
 
@@ -435,7 +437,7 @@ class TemplateExecutor {
       return;
     }
     const TemplateInstances::Meeting where = inst_.meeting(task.collective, rank);
-    const auto& members = inst_.ranks_of(where.group);
+    const auto members = inst_.ranks_of(where.group);
     if (++arrived_[where.slot] < members.size()) return;
     for (const std::uint32_t m : members) {
       const TaskId mt = member_task(task.collective, ranks_[m].stage);
@@ -521,7 +523,7 @@ class TemplateExecutor {
     const TemplateInstances::Of of = inst_.of(id);
     inst_.end(id);
     const std::uint32_t c = of.collective;
-    const auto& members = inst_.ranks_of(of.group);
+    const auto members = inst_.ranks_of(of.group);
     for (const std::uint32_t m : members) __builtin_prefetch(&ranks_[m]);
     for (const std::uint32_t m : members) set_comm_active(m, ranks_[m], -1, member(c, ranks_[m].stage).category);
     for (const std::uint32_t m : members) finish(m, ranks_[m], member_task(c, ranks_[m].stage));

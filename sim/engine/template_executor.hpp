@@ -28,6 +28,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "sim/base/huge_pages.hpp"
@@ -95,8 +96,10 @@ class TemplateInstances final : public CollectiveTable {
   }
   std::uint32_t template_collective(std::uint32_t instance) const { return of(instance).collective; }
   // The real ranks of a group or an instance, ascending (the one-by-one graph's member order).
-  const std::vector<std::uint32_t>& ranks_of(std::uint32_t group) const { return sorted_[group]; }
-  const std::vector<std::uint32_t>& members_of(std::uint32_t instance) const { return sorted_[of(instance).group]; }
+  std::span<const std::uint32_t> ranks_of(std::uint32_t group) const {
+    return {group_ranks_.data() + group_begin_[group], group_begin_[group + 1] - group_begin_[group]};
+  }
+  std::span<const std::uint32_t> members_of(std::uint32_t instance) const { return ranks_of(of(instance).group); }
   // The executor says which instances are in flight (10^4 at most, against 10^7 instances): looking them
   // up there stays in cache, where of_ is a miss per look-up.
   void begin(std::uint32_t instance, std::uint32_t collective, std::uint32_t group) const;
@@ -117,7 +120,11 @@ class TemplateInstances final : public CollectiveTable {
   static std::size_t hash(std::uint32_t id) { return static_cast<std::size_t>((id * 0x9E3779B97F4A7C15ULL) >> 32); }
   mutable std::vector<InFlight> in_flight_ = std::vector<InFlight>(1024);
   mutable std::size_t in_flight_count_ = 0;
-  std::vector<std::vector<std::uint32_t>> sorted_;        // per group: its ranks, ascending
+  // Per group its ranks, ascending: group k's are group_ranks_[group_begin_[k], group_begin_[k + 1]). One
+  // array (10^5 entries at 16,384 ranks) rather than a vector each, so that a collective's members are one
+  // read in cache, not a vector header and then its heap block.
+  std::vector<std::uint32_t> group_begin_;
+  std::vector<std::uint32_t> group_ranks_;
   std::vector<std::vector<std::uint32_t>> self_;          // per group: {itself} (every rank is simulated)
   std::uint64_t tasks_ = 0;
 };
