@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 #include <sstream>
+#include <utility>
 
 #include "sim/base/check.hpp"
 #include "sim/engine/cancel.hpp"
@@ -58,15 +59,19 @@ TemplateInstances::TemplateInstances(const StepTemplate& t) : t_(t) {
   }
   // Number the instances as the one-by-one builder does: rank by rank, each rank's collectives in issue
   // order, a new one wherever the rank is its group's first (lowest) member.
+  // Each template rank's collectives in issue order, with their template groups (10^4 ranks walk these
+  // instead of every task of their stage). One instance a slot: of_ is reserved whole.
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> issued(static_cast<std::size_t>(g.num_ranks()));
+  for (std::size_t k = 0; k + 1 < first.size(); ++k)
+    for (TaskId id = first[k]; id < first[k + 1]; ++id)
+      if (tasks[id].collective != kNone) issued[k].emplace_back(tasks[id].collective, g.collectives()[tasks[id].collective].group);
   slot_id_.assign(slots, kNone);
+  of_.reserve(slots);
   for (std::uint32_t r = 0; r < n; ++r) {
     const std::uint32_t k = t.template_rank[r];
     CS_CHECK(k < static_cast<std::uint32_t>(g.num_ranks()));
     tasks_ += first[k + 1] - first[k];
-    for (TaskId id = first[k]; id < first[k + 1]; ++id) {
-      const std::uint32_t c = tasks[id].collective;
-      if (c == kNone) continue;
-      const std::uint32_t group = g.collectives()[c].group;
+    for (const auto& [c, group] : issued[k]) {
       const std::uint32_t mirror = mirror_index_[group][r];
       CS_CHECK(mirror != kNone);
       const std::uint32_t real = g.mirrors(group)[mirror];
