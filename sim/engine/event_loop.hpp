@@ -34,7 +34,8 @@ std::uint64_t run_events(Queue& queue, CommBackend& network, OnCompute on_comput
     if (next_network < next_local) {
       queue.advance_to(next_network);
       network.pop_completed(next_network, done);
-      for (const std::uint32_t c : done) on_collective_done(c);
+      // The next one rides along, so that an executor can fetch its state while this one is handled.
+      for (std::size_t i = 0; i < done.size(); ++i) on_collective_done(done[i], i + 1 < done.size() ? done[i + 1] : kNone);
       done.clear();
       continue;
     }

@@ -34,7 +34,7 @@ class Executor {
       for (int s = 0; s < kStreamsPerRank; ++s) try_start(stream_index(static_cast<std::uint32_t>(r), static_cast<StreamKind>(s)));
     result_.events = run_events(
         queue_, network_, [this](std::uint32_t t, std::uint32_t version) { on_compute_done(t, version); },
-        [this](std::uint32_t c) { on_collective_done(c); });
+        [this](std::uint32_t c, std::uint32_t /*next*/) { on_collective_done(c); });
     check_finished();
     result_.makespan = queue_.now();
     return std::move(result_);
