@@ -30,13 +30,6 @@ constexpr double kNcclBuffersBytes = 256.0 * kMiB;
 // CUDA context + framework (PyTorch caching allocator, kernels' modules) and allocator fragmentation:
 // TrainingConfig::memory_reserve_gib (1 GiB by default) and allocator_fragmentation (5%).
 
-double norm_params(const ModelConfig& m) {
-  return m.activation == Activation::gelu ? 2.0 * d(m.hidden_size) : d(m.hidden_size);
-}
-double mlp_matrices(const ModelConfig& m) { return m.activation == Activation::swiglu ? 3.0 : 2.0; }
-std::int64_t expert_ffn(const ModelConfig& m) {
-  return m.moe_ffn_hidden_size > 0 ? m.moe_ffn_hidden_size : m.ffn_hidden_size;
-}
 
 // HYBRID_SHARD shards inside blocks of fsdp_shard_size DP x CP ranks (one node) and replicates across.
 int data_parallel_shards(const TrainingConfig& t) { return t.fsdp_shard_size > 0 ? t.fsdp_shard_size : t.dp * t.cp; }
@@ -222,14 +215,13 @@ RankParameters layer_parameters_on_rank(const ModelConfig& m, const TrainingConf
   if (m.add_bias_linear) {
     // Biases (models::parameter_count's bias_parameters_per_layer): the column-parallel ones (QKV, FC1)
     // split by TP, the row-parallel ones (out-proj, FC2) and the router's whole on every TP rank.
-    const double f1 = m.activation == Activation::swiglu ? 2.0 : 1.0;  // FC1 width over the MLP width
     p.dense += d(m.num_attention_heads + 2 * m.num_query_groups) * dh / tp + h;
     if (m.num_moe_experts > 0 && moe_layer) {
       p.dense += d(m.num_moe_experts);
-      if (m.moe_shared_expert_intermediate_size > 0) p.dense += f1 * d(m.moe_shared_expert_intermediate_size) / tp + h;
-      p.expert += d(m.num_moe_experts / t.ep) * (f1 * d(expert_ffn(m)) / d(t.expert_tp()) + h);
+      if (m.moe_shared_expert_intermediate_size > 0) p.dense += d(fc1_width(m, m.moe_shared_expert_intermediate_size)) / tp + h;
+      p.expert += d(m.num_moe_experts / t.ep) * (d(fc1_width(m, expert_ffn(m))) / d(t.expert_tp()) + h);
     } else {
-      p.dense += f1 * d(m.ffn_hidden_size) / tp + h;
+      p.dense += d(fc1_width(m, m.ffn_hidden_size)) / tp + h;
     }
   }
   return p;

@@ -37,6 +37,8 @@ double elem_bytes(Dtype d) { return element_bytes(d); }
 
 double d(std::int64_t x) { return static_cast<double>(x); }
 
+}  // namespace
+
 double norm_params(const ModelConfig& m) {
   return m.activation == Activation::gelu ? 2.0 * d(m.hidden_size) : d(m.hidden_size);
 }
@@ -47,10 +49,11 @@ std::int64_t expert_ffn(const ModelConfig& m) {
   return m.moe_ffn_hidden_size > 0 ? m.moe_ffn_hidden_size : m.ffn_hidden_size;
 }
 
-// Width of FC1's output: the gate and up projections together for SwiGLU.
 std::int64_t fc1_width(const ModelConfig& m, std::int64_t ffn) {
   return m.activation == Activation::swiglu ? 2 * ffn : ffn;
 }
+
+namespace {
 
 // Model parameters of the attention block's GEMMs (QKV + out-proj).
 double attention_gemm_params(const ModelConfig& m) {

@@ -262,6 +262,11 @@ struct TrainingConfig {
 double parameter_count(const ModelConfig& m);
 // One transformer layer: with `moe_layer` the MoE MLP (routed experts, router, shared experts), else
 // the dense one (ffn_hidden_size); a dense model's layers are dense either way.
+// A layer's shapes, shared by the parameter count and the memory model.
+double norm_params(const ModelConfig& m);                        // one norm's parameters (LayerNorm: weight and bias)
+double mlp_matrices(const ModelConfig& m);                       // the MLP's weight matrices (3 for SwiGLU, else 2)
+std::int64_t expert_ffn(const ModelConfig& m);                   // one expert's FFN width
+std::int64_t fc1_width(const ModelConfig& m, std::int64_t ffn);  // FC1's output: gate and up together for SwiGLU
 double parameters_per_layer(const ModelConfig& m, bool moe_layer = true);
 double embedding_parameters(const ModelConfig& m);  // input embedding + untied LM head
 double final_norm_parameters(const ModelConfig& m);  // the norm before the LM head

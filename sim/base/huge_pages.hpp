@@ -5,8 +5,8 @@
 // the miss). An array of 2 MiB or more is placed on 2 MiB boundaries and advised MADV_HUGEPAGE, so the
 // kernel backs it with transparent huge pages where it offers them on request ("madvise" mode, the
 // Debian and Ubuntu default; "always" does it anyway, "never" ignores the advice and nothing changes).
-// Measured on the 405B / 16,384-GPU unmirrored flow run (bench/README.md): about 15 % less time.
-// Smaller arrays go to std::allocator as before. Only placement changes: contents and order do not, so the
+// On its own (the library's case: the GUI, the Python module) this gave part of the gain below, too
+// little to separate from this machine's noise. Smaller arrays go to std::allocator as before. Only placement changes: contents and order do not, so the
 // simulation's output is the same with or without the advice.
 #include <cstddef>
 #include <cstdlib>
@@ -70,8 +70,10 @@ using HugeVector = std::vector<T, HugePageAllocator<T>>;
 // "Memory Allocation Tunables" in its manual; the variable is read once, before main). A command-line
 // program calls this first thing in main: where the kernel gives huge pages on request (mode "madvise") and
 // the variable does not already say, the program runs itself again, the same arguments and environment,
-// with the switch added. Measured on the 405B / 16,384-GPU unmirrored flow run: 20-25 % less time on a busy
-// machine (bench/README.md); the output is byte-identical (only where memory sits changes).
+// with the switch added. Measured on the 405B / 16,384-GPU unmirrored flow run (bench/README.md, runs one
+// after the other): 14.4 -> 12.1-12.9 s user at a quiet hour (CLUSTERSIM_HUGE_PAGES=0 against the
+// restart); this and the arrays above together, 17.8-20.0 -> 14.8-15.2 s on a busy machine. The output is
+// byte-identical (only where memory sits changes).
 // Not done: CLUSTERSIM_HUGE_PAGES=0; under valgrind (its preload in LD_PRELOAD: an exec would leave the
 // tool) or a sanitizer (its own allocator); without /proc (the exec fails, and the program simply carries
 // on). The variable is set before the exec, so a program never restarts twice.

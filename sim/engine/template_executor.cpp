@@ -57,14 +57,15 @@ TemplateInstances::TemplateInstances(const StepTemplate& t) : t_(t) {
         index[rank] = i;
       }
   }
-  // Number the instances as the one-by-one builder does: rank by rank, each rank's collectives in issue
-  // order, a new one wherever the rank is its group's first (lowest) member.
   // Each template rank's collectives in issue order, with their template groups (10^4 ranks walk these
-  // instead of every task of their stage). One instance a slot: of_ is reserved whole.
+  // instead of every task of their stage).
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> issued(static_cast<std::size_t>(g.num_ranks()));
   for (std::size_t k = 0; k + 1 < first.size(); ++k)
     for (TaskId id = first[k]; id < first[k + 1]; ++id)
       if (tasks[id].collective != kNone) issued[k].emplace_back(tasks[id].collective, g.collectives()[tasks[id].collective].group);
+  // Number the instances as the one-by-one builder does: rank by rank, each rank's collectives in issue
+  // order, a new one wherever the rank is its group's first (lowest) member. One instance a slot: of_ is
+  // reserved whole.
   slot_id_.assign(slots, kNone);
   of_.reserve(slots);
   for (std::uint32_t r = 0; r < n; ++r) {
@@ -489,8 +490,10 @@ class TemplateExecutor {
   // dependency base, counters and streams).
   void prefetch_ahead() const {
     const std::uint32_t next = queue_.peek_target();
-    if (next >= ranks_.size()) return;
-    const char* p = reinterpret_cast<const char*>(&ranks_[next]);
+    if (next < ranks_.size()) prefetch_slot(next);
+  }
+  void prefetch_slot(std::uint32_t rank) const {
+    const char* p = reinterpret_cast<const char*>(&ranks_[rank]);
     for (std::size_t line = 0; line < offsetof(RankSlot, totals); line += 64) __builtin_prefetch(p + line);
   }
 
@@ -538,14 +541,11 @@ class TemplateExecutor {
     finish(rank, st, t);
   }
 
-  // The rank slots of a collective's members, up to their totals (as prefetch_ahead): the network's
+  // The rank slots of a collective's members (prefetch_slot): the network's
   // completions at one time come as a batch (a stage's tensor-parallel groups finish together), so the next
   // collective's are fetched while this one's are handled.
   void prefetch_members(std::uint32_t id) const {
-    for (const std::uint32_t m : inst_.members_of(id)) {
-      const char* p = reinterpret_cast<const char*>(&ranks_[m]);
-      for (std::size_t line = 0; line < offsetof(RankSlot, totals); line += 64) __builtin_prefetch(p + line);
-    }
+    for (const std::uint32_t m : inst_.members_of(id)) prefetch_slot(m);
   }
 
   void on_collective_done(std::uint32_t id) {

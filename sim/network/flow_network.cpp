@@ -61,7 +61,7 @@ bool FlowNetwork::start_cached_ring(const CollectiveSpec& c, const AlgorithmChoi
   const GroupGeometry& geo = geometry_[c.group];
   const RingLinks& r = groups_[c.group].ring;
   if (choice.algorithm != NcclAlgorithm::ring || geo.multi_node || !geo.switched || options_.calibration.any() ||
-      !r.exact || r.edges != static_cast<std::uint32_t>(geo.ranks) || cluster_.from_file())
+      r.edges != static_cast<std::uint32_t>(geo.ranks))  // edges 0: not cached
     return false;
   const int n = geo.ranks;
   const double sent = ring_sent(c, n, choice, false);
@@ -477,10 +477,11 @@ std::uint32_t FlowNetwork::add_lockstep_ring(const std::vector<FlowSpec>& flows,
   }
   for (int l : ring_path_) link_in_ring_[static_cast<std::size_t>(l)] = 0;
   // A built cluster routes inside a node by the two GPUs alone (no ECMP, no load): a group's channel has
-  // the same links every time, kept for start_cached_ring.
-  if (exact && !cluster_.from_file()) {
-    RingLinks& r = groups_[head.group].ring;
-    r = {static_cast<std::uint32_t>(ring_links_.size()), 0, head.lockstep, true};
+  // the same links every time, kept once for start_cached_ring (a calibrated network comes here on every
+  // start and finds them kept).
+  RingLinks& r = groups_[head.group].ring;
+  if (exact && !cluster_.from_file() && r.edges == 0) {
+    r = {static_cast<std::uint32_t>(ring_links_.size()), 0, head.lockstep};
     ring_links_.insert(ring_links_.end(), ring_path_.begin(), ring_path_.end());
     r.end = static_cast<std::uint32_t>(ring_links_.size());
   }

@@ -110,10 +110,10 @@ class FlowNetwork : public CommBackend {
     std::uint64_t bytes_bits;
     const AlgorithmChoice* choice;
   };
-  // Per group: its lockstep ring's links (in ring_links_), when the cluster is built (routes fixed).
+  // Per group: its lockstep ring's links (in ring_links_), kept where the ring is exact and the cluster
+  // built (routes fixed); edges 0: none kept.
   struct RingLinks {
     std::uint32_t begin = 0, end = 0, edges = 0;
-    bool exact = false;
   };
   struct GroupState {
     bool have_geometry = false;
