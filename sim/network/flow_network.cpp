@@ -35,8 +35,7 @@ FlowNetwork::FlowNetwork(const CollectiveTable& graph, const topo::Cluster& clus
       cluster_(cluster),
       options_(std::move(options)),
       solver_(std::make_unique<MaxMinSolver>(link_capacities(cluster))),
-      groups_(graph.num_groups()),
-      geometry_(graph.num_groups()) {
+      groups_(graph.num_groups()) {
   route_.reserve(static_cast<std::size_t>(cluster.max_route_edges()));
   probe_.reserve(static_cast<std::size_t>(cluster.max_route_edges()));
   int nodes = 0;
@@ -51,14 +50,14 @@ FlowNetwork::FlowNetwork(const CollectiveTable& graph, const topo::Cluster& clus
 
 double FlowNetwork::ring_sent(const CollectiveSpec& c, int n, const AlgorithmChoice& choice, bool multi_node) const {
   return ring_pipeline_bytes(c.kind, c.bytes, n, options_.calibration.ring_chunk_bytes(c.kind, multi_node, choice.protocol),
-                             geometry_[c.group].ring_channels);
+                             geometry(c.group).ring_channels);
 }
 
 bool FlowNetwork::start_cached_ring(const CollectiveSpec& c, const AlgorithmChoice& choice, std::uint32_t slot) {
   // A ring inside one switched node whose channel's links are known (add_lockstep_ring): the one solver
   // flow expand() and launch_phase() would add, without building its edges (tensor parallelism: most of
   // the 10^7 collectives of a step at 16,384 GPUs). Uncalibrated only (calibration rescales edge by edge).
-  const GroupGeometry& geo = geometry_[c.group];
+  const GroupGeometry& geo = geometry(c.group);
   const RingLinks& r = groups_[c.group].ring;
   if (choice.algorithm != NcclAlgorithm::ring || geo.multi_node || !geo.switched || options_.calibration.any() ||
       r.edges != static_cast<std::uint32_t>(geo.ranks))  // edges 0: not cached
@@ -67,8 +66,7 @@ bool FlowNetwork::start_cached_ring(const CollectiveSpec& c, const AlgorithmChoi
   const double sent = ring_sent(c, n, choice, false);
   const double bytes = sent / protocol_spec(choice.protocol).bandwidth_efficiency;
   if (bytes <= 0) return false;
-  solver_->add_flow(std::span<const int>(ring_links_.data() + r.begin, r.end - r.begin), bytes, slot,
-                    busbw_factor(c.kind, n) * c.bytes / sent);
+  solver_->add_flow_on(r.path, bytes, slot, busbw_factor(c.kind, n) * c.bytes / sent);
   active_[slot].outstanding = 1;
   flows_started_ += static_cast<std::uint64_t>(n);
   return true;
@@ -97,7 +95,7 @@ void FlowNetwork::expand(const CollectiveSpec& c, std::uint32_t group, const Alg
   // nodes_ is scratch: its first `used` entries are this group's nodes (inner vectors keep their storage).
   // A ring, send or pairwise exchange inside one node needs no per-node view (the common case: tensor
   // parallelism, 10^7 collectives a step at 16,384 GPUs).
-  const bool multi_node = geometry_[c.group].multi_node;
+  const bool multi_node = geometry(c.group).multi_node;
   const bool per_node = multi_node || !(choice.algorithm == NcclAlgorithm::ring || choice.algorithm == NcclAlgorithm::p2p ||
                                         choice.algorithm == NcclAlgorithm::pairwise);
   std::size_t used = 0;
@@ -335,20 +333,16 @@ bool FlowNetwork::cut_route(FlowSpec::Segment segment) {
 
 void FlowNetwork::start(std::uint32_t collective, Time now) {
   const CollectiveSpec c = graph_.collective(collective);
-  GroupState& gs = groups_[c.group];
-  if (!gs.have_geometry) {
-    geometry_[c.group] = group_geometry(cluster_, graph_.group(c.group));
-    gs.have_geometry = true;
-  }
-  const GroupGeometry& geo = geometry_[c.group];
+  Shape& shape = shape_of(c.group);
+  const GroupGeometry& geo = shape.geometry;
   // The options (forced algorithm, calibration) are fixed for this network: the memo's key is the rest.
   const auto kind = static_cast<std::uint32_t>(c.kind);
   const auto bits = std::bit_cast<std::uint64_t>(c.bytes);
-  const AlgorithmChoice* chosen = memo_find(gs, kind, bits);
+  const AlgorithmChoice* chosen = memo_find(shape, kind, bits);
   if (!chosen) {
     chosen = &choice_store_.emplace_back(
         choose_algorithm(c.kind, c.bytes, geo, options_.forced_algorithm, options_.calibration.any() ? &options_.calibration : nullptr));
-    gs.memo.push_back({kind, bits, chosen});
+    shape.memo.push_back({kind, bits, chosen});
   }
   const AlgorithmChoice choice = *chosen;
 
@@ -389,8 +383,25 @@ void FlowNetwork::start(std::uint32_t collective, Time now) {
   solver_->solve(now);
 }
 
-const AlgorithmChoice* FlowNetwork::memo_find(const GroupState& gs, std::uint32_t kind, std::uint64_t bits) const {
-  for (const ChoiceMemo& m : gs.memo)
+FlowNetwork::Shape& FlowNetwork::shape_of(std::uint32_t group) {
+  GroupState& gs = groups_[group];
+  if (gs.shape != kNone) return shapes_[gs.shape];
+  GroupGeometry geo = group_geometry(cluster_, graph_.group(group));
+  const std::uint64_t h = (static_cast<std::uint64_t>(geo.ranks) << 32) ^ (static_cast<std::uint64_t>(geo.nodes) << 8) ^
+                          static_cast<std::uint64_t>(geo.per_node);
+  for (auto [it, end] = shape_index_.equal_range(h); it != end; ++it)
+    if (shapes_[it->second].geometry == geo) {
+      gs.shape = it->second;
+      return shapes_[gs.shape];
+    }
+  gs.shape = static_cast<std::uint32_t>(shapes_.size());
+  shapes_.push_back({std::move(geo), {}});
+  shape_index_.emplace(h, gs.shape);
+  return shapes_.back();
+}
+
+const AlgorithmChoice* FlowNetwork::memo_find(const Shape& shape, std::uint32_t kind, std::uint64_t bits) {
+  for (const ChoiceMemo& m : shape.memo)
     if (m.kind == kind && m.bytes_bits == bits) return m.choice;
   return nullptr;
 }
@@ -398,8 +409,10 @@ const AlgorithmChoice* FlowNetwork::memo_find(const GroupState& gs, std::uint32_
 const AlgorithmChoice& FlowNetwork::choice(std::uint32_t collective) const {
   // The memo of start(): nothing kept per collective (10^7 of them a step at 16,384 GPUs).
   const CollectiveSpec c = graph_.collective(collective);
-  const AlgorithmChoice* chosen = memo_find(groups_[c.group], static_cast<std::uint32_t>(c.kind), std::bit_cast<std::uint64_t>(c.bytes));
-  CS_CHECK(chosen != nullptr);  // started
+  const std::uint32_t shape = groups_[c.group].shape;
+  CS_CHECK(shape != kNone);  // started
+  const AlgorithmChoice* chosen = memo_find(shapes_[shape], static_cast<std::uint32_t>(c.kind), std::bit_cast<std::uint64_t>(c.bytes));
+  CS_CHECK(chosen != nullptr);
   return *chosen;
 }
 
@@ -480,11 +493,7 @@ std::uint32_t FlowNetwork::add_lockstep_ring(const std::vector<FlowSpec>& flows,
   // the same links every time, kept once for start_cached_ring (a calibrated network comes here on every
   // start and finds them kept).
   RingLinks& r = groups_[head.group].ring;
-  if (exact && !cluster_.from_file() && r.edges == 0) {
-    r = {static_cast<std::uint32_t>(ring_links_.size()), 0, head.lockstep};
-    ring_links_.insert(ring_links_.end(), ring_path_.begin(), ring_path_.end());
-    r.end = static_cast<std::uint32_t>(ring_links_.size());
-  }
+  if (exact && !cluster_.from_file() && r.edges == 0) r = {solver_->keep_path(ring_path_), head.lockstep};
   if (exact) {
     solver_->add_flow(ring_path_, head.bytes, slot, head.payload);
     return 1;

@@ -23,14 +23,38 @@ MaxMinSolver::MaxMinSolver(std::vector<double> capacity_Bps)
 }
 
 std::uint32_t MaxMinSolver::add_flow(std::span<const int> links, double bytes, std::uint32_t owner, double payload) {
+  const auto begin = static_cast<std::uint32_t>(paths_.size());
+  paths_.insert(paths_.end(), links.begin(), links.end());
+  live_path_ints_ += links.size();
+  return add_flow_at(links, begin, kNotKept, bytes, owner, payload);
+}
+
+std::uint32_t MaxMinSolver::keep_path(std::span<const int> links) {
+  double narrowest = std::numeric_limits<double>::infinity();
+  for (int l : links) {
+    CS_CHECK(l >= 0 && static_cast<std::size_t>(l) < capacity_.size());
+    narrowest = std::min(narrowest, capacity_[static_cast<std::size_t>(l)]);
+  }
+  kept_.push_back({static_cast<std::uint32_t>(kept_links_.size()), static_cast<std::uint32_t>(links.size()), narrowest});
+  kept_links_.insert(kept_links_.end(), links.begin(), links.end());
+  return static_cast<std::uint32_t>(kept_.size() - 1);
+}
+
+std::uint32_t MaxMinSolver::add_flow_on(std::uint32_t kept_path, double bytes, std::uint32_t owner, double payload) {
+  CS_CHECK(kept_path < kept_.size());
+  const KeptPath& k = kept_[kept_path];
+  return add_flow_at(std::span<const int>(kept_links_.data() + k.begin, k.len), k.begin, kept_path, bytes, owner, payload);
+}
+
+std::uint32_t MaxMinSolver::add_flow_at(std::span<const int> links, std::uint32_t begin, std::uint32_t kept, double bytes,
+                                        std::uint32_t owner, double payload) {
   CS_CHECK(bytes >= 0 && payload > 0 && payload <= 1);
   const std::uint32_t id = take_slot(free_flows_, flows_);
   if (flow_mark_.size() < flows_.size()) flow_mark_.push_back(0);
   Flow& f = flows_[id];
-  f.path_begin = static_cast<std::uint32_t>(paths_.size());
+  f.path_begin = begin;
   f.path_len = static_cast<std::uint32_t>(links.size());
-  paths_.insert(paths_.end(), links.begin(), links.end());
-  live_path_ints_ += links.size();
+  f.kept = kept;
   f.remaining = bytes;
   f.rate = 0;
   f.finish = kNever;
@@ -164,6 +188,10 @@ void MaxMinSolver::solve(Time now) {
 }
 
 void MaxMinSolver::set_narrowest_rate(Flow& f) const {
+  if (f.kept != kNotKept) {
+    f.rate = kept_[f.kept].narrowest;
+    return;
+  }
   double rate = std::numeric_limits<double>::infinity();
   for (int l : path(f)) rate = std::min(rate, capacity_[static_cast<std::size_t>(l)]);
   f.rate = rate;
@@ -255,7 +283,7 @@ void MaxMinSolver::pop_finished(Time now, std::vector<std::uint32_t>& owners) {
     --active_;
     owners.push_back(f.owner);
     remove_from_links(fid);
-    live_path_ints_ -= f.path_len;
+    if (f.kept == kNotKept) live_path_ints_ -= f.path_len;
     free_flows_.push_back(fid);
   }
   compact_paths();
@@ -274,7 +302,7 @@ void MaxMinSolver::compact_paths() {
   HugeVector<int> packed;
   packed.reserve(2 * live_path_ints_);
   for (Flow& f : flows_) {
-    if (!f.active || f.path_len == 0) continue;
+    if (!f.active || f.path_len == 0 || f.kept != kNotKept) continue;
     const auto begin = static_cast<std::uint32_t>(packed.size());
     const auto p = path(f);
     packed.insert(packed.end(), p.begin(), p.end());

@@ -205,6 +205,8 @@ struct GroupGeometry {
   // across PCIe-only nodes NCCL's communicator channels, twice the graph's (ncclTopoPostset doubles
   // them, src/graph/connect.cc at v2.21.5-1): "2 coll channels" in the 2-node A100 PCIe log's INFO lines.
   int ring_channels = kRingChannels;
+  // Every field: groups of equal geometry get the same algorithm, time and flows (FlowNetwork's memo).
+  bool operator==(const GroupGeometry&) const = default;
 };
 GroupGeometry group_geometry(const topo::Cluster& cluster, std::span<const int> gpus);
 
