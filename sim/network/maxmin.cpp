@@ -51,6 +51,7 @@ std::uint32_t MaxMinSolver::add_flow_at(std::span<const int> links, std::uint32_
   CS_CHECK(bytes >= 0 && payload > 0 && payload <= 1);
   const std::uint32_t id = take_slot(free_flows_, flows_);
   if (flow_mark_.size() < flows_.size()) flow_mark_.push_back(0);
+  if (heap_pos_.size() < flows_.size()) heap_pos_.push_back(kNotQueued);
   Flow& f = flows_[id];
   f.path_begin = begin;
   f.path_len = static_cast<std::uint32_t>(links.size());
@@ -60,7 +61,7 @@ std::uint32_t MaxMinSolver::add_flow_at(std::span<const int> links, std::uint32_
   f.finish = kNever;
   f.owner = owner;
   f.payload = payload;
-  f.heap_pos = kNotQueued;
+  heap_pos_[id] = kNotQueued;
   f.active = true;
   ++active_;
   // A flow whose links carry nothing else is a component by itself: solve() gives it its narrowest link
@@ -213,7 +214,7 @@ void MaxMinSolver::issue_finishes(Time now) {
 // left alone), instead of a stale entry per solve of its component to pop later.
 void MaxMinSolver::set_finish(std::uint32_t fid, Time finish) {
   Flow& f = flows_[fid];
-  std::uint32_t& pos = f.heap_pos;
+  std::uint32_t& pos = heap_pos_[fid];
   if (pos != kNotQueued && f.finish == finish) return;
   f.finish = finish;
   if (pos == kNotQueued) {
@@ -228,7 +229,7 @@ void MaxMinSolver::place_finish(std::uint32_t i, const Finish& e) {
 }
 
 void MaxMinSolver::unqueue_top() {
-  flows_[finishes_.front().flow].heap_pos = kNotQueued;
+  heap_pos_[finishes_.front().flow] = kNotQueued;
   heap4_erase(finishes_, 0, [](const Finish& a, const Finish& b) { return finish_later(a, b); }, [this](std::size_t k, const Finish& v) { store_finish(k, v); });
 }
 
@@ -273,9 +274,23 @@ void MaxMinSolver::remove_from_links(std::uint32_t fid) {
 }
 
 void MaxMinSolver::pop_finished(Time now, std::vector<std::uint32_t>& owners) {
+  // The flows due now leave the heap first (a batch: a pipeline stage's tensor-parallel rings finish
+  // together), their records fetched meanwhile; then each is settled and taken off its links in the same
+  // order, the next one's links fetched while this one is handled (its link counters and byte totals,
+  // read after 10^3 other flows' were: misses that were a tenth of the 16,384-GPU run).
+  due_.clear();
   while (next_finish() == now) {
-    const std::uint32_t fid = finishes_.front().flow;
+    due_.push_back(finishes_.front().flow);
     unqueue_top();
+    __builtin_prefetch(&flows_[due_.back()]);
+  }
+  for (std::size_t i = 0; i < due_.size(); ++i) {
+    if (i + 1 < due_.size())
+      for (int l : path(flows_[due_[i + 1]])) {
+        __builtin_prefetch(&link_bytes_[static_cast<std::size_t>(l)]);
+        __builtin_prefetch(&link_flows_[static_cast<std::size_t>(l)]);
+      }
+    const std::uint32_t fid = due_[i];
     Flow& f = flows_[fid];
     settle(f, now);
     f.remaining = 0;

@@ -69,7 +69,6 @@ class MaxMinSolver {
     Time finish = kNever;
     double payload = 1.0;
     std::uint32_t owner = 0;
-    std::uint32_t heap_pos = kNotQueued;  // its entry in finishes_
     bool active = false;
     std::uint32_t kept = kNotKept;  // its kept path (path_begin then indexes kept_links_), or kNotKept
   };
@@ -93,7 +92,9 @@ class MaxMinSolver {
   void remove_from_links(std::uint32_t flow);
   void compact_paths();
   // finishes_: one entry per flow with a completion time, a 4-ary heap on (time, flow) indexed by
-  // Flow::heap_pos, so that a re-issued completion replaces its predecessor in place.
+  // heap_pos_ (per flow: its entry, or kNotQueued), so that a re-issued completion replaces its predecessor
+  // in place. heap_pos_ is an array of its own, not a field of Flow: every entry a pop or push moves
+  // updates its flow's position, and 4 bytes a flow stay in cache where a 64-byte record does not.
   struct Finish {
     Time time;
     std::uint32_t flow;
@@ -103,7 +104,7 @@ class MaxMinSolver {
   static bool finish_later(const Finish& a, const Finish& b) { return a.time != b.time ? a.time > b.time : a.flow > b.flow; }
   void store_finish(std::size_t k, const Finish& v) {  // finishes_[k] = v; heap_pos follows
     finishes_[k] = v;
-    flows_[v.flow].heap_pos = static_cast<std::uint32_t>(k);
+    heap_pos_[v.flow] = static_cast<std::uint32_t>(k);
   }
   void place_finish(std::uint32_t i, const Finish& e);        // entry i takes e (heap4_place)
   void unqueue_top();
@@ -130,6 +131,7 @@ class MaxMinSolver {
   std::vector<std::vector<std::uint32_t>> spills_;
   std::vector<std::uint32_t> free_spills_;
   HugeVector<Flow> flows_;
+  std::vector<std::uint32_t> heap_pos_;  // per flow (finishes_)
   std::vector<std::uint32_t> free_flows_;
   HugeVector<int> paths_;
   struct KeptPath {
@@ -148,6 +150,7 @@ class MaxMinSolver {
   std::uint64_t solves_ = 0;
   // Scratch for solve(), kept to avoid allocation.
   std::vector<std::uint32_t> comp_flows_;
+  std::vector<std::uint32_t> due_;  // of pop_finished
   std::vector<int> comp_links_;
   std::vector<std::uint32_t> link_mark_, flow_mark_;
   std::uint32_t mark_ = 0;
