@@ -15,6 +15,7 @@ MaxMinSolver::MaxMinSolver(std::vector<double> capacity_Bps)
     : capacity_(std::move(capacity_Bps)),
       link_bytes_(capacity_.size(), 0.0),
       link_flows_(capacity_.size()),
+      link_count_(capacity_.size(), 0),
       link_touched_(capacity_.size(), 0),
       link_mark_(capacity_.size(), 0),
       residual_(capacity_.size(), 0.0),
@@ -69,7 +70,8 @@ std::uint32_t MaxMinSolver::add_flow_at(std::span<const int> links, std::uint32_
   bool lone = true;
   for (int l : links) {
     CS_CHECK(l >= 0 && static_cast<std::size_t>(l) < capacity_.size());
-    lone = lone && link_flows_[static_cast<std::size_t>(l)].n == 0;
+    lone = lone && link_count_[static_cast<std::size_t>(l)] == 0;
+    __builtin_prefetch(&link_flows_[static_cast<std::size_t>(l)], 1);  // for link_push, below: all at once
   }
   for (int l : links) {
     link_push(static_cast<std::size_t>(l), id);
@@ -157,7 +159,7 @@ void MaxMinSolver::solve(Time now) {
   for (int l : comp_links_) {
     const auto li = static_cast<std::size_t>(l);
     residual_[li] = capacity_[li];
-    unfixed_[li] = link_flows_[li].n;
+    unfixed_[li] = link_count_[li];
     if (unfixed_[li] > 0) push(residual_[li] / unfixed_[li], l);
   }
   const std::uint32_t fixed_mark = ++mark_;  // flow_mark_ == fixed_mark: rate decided
@@ -237,29 +239,31 @@ Time MaxMinSolver::next_finish() { return finishes_.empty() ? kNever : finishes_
 
 void MaxMinSolver::link_push(std::size_t link, std::uint32_t flow) {
   LinkFlows& lf = link_flows_[link];
-  if (lf.spill == kNoSpill && lf.n < kInline) {
-    lf.in[lf.n++] = flow;
+  std::uint32_t& n = link_count_[link];
+  if (lf.spill == kNoSpill && n < kInline) {
+    lf.in[n++] = flow;
     return;
   }
   if (lf.spill == kNoSpill) {  // the in-place room is full: the list moves to a vector of its own
     lf.spill = take_slot(free_spills_, spills_);
-    spills_[lf.spill].assign(lf.in, lf.in + lf.n);
+    spills_[lf.spill].assign(lf.in, lf.in + n);
   }
   spills_[lf.spill].push_back(flow);
-  ++lf.n;
+  ++n;
 }
 
 void MaxMinSolver::link_erase(std::size_t link, std::uint32_t flow) {
   LinkFlows& lf = link_flows_[link];
+  std::uint32_t& n = link_count_[link];
   std::uint32_t* v = lf.spill == kNoSpill ? lf.in : spills_[lf.spill].data();
   std::uint32_t i = 0;
-  while (i < lf.n && v[i] != flow) ++i;
-  CS_CHECK(i < lf.n);
-  std::copy(v + i + 1, v + lf.n, v + i);  // keep order: deterministic sums
-  --lf.n;
+  while (i < n && v[i] != flow) ++i;
+  CS_CHECK(i < n);
+  std::copy(v + i + 1, v + n, v + i);  // keep order: deterministic sums
+  --n;
   if (lf.spill != kNoSpill) {
     spills_[lf.spill].pop_back();
-    if (lf.n == 0) {
+    if (n == 0) {
       free_spills_.push_back(lf.spill);
       lf.spill = kNoSpill;
     }
@@ -269,7 +273,7 @@ void MaxMinSolver::link_erase(std::size_t link, std::uint32_t flow) {
 void MaxMinSolver::remove_from_links(std::uint32_t fid) {
   for (int l : path(flows_[fid])) {
     link_erase(static_cast<std::size_t>(l), fid);
-    if (link_flows_[static_cast<std::size_t>(l)].n > 0) touch(l);  // an emptied link changes no other flow's rate
+    if (link_count_[static_cast<std::size_t>(l)] > 0) touch(l);  // an emptied link changes no other flow's rate
   }
 }
 
