@@ -72,6 +72,25 @@ bool FlowNetwork::start_cached_ring(const CollectiveSpec& c, const AlgorithmChoi
   return true;
 }
 
+bool FlowNetwork::start_send(const CollectiveSpec& c, const AlgorithmChoice& choice, std::uint32_t slot) {
+  // A send between two GPUs (pipeline parallelism: 2 * 10^6 a step at 16,384 GPUs) whose group has no
+  // mirror to expand: the one flow expand() and launch_phase() would add, routed and identified as they
+  // do (channel 0 of its collective), without building a phase. Uncalibrated only (calibration rescales
+  // the flow's bytes in expand()).
+  if (choice.algorithm != NcclAlgorithm::p2p || options_.calibration.any() || graph_.mirrors(c.group).size() != 1) return false;
+  const std::vector<int>& gpus = graph_.group(c.group);
+  if (gpus.size() != 2) return false;
+  const double bytes = c.bytes / protocol_spec(choice.protocol).bandwidth_efficiency;
+  if (bytes <= 0) return false;
+  Active& a = active_[slot];
+  route_least_loaded(c.reversed ? gpus[1] : gpus[0], c.reversed ? gpus[0] : gpus[1], static_cast<std::uint64_t>(a.collective) << 20);
+  if (route_.empty()) return true;  // both ends one GPU: nothing to move
+  solver_->add_flow(route_, bytes, slot);
+  a.outstanding = 1;
+  ++flows_started_;
+  return true;
+}
+
 std::vector<FlowNetwork::FlowSpec> FlowNetwork::spare_phase() const {
   if (spare_phases_.empty()) return {};
   std::vector<FlowSpec> v = std::move(spare_phases_.back());
@@ -352,7 +371,7 @@ void FlowNetwork::start(std::uint32_t collective, Time now) {
   a.outstanding = 0;
   a.latency = choice.latency;
   a.phases.clear();
-  if (geo.ranks >= 2 && c.bytes > 0 && !start_cached_ring(c, choice, slot)) {
+  if (geo.ranks >= 2 && c.bytes > 0 && !start_cached_ring(c, choice, slot) && !start_send(c, choice, slot)) {
     // The group itself, and under symmetry every mirrored group when the traffic leaves the node.
     const auto& mirrors = graph_.mirrors(c.group);
     std::vector<std::vector<FlowSpec>>& phases = mirror_phases_;

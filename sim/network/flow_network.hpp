@@ -148,6 +148,8 @@ class FlowNetwork : public CommBackend {
   // Starts c's ring as one flow when its group's channel links are cached (by add_lockstep_ring); false:
   // take the general path.
   bool start_cached_ring(const CollectiveSpec& c, const AlgorithmChoice& choice, std::uint32_t slot);
+  // Starts a send between two GPUs as one flow where expand() would give that; false: take the general path.
+  bool start_send(const CollectiveSpec& c, const AlgorithmChoice& choice, std::uint32_t slot);
   // Adds the ring channel that starts at flows[i] (FlowSpec::lockstep edges), caching its links where
   // start_cached_ring can reuse them; returns the solver flows added.
   std::uint32_t add_lockstep_ring(const std::vector<FlowSpec>& flows, std::size_t i, std::uint32_t slot, std::uint64_t& channel,

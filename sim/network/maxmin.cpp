@@ -15,7 +15,7 @@ MaxMinSolver::MaxMinSolver(std::vector<double> capacity_Bps)
     : capacity_(std::move(capacity_Bps)),
       link_bytes_(capacity_.size(), 0.0),
       link_flows_(capacity_.size()),
-      link_count_(capacity_.size(), 0),
+      tally_(capacity_.size()),
       link_touched_(capacity_.size(), 0),
       link_mark_(capacity_.size(), 0),
       residual_(capacity_.size(), 0.0),
@@ -66,18 +66,33 @@ std::uint32_t MaxMinSolver::add_flow_at(std::span<const int> links, std::uint32_
   f.active = true;
   ++active_;
   // A flow whose links carry nothing else is a component by itself: solve() gives it its narrowest link
-  // without a search, unless a flow added after it shares one of them (then that one's search finds it).
+  // without a search, unless a flow added after it shares one of them (then that one's search finds it,
+  // listed by then: LinkTally).
   bool lone = true;
   for (int l : links) {
     CS_CHECK(l >= 0 && static_cast<std::size_t>(l) < capacity_.size());
-    lone = lone && link_count_[static_cast<std::size_t>(l)] == 0;
-    __builtin_prefetch(&link_flows_[static_cast<std::size_t>(l)], 1);  // for link_push, below: all at once
+    lone = lone && tally_[static_cast<std::size_t>(l)].flows == 0;
   }
-  for (int l : links) {
-    link_push(static_cast<std::size_t>(l), id);
-    if (!lone) touch(l);
+  if (lone && !links.empty()) {
+    f.listed = false;
+    for (int l : links) {
+      LinkTally& t = tally_[static_cast<std::size_t>(l)];
+      ++t.flows;
+      t.unlisted = id;
+    }
+    lone_.push_back(id);
+  } else {
+    f.listed = true;
+    for (int l : links) {
+      const std::uint32_t other = tally_[static_cast<std::size_t>(l)].unlisted;
+      if (other != kNotListed) list_flow(other);
+      __builtin_prefetch(&link_flows_[static_cast<std::size_t>(l)], 1);  // for link_push, below: all at once
+    }
+    for (int l : links) {
+      link_push(static_cast<std::size_t>(l), id);
+      touch(l);
+    }
   }
-  if (lone && !links.empty()) lone_.push_back(id);
   pending_.push_back(id);
   return id;
 }
@@ -159,7 +174,7 @@ void MaxMinSolver::solve(Time now) {
   for (int l : comp_links_) {
     const auto li = static_cast<std::size_t>(l);
     residual_[li] = capacity_[li];
-    unfixed_[li] = link_count_[li];
+    unfixed_[li] = tally_[li].flows;
     if (unfixed_[li] > 0) push(residual_[li] / unfixed_[li], l);
   }
   const std::uint32_t fixed_mark = ++mark_;  // flow_mark_ == fixed_mark: rate decided
@@ -239,7 +254,7 @@ Time MaxMinSolver::next_finish() { return finishes_.empty() ? kNever : finishes_
 
 void MaxMinSolver::link_push(std::size_t link, std::uint32_t flow) {
   LinkFlows& lf = link_flows_[link];
-  std::uint32_t& n = link_count_[link];
+  std::uint32_t& n = tally_[link].flows;
   if (lf.spill == kNoSpill && n < kInline) {
     lf.in[n++] = flow;
     return;
@@ -254,7 +269,7 @@ void MaxMinSolver::link_push(std::size_t link, std::uint32_t flow) {
 
 void MaxMinSolver::link_erase(std::size_t link, std::uint32_t flow) {
   LinkFlows& lf = link_flows_[link];
-  std::uint32_t& n = link_count_[link];
+  std::uint32_t& n = tally_[link].flows;
   std::uint32_t* v = lf.spill == kNoSpill ? lf.in : spills_[lf.spill].data();
   std::uint32_t i = 0;
   while (i < n && v[i] != flow) ++i;
@@ -270,10 +285,32 @@ void MaxMinSolver::link_erase(std::size_t link, std::uint32_t flow) {
   }
 }
 
+void MaxMinSolver::list_flow(std::uint32_t fid) {
+  Flow& f = flows_[fid];
+  CS_CHECK(!f.listed);
+  f.listed = true;
+  for (int l : path(f)) {
+    LinkTally& t = tally_[static_cast<std::size_t>(l)];
+    CS_CHECK(t.flows > 0 && (t.unlisted == fid || t.unlisted == kNotListed));  // kNotListed: a link twice on its path
+    t.unlisted = kNotListed;
+    --t.flows;  // link_push counts it again
+    link_push(static_cast<std::size_t>(l), fid);
+  }
+}
+
 void MaxMinSolver::remove_from_links(std::uint32_t fid) {
-  for (int l : path(flows_[fid])) {
+  const Flow& f = flows_[fid];
+  if (!f.listed) {  // alone on its links all along
+    for (int l : path(f)) {
+      LinkTally& t = tally_[static_cast<std::size_t>(l)];
+      CS_CHECK(t.unlisted == fid && t.flows > 0);
+      if (--t.flows == 0) t.unlisted = kNotListed;  // > 0: a link twice on its path
+    }
+    return;
+  }
+  for (int l : path(f)) {
     link_erase(static_cast<std::size_t>(l), fid);
-    if (link_count_[static_cast<std::size_t>(l)] > 0) touch(l);  // an emptied link changes no other flow's rate
+    if (tally_[static_cast<std::size_t>(l)].flows > 0) touch(l);  // an emptied link changes no other flow's rate
   }
 }
 
@@ -292,7 +329,7 @@ void MaxMinSolver::pop_finished(Time now, std::vector<std::uint32_t>& owners) {
     if (i + 1 < due_.size())
       for (int l : path(flows_[due_[i + 1]])) {
         __builtin_prefetch(&link_bytes_[static_cast<std::size_t>(l)]);
-        __builtin_prefetch(&link_flows_[static_cast<std::size_t>(l)]);
+        __builtin_prefetch(&tally_[static_cast<std::size_t>(l)]);
       }
     const std::uint32_t fid = due_[i];
     Flow& f = flows_[fid];

@@ -57,7 +57,7 @@ class MaxMinSolver {
   std::size_t num_links() const { return capacity_.size(); }
   double capacity(int link) const { return capacity_[static_cast<std::size_t>(link)]; }
   // Active flows (started, not finished) on a link, solved or not yet.
-  std::size_t flows_on(int link) const { return link_count_[static_cast<std::size_t>(link)]; }
+  std::size_t flows_on(int link) const { return tally_[static_cast<std::size_t>(link)].flows; }
   std::uint64_t solves() const { return solves_; }
 
  private:
@@ -70,10 +70,12 @@ class MaxMinSolver {
     double payload = 1.0;
     std::uint32_t owner = 0;
     bool active = false;
+    bool listed = false;  // in its links' lists (link_flows_): see LinkTally
     std::uint32_t kept = kNotKept;  // its kept path (path_begin then indexes kept_links_), or kNotKept
   };
   static constexpr std::uint32_t kNotQueued = UINT32_MAX;
   static constexpr std::uint32_t kNotKept = UINT32_MAX;
+  static constexpr std::uint32_t kNotListed = UINT32_MAX;  // LinkTally::unlisted: none
   std::span<const int> path(const Flow& f) const {
     return {(f.kept == kNotKept ? paths_.data() : kept_links_.data()) + f.path_begin, f.path_len};
   }
@@ -113,9 +115,20 @@ class MaxMinSolver {
   std::vector<double> link_bytes_;
   // The active flows on a link, in the order they came (the order the filling visits them): up to
   // kInline in place (32 bytes a link, no allocation: most links carry one flow or none), more in a vector
-  // of spills_ while the link is busier than that. Their number is an array of its own, link_count_: a
-  // start asks it of every link on its path and every route probe of every link on the candidate (4 bytes
-  // a link, 10^5 links in cache, where the 32-byte lists missed: 6 % of the 16,384-GPU unmirrored run).
+  // of spills_ while the link is busier than that.
+  //
+  // Beside them each link's tally (8 bytes a link, 10^5 links in cache where the 32-byte lists miss): its
+  // active flows, read by every start's lone test and every route probe, and its unlisted flow. A flow
+  // that starts alone on all its links (most: a tensor-parallel ring inside a node, a pipeline send) is
+  // counted but not listed, and leaves without a list to erase it from; the first flow to come onto one of
+  // its links lists it first, before itself, which is the order the lists would hold anyway (nothing came
+  // onto its links in between). On the 16,384-GPU unmirrored run the lists' pushes and erases were 6 % of
+  // the time.
+  struct LinkTally {
+    std::uint32_t flows = 0;
+    std::uint32_t unlisted = UINT32_MAX;  // the flow alone on it and not in its list, or UINT32_MAX
+  };
+  void list_flow(std::uint32_t flow);  // puts an unlisted flow into its links' lists
   static constexpr std::uint32_t kInline = 7;
   static constexpr std::uint32_t kNoSpill = UINT32_MAX;
   struct LinkFlows {
@@ -124,12 +137,12 @@ class MaxMinSolver {
   };
   std::span<const std::uint32_t> flows_of(std::size_t link) const {
     const LinkFlows& lf = link_flows_[link];
-    return {lf.spill == kNoSpill ? lf.in : spills_[lf.spill].data(), link_count_[link]};
+    return {lf.spill == kNoSpill ? lf.in : spills_[lf.spill].data(), tally_[link].flows};
   }
   void link_push(std::size_t link, std::uint32_t flow);
   void link_erase(std::size_t link, std::uint32_t flow);  // keeps the others' order
   HugeVector<LinkFlows> link_flows_;
-  std::vector<std::uint32_t> link_count_;  // per link: its active flows
+  std::vector<LinkTally> tally_;  // per link
   std::vector<std::vector<std::uint32_t>> spills_;
   std::vector<std::uint32_t> free_spills_;
   HugeVector<Flow> flows_;
