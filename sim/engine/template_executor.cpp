@@ -325,41 +325,43 @@ class TemplateExecutor {
     const auto& tasks = g_.tasks();
     for (TaskId id = 0; id < tasks.size(); ++id) first_[tasks[id].rank + 1] = id + 1;
     for (std::size_t k = 1; k < first_.size(); ++k) first_[k] = std::max(first_[k], first_[k - 1]);
-    // Dependencies left, one byte a task: every rank starts from its template's counts.
-    std::vector<std::uint8_t> preds(tasks.size());
     for (TaskId id = 0; id < tasks.size(); ++id) {
-      CS_CHECK(g_.num_predecessors(id) <= UINT8_MAX);
-      preds[id] = static_cast<std::uint8_t>(g_.num_predecessors(id));
       // A rank's kernels run one at a time on its compute stream, so their union is the sum of their times.
       CS_CHECK(tasks[id].collective != kNone || tasks[id].stream == StreamKind::compute);
       for (const TaskId* s = g_.successors_begin(id); s != g_.successors_end(id); ++s) CS_CHECK(tasks[*s].rank == tasks[id].rank);
     }
-    // Laid out task-major within a stage: task t of the stage's ranks side by side, since the ranks of a
-    // stage run their tasks at about the same time (one line of counts serves 64 ranks).
-    const auto stages = static_cast<std::size_t>(g_.num_ranks());
-    std::vector<std::uint64_t> stage_size(stages, 0), stage_base(stages, 0);
-    for (std::uint32_t r = 0; r < t.num_ranks(); ++r) {
-      const std::uint32_t k = t.template_rank[r];
-      ranks_[r].stage = k;
-      ranks_[r].deps_stride = static_cast<std::uint32_t>(stage_size[k]);  // its position in the stage, for now
-      ++stage_size[k];
+    // No dependency counts are kept per rank: a stream runs its tasks in order and its head moves past a
+    // task exactly when that task finishes, so predecessor p of a rank is done exactly when the rank's
+    // head on p's stream is past p's place there. Whether a task is ready is read off the rank's stream
+    // heads, which every event touches anyway, and the template's (stream, place) of its predecessors.
+    // This replaces a byte per task per rank (10^8 bytes at 16,384 ranks, a cache miss per check).
+    std::vector<Place> place(tasks.size(), Place{kNone, 0});
+    for (std::size_t k = 0; k < static_cast<std::size_t>(g_.num_ranks()); ++k)
+      for (int s = 0; s < kStreamsPerRank; ++s) {
+        const auto& list = g_.stream_tasks(static_cast<int>(k), static_cast<StreamKind>(s));
+        for (std::uint32_t i = 0; i < list.size(); ++i) place[list[i]] = {i, static_cast<std::uint8_t>(s)};
+      }
+    std::vector<std::uint32_t> count(tasks.size() + 1, 0);
+    for (TaskId id = 0; id < tasks.size(); ++id) {
+      CS_CHECK(place[id].index != kNone);  // on a stream
+      for (const TaskId* s = g_.successors_begin(id); s != g_.successors_end(id); ++s) ++count[*s + 1];
     }
-    std::uint64_t total = 0;
-    for (std::size_t k = 0; k < stages; ++k) {
-      stage_base[k] = total;
-      total += stage_size[k] * (first_[k + 1] - first_[k]);
+    for (std::size_t k = 1; k < count.size(); ++k) count[k] += count[k - 1];
+    pred_begin_ = count;
+    preds_.resize(pred_begin_.back());
+    trigger_begin_.reserve(tasks.size() + 1);
+    for (TaskId id = 0; id < tasks.size(); ++id) {
+      trigger_begin_.push_back(static_cast<std::uint32_t>(triggers_.size()));
+      for (const TaskId* s = g_.successors_begin(id); s != g_.successors_end(id); ++s) {
+        preds_[count[*s]++] = place[id];
+        // The reference executor starts a successor when its count reaches zero: at the last of several
+        // edges to it, so only that one triggers here.
+        if (std::find(s + 1, g_.successors_end(id), *s) == g_.successors_end(id)) triggers_.push_back({*s, tasks[*s].stream});
+      }
     }
-    deps_left_.resize(total);
-    for (std::size_t k = 0; k < stages; ++k)
-      for (TaskId id = first_[k]; id < first_[k + 1]; ++id)
-        std::fill_n(deps_left_.begin() + static_cast<std::ptrdiff_t>(stage_base[k] + (id - first_[k]) * stage_size[k]),
-                    stage_size[k], preds[id]);
-    for (RankSlot& st : ranks_) {
-      const std::uint32_t k = st.stage;
-      // deps_left_[deps + t * deps_stride] for template task t: base + (t - first) x size + position.
-      st.deps = static_cast<std::int64_t>(stage_base[k] + st.deps_stride) - static_cast<std::int64_t>(first_[k] * stage_size[k]);
-      st.deps_stride = static_cast<std::uint32_t>(stage_size[k]);
-    }
+    trigger_begin_.push_back(static_cast<std::uint32_t>(triggers_.size()));
+    for (TaskId id = 0; id < tasks.size(); ++id) CS_CHECK(pred_begin_[id + 1] - pred_begin_[id] == g_.num_predecessors(id));
+    for (std::uint32_t r = 0; r < t.num_ranks(); ++r) ranks_[r].stage = t.template_rank[r];
     // Each template collective's member task per template rank (a pipeline pair has two).
     // Flat, with each member's stage and category beside it: the lookup reads one short run, no task.
     member_begin_.reserve(g_.collectives().size() + 1);
@@ -412,8 +414,6 @@ class TemplateExecutor {
   };
   struct RankSlot {
     Running run;
-    std::int64_t deps = 0;           // deps_left_[deps + t x deps_stride]: template task t of this rank
-    std::uint32_t deps_stride = 0;
     std::uint32_t stage = 0;         // its template rank
     bool representative = false;     // its records are kept
     Time last = 0;                   // when the exposure below was last brought up to date
@@ -425,8 +425,16 @@ class TemplateExecutor {
     double kernel_square_sum = 0;
   };
 
-  std::uint8_t& left(const RankSlot& st, TaskId t) {
-    return deps_left_[static_cast<std::size_t>(st.deps + static_cast<std::int64_t>(t) * st.deps_stride)];
+  // The predecessors of template task t that rank `st` has not finished (see the constructor).
+  int pending(const RankSlot& st, TaskId t) const {
+    int n = 0;
+    for (std::uint32_t i = pred_begin_[t]; i < pred_begin_[t + 1]; ++i) n += st.streams[preds_[i].stream].head <= preds_[i].index;
+    return n;
+  }
+  bool ready(const RankSlot& st, TaskId t) const {
+    for (std::uint32_t i = pred_begin_[t]; i < pred_begin_[t + 1]; ++i)
+      if (st.streams[preds_[i].stream].head <= preds_[i].index) return false;
+    return true;
   }
 
   // Brings the rank's exposed communication up to now (its state is about to change).
@@ -448,7 +456,7 @@ class TemplateExecutor {
     const auto& list = g_.stream_tasks(static_cast<int>(st.stage), stream);
     if (ss.head >= list.size()) return;
     const TaskId t = list[ss.head];
-    if (left(st, t) != 0) return;
+    if (!ready(st, t)) return;
     ss.busy = 1;
     const Task& task = g_.tasks()[t];
     if (st.representative) result_.records[t].arrive = queue_.now();
@@ -565,8 +573,8 @@ class TemplateExecutor {
     if (st.representative) result_.records[t].end = now;
     ss.busy = 0;
     ++ss.head;
-    for (const TaskId* s = g_.successors_begin(t); s != g_.successors_end(t); ++s)
-      if (--left(st, *s) == 0) try_start(rank, g_.tasks()[*s].stream);
+    for (std::uint32_t i = trigger_begin_[t]; i < trigger_begin_[t + 1]; ++i)
+      if (ready(st, triggers_[i].task)) try_start(rank, triggers_[i].stream);
     try_start(rank, task.stream);
   }
 
@@ -580,15 +588,15 @@ class TemplateExecutor {
         const std::size_t h = st.streams[static_cast<std::size_t>(s)].head;
         if (h >= list.size()) continue;
         const Task& t = g_.tasks()[list[h]];
-        const int pending = left(st, list[h]);
+        const int waiting = pending(st, list[h]);
         if (count++ < 8) {
           blocked << (count > 1 ? "; " : "") << "rank " << r << " stream " << to_string(t.stream) << " at '" << g_.name(t.name)
                   << "' (micro-batch " << t.micro_batch << ", ";
-          if (t.collective != kNone && pending == 0) {
+          if (t.collective != kNone && waiting == 0) {
             const TemplateInstances::Meeting where = inst_.meeting(t.collective, r);
             blocked << arrived_[where.slot] << "/" << inst_.ranks_of(where.group).size() << " members arrived)";
           } else {
-            blocked << pending << " dependencies pending)";
+            blocked << waiting << " dependencies pending)";
           }
         }
       }
@@ -610,7 +618,19 @@ class TemplateExecutor {
   HugeVector<RankSlot> ranks_;
   HugeVector<std::uint16_t> arrived_;  // per slot
   std::vector<TaskId> first_;           // per template rank: its first task
-  HugeVector<std::uint8_t> deps_left_;
+  // Per template task: its predecessors' streams and places there, and the successors its finish may start.
+  struct Place {
+    std::uint32_t index;
+    std::uint8_t stream;
+  };
+  struct Trigger {
+    TaskId task;
+    StreamKind stream;
+  };
+  std::vector<std::uint32_t> pred_begin_;
+  std::vector<Place> preds_;
+  std::vector<std::uint32_t> trigger_begin_;
+  std::vector<Trigger> triggers_;
   std::vector<std::uint32_t> member_begin_;  // per template collective: its run in members_
   std::vector<Member> members_;
 };
