@@ -77,13 +77,13 @@ bool FlowNetwork::start_send(const CollectiveSpec& c, const AlgorithmChoice& cho
   // mirror to expand: the one flow expand() and launch_phase() would add, routed and identified as they
   // do (channel 0 of its collective), without building a phase. Uncalibrated only (calibration rescales
   // the flow's bytes in expand()).
-  if (choice.algorithm != NcclAlgorithm::p2p || options_.calibration.any() || graph_.mirrors(c.group).size() != 1) return false;
-  const std::vector<int>& gpus = graph_.group(c.group);
-  if (gpus.size() != 2) return false;
+  const GroupState& gs = groups_[c.group];
+  if (choice.algorithm != NcclAlgorithm::p2p || options_.calibration.any() || !gs.alone || gs.first_gpu < 0) return false;
   const double bytes = c.bytes / protocol_spec(choice.protocol).bandwidth_efficiency;
   if (bytes <= 0) return false;
   Active& a = active_[slot];
-  route_least_loaded(c.reversed ? gpus[1] : gpus[0], c.reversed ? gpus[0] : gpus[1], static_cast<std::uint64_t>(a.collective) << 20);
+  route_least_loaded(c.reversed ? gs.second_gpu : gs.first_gpu, c.reversed ? gs.first_gpu : gs.second_gpu,
+                     static_cast<std::uint64_t>(a.collective) << 20);
   if (route_.empty()) return true;  // both ends one GPU: nothing to move
   solver_->add_flow(route_, bytes, slot);
   a.outstanding = 1;
@@ -405,7 +405,10 @@ void FlowNetwork::start(std::uint32_t collective, Time now) {
 FlowNetwork::Shape& FlowNetwork::shape_of(std::uint32_t group) {
   GroupState& gs = groups_[group];
   if (gs.shape != kNone) return shapes_[gs.shape];
-  GroupGeometry geo = group_geometry(cluster_, graph_.group(group));
+  const std::vector<int>& gpus = graph_.group(group);
+  if (gpus.size() == 2) gs.first_gpu = gpus[0], gs.second_gpu = gpus[1];
+  gs.alone = graph_.mirrors(group).size() == 1;
+  GroupGeometry geo = group_geometry(cluster_, gpus);
   const std::uint64_t h = (static_cast<std::uint64_t>(geo.ranks) << 32) ^ (static_cast<std::uint64_t>(geo.nodes) << 8) ^
                           static_cast<std::uint64_t>(geo.per_node);
   for (auto [it, end] = shape_index_.equal_range(h); it != end; ++it)

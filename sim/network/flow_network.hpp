@@ -122,10 +122,13 @@ class FlowNetwork : public CommBackend {
   struct RingLinks {
     std::uint32_t path = 0, edges = 0;
   };
-  // Per group, all a start reads of it: 12 bytes.
+  // Per group, all a start of a ring or a send reads of it (24 bytes, set at its first start): the group's
+  // own vectors (its GPUs, its mirrors) were three cache misses a send with every rank simulated.
   struct GroupState {
     std::uint32_t shape = kNone;  // into shapes_; kNone: not started yet
     RingLinks ring;
+    int first_gpu = -1, second_gpu = -1;  // a group of two GPUs: they, in group order (start_send)
+    bool alone = false;                   // it is its only mirror
   };
   // The group's shape, found (or added) at its first start.
   Shape& shape_of(std::uint32_t group);
