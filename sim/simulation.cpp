@@ -270,8 +270,6 @@ std::optional<SimulationResult> simulate_from_template(const Scenario& s) {
   StepTemplatePlan tp = build_step_template(s, profile);
   if (!tp.fallback.empty()) return std::nullopt;
   const TaskGraph& g = tp.plan.graph;
-  for (TaskId id = 0; id < g.tasks().size(); ++id)
-    if (g.num_predecessors(id) > UINT8_MAX) return std::nullopt;  // the executor keeps one byte a task
   tp.spec.graph = &g;
   const std::shared_ptr<const topo::Cluster> graph = make_cluster(s);
   const TemplateInstances instances(tp.spec);

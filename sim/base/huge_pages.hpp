@@ -1,5 +1,5 @@
 #pragma once
-// An allocator for the large arrays an event loop reads at random: 10^8 dependency counters, 10^4 ranks'
+// An allocator for the large arrays an event loop reads at random: 10^7 collective instances, 10^4 ranks'
 // state, the max-min solver's flows and path pool. At 16,384 simulated ranks those span hundreds of MiB,
 // and with 4 KiB pages nearly every read that misses the cache also misses the TLB (a page walk on top of
 // the miss). An array of 2 MiB or more is placed on 2 MiB boundaries and advised MADV_HUGEPAGE, so the

@@ -11,10 +11,10 @@
 // that contains it). That is what the one-by-one builder emits for the rank, since it runs the same code
 // per rank and nothing but the GPU type and the slowdown depends on the rank beyond its group structure.
 //
-// Per real rank the executor keeps only dynamic state: dependencies left (one byte a task), each stream's
-// head, the running kernel, and the rank's running totals for the report (busy time per category, the
-// union of its kernels, its communication not covered by a kernel, per kind), accumulated as the state
-// changes instead of from 10^8 task records. A collective instance, numbered as the one-by-one graph
+// Per real rank the executor keeps only dynamic state: each stream's head (which also says which of the
+// rank's tasks are done, so no dependency counts are kept), the running kernel, and the rank's running
+// totals for the report (busy time per category, the union of its kernels, its communication not covered
+// by a kernel, per kind), accumulated as the state changes instead of from 10^8 task records. A collective instance, numbered as the one-by-one graph
 // numbers its collectives (by the first member rank to issue it, in rank order), is a template
 // collective and a mirror group; the network back-ends see the instances through CollectiveTable.
 //
@@ -24,7 +24,7 @@
 // the materialised graph (tests/sim/test_template_executor.cpp).
 //
 // Premises (simulation.cpp checks them and otherwise runs the materialised graph): one job, rank r on GPU
-// r (the groups' GPUs are the member ranks); at most 255 predecessors a task.
+// r (the groups' GPUs are the member ranks).
 #include <array>
 #include <cmath>
 #include <cstdint>
