@@ -7,6 +7,7 @@
 #include <span>
 
 #include "sim/base/check.hpp"
+#include "sim/engine/heap4.hpp"
 #include "sim/network/free_slots.hpp"
 
 namespace cs::sim {
@@ -395,7 +396,7 @@ void FlowNetwork::start(std::uint32_t collective, Time now) {
     launch_phase(slot, now);
   }
   if (a.outstanding == 0) {
-    done_.emplace(now + a.latency, done_seq_++, collective);
+    push_done(now + a.latency, collective);
     free_slots_.push_back(slot);
     return;
   }
@@ -561,9 +562,15 @@ void FlowNetwork::route_least_loaded(int src, int dst, std::uint64_t flow_id) {
   }
 }
 
+void FlowNetwork::push_done(Time at, std::uint32_t collective) {
+  const Done d{at, done_seq_++, collective};
+  done_.push_back(d);
+  heap4_place(done_, done_.size() - 1, d, done_later, [this](std::size_t k, const Done& v) { done_[k] = v; });
+}
+
 Time FlowNetwork::next_completion() const {
   const Time flows = solver_->next_finish();
-  const Time done = done_.empty() ? kNever : std::get<0>(done_.top());
+  const Time done = done_.empty() ? kNever : done_.front().time;
   return std::min(flows, done);
 }
 
@@ -571,21 +578,22 @@ void FlowNetwork::pop_completed(Time now, std::vector<std::uint32_t>& done) {
   if (solver_->next_finish() == now) {
     finished_.clear();
     solver_->pop_finished(now, finished_);
+    for (std::uint32_t slot : finished_) __builtin_prefetch(&active_[slot]);
     for (std::uint32_t slot : finished_) {
       Active& a = active_[slot];
       CS_CHECK(a.outstanding > 0);
       if (--a.outstanding > 0) continue;
       launch_phase(slot, now);
       if (a.outstanding == 0) {
-        done_.emplace(now + a.latency, done_seq_++, a.collective);
+        push_done(now + a.latency, a.collective);
         free_slots_.push_back(slot);
       }
     }
     solver_->solve(now);
   }
-  while (!done_.empty() && std::get<0>(done_.top()) == now) {
-    done.push_back(std::get<2>(done_.top()));
-    done_.pop();
+  while (!done_.empty() && done_.front().time == now) {
+    done.push_back(done_.front().collective);
+    heap4_erase(done_, 0, done_later, [this](std::size_t k, const Done& d) { done_[k] = d; });
   }
 }
 
