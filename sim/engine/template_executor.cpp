@@ -40,21 +40,58 @@ TemplateInstances::TemplateInstances(const StepTemplate& t) : t_(t) {
     self_[k] = {k};
   }
   group_begin_.push_back(static_cast<std::uint32_t>(group_ranks_.size()));
-  // Each template group's mirrors partition the ranks of its stage(s): a rank's mirror is the one holding it.
-  mirror_index_.resize(g.num_groups());
-  first_slot_.reserve(g.collectives().size());
-  std::uint32_t slots = 0;
+  // The stages of each template group: those of its collectives' members and of its mirrors' ranks. Each
+  // group then takes the first column none of its stages' groups has taken (five at 16,384 ranks).
+  const auto stages = static_cast<std::size_t>(g.num_ranks());
+  std::vector<std::vector<bool>> stages_of(g.num_groups());
+  const auto add_stage = [&](std::uint32_t group, std::uint32_t stage) {
+    CS_CHECK(stage < stages);
+    auto& of = stages_of[group];
+    if (of.empty()) of.assign(stages, false);
+    of[stage] = true;
+  };
   for (const Collective& c : g.collectives()) {
-    first_slot_.push_back(slots);
+    if (stages_of[c.group].empty())
+      for (const std::uint32_t mirror : g.mirrors(c.group))
+        for (const std::uint32_t rank : ranks_of(mirror)) add_stage(c.group, t.template_rank[rank]);
+    for (const TaskId m : c.members) add_stage(c.group, tasks[m].rank);
+  }
+  std::vector<std::uint32_t> column(g.num_groups(), kNone);
+  std::vector<std::vector<bool>> taken(stages);  // per stage: its groups' columns
+  for (std::uint32_t k = 0; k < g.num_groups(); ++k) {
+    if (stages_of[k].empty()) continue;
+    const auto clashes = [&](std::uint32_t col) {
+      for (std::size_t s = 0; s < stages; ++s)
+        if (stages_of[k][s] && col < taken[s].size() && taken[s][col]) return true;
+      return false;
+    };
+    std::uint32_t col = 0;
+    while (clashes(col)) ++col;
+    for (std::size_t s = 0; s < stages; ++s) {
+      if (!stages_of[k][s]) continue;
+      if (taken[s].size() <= col) taken[s].resize(col + 1, false);
+      taken[s][col] = true;
+    }
+    column[k] = col;
+    columns_ = std::max(columns_, col + 1);
+  }
+  // Each template group's mirrors partition the ranks of its stage(s): a rank's seat in the group's column
+  // is the mirror holding it.
+  seats_.resize(static_cast<std::size_t>(n) * columns_);
+  issue_.reserve(g.collectives().size());
+  std::uint32_t slots = 0;
+  std::vector<bool> seated(g.num_groups(), false);
+  for (const Collective& c : g.collectives()) {
+    issue_.push_back({slots, column[c.group]});
     const auto& mirrors = g.mirrors(c.group);
     slots += static_cast<std::uint32_t>(mirrors.size());
-    auto& index = mirror_index_[c.group];
-    if (!index.empty()) continue;
-    index.assign(n, kNone);
+    if (seated[c.group]) continue;
+    seated[c.group] = true;
     for (std::uint32_t i = 0; i < mirrors.size(); ++i)
       for (const std::uint32_t rank : ranks_of(mirrors[i])) {
-        CS_CHECK(index[rank] == kNone);
-        index[rank] = i;
+        Seat& seat = seats_[static_cast<std::size_t>(rank) * columns_ + column[c.group]];
+        CS_CHECK(seat.mirror == kNone);
+        seat = {i, mirrors[i], group_begin_[mirrors[i]], group_begin_[mirrors[i] + 1] - group_begin_[mirrors[i]]};
       }
   }
   // Each template rank's collectives in issue order, with their template groups (10^4 ranks walk these
@@ -73,14 +110,13 @@ TemplateInstances::TemplateInstances(const StepTemplate& t) : t_(t) {
     CS_CHECK(k < static_cast<std::uint32_t>(g.num_ranks()));
     tasks_ += first[k + 1] - first[k];
     for (const auto& [c, group] : issued[k]) {
-      const std::uint32_t mirror = mirror_index_[group][r];
-      CS_CHECK(mirror != kNone);
-      const std::uint32_t real = g.mirrors(group)[mirror];
-      if (ranks_of(real).front() != r) continue;
-      std::uint32_t& id_of = slot_id_[first_slot_[c] + mirror];
+      const Seat& seat = seats_[static_cast<std::size_t>(r) * columns_ + column[group]];
+      CS_CHECK(seat.mirror != kNone && seat.group == g.mirrors(group)[seat.mirror]);
+      if (group_ranks_[seat.begin] != r) continue;
+      std::uint32_t& id_of = slot_id_[issue_[c].first_slot + seat.mirror];
       CS_CHECK(id_of == kNone);
       id_of = static_cast<std::uint32_t>(of_.size());
-      of_.push_back({c, real});
+      of_.push_back({c, seat.group});
     }
   }
   for (const std::uint32_t id : slot_id_) CS_CHECK(id != kNone);
@@ -101,13 +137,13 @@ const TemplateInstances::InFlight* TemplateInstances::find(std::uint32_t instanc
   }
 }
 
-void TemplateInstances::begin(std::uint32_t instance, std::uint32_t collective, std::uint32_t group) const {
+void TemplateInstances::begin(std::uint32_t instance, std::uint32_t collective, const Meeting& where) const {
   if (2 * (in_flight_count_ + 1) > in_flight_.size()) {  // grow: re-insert into twice the room
     std::vector<InFlight> old(2 * in_flight_.size());
     old.swap(in_flight_);
     in_flight_count_ = 0;
     for (const InFlight& f : old)
-      if (f.id != kNone) begin(f.id, f.collective, f.group);
+      if (f.id != kNone) begin(f.id, f.collective, {0, f.group, f.begin, f.size});
   }
   const std::size_t mask = in_flight_.size() - 1;
   std::size_t i = hash(instance) & mask;
@@ -115,7 +151,7 @@ void TemplateInstances::begin(std::uint32_t instance, std::uint32_t collective, 
     CS_CHECK(in_flight_[i].id != instance);
     i = (i + 1) & mask;
   }
-  in_flight_[i] = {instance, collective, group};
+  in_flight_[i] = {instance, collective, where.group, where.begin, where.size};
   ++in_flight_count_;
 }
 
@@ -173,11 +209,17 @@ class KernelQueue {
     if (fifo_head_ < fifo_.size()) return now_;
     return heap_.empty() ? kNever : heap_.front().time;
   }
-  // The rank of the event pop() returns next (kNone: none), so that its state can be fetched early.
-  std::uint32_t peek_target() const {
-    if (fifo_head_ < fifo_.size()) return fifo_[fifo_head_].target;
-    return heap_.empty() ? kNone : front().target;
+  // The ranks of the event pop() returns next and of the one after it (kNone: none), so that their state
+  // can be fetched early. The second is a guess (the next one in the FIFO or the first bucket, withdrawn or
+  // not, rather than the order pop() follows): a wrong one costs a useless fetch, nothing else.
+  std::pair<std::uint32_t, std::uint32_t> peek_targets() const {
+    if (fifo_head_ < fifo_.size()) return {fifo_[fifo_head_].target, fifo_head_ + 1 < fifo_.size() ? fifo_[fifo_head_ + 1].target : kNone};
+    if (heap_.empty()) return {kNone, kNone};
+    const Bucket& b = buckets_[heap_.front().bucket];
+    return {b.events[b.head].target, b.head + 1 < b.events.size() ? b.events[b.head + 1].target : kNone};
   }
+  // The rank's place in the buckets, which pop() reads (a miss otherwise: 5 % of the executor's time).
+  void prefetch(std::uint32_t rank) const { __builtin_prefetch(&pos_[rank], 1); }
   void advance_to(Time t) {
     CS_CHECK(t >= now_ && t <= next_time());
     now_ = t;
@@ -367,10 +409,14 @@ class TemplateExecutor {
     member_begin_.reserve(g_.collectives().size() + 1);
     for (std::size_t c = 0; c < g_.collectives().size(); ++c) {
       member_begin_.push_back(static_cast<std::uint32_t>(members_.size()));
-      for (const TaskId m : g_.collectives()[c].members) members_.push_back({tasks[m].rank, m, tasks[m].category});
+      for (const TaskId m : g_.collectives()[c].members) members_.push_back({tasks[m].rank, m, tasks[m].stream, tasks[m].category});
     }
     member_begin_.push_back(static_cast<std::uint32_t>(members_.size()));
     for (const std::uint32_t r : t.representative) ranks_[r].representative = true;
+    for (std::uint32_t r = 0; r < t.num_ranks(); ++r) {
+      ranks_[r].base = t.base[t.rank_type[r]].data();
+      ranks_[r].slowdown = t.rank_slowdown[r];
+    }
     result_.records.resize(tasks.size());
   }
 
@@ -393,47 +439,53 @@ class TemplateExecutor {
     result_.ranks.reserve(ranks_.size());
     result_.kernel_square_sum.reserve(ranks_.size());
     for (const RankSlot& r : ranks_) {
-      result_.ranks.push_back(r.totals);
+      result_.ranks.push_back({r.busy_time, r.exposed_by_kind, r.compute, r.exposed});
       result_.kernel_square_sum.push_back(r.kernel_square_sum);
     }
     return std::move(result_);
   }
 
  private:
-  struct Running {  // the kernel the rank's compute stream runs, if any
+  // A rank's whole dynamic state, on five lines of its own: what a collective's start or end reads of each
+  // member on the first (its counters and kernel), the third (stream starts, exposure) and the fifth (the
+  // exposure per kind, when it has no kernel); the others are read by its own events. The next events'
+  // slots are fetched whole while this one is handled (prefetch_slot).
+  struct alignas(64) RankSlot {
+    // The kernel its compute stream runs, if any (set_speed's fields).
     TaskId task = kNone;
     std::uint32_t version = 0;
     Time remaining = 0;
     Time last_update = 0;
-    bool slowed = false;
-  };
-  struct StreamSlot {
-    Time start = 0;          // when its current task began
-    std::uint32_t head = 0;  // its next task, by position in the template's stream
-    std::uint8_t busy = 0;
-  };
-  struct RankSlot {
-    Running run;
-    std::uint32_t stage = 0;         // its template rank
-    bool representative = false;     // its records are kept
-    Time last = 0;                   // when the exposure below was last brought up to date
-    std::uint32_t comm = 0;          // data-moving collectives (the reference's active_comm_)
-    std::uint32_t kernels = 0;       // plain tasks running
-    std::array<std::uint16_t, kNumCategories> kind{};  // data-moving collectives per category
-    std::array<StreamSlot, kStreamsPerRank> streams{};
-    RankTotals totals;
+    std::uint32_t stage = 0;      // its template rank
+    Time last = 0;                // when the exposure was last brought up to date
+    std::uint8_t comm = 0;        // data-moving collectives (the reference's active_comm_): one a stream at most
+    std::uint8_t kernels = 0;     // plain tasks running: the compute stream's, one at most
+    bool slowed = false;          // the kernel runs slowed by communication
+    bool representative = false;  // its records are kept
+    std::uint8_t busy = 0;        // per stream (bit): a task runs on it
+    std::array<std::uint8_t, kNumCategories> kind{};  // data-moving collectives per category
+    // The second line.
+    alignas(64) const Time* base = nullptr;  // its GPU type's full-speed durations (StepTemplate::base)
+    double slowdown = 1;          // StepTemplate::rank_slowdown
     double kernel_square_sum = 0;
+    Time compute = 0;             // RankTotals::compute
+    std::array<std::uint32_t, kStreamsPerRank> head{};  // per stream: its next task, by position in the stream
+    std::array<Time, kStreamsPerRank> start{};          // per stream: when its current task began
+    Time exposed = 0;                                   // RankTotals::exposed
+    std::array<Time, kNumCategories> busy_time{};       // RankTotals::busy
+    std::array<Time, kNumCategories> exposed_by_kind{};
   };
+  static_assert(sizeof(RankSlot) == 5 * 64 && offsetof(RankSlot, base) == 64 && offsetof(RankSlot, start) == 2 * 64);
 
   // The predecessors of template task t that rank `st` has not finished (see the constructor).
   int pending(const RankSlot& st, TaskId t) const {
     int n = 0;
-    for (std::uint32_t i = pred_begin_[t]; i < pred_begin_[t + 1]; ++i) n += st.streams[preds_[i].stream].head <= preds_[i].index;
+    for (std::uint32_t i = pred_begin_[t]; i < pred_begin_[t + 1]; ++i) n += st.head[preds_[i].stream] <= preds_[i].index;
     return n;
   }
   bool ready(const RankSlot& st, TaskId t) const {
     for (std::uint32_t i = pred_begin_[t]; i < pred_begin_[t + 1]; ++i)
-      if (st.streams[preds_[i].stream].head <= preds_[i].index) return false;
+      if (st.head[preds_[i].stream] <= preds_[i].index) return false;
     return true;
   }
 
@@ -442,47 +494,51 @@ class TemplateExecutor {
     const Time now = queue_.now();
     if (now != st.last && st.kernels == 0 && st.comm > 0) {
       const Time dt = now - st.last;
-      st.totals.exposed += dt;
+      st.exposed += dt;
       for (std::size_t k = 0; k < kNumCategories; ++k)
-        if (st.kind[k] > 0) st.totals.exposed_by_kind[k] += dt;
+        if (st.kind[k] > 0) st.exposed_by_kind[k] += dt;
     }
     st.last = now;
   }
 
+  static std::uint8_t bit(StreamKind stream) { return static_cast<std::uint8_t>(1u << static_cast<unsigned>(stream)); }
+
   void try_start(std::uint32_t rank, StreamKind stream) {
     RankSlot& st = ranks_[rank];
-    StreamSlot& ss = st.streams[static_cast<std::size_t>(stream)];
-    if (ss.busy) return;
+    const auto s = static_cast<std::size_t>(stream);
+    if (st.busy & bit(stream)) return;
     const auto& list = g_.stream_tasks(static_cast<int>(st.stage), stream);
-    if (ss.head >= list.size()) return;
-    const TaskId t = list[ss.head];
+    if (st.head[s] >= list.size()) return;
+    const TaskId t = list[st.head[s]];
     if (!ready(st, t)) return;
-    ss.busy = 1;
+    st.busy |= bit(stream);
     const Task& task = g_.tasks()[t];
     if (st.representative) result_.records[t].arrive = queue_.now();
     if (task.collective == kNone) {
-      start_compute(rank, st, ss, t);
+      start_compute(rank, st, s, t);
       return;
     }
     const TemplateInstances::Meeting where = inst_.meeting(task.collective, rank);
-    const auto members = inst_.ranks_of(where.group);
-    if (++arrived_[where.slot] < members.size()) return;
+    if (++arrived_[where.slot] < where.size) return;
+    const auto members = inst_.ranks(where);
+    // The other members' slots were last read at their arrivals, since evicted: fetched all at once here.
+    for (const std::uint32_t m : members) prefetch_slot(m);
     for (const std::uint32_t m : members) {
-      const TaskId mt = member_task(task.collective, ranks_[m].stage);
-      const Task& mtask = g_.tasks()[mt];
       RankSlot& ms = ranks_[m];
-      ms.streams[static_cast<std::size_t>(mtask.stream)].start = queue_.now();
-      if (ms.representative) result_.records[mt].start = queue_.now();
-      set_comm_active(m, ms, +1, mtask.category);
+      const Member& mm = member(task.collective, ms.stage);
+      ms.start[static_cast<std::size_t>(mm.stream)] = queue_.now();
+      if (ms.representative) result_.records[mm.task].start = queue_.now();
+      set_comm_active(m, ms, +1, mm.category);
     }
     const std::uint32_t id = inst_.instance_of_slot(where.slot);
-    inst_.begin(id, task.collective, where.group);
+    inst_.begin(id, task.collective, where);
     network_.start(id, queue_.now());
   }
 
   struct Member {
     std::uint32_t stage;
     TaskId task;
+    StreamKind stream;
     Category category;
   };
   const Member& member(std::uint32_t c, std::uint32_t stage) const {
@@ -491,61 +547,67 @@ class TemplateExecutor {
     CS_CHECK(members_[member_begin_[c + 1] - 1].stage == stage);
     return members_[member_begin_[c + 1] - 1];
   }
-  TaskId member_task(std::uint32_t c, std::uint32_t stage) const { return member(c, stage).task; }
 
-  // Each event reads its rank's slot, a cache miss at 10^4 ranks whose events interleave: the next
-  // event's is fetched while this one is handled, the lines an event reads before the totals (its kernel,
-  // dependency base, counters and streams).
+  // Each event reads its rank's slot and, at a collective's arrival, its seats, a cache miss at 10^4 ranks
+  // whose events interleave: the next event's are fetched while this one is handled.
   void prefetch_ahead() const {
-    const std::uint32_t next = queue_.peek_target();
-    if (next < ranks_.size()) prefetch_slot(next);
+    const auto [next, after] = queue_.peek_targets();
+    if (next < ranks_.size()) {
+      queue_.prefetch(next);
+      prefetch_slot(next);
+    }
+    if (after < ranks_.size()) prefetch_slot(after);
   }
   void prefetch_slot(std::uint32_t rank) const {
     const char* p = reinterpret_cast<const char*>(&ranks_[rank]);
-    for (std::size_t line = 0; line < offsetof(RankSlot, totals); line += 64) __builtin_prefetch(p + line);
+    for (std::size_t line = 0; line < sizeof(RankSlot); line += 64) __builtin_prefetch(p + line);
+    inst_.prefetch(rank);
   }
 
-  void start_compute(std::uint32_t rank, RankSlot& st, StreamSlot& ss, TaskId t) {
-    Running& run = st.run;
-    CS_CHECK(run.task == kNone);
-    const Time duration = t_.duration(rank, t);
-    run.task = t;
-    run.remaining = duration;
-    run.last_update = queue_.now();
-    run.slowed = st.comm > 0;  // plain tasks run on the compute stream only
-    ss.start = queue_.now();
+  // `t` (a compute task of the rank's template) on the rank: the builder's Builder::slowed, from the rank's
+  // slot rather than StepTemplate's per-rank type and slowdown (two more misses, 6 % of try_start).
+  static Time duration(const RankSlot& st, TaskId t) {
+    const Time b = st.base[t];
+    return st.slowdown == 1 ? b : static_cast<Time>(std::llround(static_cast<double>(b) * st.slowdown));
+  }
+
+  void start_compute(std::uint32_t rank, RankSlot& st, std::size_t s, TaskId t) {
+    CS_CHECK(st.task == kNone);
+    const Time d = duration(st, t);
+    st.task = t;
+    st.remaining = d;
+    st.last_update = queue_.now();
+    st.slowed = st.comm > 0;  // plain tasks run on the compute stream only
+    st.start[s] = queue_.now();
     if (st.representative) result_.records[t].start = queue_.now();
-    const double d = to_seconds(duration);
-    st.kernel_square_sum += d * d;
+    const double seconds = to_seconds(d);
+    st.kernel_square_sum += seconds * seconds;
     advance(st);
     ++st.kernels;
-    schedule_compute_done(run, rank);
+    schedule_compute_done(st, rank);
   }
 
-  Time wall_time_for(const Running& run) const { return wall_time(run.remaining, run.slowed, slowdown_); }
-
-  void schedule_compute_done(Running& run, std::uint32_t rank) {
-    ++run.version;
-    queue_.schedule(queue_.now() + wall_time_for(run), rank, (run.version << kTagBits) | kComputeDone);
+  void schedule_compute_done(RankSlot& st, std::uint32_t rank) {
+    ++st.version;
+    queue_.schedule(queue_.now() + wall_time(st.remaining, st.slowed, slowdown_), rank, (st.version << kTagBits) | kComputeDone);
   }
 
   void set_comm_active(std::uint32_t rank, RankSlot& st, int delta, Category category) {
     advance(st);
     auto& kind = st.kind[static_cast<std::size_t>(category)];
-    kind = static_cast<std::uint16_t>(static_cast<int>(kind) + delta);
-    st.comm = static_cast<std::uint32_t>(static_cast<int>(st.comm) + delta);
-    if (set_speed(st.run, st.comm > 0, queue_.now(), slowdown_)) schedule_compute_done(st.run, rank);
+    kind = static_cast<std::uint8_t>(static_cast<int>(kind) + delta);
+    st.comm = static_cast<std::uint8_t>(static_cast<int>(st.comm) + delta);
+    if (set_speed(st, st.comm > 0, queue_.now(), slowdown_)) schedule_compute_done(st, rank);
   }
 
   void on_compute_done(std::uint32_t rank, std::uint32_t version) {
     RankSlot& st = ranks_[rank];
-    Running& run = st.run;
-    if (run.task == kNone || (run.version & (UINT32_MAX >> kTagBits)) != version) return;  // stale
-    const TaskId t = run.task;
-    run.task = kNone;
+    if (st.task == kNone || (st.version & (UINT32_MAX >> kTagBits)) != version) return;  // stale
+    const TaskId t = st.task;
+    st.task = kNone;
     advance(st);
     --st.kernels;
-    st.totals.compute += queue_.now() - st.streams[static_cast<std::size_t>(StreamKind::compute)].start;
+    st.compute += queue_.now() - st.start[static_cast<std::size_t>(StreamKind::compute)];
     finish(rank, st, t);
   }
 
@@ -557,22 +619,21 @@ class TemplateExecutor {
   }
 
   void on_collective_done(std::uint32_t id) {
-    const TemplateInstances::Of of = inst_.of(id);
+    const std::uint32_t c = inst_.template_collective(id);
+    const auto members = inst_.members_of(id);
     inst_.end(id);
-    const std::uint32_t c = of.collective;
-    const auto members = inst_.ranks_of(of.group);
     for (const std::uint32_t m : members) set_comm_active(m, ranks_[m], -1, member(c, ranks_[m].stage).category);
-    for (const std::uint32_t m : members) finish(m, ranks_[m], member_task(c, ranks_[m].stage));
+    for (const std::uint32_t m : members) finish(m, ranks_[m], member(c, ranks_[m].stage).task);
   }
 
   void finish(std::uint32_t rank, RankSlot& st, TaskId t) {
     const Task& task = g_.tasks()[t];
     const Time now = queue_.now();
-    StreamSlot& ss = st.streams[static_cast<std::size_t>(task.stream)];
-    st.totals.busy[static_cast<std::size_t>(task.category)] += now - ss.start;
+    const auto s = static_cast<std::size_t>(task.stream);
+    st.busy_time[static_cast<std::size_t>(task.category)] += now - st.start[s];
     if (st.representative) result_.records[t].end = now;
-    ss.busy = 0;
-    ++ss.head;
+    st.busy &= static_cast<std::uint8_t>(~bit(task.stream));
+    ++st.head[s];
     for (std::uint32_t i = trigger_begin_[t]; i < trigger_begin_[t + 1]; ++i)
       if (ready(st, triggers_[i].task)) try_start(rank, triggers_[i].stream);
     try_start(rank, task.stream);
@@ -585,7 +646,7 @@ class TemplateExecutor {
       const RankSlot& st = ranks_[r];
       for (int s = 0; s < kStreamsPerRank; ++s) {
         const auto& list = g_.stream_tasks(static_cast<int>(st.stage), static_cast<StreamKind>(s));
-        const std::size_t h = st.streams[static_cast<std::size_t>(s)].head;
+        const std::size_t h = st.head[static_cast<std::size_t>(s)];
         if (h >= list.size()) continue;
         const Task& t = g_.tasks()[list[h]];
         const int waiting = pending(st, list[h]);
@@ -594,7 +655,7 @@ class TemplateExecutor {
                   << "' (micro-batch " << t.micro_batch << ", ";
           if (t.collective != kNone && waiting == 0) {
             const TemplateInstances::Meeting where = inst_.meeting(t.collective, r);
-            blocked << arrived_[where.slot] << "/" << inst_.ranks_of(where.group).size() << " members arrived)";
+            blocked << arrived_[where.slot] << "/" << where.size << " members arrived)";
           } else {
             blocked << waiting << " dependencies pending)";
           }
