@@ -396,7 +396,7 @@ void FlowNetwork::start(std::uint32_t collective, Time now) {
     launch_phase(slot, now);
   }
   if (a.outstanding == 0) {
-    push_done(now + a.latency, collective);
+    push_done(now, a.latency, collective);
     free_slots_.push_back(slot);
     return;
   }
@@ -562,15 +562,32 @@ void FlowNetwork::route_least_loaded(int src, int dst, std::uint64_t flow_id) {
   }
 }
 
-void FlowNetwork::push_done(Time at, std::uint32_t collective) {
-  const Done d{at, done_seq_++, collective};
-  done_.push_back(d);
-  heap4_place(done_, done_.size() - 1, d, done_later, [this](std::size_t k, const Done& v) { done_[k] = v; });
+void FlowNetwork::push_done(Time now, Time latency, std::uint32_t collective) {
+  if (latency != last_latency_) {
+    const auto [it, added] = lane_of_.try_emplace(latency, static_cast<std::uint32_t>(lanes_.size()));
+    if (added) lanes_.emplace_back();
+    last_latency_ = latency;
+    last_lane_ = it->second;
+  }
+  Lane& lane = lanes_[last_lane_];
+  const Done d{now + latency, done_seq_++, collective};
+  CS_CHECK(lane.head == lane.waits.size() || lane.waits.back().time <= d.time);  // now never goes back
+  if (lane.head == lane.waits.size()) {  // an empty lane: its first wait joins the heap
+    lane.waits.clear();
+    lane.head = 0;
+    const LaneHead h{d.time, d.seq, last_lane_};
+    heads_.push_back(h);
+    heap4_place(heads_, heads_.size() - 1, h, head_later, [this](std::size_t k, const LaneHead& v) { heads_[k] = v; });
+  } else if (lane.head > 4096 && 2 * lane.head > lane.waits.size()) {  // a lane that never empties: ended waits go
+    lane.waits.erase(lane.waits.begin(), lane.waits.begin() + static_cast<std::ptrdiff_t>(lane.head));
+    lane.head = 0;
+  }
+  lane.waits.push_back(d);
 }
 
 Time FlowNetwork::next_completion() const {
   const Time flows = solver_->next_finish();
-  const Time done = done_.empty() ? kNever : done_.front().time;
+  const Time done = heads_.empty() ? kNever : heads_.front().time;
   return std::min(flows, done);
 }
 
@@ -585,15 +602,23 @@ void FlowNetwork::pop_completed(Time now, std::vector<std::uint32_t>& done) {
       if (--a.outstanding > 0) continue;
       launch_phase(slot, now);
       if (a.outstanding == 0) {
-        push_done(now + a.latency, a.collective);
+        push_done(now, a.latency, a.collective);
         free_slots_.push_back(slot);
       }
     }
     solver_->solve(now);
   }
-  while (!done_.empty() && done_.front().time == now) {
-    done.push_back(done_.front().collective);
-    heap4_erase(done_, 0, done_later, [this](std::size_t k, const Done& d) { done_[k] = d; });
+  const auto set = [this](std::size_t k, const LaneHead& v) { heads_[k] = v; };
+  while (!heads_.empty() && heads_.front().time == now) {
+    const std::uint32_t l = heads_.front().lane;
+    Lane& lane = lanes_[l];
+    done.push_back(lane.waits[lane.head].collective);
+    if (++lane.head < lane.waits.size()) {  // the lane's next wait takes its place
+      const Done& next = lane.waits[lane.head];
+      heap4_place(heads_, 0, LaneHead{next.time, next.seq, l}, head_later, set);
+    } else {
+      heap4_erase(heads_, 0, head_later, set);
+    }
   }
 }
 

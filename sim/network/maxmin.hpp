@@ -103,7 +103,10 @@ class MaxMinSolver {
   };
   void set_finish(std::uint32_t flow, Time finish);
   // (time, flow) order, the later first.
-  static bool finish_later(const Finish& a, const Finish& b) { return a.time != b.time ? a.time > b.time : a.flow > b.flow; }
+  // One 128-bit comparison (times are >= 0): flags for a select, where two compares branched.
+  __extension__ using Key = unsigned __int128;
+  static Key finish_key(const Finish& f) { return static_cast<Key>(static_cast<std::uint64_t>(f.time)) << 32 | f.flow; }
+  static bool finish_later(const Finish& a, const Finish& b) { return finish_key(a) > finish_key(b); }
   void store_finish(std::size_t k, const Finish& v) {  // finishes_[k] = v; heap_pos follows
     finishes_[k] = v;
     heap_pos_[v.flow] = static_cast<std::uint32_t>(k);
