@@ -209,14 +209,16 @@ class KernelQueue {
     if (fifo_head_ < fifo_.size()) return now_;
     return heap_.empty() ? kNever : heap_.front().time;
   }
-  // The ranks of the event pop() returns next and of the one after it (kNone: none), so that their state
-  // can be fetched early. The second is a guess (the next one in the FIFO or the first bucket, withdrawn or
-  // not, rather than the order pop() follows): a wrong one costs a useless fetch, nothing else.
+  // The ranks of the event pop() returns next and of the fourth one from now (kNone: none), so that their
+  // state can be fetched early: the fourth's is in cache when its turn comes even where the flow network's
+  // events in between evicted it (the next one's alone arrived late, its slot's first lines stalling the
+  // loop). The fourth is a guess (four on in the FIFO or the first bucket, withdrawn or not, rather than the
+  // order pop() follows): a wrong one costs a useless fetch, nothing else.
   std::pair<std::uint32_t, std::uint32_t> peek_targets() const {
-    if (fifo_head_ < fifo_.size()) return {fifo_[fifo_head_].target, fifo_head_ + 1 < fifo_.size() ? fifo_[fifo_head_ + 1].target : kNone};
+    if (fifo_head_ < fifo_.size()) return {fifo_[fifo_head_].target, fifo_head_ + 3 < fifo_.size() ? fifo_[fifo_head_ + 3].target : kNone};
     if (heap_.empty()) return {kNone, kNone};
     const Bucket& b = buckets_[heap_.front().bucket];
-    return {b.events[b.head].target, b.head + 1 < b.events.size() ? b.events[b.head + 1].target : kNone};
+    return {b.events[b.head].target, b.head + 3 < b.events.size() ? b.events[b.head + 3].target : kNone};
   }
   // The rank's place in the buckets, which pop() reads (a miss otherwise: 5 % of the executor's time).
   void prefetch(std::uint32_t rank) const { __builtin_prefetch(&pos_[rank], 1); }
@@ -376,6 +378,12 @@ class TemplateExecutor {
       CS_CHECK(tasks[id].collective != kNone || tasks[id].stream == StreamKind::compute);
       for (const TaskId* s = g_.successors_begin(id); s != g_.successors_end(id); ++s) CS_CHECK(tasks[*s].rank == tasks[id].rank);
     }
+    starts_.reserve(tasks.size());
+    for (const Task& task : tasks) {
+      const auto issue = task.collective == kNone ? TemplateInstances::Issue{0, 0} : inst.issue(task.collective);
+      CS_CHECK(issue.column <= UINT16_MAX);
+      starts_.push_back({task.collective, issue.first_slot, static_cast<std::uint16_t>(issue.column), task.category});
+    }
     succ_begin_.reserve(tasks.size() + 1);
     for (TaskId id = 0; id < tasks.size(); ++id) {
       succ_begin_.push_back(static_cast<std::uint32_t>(succ_.size()));
@@ -513,14 +521,14 @@ class TemplateExecutor {
     const TaskId t = list[st.head[s]];
     if (left(st, t) != 0) return;
     st.busy |= bit(stream);
-    const Task& task = g_.tasks()[t];
+    const Start& task = starts_[t];
     if (st.representative) result_.records[t].arrive = queue_.now();
     if (task.collective == kNone) {
       st.category = task.category;
       start_compute(rank, st, s, t);
       return;
     }
-    const TemplateInstances::Meeting where = inst_.meeting(task.collective, rank);
+    const TemplateInstances::Meeting where = inst_.meeting({task.first_slot, task.column}, rank);
     if (++arrived_[where.slot] < where.size) return;
     const auto members = inst_.ranks(where);
     // The other members' slots were last read at their arrivals, since evicted: fetched all at once here.
@@ -553,12 +561,12 @@ class TemplateExecutor {
   // Each event reads its rank's slot and, at a collective's arrival, its seats, a cache miss at 10^4 ranks
   // whose events interleave: the next event's are fetched while this one is handled.
   void prefetch_ahead() const {
-    const auto [next, after] = queue_.peek_targets();
+    const auto [next, ahead] = queue_.peek_targets();
     if (next < ranks_.size()) {
       queue_.prefetch(next);
       prefetch_slot(next);
     }
-    if (after < ranks_.size()) prefetch_slot(after);
+    if (ahead < ranks_.size()) prefetch_slot(ahead);
   }
   void prefetch_slot(std::uint32_t rank) const {
     const char* p = reinterpret_cast<const char*>(&ranks_[rank]);
@@ -689,6 +697,14 @@ class TemplateExecutor {
   HugeVector<std::uint16_t> arrived_;  // per slot
   std::vector<TaskId> first_;           // per template rank: its first task
   HugeVector<std::uint8_t> deps_left_;
+  // Per template task what try_start reads of it, its collective's meeting inputs included: 12 bytes where
+  // the Task and then the collective's Issue were two dependent reads of 24 and 8.
+  struct Start {
+    std::uint32_t collective, first_slot;
+    std::uint16_t column;
+    Category category;
+  };
+  std::vector<Start> starts_;
   // Per template task its successors, each with its stream in the top bits: succ_[succ_begin_[t], succ_begin_[t + 1]).
   static constexpr unsigned kSuccessorBits = 29;
   std::vector<std::uint32_t> succ_begin_;

@@ -71,11 +71,16 @@ class TemplateInstances final : public CollectiveTable {
   struct Meeting {
     std::uint32_t slot, group, begin, size;  // the ranks: group_ranks_[begin, begin + size)
   };
-  Meeting meeting(std::uint32_t c, std::uint32_t rank) const {
-    const Issue k = issue_[c];
+  // Per template collective: its first slot and its template group's column (below).
+  struct Issue {
+    std::uint32_t first_slot, column;
+  };
+  Issue issue(std::uint32_t c) const { return issue_[c]; }
+  Meeting meeting(Issue k, std::uint32_t rank) const {
     const Seat& s = seats_[static_cast<std::size_t>(rank) * columns_ + k.column];
     return {k.first_slot + s.mirror, s.group, s.begin, s.size};
   }
+  Meeting meeting(std::uint32_t c, std::uint32_t rank) const { return meeting(issue_[c], rank); }
   std::span<const std::uint32_t> ranks(const Meeting& m) const { return {group_ranks_.data() + m.begin, m.size}; }
   // Fetches the rank's seats (meeting() reads one of them) ahead of its next event.
   void prefetch(std::uint32_t rank) const {
@@ -118,9 +123,6 @@ class TemplateInstances final : public CollectiveTable {
   // ranks.
   struct Seat {
     std::uint32_t mirror = kNone, group = 0, begin = 0, size = 0;  // the mirror's real group and its ranks
-  };
-  struct Issue {
-    std::uint32_t first_slot, column;  // per template collective: its first slot, its group's column
   };
   std::vector<Issue> issue_;
   std::uint32_t columns_ = 0;
