@@ -41,7 +41,7 @@ TemplateInstances::TemplateInstances(const StepTemplate& t) : t_(t) {
   }
   group_begin_.push_back(static_cast<std::uint32_t>(group_ranks_.size()));
   // The stages of each template group: those of its collectives' members and of its mirrors' ranks. Each
-  // group then takes the first column none of its stages' groups has taken (five at 16,384 ranks).
+  // group then takes the first column none of its stages' groups has taken (four at 16,384 ranks).
   const auto stages = static_cast<std::size_t>(g.num_ranks());
   std::vector<std::vector<bool>> stages_of(g.num_groups());
   const auto add_stage = [&](std::uint32_t group, std::uint32_t stage) {
@@ -220,7 +220,7 @@ class KernelQueue {
     const Bucket& b = buckets_[heap_.front().bucket];
     return {b.events[b.head].target, b.head + 3 < b.events.size() ? b.events[b.head + 3].target : kNone};
   }
-  // The rank's place in the buckets, which pop() reads (a miss otherwise: 5 % of the executor's time).
+  // The rank's place in the buckets, which pop() reads (that load was 5 % of execute_template's own samples).
   void prefetch(std::uint32_t rank) const { __builtin_prefetch(&pos_[rank], 1); }
   void advance_to(Time t) {
     CS_CHECK(t >= now_ && t <= next_time());
@@ -531,7 +531,8 @@ class TemplateExecutor {
     const TemplateInstances::Meeting where = inst_.meeting({task.first_slot, task.column}, rank);
     if (++arrived_[where.slot] < where.size) return;
     const auto members = inst_.ranks(where);
-    // The other members' slots were last read at their arrivals, since evicted: fetched all at once here.
+    // The other members' slots were last read at their arrivals: fetched together, so that their misses
+    // overlap rather than come one member after another in the loop.
     for (const std::uint32_t m : members) prefetch_slot(m);
     for (const std::uint32_t m : members) {
       RankSlot& ms = ranks_[m];
@@ -559,7 +560,8 @@ class TemplateExecutor {
   }
 
   // Each event reads its rank's slot and, at a collective's arrival, its seats, a cache miss at 10^4 ranks
-  // whose events interleave: the next event's are fetched while this one is handled.
+  // whose events interleave: the next event's and the fourth's (KernelQueue::peek_targets) are fetched
+  // while this one is handled.
   void prefetch_ahead() const {
     const auto [next, ahead] = queue_.peek_targets();
     if (next < ranks_.size()) {
@@ -625,12 +627,11 @@ class TemplateExecutor {
   // completions at one time come as a batch (a stage's tensor-parallel groups finish together), so the next
   // collective's are fetched while this one's are handled.
   void prefetch_members(std::uint32_t id) const {
-    for (const std::uint32_t m : inst_.members_of(id)) prefetch_slot(m);
+    for (const std::uint32_t m : inst_.running(id).members) prefetch_slot(m);
   }
 
   void on_collective_done(std::uint32_t id) {
-    const std::uint32_t c = inst_.template_collective(id);
-    const auto members = inst_.members_of(id);
+    const auto [c, members] = inst_.running(id);
     inst_.end(id);
     for (const std::uint32_t m : members) set_comm_active(m, ranks_[m], -1, member(c, ranks_[m].stage).category);
     for (const std::uint32_t m : members) {
