@@ -41,7 +41,7 @@ TemplateInstances::TemplateInstances(const StepTemplate& t) : t_(t) {
   }
   group_begin_.push_back(static_cast<std::uint32_t>(group_ranks_.size()));
   // The stages of each template group: those of its collectives' members and of its mirrors' ranks. Each
-  // group then takes the first column none of its stages' groups has taken (five at 16,384 ranks).
+  // group then takes the first column none of its stages' groups has taken (four at 16,384 ranks).
   const auto stages = static_cast<std::size_t>(g.num_ranks());
   std::vector<std::vector<bool>> stages_of(g.num_groups());
   const auto add_stage = [&](std::uint32_t group, std::uint32_t stage) {
@@ -209,16 +209,18 @@ class KernelQueue {
     if (fifo_head_ < fifo_.size()) return now_;
     return heap_.empty() ? kNever : heap_.front().time;
   }
-  // The ranks of the event pop() returns next and of the one after it (kNone: none), so that their state
-  // can be fetched early. The second is a guess (the next one in the FIFO or the first bucket, withdrawn or
-  // not, rather than the order pop() follows): a wrong one costs a useless fetch, nothing else.
+  // The ranks of the event pop() returns next and of the fourth one from now (kNone: none), so that their
+  // state can be fetched early: the fourth's is in cache when its turn comes even where the flow network's
+  // events in between evicted it (the next one's alone arrived late, its slot's first lines stalling the
+  // loop). The fourth is a guess (four on in the FIFO or the first bucket, withdrawn or not, rather than the
+  // order pop() follows): a wrong one costs a useless fetch, nothing else.
   std::pair<std::uint32_t, std::uint32_t> peek_targets() const {
-    if (fifo_head_ < fifo_.size()) return {fifo_[fifo_head_].target, fifo_head_ + 1 < fifo_.size() ? fifo_[fifo_head_ + 1].target : kNone};
+    if (fifo_head_ < fifo_.size()) return {fifo_[fifo_head_].target, fifo_head_ + 3 < fifo_.size() ? fifo_[fifo_head_ + 3].target : kNone};
     if (heap_.empty()) return {kNone, kNone};
     const Bucket& b = buckets_[heap_.front().bucket];
-    return {b.events[b.head].target, b.head + 1 < b.events.size() ? b.events[b.head + 1].target : kNone};
+    return {b.events[b.head].target, b.head + 3 < b.events.size() ? b.events[b.head + 3].target : kNone};
   }
-  // The rank's place in the buckets, which pop() reads (a miss otherwise: 5 % of the executor's time).
+  // The rank's place in the buckets, which pop() reads (that load was 5 % of execute_template's own samples).
   void prefetch(std::uint32_t rank) const { __builtin_prefetch(&pos_[rank], 1); }
   void advance_to(Time t) {
     CS_CHECK(t >= now_ && t <= next_time());
@@ -372,6 +374,12 @@ class TemplateExecutor {
       CS_CHECK(tasks[id].collective != kNone || tasks[id].stream == StreamKind::compute);
       for (const TaskId* s = g_.successors_begin(id); s != g_.successors_end(id); ++s) CS_CHECK(tasks[*s].rank == tasks[id].rank);
     }
+    starts_.reserve(tasks.size());
+    for (const Task& task : tasks) {
+      const auto issue = task.collective == kNone ? TemplateInstances::Issue{0, 0} : inst.issue(task.collective);
+      CS_CHECK(issue.column <= UINT16_MAX);
+      starts_.push_back({task.collective, issue.first_slot, static_cast<std::uint16_t>(issue.column), task.category});
+    }
     // No dependency counts are kept per rank: a stream runs its tasks in order and its head moves past a
     // task exactly when that task finishes, so predecessor p of a rank is done exactly when the rank's
     // head on p's stream is past p's place there. Whether a task is ready is read off the rank's stream
@@ -463,6 +471,7 @@ class TemplateExecutor {
     bool slowed = false;          // the kernel runs slowed by communication
     bool representative = false;  // its records are kept
     std::uint8_t busy = 0;        // per stream (bit): a task runs on it
+    Category category = Category::compute;  // the kernel's
     std::array<std::uint8_t, kNumCategories> kind{};  // data-moving collectives per category
     // The second line.
     alignas(64) const Time* base = nullptr;  // its GPU type's full-speed durations (StepTemplate::base)
@@ -512,16 +521,18 @@ class TemplateExecutor {
     const TaskId t = list[st.head[s]];
     if (!ready(st, t)) return;
     st.busy |= bit(stream);
-    const Task& task = g_.tasks()[t];
+    const Start& task = starts_[t];
     if (st.representative) result_.records[t].arrive = queue_.now();
     if (task.collective == kNone) {
+      st.category = task.category;
       start_compute(rank, st, s, t);
       return;
     }
-    const TemplateInstances::Meeting where = inst_.meeting(task.collective, rank);
+    const TemplateInstances::Meeting where = inst_.meeting({task.first_slot, task.column}, rank);
     if (++arrived_[where.slot] < where.size) return;
     const auto members = inst_.ranks(where);
-    // The other members' slots were last read at their arrivals, since evicted: fetched all at once here.
+    // The other members' slots were last read at their arrivals: fetched together, so that their misses
+    // overlap rather than come one member after another in the loop.
     for (const std::uint32_t m : members) prefetch_slot(m);
     for (const std::uint32_t m : members) {
       RankSlot& ms = ranks_[m];
@@ -549,14 +560,15 @@ class TemplateExecutor {
   }
 
   // Each event reads its rank's slot and, at a collective's arrival, its seats, a cache miss at 10^4 ranks
-  // whose events interleave: the next event's are fetched while this one is handled.
+  // whose events interleave: the next event's and the fourth's (KernelQueue::peek_targets) are fetched
+  // while this one is handled.
   void prefetch_ahead() const {
-    const auto [next, after] = queue_.peek_targets();
+    const auto [next, ahead] = queue_.peek_targets();
     if (next < ranks_.size()) {
       queue_.prefetch(next);
       prefetch_slot(next);
     }
-    if (after < ranks_.size()) prefetch_slot(after);
+    if (ahead < ranks_.size()) prefetch_slot(ahead);
   }
   void prefetch_slot(std::uint32_t rank) const {
     const char* p = reinterpret_cast<const char*>(&ranks_[rank]);
@@ -608,35 +620,39 @@ class TemplateExecutor {
     advance(st);
     --st.kernels;
     st.compute += queue_.now() - st.start[static_cast<std::size_t>(StreamKind::compute)];
-    finish(rank, st, t);
+    finish(rank, st, t, StreamKind::compute, st.category);
   }
 
   // The rank slots of a collective's members (prefetch_slot): the network's
   // completions at one time come as a batch (a stage's tensor-parallel groups finish together), so the next
   // collective's are fetched while this one's are handled.
   void prefetch_members(std::uint32_t id) const {
-    for (const std::uint32_t m : inst_.members_of(id)) prefetch_slot(m);
+    for (const std::uint32_t m : inst_.running(id).members) prefetch_slot(m);
   }
 
   void on_collective_done(std::uint32_t id) {
-    const std::uint32_t c = inst_.template_collective(id);
-    const auto members = inst_.members_of(id);
+    const auto [c, members] = inst_.running(id);
     inst_.end(id);
     for (const std::uint32_t m : members) set_comm_active(m, ranks_[m], -1, member(c, ranks_[m].stage).category);
-    for (const std::uint32_t m : members) finish(m, ranks_[m], member(c, ranks_[m].stage).task);
+    for (const std::uint32_t m : members) {
+      const Member& mm = member(c, ranks_[m].stage);
+      finish(m, ranks_[m], mm.task, mm.stream, mm.category);
+    }
   }
 
-  void finish(std::uint32_t rank, RankSlot& st, TaskId t) {
-    const Task& task = g_.tasks()[t];
+  // Task t of the rank, on `stream` and counted as `category`, ends: both passed by the caller (the
+  // running kernel's, the collective member's), and each successor's stream kept beside it in triggers_, so
+  // that no task record is read (a miss per task: 15 % of the loop's own time).
+  void finish(std::uint32_t rank, RankSlot& st, TaskId t, StreamKind stream, Category category) {
     const Time now = queue_.now();
-    const auto s = static_cast<std::size_t>(task.stream);
-    st.busy_time[static_cast<std::size_t>(task.category)] += now - st.start[s];
+    const auto s = static_cast<std::size_t>(stream);
+    st.busy_time[static_cast<std::size_t>(category)] += now - st.start[s];
     if (st.representative) result_.records[t].end = now;
-    st.busy &= static_cast<std::uint8_t>(~bit(task.stream));
+    st.busy &= static_cast<std::uint8_t>(~bit(stream));
     ++st.head[s];
     for (std::uint32_t i = trigger_begin_[t]; i < trigger_begin_[t + 1]; ++i)
       if (ready(st, triggers_[i].task)) try_start(rank, triggers_[i].stream);
-    try_start(rank, task.stream);
+    try_start(rank, stream);
   }
 
   void check_finished() {
@@ -692,6 +708,14 @@ class TemplateExecutor {
   std::vector<Place> preds_;
   std::vector<std::uint32_t> trigger_begin_;
   std::vector<Trigger> triggers_;
+  // Per template task what try_start reads of it, its collective's meeting inputs included: 12 bytes where
+  // the Task and then the collective's Issue were two dependent reads of 24 and 8.
+  struct Start {
+    std::uint32_t collective, first_slot;
+    std::uint16_t column;
+    Category category;
+  };
+  std::vector<Start> starts_;
   std::vector<std::uint32_t> member_begin_;  // per template collective: its run in members_
   std::vector<Member> members_;
 };

@@ -30,6 +30,7 @@
 #include <span>
 #include <vector>
 
+#include "sim/base/check.hpp"
 #include "sim/base/huge_pages.hpp"
 #include "sim/engine/comm_backend.hpp"
 #include "sim/engine/executor.hpp"
@@ -71,11 +72,16 @@ class TemplateInstances final : public CollectiveTable {
   struct Meeting {
     std::uint32_t slot, group, begin, size;  // the ranks: group_ranks_[begin, begin + size)
   };
-  Meeting meeting(std::uint32_t c, std::uint32_t rank) const {
-    const Issue k = issue_[c];
+  // Per template collective: its first slot and its template group's column (below).
+  struct Issue {
+    std::uint32_t first_slot, column;
+  };
+  Issue issue(std::uint32_t c) const { return issue_[c]; }
+  Meeting meeting(Issue k, std::uint32_t rank) const {
     const Seat& s = seats_[static_cast<std::size_t>(rank) * columns_ + k.column];
     return {k.first_slot + s.mirror, s.group, s.begin, s.size};
   }
+  Meeting meeting(std::uint32_t c, std::uint32_t rank) const { return meeting(issue_[c], rank); }
   std::span<const std::uint32_t> ranks(const Meeting& m) const { return {group_ranks_.data() + m.begin, m.size}; }
   // Fetches the rank's seats (meeting() reads one of them) ahead of its next event.
   void prefetch(std::uint32_t rank) const {
@@ -94,7 +100,6 @@ class TemplateInstances final : public CollectiveTable {
     const InFlight* f = find(instance);
     return f ? Of{f->collective, f->group} : of_[instance];
   }
-  std::uint32_t template_collective(std::uint32_t instance) const { return of(instance).collective; }
   // The real ranks of a group or an instance, ascending (the one-by-one graph's member order).
   std::span<const std::uint32_t> ranks_of(std::uint32_t group) const {
     return {group_ranks_.data() + group_begin_[group], group_begin_[group + 1] - group_begin_[group]};
@@ -102,6 +107,16 @@ class TemplateInstances final : public CollectiveTable {
   std::span<const std::uint32_t> members_of(std::uint32_t instance) const {
     const InFlight* f = find(instance);
     return f ? std::span<const std::uint32_t>{group_ranks_.data() + f->begin, f->size} : ranks_of(of_[instance].group);
+  }
+  // An instance in flight: its template collective and its ranks, one look-up.
+  struct Running {
+    std::uint32_t collective;
+    std::span<const std::uint32_t> members;
+  };
+  Running running(std::uint32_t instance) const {
+    const InFlight* f = find(instance);
+    CS_CHECK(f != nullptr);
+    return {f->collective, {group_ranks_.data() + f->begin, f->size}};
   }
   // The executor says which instances are in flight (10^4 at most, against 10^7 instances): looking them
   // up there stays in cache, where of_ is a miss per look-up.
@@ -113,14 +128,11 @@ class TemplateInstances final : public CollectiveTable {
   const StepTemplate& t_;
   // A rank's mirror of each template group its stage uses, as a seat in a row of columns_ per real rank:
   // a template group has one column, none shared by two groups of one stage. A collective's arrival reads
-  // its rank's row (one line, fetched with the rank's state) instead of a 64 KiB mirror index per group,
-  // the group's mirror list and its ranks' offsets: 4-5 dependent misses, 5.6 x 10^7 arrivals at 16,384
-  // ranks.
+  // its rank's row (64 bytes at 16,384 ranks: four columns; fetched with the rank's state) instead of a
+  // 64 KiB mirror index per group, the group's mirror list and its ranks' offsets: 4-5 dependent misses,
+  // 5.6 x 10^7 arrivals at 16,384 ranks.
   struct Seat {
     std::uint32_t mirror = kNone, group = 0, begin = 0, size = 0;  // the mirror's real group and its ranks
-  };
-  struct Issue {
-    std::uint32_t first_slot, column;  // per template collective: its first slot, its group's column
   };
   std::vector<Issue> issue_;
   std::uint32_t columns_ = 0;
