@@ -531,9 +531,6 @@ class TemplateExecutor {
     const TemplateInstances::Meeting where = inst_.meeting({task.first_slot, task.column}, rank);
     if (++arrived_[where.slot] < where.size) return;
     const auto members = inst_.ranks(where);
-    // The other members' slots were last read at their arrivals: fetched together, so that their misses
-    // overlap rather than come one member after another in the loop.
-    for (const std::uint32_t m : members) prefetch_slot(m);
     for (const std::uint32_t m : members) {
       RankSlot& ms = ranks_[m];
       const Member& mm = member(task.collective, ms.stage);
