@@ -106,7 +106,7 @@ class TemplateInstances final : public CollectiveTable {
   }
   std::span<const std::uint32_t> members_of(std::uint32_t instance) const {
     const InFlight* f = find(instance);
-    return f ? std::span<const std::uint32_t>{group_ranks_.data() + f->begin, f->size} : ranks_of(of_[instance].group);
+    return f ? members(*f) : ranks_of(of_[instance].group);
   }
   // An instance in flight: its template collective and its ranks, one look-up.
   struct Running {
@@ -116,7 +116,7 @@ class TemplateInstances final : public CollectiveTable {
   Running running(std::uint32_t instance) const {
     const InFlight* f = find(instance);
     CS_CHECK(f != nullptr);
-    return {f->collective, {group_ranks_.data() + f->begin, f->size}};
+    return {f->collective, members(*f)};
   }
   // The executor says which instances are in flight (10^4 at most, against 10^7 instances): looking them
   // up there stays in cache, where of_ is a miss per look-up.
@@ -144,6 +144,7 @@ class TemplateInstances final : public CollectiveTable {
     std::uint32_t id = kNone, collective = 0, group = 0, begin = 0, size = 0;  // the group's ranks as in Meeting
   };
   const InFlight* find(std::uint32_t instance) const;
+  std::span<const std::uint32_t> members(const InFlight& f) const { return {group_ranks_.data() + f.begin, f.size}; }
   static std::size_t hash(std::uint32_t id) { return static_cast<std::size_t>((id * 0x9E3779B97F4A7C15ULL) >> 32); }
   mutable std::vector<InFlight> in_flight_ = std::vector<InFlight>(1024);
   mutable std::size_t in_flight_count_ = 0;

@@ -578,7 +578,8 @@ void FlowNetwork::push_done(Time now, Time latency, std::uint32_t collective) {
     const LaneHead h{d.time, d.seq, last_lane_};
     heads_.push_back(h);
     heap4_place(heads_, heads_.size() - 1, h, head_later, [this](std::size_t k, const LaneHead& v) { heads_[k] = v; });
-  } else if (lane.head > 4096 && 2 * lane.head > lane.waits.size()) {  // a lane that never empties: ended waits go
+  } else if (2 * lane.head > lane.waits.size()) {  // a lane that never empties: ended waits go once they are
+    // the majority (the moves are fewer than the waits popped since: amortised O(1) a wait)
     lane.waits.erase(lane.waits.begin(), lane.waits.begin() + static_cast<std::ptrdiff_t>(lane.head));
     lane.head = 0;
   }

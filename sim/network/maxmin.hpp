@@ -102,8 +102,8 @@ class MaxMinSolver {
     std::uint32_t flow;
   };
   void set_finish(std::uint32_t flow, Time finish);
-  // (time, flow) order, the later first.
-  // One 128-bit comparison (times are >= 0): flags for a select, where two compares branched.
+  // (time, flow) order, the later first: one 128-bit comparison (times are >= 0), flags for heap4's
+  // selects where two compares branched.
   __extension__ using Key = unsigned __int128;
   static Key finish_key(const Finish& f) { return static_cast<Key>(static_cast<std::uint64_t>(f.time)) << 32 | f.flow; }
   static bool finish_later(const Finish& a, const Finish& b) { return finish_key(a) > finish_key(b); }
@@ -129,7 +129,7 @@ class MaxMinSolver {
   // the time.
   struct LinkTally {
     std::uint32_t flows = 0;
-    std::uint32_t unlisted = UINT32_MAX;  // the flow alone on it and not in its list, or UINT32_MAX
+    std::uint32_t unlisted = kNotListed;  // the flow alone on it and not in its list
   };
   void list_flow(std::uint32_t flow);  // puts an unlisted flow into its links' lists
   static constexpr std::uint32_t kInline = 7;
