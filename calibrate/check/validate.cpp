@@ -14,17 +14,6 @@ namespace cs::calibrate {
 
 namespace {
 
-double dtype_bytes(models::Dtype d) {
-  switch (d) {
-    case models::Dtype::fp32:
-    case models::Dtype::tf32: return 4;
-    case models::Dtype::bf16:
-    case models::Dtype::fp16: return 2;
-    case models::Dtype::fp8: return 1;
-  }
-  return 2;
-}
-
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -105,7 +94,7 @@ models::Op op_for(const ComputeMeasurement& m) {
       const double mm = double(m.gemm.m), nn = double(m.gemm.n), kk = double(m.gemm.k);
       // Operands in the math format, output in bf16 (fp32 for fp32/tf32), as the workload builder counts.
       const double out_bytes = (m.dtype == models::Dtype::fp32 || m.dtype == models::Dtype::tf32) ? 4 : 2;
-      op.bytes = (mm * kk + kk * nn) * dtype_bytes(m.dtype) + mm * nn * out_bytes;
+      op.bytes = (mm * kk + kk * nn) * models::element_bytes(m.dtype) + mm * nn * out_bytes;
       break;
     }
     case ComputeKind::attention_fwd:

@@ -117,9 +117,12 @@ double mem_efficiency_of_kind(MemOpKind kind, double bytes, const ComputeProfile
 double tensor_peak_flops(const GpuSpec& gpu, Dtype d) { return gpu.peak_tflops(d) * 1e12; }
 
 // fp8 runs at the fp8 peak times the bf16 efficiency times the measured fp8/bf16 ratio, on GPUs that
-// have fp8; elsewhere peak_tflops(fp8) is the bf16 peak and the efficiency is bf16's.
+// have fp8; elsewhere peak_tflops(fp8) is the bf16 peak and the efficiency is bf16's. fp4 (NVFP4) runs at
+// the fp4 peak with the same ratio: no FP4 GEMM has been measured for a profile, and the ratio is what
+// keeps a low-precision tile's larger share of non-MMA work (scales, epilogue) from reading as free.
 double dtype_factor(Dtype d, const GpuSpec& gpu, const ComputeProfile& p) {
-  if (d == Dtype::fp8 && gpu.has_fp8() && p.fp8_gemm_speedup_efficiency > 0) {
+  const bool low = (d == Dtype::fp8 && gpu.has_fp8()) || (d == Dtype::fp4 && gpu.peak_tflops_fp4 > 0);
+  if (low && p.fp8_gemm_speedup_efficiency > 0) {
     return p.fp8_gemm_speedup_efficiency;
   }
   return 1.0;

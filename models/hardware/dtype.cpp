@@ -9,6 +9,7 @@ std::string_view to_string(Dtype d) {
     case Dtype::bf16: return "bf16";
     case Dtype::fp16: return "fp16";
     case Dtype::fp8: return "fp8";
+    case Dtype::fp4: return "fp4";
   }
   return "unknown";
 }
@@ -16,6 +17,7 @@ std::string_view to_string(Dtype d) {
 double element_bytes(Dtype d) {
   switch (d) {
     case Dtype::fp8: return 1.0;
+    case Dtype::fp4: return 0.5;
     case Dtype::bf16:
     case Dtype::fp16: return 2.0;
     case Dtype::fp32:
@@ -25,7 +27,7 @@ double element_bytes(Dtype d) {
 }
 
 std::optional<Dtype> parse_dtype(std::string_view s) {
-  for (Dtype d : {Dtype::fp32, Dtype::tf32, Dtype::bf16, Dtype::fp16, Dtype::fp8}) {
+  for (Dtype d : {Dtype::fp32, Dtype::tf32, Dtype::bf16, Dtype::fp16, Dtype::fp8, Dtype::fp4}) {
     if (s == to_string(d)) return d;
   }
   return std::nullopt;

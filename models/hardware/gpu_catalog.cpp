@@ -38,10 +38,11 @@ std::vector<GpuSpec> make_catalog() {
   // https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf),
   // SXM column: FP32 19.5, TF32 156 (312*), BF16 312 (624*), no FP8; 40GB HBM2 1,555 GB/s; 400 W;
   // NVLink 600 GB/s. 108 SMs: NVIDIA A100 Tensor Core GPU Architecture whitepaper. Price: Lambda ~$1.29.
+  // Host link: PCIe Gen4 x16 (same datasheet, "PCIe Gen4: 64GB/s", both directions).
   // Host power: DGX A100 datasheet, 6.5 kW max system power: (6500 - 8 x 400) / 8 = 412.5 W per GPU.
-  c.push_back({"A100-40GB", 19.5, 156, 312, 0, 40, 1.555, 400, 600, 108, 1.29, 1.0, 0.859, 412.5});
+  c.push_back({"A100-40GB", 19.5, 156, 312, 0, 40, 1.555, 400, 600, 108, 1.29, 1.0, 0.859, 412.5, true, 0, 4});
   // Same datasheet, A100 80GB SXM column: 80GB HBM2e, 2,039 GB/s; otherwise as above. Price: Lambda ~$1.79.
-  c.push_back({"A100-80GB", 19.5, 156, 312, 0, 80, 2.039, 400, 600, 108, 1.79, 1.0, 0.859, 412.5});
+  c.push_back({"A100-80GB", 19.5, 156, 312, 0, 80, 2.039, 400, 600, 108, 1.79, 1.0, 0.859, 412.5, true, 0, 4});
   // NVIDIA H100 Tensor Core GPU datasheet (https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet),
   // H100 SXM column: FP32 67, TF32 989*, BF16 1,979*, FP8 3,958* (dense 494.5 / 989 / 1,979);
   // 80GB HBM3 3.35 TB/s; up to 700 W; NVLink 900 GB/s. 132 SMs: NVIDIA H100 whitepaper (GH100, SXM5).
@@ -65,7 +66,8 @@ std::vector<GpuSpec> make_catalog() {
   // 64 TB/s -> 8 TB/s; 1,000 W per GPU; NVLink 5 1.8 TB/s. 148 SMs (two dies of the GB100, as reported in
   // NVIDIA's Blackwell architecture technical brief). Price: ~$5.99.
   // Host power: DGX B200 datasheet, ~14.3 kW max: (14300 - 8 x 1000) / 8 = 787.5 W per GPU.
-  c.push_back({"B200", 75, 1125, 2250, 4500, 180, 8.0, 1000, 1800, 148, 5.99, 2.0 / 3.0, 0.776, 787.5, false});
+  // FP4: DGX B200 datasheet, 144 PF* FP4 -> 72 PF dense / 8 = 9,000 per GPU. Host link PCIe Gen5.
+  c.push_back({"B200", 75, 1125, 2250, 4500, 180, 8.0, 1000, 1800, 148, 5.99, 2.0 / 3.0, 0.776, 787.5, false, 9000, 5});
   // AMD Instinct MI300X accelerator data sheet (https://www.amd.com/content/dam/amd/en/documents/instinct-tech-docs/data-sheets/amd-instinct-mi300x-data-sheet.pdf):
   // FP32 vector 81.7, TF32 653.7, FP16/BF16 1,307.4, FP8 2,614.9 (dense; AMD prints sparse separately);
   // 192 GB HBM3 5.3 TB/s; 750 W; 304 CUs; Infinity Fabric: 7 links x 128 GB/s = 896 GB/s aggregate
@@ -74,7 +76,52 @@ std::vector<GpuSpec> make_catalog() {
   // NVIDIA L40S datasheet (https://resources.nvidia.com/en-us-l40s/l40s-datasheet-28413): FP32 91.6,
   // TF32 366*, BF16 733*, FP8 1,466* (dense 183 / 362.05 / 733); 48 GB GDDR6 864 GB/s; 350 W; no NVLink
   // (PCIe Gen4 only). 142 SMs (AD102 as configured in the L40S). Price: ~$1.09.
-  c.push_back({"L40S", 91.6, 183, 362.05, 733, 48, 0.864, 350, 0, 142, 1.09, 1.0});
+  c.push_back({"L40S", 91.6, 183, 362.05, 733, 48, 0.864, 350, 0, 142, 1.09, 1.0, 0.0, 0.0, true, 0, 4});
+  // ---- 2025-26 parts. Columns after the L40S's: fp8_needs_transposed_copy, peak_tflops_fp4 (dense),
+  // pcie_gen, scaleup_domain_gpus. Blackwell reads FP8 column-wise natively (false), see the field.
+  //
+  // NVIDIA GB200 NVL72 datasheet (https://www.nvidia.com/en-us/data-center/gb200-nvl72/, "Specifications",
+  // rack totals for 72 GPUs, tensor figures with sparsity*): FP4 1,440 PF*, FP8/FP6 720 PF*, FP16/BF16
+  // 360 PF*, TF32 180 PF*, FP32 5,760 TF; up to 13.4 TB HBM3e at 576 TB/s; NVLink 130 TB/s (1.8 TB/s per GPU).
+  // Per GPU, dense: FP4 10,000, FP8 5,000, BF16 2,500, TF32 1,250, FP32 80; 13.4 TB / 72 = 186 GB HBM3e
+  // (stored as GiB, the catalog's convention), 8 TB/s. Up to 1,200 W per Blackwell GPU in the GB200
+  // superchip (2,700 W for Grace + 2 GPUs). 148 SMs (the B200 die pair). Scale-out: one ConnectX-7 400G per
+  // GPU over PCIe Gen5. Domain: the NVL72 rack, 72 GPUs in 18 compute trays of 4. Host power: a GB200 NVL72
+  // rack draws ~120 kW (NVIDIA's reference figure, as reported for the GB200 NVL72 reference architecture):
+  // (120,000 - 72 x 1,200) / 72 = 466.7 W per GPU for Grace, NVSwitch trays, NICs and fans. Price: ~$8 a
+  // GPU-hour (rough, 2025-26 listings vary $6-11).
+  c.push_back({"GB200", 80, 1250, 2500, 5000, 186, 8.0, 1200, 1800, 148, 8.0, 2.0 / 3.0, 0.0, 466.7, false, 10000, 5, 72});
+  // NVIDIA GB300 NVL72 datasheet (https://www.nvidia.com/en-us/data-center/gb300-nvl72/): FP4 1,440 PF
+  // (1,080 PF dense), FP8 720 PF*, BF16 360 PF*, TF32 180 PF*, FP32 6 PF... per GPU dense: FP4 15,000,
+  // FP8 5,000, BF16 2,500, TF32 1,250, FP32 80; up to 21 TB HBM3e -> 288 GB per GPU, 576 TB/s -> 8 TB/s;
+  // 1,400 W per Blackwell Ultra GPU; 160 SMs; ConnectX-8 800G per GPU on PCIe Gen6; NVL72 domain.
+  // Host power as the GB200 NVL72 rack's per-GPU share (no separate figure). Price: ~$10 (rough).
+  c.push_back({"GB300", 80, 1250, 2500, 5000, 288, 8.0, 1400, 1800, 160, 10.0, 2.0 / 3.0, 0.0, 466.7, false, 15000, 6, 72});
+  // NVIDIA HGX B300 / DGX B300 datasheets (https://www.nvidia.com/en-us/data-center/hgx/), 8 GPUs: FP4
+  // 144 PF* / 108 PF dense, FP8 72 PF*, BF16 36 PF*, TF32 18 PF*; 2.3 TB HBM3e, 64 TB/s; NVLink 5 1.8 TB/s
+  // per GPU. Per GPU dense: FP4 13,500, FP8 4,500, BF16 2,250, TF32 1,125, FP32 75; 288 GB; 8 TB/s;
+  // 1,100 W; 160 SMs; ConnectX-8 800G on PCIe Gen6; HGX board: an 8-GPU domain. Host power: DGX B300
+  // ~14.5 kW max: (14,500 - 8 x 1,100) / 8 = 712.5 W. Price: ~$7 (rough).
+  c.push_back({"B300", 75, 1125, 2250, 4500, 288, 8.0, 1100, 1800, 160, 7.0, 2.0 / 3.0, 0.0, 712.5, false, 13500, 6});
+  // NVIDIA H800 SXM5 (the export variant of the H100 SXM; NVIDIA H800 product brief): the H100 SXM's
+  // GH100 and tensor peaks, 80GB HBM3 3.35 TB/s, 700 W, but NVLink cut to 400 GB/s per GPU (both
+  // directions). DeepSeek-V3 technical report (arXiv:2412.19437, sec. 3.1) measures ~160 GB/s NVLink per
+  // GPU in its H800 nodes, one 400 Gb/s InfiniBand NIC per GPU (~50 GB/s). Host power as the DGX H100.
+  c.push_back({"H800", 67, 494.5, 989, 1979, 80, 3.35, 700, 400, 132, 2.99, 2.0 / 3.0, 0.803, 575, true, 0, 5});
+  // NVIDIA H20 (HGX H20, the 2024 export part, NVIDIA product brief as published by its OEMs): FP8 296 TF,
+  // BF16 148 TF, TF32 74 TF, FP32 44 TF (dense); 96 GB HBM3 4.0 TB/s; NVLink 900 GB/s; 400 W; 78 SMs.
+  // Price: ~$1.5 (rough; rented mainly in China).
+  c.push_back({"H20", 44, 74, 148, 296, 96, 4.0, 400, 900, 78, 1.5, 2.0 / 3.0, 0.0, 0.0, true, 0, 5});
+  // AMD Instinct MI325X data sheet (amd.com, instinct-tech-docs/product-briefs/instinct-mi325x-datasheet):
+  // the MI300X's CDNA 3 compute (FP32 vector 163.4, TF32 653.7, BF16 1,307.4, FP8 2,614.9 dense), 256 GB
+  // HBM3E at 6 TB/s, 1,000 W, 304 CUs, Infinity Fabric 7 x 128 GB/s = 896 GB/s; 8-GPU OAM platform.
+  // Price: ~$3 (rough).
+  c.push_back({"MI325X", 163.4, 653.7, 1307.4, 2614.9, 256, 6.0, 1000, 896, 304, 3.0, 1.0, 0.0, 0.0, true, 0, 5});
+  // AMD Instinct MI355X data sheet (amd.com, CDNA 4): FP16/BF16 2,516.6 TF, FP8 5,033.2 TF, MXFP4 10,066.3
+  // TF (dense), FP32 vector 157.3 TF (CDNA 4 drops TF32; the FP32 matrix rate is stored for it); 288 GB
+  // HBM3E 8 TB/s; 1,400 W; 256 CUs; Infinity Fabric 7 x 153.6 GB/s = 1,075.2 GB/s; 8-GPU platform; PCIe
+  // Gen5 host link. FP8 layouts taken as Hopper's (no source), as for the MI300X. Price: ~$3.5 (rough).
+  c.push_back({"MI355X", 157.3, 157.3, 2516.6, 5033.2, 288, 8.0, 1400, 1075.2, 256, 3.5, 1.0, 0.0, 0.0, true, 10066.3, 5});
   return c;
 }
 
@@ -92,8 +139,14 @@ double GpuSpec::peak_tflops(Dtype d) const {
     case Dtype::bf16:
     case Dtype::fp16: return peak_tflops_bf16;
     case Dtype::fp8: return has_fp8() ? peak_tflops_fp8 : peak_tflops_bf16;
+    case Dtype::fp4: return peak_tflops_fp4 > 0 ? peak_tflops_fp4 : peak_tflops(Dtype::fp8);
   }
   return peak_tflops_bf16;
+}
+
+double GpuSpec::host_path_GBps() const {
+  const double lane_GBps = pcie_gen <= 3 ? 1.0 : pcie_gen == 4 ? 2.0 : pcie_gen == 5 ? 4.0 : 8.0;
+  return lane_GBps * 16 * 0.80;
 }
 
 const GpuSpec* find_gpu(std::string_view name) { return sim::find_named(catalog(), name); }

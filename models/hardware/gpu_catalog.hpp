@@ -45,16 +45,33 @@ struct GpuSpec {
   // "Blackwell: supports columnwise access natively, so no transpose is needed"). MI300X, whose FP8
   // layouts we have no source for, is taken as Hopper.
   bool fp8_needs_transposed_copy = true;
+  // Dense FP4 tensor peak (NVFP4 / MXFP4 on Blackwell and CDNA 4), TFLOP/s; 0 where the GPU has no FP4.
+  double peak_tflops_fp4 = 0;
+  // PCIe generation of the GPU's x16 host link. With GPUDirect RDMA a scale-out NIC reads and writes the
+  // GPU's memory through it, so it caps the NIC's payload rate (host_path_GBps()).
+  int pcie_gen = 5;
+  // The largest scale-up (NVLink / Infinity Fabric) domain the product is built into: 8 on an HGX / DGX or
+  // OAM board, 72 for the Grace-Blackwell NVL72 racks. A fabric whose domain is larger than this cannot
+  // hold the GPU (the NVL72 switch trays take only GB200 / GB300 compute trays).
+  int scaleup_domain_gpus = 8;
 
   // Peak for a math format; fp8 falls back to bf16 on GPUs without fp8 tensor cores.
   double peak_tflops(Dtype d) const;
   bool has_fp8() const { return peak_tflops_fp8 > 0; }
+  // Block-scaled (microscaling) tensor-core MMA: MXFP8 / NVFP4 GEMMs with per-block scales in hardware.
+  // Blackwell (tcgen05.mma.kind::mxf8f6f4 / mxf4nvf4) and CDNA 4; taken as "the GPU has FP4" (every GPU
+  // with FP4 tensor cores has block-scaled MMA, none without does).
+  bool has_block_scaled_mma() const { return peak_tflops_fp4 > 0; }
   // The scale-up bandwidth a node link gets from the GPU when its catalog entry leaves it to the GPU
   // (nvswitch, pcie): half of nvlink_gbps, per direction, and at least 1 GB/s.
   double scaleup_GBps_per_direction() const { return nvlink_gbps / 2 > 1.0 ? nvlink_gbps / 2 : 1.0; }
   // In-switch reduction (NVLS) came with third-generation NVSwitch, i.e. NVLink 4 (900 GB/s per GPU:
   // H100, H200) and later (B200); the A100's NVSwitch has none.
   bool nvswitch_has_nvls() const { return nvlink_gbps >= 900; }
+  // The payload rate of the GPU's x16 host link per direction, GB/s: PCIe's per-lane rate (Gen3 ~1, Gen4 2,
+  // Gen5 4, Gen6 8 GB/s per direction, nominal) x 16 lanes x 0.80, the achievable share of a PCIe link the
+  // link catalog's "pcie" entry derives (topologies/link_catalog.cpp). Gen4: 25.6 GB/s, Gen5: 51.2.
+  double host_path_GBps() const;
 };
 
 // nullptr when the name is unknown.

@@ -154,7 +154,7 @@ double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t,
 
   const bool selective = t.recompute == Recompute::selective;
   const RecomputeModules& rm = t.recompute_modules;
-  const double gemm_in = t.precision == Dtype::fp8 ? 1.0 : 2.0;  // bytes of a saved GEMM input (above)
+  const double gemm_in = saved_gemm_input_bytes(t.effective_recipe());  // bytes of a saved GEMM input (above)
   // Inputs of the two norms (2 bytes each), of QKV and of FC1 (the norm outputs, GEMM inputs, not stored
   // when recompute_modules re-runs the norms), plus the two residual-branch dropout masks.
   double bytes = (4.0 + (selective && rm.layernorm ? 0.0 : 2.0 * gemm_in)) * th + 2.0 * dropout_masks * th;

@@ -100,7 +100,7 @@ Dims dims(const ModelConfig& m, const TrainingConfig& t) {
   x.dh = m.head_dim();
   x.hq = m.num_attention_heads / t.tp;
   x.hkv = m.num_query_groups / t.tp;
-  x.gemm_dtype = t.precision == Dtype::fp8 ? Dtype::fp8 : Dtype::bf16;
+  x.gemm_dtype = t.precision == Dtype::fp8 || t.precision == Dtype::fp4 ? t.precision : Dtype::bf16;
   return x;
 }
 
@@ -870,20 +870,78 @@ double model_flops_per_step(const ModelConfig& m, const TrainingConfig& t, Atten
 // memory", "Blackwell: supports columnwise access natively").
 // Weights are cast once per step (TE caches them across micro-batches), which we neglect. Memory bound,
 // these kernels are a large part of what keeps fp8 training from doubling bf16's speed.
-void add_fp8_casts(std::vector<Op>& ops, bool transposed_copy) {
-  const double bytes_per_element = transposed_copy ? 4.0 : 3.0;
+void add_quantize_casts(std::vector<Op>& ops, const TrainingConfig& t) {
+  const double bytes_per_element = quantize_bytes_per_element(t.effective_recipe(), t.fp8_transposed_copy);
+  const bool fp4 = t.precision == Dtype::fp4;
   std::vector<Op> out;
   out.reserve(ops.size() * 2);
   for (Op& op : ops) {
     const bool is_wgrad = op.name.size() > 6 && op.name.compare(op.name.size() - 6, 6, "_wgrad") == 0;
-    if (op.kind == OpKind::gemm && op.dtype == Dtype::fp8 && !is_wgrad) {
-      out.push_back(mem(op.name + "_fp8_cast", MemOpKind::elementwise, bytes_per_element * d(op.gemm.m) * d(op.gemm.k)));
+    if (op.kind == OpKind::gemm && (op.dtype == Dtype::fp8 || op.dtype == Dtype::fp4) && !is_wgrad) {
+      out.push_back(mem(op.name + (fp4 ? "_fp4_cast" : "_fp8_cast"), MemOpKind::elementwise, bytes_per_element * d(op.gemm.m) * d(op.gemm.k)));
       out.back().repeat = op.repeat;
       out.back().role = op.role;
     }
     out.push_back(std::move(op));
   }
   ops = std::move(out);
+}
+
+Dtype gemm_dtype_of(PrecisionRecipe r) {
+  switch (r) {
+    case PrecisionRecipe::bf16: return Dtype::bf16;
+    case PrecisionRecipe::fp16: return Dtype::fp16;
+    case PrecisionRecipe::nvfp4: return Dtype::fp4;
+    case PrecisionRecipe::fp8:
+    case PrecisionRecipe::fp8_delayed:
+    case PrecisionRecipe::fp8_current:
+    case PrecisionRecipe::fp8_blockwise:
+    case PrecisionRecipe::mxfp8: return Dtype::fp8;
+  }
+  return Dtype::bf16;
+}
+
+// Per element of a GEMM input (bf16, 2 bytes, read once by the quantize kernel), the copies written:
+//  - per-tensor FP8 (fp8, fp8_delayed): the FP8 copy (1 byte), and on Hopper its transpose (1 more):
+//    2 + 1 (+ 1). fp8_current reads the tensor once more for its amax before the cast (TE's
+//    Float8CurrentScalingQuantizer: an amax reduction, then the scaled cast): + 2.
+//  - fp8_blockwise: both copies on every GPU (1 + 1) and a 4-byte FP32 scale per 128 elements of each
+//    (1x128 tiles; DeepSeek-V3 report sec. 3.3.2 and TE Float8BlockScaling): 2 + 2 + 2 x 4/128.
+//  - mxfp8: both copies (1 + 1) and a 1-byte E8M0 scale per 32 elements of each (OCP MX spec v1.0,
+//    TE MXFP8BlockScaling): 2 + 2 + 2 x 1/32.
+//  - nvfp4: an amax pass for the per-tensor FP32 scale (2), the read (2), both FP4 copies (0.5 + 0.5) and
+//    a 1-byte E4M3 scale per 16 elements of each (TE NVFP4BlockScaling; NVIDIA, "Pretraining LLMs with
+//    NVFP4", arXiv:2509.25149, sec. 2): 2 + 2 + 1 + 2 x 1/16. The random Hadamard transform of wgrad's
+//    inputs is fused into the same kernel.
+double quantize_bytes_per_element(PrecisionRecipe r, bool transposed_copy) {
+  const double per_tensor = transposed_copy ? 4.0 : 3.0;
+  switch (r) {
+    case PrecisionRecipe::bf16:
+    case PrecisionRecipe::fp16: return 0.0;
+    case PrecisionRecipe::fp8:
+    case PrecisionRecipe::fp8_delayed: return per_tensor;
+    case PrecisionRecipe::fp8_current: return per_tensor + 2.0;
+    case PrecisionRecipe::fp8_blockwise: return 4.0 + 2.0 * 4.0 / 128.0;
+    case PrecisionRecipe::mxfp8: return 4.0 + 2.0 / 32.0;
+    case PrecisionRecipe::nvfp4: return 5.0 + 2.0 / 16.0;
+  }
+  return 0.0;
+}
+
+// The column-wise copy with its scales (see quantize_bytes_per_element): per-tensor FP8 1 byte;
+// blockwise 1 + 4/128; MXFP8 1 + 1/32; NVFP4 0.5 + 1/16.
+double saved_gemm_input_bytes(PrecisionRecipe r) {
+  switch (r) {
+    case PrecisionRecipe::bf16:
+    case PrecisionRecipe::fp16: return 2.0;
+    case PrecisionRecipe::fp8:
+    case PrecisionRecipe::fp8_delayed:
+    case PrecisionRecipe::fp8_current: return 1.0;
+    case PrecisionRecipe::fp8_blockwise: return 1.0 + 4.0 / 128.0;
+    case PrecisionRecipe::mxfp8: return 1.0 + 1.0 / 32.0;
+    case PrecisionRecipe::nvfp4: return 0.5 + 1.0 / 16.0;
+  }
+  return 2.0;
 }
 
 PositionEmbedding position_embedding(const ModelConfig& m) {
@@ -989,8 +1047,8 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
   if (rotary) rope_ops("rope_bwd", m, t, x, true, b);
   column_parallel_bwd(qkv, x, "_attn", b);
   b.push_back(norm_bwd("ln1_bwd", x));
-  add_fp8_casts(ops.forward, t.fp8_transposed_copy);
-  add_fp8_casts(ops.backward, t.fp8_transposed_copy);
+  add_quantize_casts(ops.forward, t);
+  add_quantize_casts(ops.backward, t);
   mark_backward(ops);
   return ops;
 }

@@ -180,12 +180,52 @@ enum class GradAccumulation { fused, accumulate_grad, main_grad_add, cast_add };
 //                    with .full(), an all_gather, deepspeed/runtime/pipe/engine.py @ 56c52238, Apr 2022).
 enum class PipelineTensorSplit { none, scatter_gather, partitioned };
 
+// training.precision: the low-precision recipe of the GEMMs (Transformer Engine's recipes, as
+// Megatron-Core's --fp8-recipe / --fp4-recipe select them). What each costs (transformer.cpp,
+// quantize_bytes_per_element; memory_model.cpp, saved_gemm_input_bytes):
+//   bf16, fp16     no quantization.
+//   fp8            per-tensor FP8 with the amax fused into the cast: one kernel reads the bf16 tensor and
+//                  writes the FP8 copy (and its transpose on Hopper). The model clustersim always used.
+//   fp8_delayed    TE DelayedScaling: the scale comes from the amax history, the amax of this cast is
+//                  fused into it; costs as fp8.
+//   fp8_current    TE Float8CurrentScaling: the scale needs this tensor's amax first, a separate
+//                  reduction kernel that reads the bf16 tensor once more before the cast.
+//   fp8_blockwise  DeepSeek-V3's 1x128 activation / 128x128 weight blocks (TE Float8BlockScaling): scales
+//                  computed inside the quantize kernel; the row-wise and the column-wise copies are both
+//                  needed on every GPU (a block runs along a GEMM's K, which differs for wgrad), plus a
+//                  4-byte scale per 128 elements of each.
+//   mxfp8          OCP MXFP8 (TE MXFP8BlockScaling): 1x32 blocks with 1-byte E8M0 scales, both copies on
+//                  every GPU for the same reason; needs block-scaled MMA (Blackwell).
+//   nvfp4          NVFP4 (TE NVFP4BlockScaling): FP4 E2M1 in 1x16 blocks with E4M3 scales and a per-tensor
+//                  FP32 scale, which needs the tensor's amax first (a reduction pass); both copies; GEMMs at
+//                  the FP4 peak; needs block-scaled MMA.
+enum class PrecisionRecipe { bf16, fp16, fp8, fp8_delayed, fp8_current, fp8_blockwise, mxfp8, nvfp4 };
+// The GEMM math format of a recipe: fp8 for the FP8 family, fp4 for nvfp4, else bf16 / fp16.
+Dtype gemm_dtype_of(PrecisionRecipe r);
+// HBM bytes per element of a GEMM input that one quantization moves (reads of the bf16 tensor, writes of
+// the low-precision copies and their scales); `transposed_copy`: the GPU's FP8 GEMMs read only row-wise
+// (Hopper), so per-tensor FP8 writes a transposed copy too. 0 for bf16 / fp16.
+double quantize_bytes_per_element(PrecisionRecipe r, bool transposed_copy);
+// Bytes per element of a GEMM input saved for the backward pass: the column-wise quantized copy wgrad
+// reads, with its scales (2 for bf16 / fp16).
+double saved_gemm_input_bytes(PrecisionRecipe r);
+
 // The layout and batch of one training job, with Megatron-LM's knob names in meaning.
 struct TrainingConfig {
   std::int64_t seq_length = 0;
   std::int64_t global_batch_size = 0;
   std::int64_t micro_batch_size = 1;
-  Dtype precision = Dtype::bf16;  // bf16 or fp8 (GEMMs in fp8, the rest bf16)
+  Dtype precision = Dtype::bf16;  // the GEMMs' format: gemm_dtype_of(recipe) (the rest runs in bf16)
+  PrecisionRecipe recipe = PrecisionRecipe::bf16;  // training.precision
+  // The recipe the GEMM format implies where only `precision` was set (code that predates recipes):
+  // fp8 -> per-tensor fp8, fp4 -> nvfp4; otherwise `recipe`.
+  PrecisionRecipe effective_recipe() const {
+    const bool unquantized = recipe == PrecisionRecipe::bf16 || recipe == PrecisionRecipe::fp16;
+    if (precision == Dtype::fp8 && (unquantized || recipe == PrecisionRecipe::nvfp4)) return PrecisionRecipe::fp8;
+    if (precision == Dtype::fp4) return PrecisionRecipe::nvfp4;
+    if (precision != Dtype::fp8 && !unquantized) return precision == Dtype::fp16 ? PrecisionRecipe::fp16 : PrecisionRecipe::bf16;
+    return recipe;
+  }
   // fp8 on a GPU whose FP8 GEMMs read operands row-wise only (GpuSpec::fp8_needs_transposed_copy, set
   // from the cluster's GPU by the scenario loader): each fp8 cast also writes the transposed copy.
   bool fp8_transposed_copy = true;

@@ -53,6 +53,8 @@ Report job_report(const Scenario& s) {
   r.inter_link = s.cluster.nodes > 1 ? s.cluster.nic.name : "";
   r.fabric = s.cluster.nodes > 1 ? s.cluster.fabric : "";
   r.topology_file = s.topology_file;
+  r.notes = s.notes;
+  if (std::string placed = placement_note(s); !placed.empty()) r.notes.push_back(placed);
   r.model = s.model.name;
   r.parameters = models::parameter_count(s.model);
   r.tp = t.tp, r.pp = t.pp, r.dp = t.dp, r.cp = t.cp, r.ep = t.ep, r.vp = t.vp;
@@ -61,7 +63,7 @@ Report job_report(const Scenario& s) {
   r.num_micro_batches = t.num_micro_batches();
   r.global_batch_size = t.global_batch_size;
   r.seq_length = t.seq_length;
-  r.precision = std::string(models::to_string(t.precision));
+  r.precision = std::string(name_of(kPrecisionNames, t.effective_recipe()));
   r.schedule = std::string(name_of(kPipelineScheduleNames, t.pipeline_schedule));
   r.recompute = std::string(name_of(kRecomputeNames, t.recompute));
   r.zero_stage = t.zero_stage;
@@ -132,6 +134,7 @@ json to_json(const Report& r) {
       {"simulator", {{"network", r.network}, {"simulated_ranks", r.simulated_ranks}, {"tasks", r.tasks}, {"events", r.events}}},
   };
   if (!r.topology_file.empty()) out["cluster"]["topology_file"] = r.topology_file;
+  if (!r.notes.empty()) out["notes"] = r.notes;
   if (!r.job.empty()) {
     out["job"] = r.job;
     out["job_nodes"] = r.job_nodes;
@@ -156,6 +159,7 @@ std::string to_text(const Report& r) {
                                 : r.intra_node + (r.nodes > 1 ? ", " + r.fabric + " " + r.inter_link : std::string{});
   line("cluster", std::to_string(r.num_gpus) + " x " + r.gpu + " (" + std::to_string(r.nodes) + " node" + (r.nodes > 1 ? "s" : "") +
                       " x " + std::to_string(r.gpus_per_node) + ", " + wiring + ")");
+  for (const auto& n : r.notes) line("note", n);
   line("model", r.model + fmt(", %.2fB parameters", r.parameters / 1e9));
   line("layout", "TP " + std::to_string(r.tp) + "  PP " + std::to_string(r.pp) + "  DP " + std::to_string(r.dp) + "  CP " +
                      std::to_string(r.cp) + "  EP " + std::to_string(r.ep) +

@@ -57,6 +57,7 @@ struct Report {
   int num_gpus = 0, nodes = 0, gpus_per_node = 0;
   std::string intra_node, inter_link, fabric;
   std::string topology_file;  // cluster.topology_file (resolved), empty when the cluster is built from the catalog
+  std::vector<std::string> notes;  // Scenario::notes: what the loader capped or placed, and why
   std::string model;
   std::string framework, framework_release;  // training.framework and the release whose defaults applied
   double parameters = 0;

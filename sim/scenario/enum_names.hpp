@@ -53,8 +53,15 @@ inline constexpr std::array<Named<models::AttentionImpl>, 7> kAttentionBackendNa
 }};
 
 // training.precision: the GEMM math precision (the rest runs in bf16).
-inline constexpr std::array<Named<models::Dtype>, 3> kPrecisionNames{{
-    {models::Dtype::bf16, "bf16"}, {models::Dtype::fp16, "fp16"}, {models::Dtype::fp8, "fp8"},
+inline constexpr std::array<Named<models::PrecisionRecipe>, 8> kPrecisionNames{{
+    {models::PrecisionRecipe::bf16, "bf16"},
+    {models::PrecisionRecipe::fp16, "fp16"},
+    {models::PrecisionRecipe::fp8, "fp8"},
+    {models::PrecisionRecipe::fp8_delayed, "fp8_delayed"},
+    {models::PrecisionRecipe::fp8_current, "fp8_current"},
+    {models::PrecisionRecipe::fp8_blockwise, "fp8_blockwise"},
+    {models::PrecisionRecipe::mxfp8, "mxfp8"},
+    {models::PrecisionRecipe::nvfp4, "nvfp4"},
 }};
 
 // training.main_grads_dtype / grad_reduce_dtype: the gradient buffer's and the reduction's element type.

@@ -160,7 +160,7 @@ json training_facts(const models::TrainingConfig& t, const std::string& gpu_name
               {"training.overlap_moe_expert_parallel_comm", t.overlap_moe_expert_parallel_comm},
               {"training.overlap_grad_reduce", t.overlap_grad_reduce},
               {"training.overlap_param_gather", t.overlap_param_gather},
-              {"training.precision", std::string(name_of(kPrecisionNames, t.precision))},
+              {"training.precision", std::string(name_of(kPrecisionNames, t.effective_recipe()))},
               {"training.pipeline_schedule", std::string(name_of(kPipelineScheduleNames, t.pipeline_schedule))},
               {"training.recompute_granularity", std::string(name_of(kRecomputeNames, t.recompute))},
               {"cluster.gpu", gpu_name}};

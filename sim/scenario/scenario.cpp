@@ -1,6 +1,7 @@
 #include "sim/scenario/scenario.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -266,6 +267,9 @@ models::GpuSpec read_custom_gpu(const json& v, Errors& errors) {
   g.price_per_gpu_hour_usd = number_or("price_per_gpu_hour", 0);
   g.mma_sync_fraction = number_or("mma_sync_fraction", 1);
   g.matmul_ceiling_fraction = number_or("matmul_ceiling_fraction", 0);
+  g.peak_tflops_fp4 = number_or("peak_tflops_fp4", 0);
+  g.pcie_gen = r.small_integer("pcie_gen", false).value_or(5);
+  g.scaleup_domain_gpus = r.small_integer("scaleup_domain_gpus", false).value_or(8);
   r.finish();
   return g;
 }
@@ -446,6 +450,64 @@ void read_pcie_host(ObjectReader& ir, Scenario& s, Errors& errors) {
   if (socket_bw) s.cluster.intra.inter_socket_GBps = *socket_bw;
 }
 
+// cluster.intra_node.domain_gpus: the size of one multi-node scale-up domain (an NVL72 rack run as NVL36
+// x 2, or a smaller NVLink domain of a rack). It holds whole nodes (compute trays).
+void read_domain_size(int domain, Scenario& s, Errors& errors) {
+  const int G = s.cluster.gpus_per_node;
+  if (domain % G != 0) {
+    errors.add("cluster.intra_node.domain_gpus", std::to_string(domain) + " is not a whole number of nodes (" + std::to_string(G) +
+                                                     " GPUs each): a scale-up domain holds whole compute trays");
+    return;
+  }
+  s.cluster.intra.domain_gpus = domain == G ? 0 : domain;
+}
+
+// Hardware that cannot be built: a scale-up domain larger than the GPU is ever built into (an A100 or
+// H100 in an NVL72 rack: the NVL72 switch trays take only Grace-Blackwell compute trays). Checked on the
+// GPU's capability (GpuSpec::scaleup_domain_gpus), not its name, so a custom GPU declares it.
+void check_scaleup_domain(const Scenario& s, Errors& errors) {
+  const int domain = std::max(s.cluster.intra.domain_gpus, s.cluster.gpus_per_node);
+  if (s.gpu.name.empty() || !s.cluster.intra.switched) return;
+  if (s.cluster.intra.domain_gpus == 0) return;  // one node: gpus_per_node has its own range
+  if (s.cluster.intra.domain_gpus % s.cluster.gpus_per_node != 0) {
+    errors.add("cluster.gpus_per_node", std::to_string(s.cluster.gpus_per_node) + " GPUs per node do not tile the " +
+                                            std::to_string(s.cluster.intra.domain_gpus) + "-GPU \"" + s.cluster.intra.name +
+                                            "\" domain (a domain holds whole compute trays: 4 GPUs each in an NVL72)");
+    return;
+  }
+  if (domain <= s.gpu.scaleup_domain_gpus) return;
+  errors.add("cluster.intra_node", "a " + std::to_string(domain) + "-GPU scale-up domain (\"" + s.cluster.intra.name + "\") cannot hold " +
+                                       s.gpu.name + ": it is built into domains of at most " + std::to_string(s.gpu.scaleup_domain_gpus) +
+                                       " GPUs (cluster.gpu.scaleup_domain_gpus; NVL72 racks take GB200 / GB300 compute trays)");
+}
+
+// With GPUDirect RDMA a NIC moves data to and from GPU memory through the GPU's PCIe x16 host link, so the
+// NIC's payload rate is at most that link's (GpuSpec::host_path_GBps: an A100's PCIe Gen4 x16 caps an
+// NDR400 NIC's 48 GB/s near 25.6). The link keeps its line rate; its achievable share drops, and the
+// report says so.
+void cap_nic_by_host_path(Scenario& s) {
+  topo::NetLinkSpec& nic = s.cluster.nic;
+  const double cap = s.gpu.host_path_GBps();
+  if (!nic.rdma || s.gpu.name.empty() || nic.line_rate_gbps <= 0 || nic.payload_GBps() <= cap) return;
+  const double was = nic.payload_GBps();
+  nic.efficiency = cap * 8.0 / nic.line_rate_gbps;
+  s.notes.push_back("the " + nic.name + " NIC moves " + fmt_number(cap) + " GB/s, not its " + fmt_number(was) + ": " + s.gpu.name +
+                    "'s PCIe Gen" + std::to_string(s.gpu.pcie_gen) + " x16 host link caps GPUDirect RDMA (cluster.gpu.pcie_gen)");
+}
+
+// training.precision against the GPU: FP8 recipes need FP8 tensor cores, the block-scaled ones (mxfp8,
+// nvfp4) block-scaled MMA (GpuSpec::has_block_scaled_mma: Blackwell, CDNA 4).
+void check_precision(const models::TrainingConfig& t, const models::GpuSpec& gpu, Errors& errors) {
+  const auto recipe = t.effective_recipe();
+  const std::string name(name_of(kPrecisionNames, recipe));
+  const bool block_scaled = recipe == models::PrecisionRecipe::mxfp8 || recipe == models::PrecisionRecipe::nvfp4;
+  if (block_scaled && !gpu.has_block_scaled_mma())
+    errors.add("training.precision", "\"" + name + "\" needs block-scaled tensor cores (Blackwell, MI355X; " + gpu.name +
+                                         " has none: cluster.gpu.peak_tflops_fp4 is 0)");
+  else if (t.precision == models::Dtype::fp8 && !gpu.has_fp8())
+    errors.add("training.precision", "\"" + name + "\" needs a GPU with fp8 tensor cores (" + gpu.name + " has none)");
+}
+
 // The scale-up and scale-out links of a cluster built from the catalog (cluster.intra_node, .inter_node).
 void read_links(ObjectReader& r, Scenario& s, Errors& errors) {
   const std::string intra_default = "nvswitch";
@@ -458,6 +520,7 @@ void read_links(ObjectReader& r, Scenario& s, Errors& errors) {
     if (auto eff = ir.number("efficiency", false)) s.cluster.intra.efficiency = *eff;
     if (auto lat = ir.number("latency_us", false)) s.cluster.intra.latency_us = *lat;
     if (auto nvls = ir.boolean("nvls")) s.cluster.intra.nvls = *nvls, nvls_given = true;
+    if (auto domain = ir.small_integer("domain_gpus", false)) read_domain_size(*domain, s, errors);
     read_pcie_host(ir, s, errors);
     if (nvls_given && s.cluster.intra.nvls && !s.cluster.intra.switched)
       errors.add("cluster.intra_node.nvls", "NVLS is in-switch reduction (NVLink SHARP) and needs an NVSwitch fabric; \"" +
@@ -473,6 +536,7 @@ void read_links(ObjectReader& r, Scenario& s, Errors& errors) {
     s.cluster.intra.gpu_bandwidth_GBps = s.gpu.scaleup_GBps_per_direction();
   }
   if (!nvls_given && s.cluster.intra.name == "nvswitch") s.cluster.intra.nvls = s.gpu.nvswitch_has_nvls();
+  check_scaleup_domain(s, errors);
 
   const json* inter = r.raw("inter_node");
   if (inter && expect_object(inter, "cluster.inter_node", errors)) {
@@ -511,6 +575,7 @@ void read_links(ObjectReader& r, Scenario& s, Errors& errors) {
                                          " nodes need a network (expected {\"fabric\": ..., \"link\": ...})");
   }
   if (!inter) s.cluster.nic = *topo::find_net_link("ib-ndr400");  // unused on one node
+  else cap_nic_by_host_path(s);
 }
 
 // cluster.topology_file: the cluster graph from a GraphML or DOT file (topologies/topology_file.hpp), its
@@ -740,7 +805,7 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   t.seq_length = r.integer("seq_length", true).value_or(1);
   t.global_batch_size = r.integer("global_batch_size", true).value_or(1);
   t.micro_batch_size = r.integer("micro_batch_size", false).value_or(1);
-  if (auto p = r.named("precision", kPrecisionNames)) t.precision = *p;
+  if (auto p = r.named("precision", kPrecisionNames)) t.recipe = *p, t.precision = models::gemm_dtype_of(*p);
   t.tp = r.small_integer("tensor_model_parallel_size", false).value_or(1);
   t.pp = r.small_integer("pipeline_model_parallel_size", false).value_or(1);
   t.vp = r.small_integer("virtual_pipeline_model_parallel_size", false).value_or(1);
@@ -982,8 +1047,7 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
                    "parallel (" + std::to_string(t.tp) + " x " + std::to_string(t.cp) + " x " + std::to_string(t.dp) + ")");
   if (t.etp > 0 && m.num_moe_experts == 0 && t.etp != t.tp)
     errors.add("training.expert_tensor_parallel_size", std::to_string(t.etp) + " needs a mixture-of-experts model (model.num_moe_experts > 0)");
-  if (t.precision == models::Dtype::fp8 && !s.gpu.has_fp8())
-    errors.add("training.precision", "\"fp8\" needs a GPU with fp8 tensor cores (" + s.gpu.name + " has none)");
+  check_precision(t, s.gpu, errors);
   t.fp8_transposed_copy = s.gpu.fp8_needs_transposed_copy;  // the cast's second copy (models/workload/transformer.cpp)
   // Backstop: whatever else the workload model cannot build (each check above has a precise path; this
   // catches the rest, e.g. ffn_hidden_size not divisible by TP).
@@ -1341,8 +1405,34 @@ Scenario parse_scenario(const json& doc, const std::string& file) {
   return s;
 }
 
+int placed_domain_gpus(const Scenario& s) {
+  const int domain = s.cluster.intra.domain_gpus;
+  const int G = s.cluster.gpus_per_node;
+  if (s.topology || s.multi_job() || domain <= G || G <= 0) return 0;
+  const auto& t = s.training;
+  const int span = std::max(t.tp * t.cp, t.expert_tp() * t.ep);
+  const int block = std::lcm(span, G);  // whole nodes (compute trays)
+  if (span <= 0 || block > domain || domain % block == 0) return 0;
+  return domain / block * block;
+}
+
+std::string placement_note(const Scenario& s) {
+  const int used = placed_domain_gpus(s);
+  if (used == 0) return {};
+  const auto& t = s.training;
+  return "placement: the job uses " + std::to_string(used) + " GPUs of each " + std::to_string(s.cluster.intra.domain_gpus) +
+         "-GPU scale-up domain, so that its TP x CP groups (" + std::to_string(t.tp * t.cp) + " GPUs) and expert ETP x EP groups (" +
+         std::to_string(t.expert_tp() * t.ep) + ") stay inside one (Slurm topology/block segments)";
+}
+
 std::shared_ptr<const topo::Cluster> make_cluster(const Scenario& s) {
-  return s.topology ? s.topology : std::make_shared<const topo::Cluster>(s.cluster);
+  if (s.topology) return s.topology;
+  if (const int used = placed_domain_gpus(s); used > 0) {
+    topo::ClusterSpec placed = s.cluster;
+    placed.intra.domain_gpus = used;
+    return std::make_shared<const topo::Cluster>(placed);
+  }
+  return std::make_shared<const topo::Cluster>(s.cluster);
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {

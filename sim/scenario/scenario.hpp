@@ -93,6 +93,9 @@ struct Scenario {
   SimulationOptions simulation;
   std::vector<Job> jobs;  // multi-job form; empty: one job (model, training) on the whole cluster
   RunSections run;        // resilience, data_pipeline, variability (goodput_spec.hpp); each optional
+  // What the loader changed from what the file says, for physical reasons the report states (e.g. a NIC
+  // capped by its GPU's PCIe host link). Empty for most scenarios; the report prints each as a "note".
+  std::vector<std::string> notes;
   int num_gpus() const { return cluster.nodes * cluster.gpus_per_node; }
   double contention() const;
   bool multi_job() const { return !jobs.empty(); }
@@ -106,6 +109,17 @@ struct Scenario {
 
 // The cluster graph the scenario runs on: the graph of its topology file, or one built from the spec.
 std::shared_ptr<const topo::Cluster> make_cluster(const Scenario& s);
+// The GPUs of each multi-node scale-up domain (an NVL72 rack) the job is placed on, so that every tensor x
+// context group and every expert-TP x expert group stays inside one domain: the largest multiple of the
+// groups' span (Megatron-Core's rank order puts each group on consecutive ranks, models/parallelism/
+// layout.hpp) that the domain holds, e.g. 64 of an NVL72 rack's 72 GPUs for EP 32. This is the rule of
+// Slurm's topology/block plugin with --segment (a job's nodes come in segments that never straddle a
+// block) that NVIDIA's GB200 guidance uses with 8-tray segments; the rest of the rack is left to other
+// jobs. 0: the cluster's domains unchanged (one node, no multi-node domain, a multi-job scenario, a
+// topology file, or groups that already tile the domain or cannot fit one).
+int placed_domain_gpus(const Scenario& s);
+// The report's note on that placement; empty when placed_domain_gpus is 0.
+std::string placement_note(const Scenario& s);
 
 // Price basis. cluster.price_per_gpu_hour is a number (the price of the scenario's GPU) or a table by
 // GPU type ({"H100-SXM": 2.5, "A100-80GB": 1.6}); a GPU type without a price takes its catalog list

@@ -84,7 +84,7 @@ TEST_CASE("an echoed value is cut to 80 bytes with its control bytes escaped", "
   const auto file = dir.write_json("esc.json", doc);
   const auto r = run_cli({"run", file.string()});
   check_only_line(r, file.string() + ": cluster.gpu: unknown GPU \"\\x1b[31mH100\\x00" + std::string(70, 'B') +
-                         "... (10010 bytes)\" (known: A100-40GB, A100-80GB, H100-SXM, H100-PCIe, H200, B200, MI300X, L40S)");
+                         "... (10010 bytes)\" (known: A100-40GB, A100-80GB, H100-SXM, H100-PCIe, H200, B200, MI300X, L40S, GB200, GB300, B300, H800, H20, MI325X, MI355X)");
   CHECK(r.err.find('\x1b') == std::string::npos);
   CHECK(r.err.find('\0') == std::string::npos);
 }
@@ -154,7 +154,7 @@ TEST_CASE("an input that is not a regular file is refused at once", "[cli]") {
 
 TEST_CASE("an unknown GPU on the command line is refused with the nearest name", "[cli]") {
   const std::string scenario = (scenarios_dir() / k8b).string();
-  const std::string known = "(known: A100-40GB, A100-80GB, H100-SXM, H100-PCIe, H200, B200, MI300X, L40S)";
+  const std::string known = "(known: A100-40GB, A100-80GB, H100-SXM, H100-PCIe, H200, B200, MI300X, L40S, GB200, GB300, B300, H800, H20, MI325X, MI355X)";
   SECTION("sweep --gpu (an empty plan and exit 0 before)") {
     check_only_line(run_cli({"sweep", scenario, "--gpus", "8", "--gpu", "H10"}),
                     "clustersim sweep: --gpu: unknown GPU \"H10\" (did you mean \"H100-SXM\"?) " + known);

@@ -9,7 +9,9 @@ using namespace cs::models;
 
 TEST_CASE("gpu catalog: the names scenarios use, in a fixed order", "[models]") {
   const std::vector<std::string> expected = {"A100-40GB", "A100-80GB", "H100-SXM", "H100-PCIe",
-                                             "H200",      "B200",      "MI300X",   "L40S"};
+                                             "H200",      "B200",      "MI300X",   "L40S",
+                                             "GB200",     "GB300",     "B300",     "H800",
+                                             "H20",       "MI325X",    "MI355X"};
   CHECK(gpu_names() == expected);
   CHECK(gpu_names() == gpu_names());
   for (const auto& n : expected) {
