@@ -585,7 +585,7 @@ std::vector<std::string> entry_number_problems(const json& e, const std::string&
     const double d = v->get<double>();
     if (unset_zero && d == 0) return;
     if (!(d >= lo && d <= hi))
-      out.push_back(at + "." + path + ": " + v->dump() + " is out of range (expected a number in [" + fmt("%g", lo) + ", " + fmt("%g", hi) +
+      out.push_back(at + "." + path + ": " + v->dump() + " is out of range (expected a number in [" + fmt("%.15g", lo) + ", " + fmt("%.15g", hi) +
                     "], the range of the scenario key it becomes" + (unset_zero ? ", or 0: not published)" : ")"));
   };
   for (const EntryNumber& n : kEntryNumbers) {

@@ -11,6 +11,23 @@
 
 using namespace cs::calibrate;
 
+namespace {
+// An 8-GPU all-reduce log of one good row (line 4); a test appends the row it checks as line 5.
+const std::string kOneRow =
+    "# Collective test starting: all_reduce_perf\n"
+    "# nThread 1 nGpus 8 minBytes 1048576 maxBytes 4194304 step: 2(factor) warmup iters: 1 iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+    "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong\n"
+    "     1048576        262144     float     sum      -1    20.00   52.43   91.75       0    20.00   52.43   91.75       0\n";
+
+// The one problem the parser reports for kOneRow + `row` (whose row it skips: one row stays).
+std::string only_problem(const std::string& row, const std::string& file) {
+  const NcclTestsLog log = parse_nccl_tests_log(kOneRow + row, file);
+  REQUIRE(log.problems.size() == 1);
+  CHECK(log.row_count() == 1);
+  return log.problems[0];
+}
+}  // namespace
+
 TEST_CASE("measurement bounds: a 5e-324 ms GEMM is refused at read", "[calibrate]") {
   REQUIRE_THROWS_WITH(measurements_from_json_text(R"({"device": "NVIDIA H200", "gemm": [{"m": 4096, "n": 4096, "k": 4096, "ms": 5e-324}]})",
                                                   "m.json"),
@@ -35,26 +52,11 @@ TEST_CASE("measurement bounds: a 2^62-byte collective in a measurement file is r
 }
 
 TEST_CASE("measurement bounds: a 2^62-byte nccl-tests row is skipped with its line", "[calibrate]") {
-  const std::string text =
-      "# Collective test starting: all_reduce_perf\n"
-      "# nThread 1 nGpus 8 minBytes 1048576 maxBytes 4194304 step: 2(factor) warmup iters: 1 iters: 20 agg iters: 1 validation: 1 graph: 0\n"
-      "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong\n"
-      "     1048576        262144     float     sum      -1    20.00   52.43   91.75       0    20.00   52.43   91.75       0\n"
-      "4611686018427387904 1152921504606846976 float sum   -1    20.00   52.43   91.75       0    20.00   52.43   91.75       0\n";
-  const NcclTestsLog log = parse_nccl_tests_log(text, "big.log");
-  REQUIRE(log.problems.size() == 1);
-  CHECK(log.problems[0] == "big.log:5: size 4611686018427387904 bytes is more than any GPU's memory holds (at most 2^40); skipped");
-  CHECK(log.row_count() == 1);
+  CHECK(only_problem("4611686018427387904 1152921504606846976 float sum -1 20.00 52.43 91.75 0 20.00 52.43 91.75 0\n", "big.log") ==
+        "big.log:5: size 4611686018427387904 bytes is more than any GPU's memory holds (at most 2^40); skipped");
 }
 
 TEST_CASE("measurement bounds: a nccl-tests time below 100 ns is skipped with its line", "[calibrate]") {
-  const std::string text =
-      "# Collective test starting: all_reduce_perf\n"
-      "# nThread 1 nGpus 8 minBytes 1048576 maxBytes 4194304 step: 2(factor) warmup iters: 1 iters: 20 agg iters: 1 validation: 1 graph: 0\n"
-      "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong\n"
-      "     1048576        262144     float     sum      -1    20.00   52.43   91.75       0    20.00   52.43   91.75       0\n"
-      "     2097152        524288     float     sum      -1    1e-30   52.43   91.75       0    20.00   52.43   91.75       0\n";
-  const NcclTestsLog log = parse_nccl_tests_log(text, "fast.log");
-  REQUIRE(log.problems.size() == 1);
-  CHECK(log.problems[0] == "fast.log:5: out-of-place time 1e-30 us is outside 0.1 us to 1000 s, what one collective can take; skipped");
+  CHECK(only_problem("     2097152        524288     float     sum      -1    1e-30   52.43   91.75       0    20.00   52.43   91.75       0\n",
+                     "fast.log") == "fast.log:5: out-of-place time 1e-30 us is outside 0.1 us to 1000 s, what one collective can take; skipped");
 }

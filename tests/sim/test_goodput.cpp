@@ -440,20 +440,20 @@ TEST_CASE("goodput: a run whose failures outpace its progress never finishes and
   ResilienceSpec spec = every_unit_mtbf(1);
   spec.restart.detection_s = 3600;  // a restart longer than the 138 s between interruptions
   CHECK(resilience_error(spec, eight_gpus(1e6), 0) ==
-        "resilience: the run never finishes: an interruption every 138 s on average (26 per hour) against a restart of 4.3e+03 s and "
-        "10 s of work between checkpoints: expected goodput 2.44e-14 (at least 0.001: raise resilience.mtbf_hours, shorten the restart "
+        "resilience: the run never finishes: an interruption every 138 s on average (26 per hour) against a restart of 3.85e+03 s and "
+        "30 s of work between checkpoints: expected goodput 6.58e-13 (at least 0.001: raise resilience.mtbf_hours, shorten the restart "
         "or checkpoint more often)");
   // The same units with a short restart finish: finite numbers throughout.
-  const ResilienceResult ok = analyse_resilience(every_unit_mtbf(1), eight_gpus(1e6), 3, 1);
+  const ResilienceResult ok = analyse_resilience(every_unit_mtbf(1), eight_gpus(1e4), 3, 1);
   CHECK(std::isfinite(ok.expected.total_s));
   CHECK(ok.goodput > 1e-3);
   CHECK(std::isfinite(ok.p90_days));
 }
 
 TEST_CASE("goodput: the Monte Carlo is bounded by its expected interruptions", "[goodput]") {
-  // About 2.9e4 interruptions a run: 1e8 allow 3,448 runs.
+  // About 8.6e5 interruptions a run: 1e8 allow 115 runs.
   CHECK(resilience_error(every_unit_mtbf(1), eight_gpus(1e6), 1000000) ==
-        "--runs 1000000: the Monte Carlo would sample about 2.9e+10 interruptions (2.9e+04 a run); at most 1e+08 in all: give --runs 3448 or fewer");
+        "--runs 1000000: the Monte Carlo would sample about 8.64e+11 interruptions (8.64e+05 a run); at most 1e+08 in all: give --runs 115 or fewer");
   // One run past its own cap stops as an input error rather than running on.
   RunModel m = day_mtbf_model(3600);
   m.lambda = 1;  // a failure a second against a 600 s restart: no restart ever completes
