@@ -5,8 +5,10 @@
 
 #include <string>
 
+#include "calibrate/fit/compute_fit.hpp"
 #include "calibrate/import/measurement_json.hpp"
 #include "calibrate/import/nccl_tests_log.hpp"
+#include "models/hardware/gpu_catalog.hpp"
 #include "sim/base/input_error.hpp"
 
 using namespace cs::calibrate;
@@ -59,4 +61,20 @@ TEST_CASE("measurement bounds: a 2^62-byte nccl-tests row is skipped with its li
 TEST_CASE("measurement bounds: a nccl-tests time below 100 ns is skipped with its line", "[calibrate]") {
   CHECK(only_problem("     2097152        524288     float     sum      -1    1e-30   52.43   91.75       0    20.00   52.43   91.75       0\n",
                      "fast.log") == "fast.log:5: out-of-place time 1e-30 us is outside 0.1 us to 1000 s, what one collective can take; skipped");
+}
+
+TEST_CASE("measurement bounds: a copy timed at 999 s (1e-8 of peak) is left out of the fit with a note", "[calibrate]") {
+  const MeasurementSet set = measurements_from_json_text(
+      R"({"device": "NVIDIA H200", "d2d_copy": [{"bytes": 67108864, "ms": 0.03}, {"bytes": 268435456, "ms": 0.1},
+                                                {"bytes": 134217728, "ms": 999000}]})",
+      "m.json");
+  std::vector<std::string> notes;
+  const auto* h200 = cs::models::find_gpu("H200");
+  REQUIRE(h200 != nullptr);
+  const auto fitted = fit_compute_profile(set.compute, *h200, 132, "test", notes);
+  REQUIRE(fitted.has_value());
+  CHECK(fitted->memory_bound.size() == 2);
+  bool noted = false;
+  for (const auto& n : notes) noted = noted || n.rfind("m.json: d2d_copy[2]: copy 128 MiB: efficiency ", 0) == 0;
+  CHECK(noted);
 }
