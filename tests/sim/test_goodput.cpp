@@ -14,6 +14,7 @@
 #include "sim/goodput/jitter.hpp"
 #include "sim/goodput/resilience.hpp"
 #include "sim/base/input_error.hpp"
+#include "sim/explore/sweep.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
 
@@ -461,4 +462,16 @@ TEST_CASE("goodput: the Monte Carlo is bounded by its expected interruptions", "
   Rng rng(1);
   REQUIRE_THROWS_WITH(sample_run(m, rng), "resilience: a Monte Carlo run passed 1000 interruptions (the run never finishes: raise "
                                           "resilience.mtbf_hours or shorten the restart)");
+}
+
+TEST_CASE("goodput: a sweep point whose run never finishes is invalid with the reason, the sweep goes on", "[goodput]") {
+  json base = small_scenario();
+  base["resilience"] = {{"mtbf_hours", {{"host", 1}, {"nic", 1}, {"network", 1}, {"software", 1}}}};
+  const SweepPoint never = evaluate_point(base, "s.json", {{"resilience.restart.detection_s", 3600}}, false);
+  CHECK(never.status == PointStatus::invalid);
+  CHECK(never.error.rfind("resilience: the run never finishes: ", 0) == 0);
+  const SweepPoint fine = evaluate_point(base, "s.json", {{"resilience.restart.detection_s", 60}}, false);
+  CHECK(fine.status == PointStatus::simulated);
+  REQUIRE(fine.whole_run.has_value());
+  CHECK(fine.whole_run->goodput > 1e-3);
 }
