@@ -46,8 +46,8 @@
 //  - Memory-bound: e = bytes / ((t - L) * HBM peak) per kind, sorted by (kind, bytes).
 //  - fp8: the mean over fp8 GEMMs of (achieved fp8 / fp8 peak) / (achieved bf16 / bf16 peak) at the
 //    same shape (the bf16 time measured beside it, else a bf16 row of the same shape).
-// A point whose efficiency falls outside (0, 0.95] (time below L, or faster than 95% of peak: a timing
-// or peak error) is left out with a note naming it.
+// A point whose efficiency falls outside [1e-4, 0.95] (time below L, faster than 95% of peak, or slower than
+// 1e-4 of it: a timing or peak error) is left out with a note naming it.
 #include <optional>
 #include <string>
 #include <vector>

@@ -9,6 +9,7 @@
 
 #include "calibrate/import/nccl_tests_log.hpp"
 #include "models/compute/comm_profile.hpp"
+#include "sim/base/bounds.hpp"
 #include "sim/files/file_error.hpp"
 #include "sim/files/json_file.hpp"
 
@@ -36,6 +37,31 @@ class Reader {
       return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > 0;
     });
   }
+  // A positive number at obj[key] within [lo, hi] (in `unit`, the key's own), refused with `why` outside.
+  std::optional<double> within(const json& obj, const std::string& path, const char* key, double lo, double hi, const char* unit,
+                               const char* why) {
+    auto v = positive(obj, path, key);
+    if (v && !(*v >= lo && *v <= hi)) {
+      std::ostringstream range;
+      range << obj.at(key).dump() << " is out of range (expected " << lo << " to " << hi << " " << unit << ": " << why << ")";
+      fail(path + "." + key, range.str());
+      return std::nullopt;
+    }
+    return v;
+  }
+  // A measured time in milliseconds or microseconds, a buffer in bytes (sim/base/bounds.hpp).
+  std::optional<double> ms(const json& obj, const std::string& path, const char* key) {
+    return within(obj, path, key, bounds::kMinMeasuredSeconds * 1e3, bounds::kMaxMeasuredSeconds * 1e3, "ms", kTimeWhy);
+  }
+  std::optional<double> us(const json& obj, const std::string& path, const char* key) {
+    return within(obj, path, key, bounds::kMinMeasuredSeconds * 1e6, bounds::kMaxMeasuredSeconds * 1e6, "us", kTimeWhy);
+  }
+  std::optional<double> bytes(const json& obj, const std::string& path, const char* key) {
+    return within(obj, path, key, 1, bounds::kMaxBufferBytes, "bytes", kBytesWhy);
+  }
+  static constexpr const char* kTimeWhy = "100 ns to 1000 s, what one timed kernel or collective can take";
+  static constexpr const char* kBytesWhy = "at most 2^40, more than any GPU's memory holds";
+
   std::optional<std::int64_t> count(const json& obj, const std::string& path, const char* key) {
     return typed<std::int64_t>(obj, path, key, "a positive integer",
                                [](const json& v) { return v.is_number_integer() && v.get<std::int64_t>() > 0; });
@@ -172,7 +198,7 @@ MeasurementSet read_compute_file(const json& doc, Reader& r) {
         return;
       }
       auto m = r.count(g, at, "m"), n = r.count(g, at, "n"), k = r.count(g, at, "k");
-      auto ms = r.positive(g, at, "ms");
+      auto ms = r.ms(g, at, "ms");
       std::optional<models::Dtype> dt = models::Dtype::bf16;
       if (auto d = g.find("dtype"); d != g.end()) {
         dt = d->is_string() ? dtype_of(d->get<std::string>()) : std::nullopt;
@@ -192,7 +218,7 @@ MeasurementSet read_compute_file(const json& doc, Reader& r) {
   if (const json* a = r.array(doc, "fp8_gemm")) {
     r.objects(*a, "fp8_gemm", [&](const json& g, const std::string& at) {
       auto m = r.count(g, at, "m"), n = r.count(g, at, "n"), k = r.count(g, at, "k");
-      auto f8 = r.positive(g, at, "fp8_ms");
+      auto f8 = r.ms(g, at, "fp8_ms");
       if (!m || !n || !k || !f8) return;
       ComputeMeasurement c;
       c.kind = ComputeKind::gemm;
@@ -200,7 +226,7 @@ MeasurementSet read_compute_file(const json& doc, Reader& r) {
       c.gemm = {*m, *n, *k};
       c.time_s = *f8 * 1e-3;
       if (g.contains("bf16_ms"))
-        if (auto b = r.positive(g, at, "bf16_ms")) c.bf16_reference_s = *b * 1e-3;
+        if (auto b = r.ms(g, at, "bf16_ms")) c.bf16_reference_s = *b * 1e-3;
       c.label = "gemm fp8 " + shape_label(*m, *n, *k);
       c.where = r.file() + ": " + at;
       set.compute.push_back(std::move(c));
@@ -212,7 +238,7 @@ MeasurementSet read_compute_file(const json& doc, Reader& r) {
       if (!shape) return;
       for (const char* key : {"fwd_ms", "fwdbwd_ms"}) {
         if (!g.contains(key)) continue;
-        if (auto ms = r.positive(g, at, key)) set.compute.push_back(attention_measurement(*shape, "", key, *ms, at, r));
+        if (auto ms = r.ms(g, at, key)) set.compute.push_back(attention_measurement(*shape, "", key, *ms, at, r));
       }
     });
   }
@@ -235,8 +261,8 @@ MeasurementSet read_compute_file(const json& doc, Reader& r) {
           return;
         }
       }
-      auto bytes = r.positive(g, at, "bytes");
-      auto ms = r.positive(g, at, "ms");
+      auto bytes = r.bytes(g, at, "bytes");
+      auto ms = r.ms(g, at, "ms");
       if (!bytes || !ms) return;
       ComputeMeasurement c;
       c.kind = ComputeKind::memory_bound;
@@ -261,8 +287,8 @@ MeasurementSet read_compute_file(const json& doc, Reader& r) {
         return;
       }
       auto ranks = r.count(g, at, "ranks");
-      auto bytes = r.positive(g, at, "bytes");
-      auto us = r.positive(g, at, "time_us");
+      auto bytes = r.bytes(g, at, "bytes");
+      auto us = r.us(g, at, "time_us");
       if (!ranks || !bytes || !us) return;
       CommMeasurement m;
       m.collective = *kind;
@@ -335,8 +361,16 @@ MeasurementSet read_published_nccl(const json& doc, Reader& r) {
         r.fail(path, "the key is not a size in bytes");
         continue;
       }
+      if (!(bytes <= bounds::kMaxBufferBytes)) {
+        r.fail(path, "the key's size is out of range (expected at most 2^40 bytes, more than any GPU's memory holds)");
+        continue;
+      }
       if (!it->is_number() || it->get<double>() <= 0) {
         r.fail(path, "expected a positive busbw in GB/s, got " + it->dump());
+        continue;
+      }
+      if (!(it->get<double>() >= bounds::kMinMeasuredGBps && it->get<double>() <= bounds::kMaxMeasuredGBps)) {
+        r.fail(path, it->dump() + " is out of range (expected a busbw of 0.001 to 100000 GB/s: 1 MB/s to 100x NVLink 5)");
         continue;
       }
       CommMeasurement m;
@@ -386,12 +420,12 @@ MeasurementSet read_nccl_tests_json(const json& doc, Reader& r) {
   }
   const json& results = doc["results"];
   r.objects(results, "results", [&](const json& row, const std::string& at) {
-    auto size = r.positive(row, at, "size");
+    auto size = r.bytes(row, at, "size");
     if (!size) return;
     for (const char* place : {"out_of_place", "in_place"}) {
       auto b = row.find(place);
       if (b == row.end() || !b->is_object()) continue;
-      auto t = r.positive(*b, at + "." + place, "time");
+      auto t = r.us(*b, at + "." + place, "time");
       if (!t) continue;
       CommMeasurement m;
       m.collective = *kind;
@@ -438,7 +472,7 @@ MeasurementSet read_attention_backends(const json& doc, Reader& r) {
     auto backend = r.text(g, at, "backend", "an SDPBackend name such as CUDNN_ATTENTION or FLASH_ATTENTION");
     auto bias = r.boolean(g, at, "alibi_bias");
     auto shape = attention_shape(g, at, r);
-    auto fwd = r.positive(g, at, "fwd_ms"), fwdbwd = r.positive(g, at, "fwdbwd_ms");
+    auto fwd = r.ms(g, at, "fwd_ms"), fwdbwd = r.ms(g, at, "fwdbwd_ms");
     if (!backend || !bias || !shape || !fwd || !fwdbwd) return;
     const auto k = kernels.find(*backend);
     if (*bias) {

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "models/compute/comm_profile.hpp"
+#include "sim/base/bounds.hpp"
 
 namespace cs::calibrate {
 
@@ -639,6 +640,18 @@ class Parser {
       problem(line, "size " + std::to_string(*size) + " is not positive; skipped");
       return;
     }
+    if (row.size_bytes > bounds::kMaxBufferBytes) {  // sim/base/bounds.hpp; 2^62 bytes predicted a negative time
+      problem(line, "size " + std::to_string(*size) + " bytes is more than any GPU's memory holds (at most 2^40); skipped");
+      return;
+    }
+    for (int b = 0; b < 2; ++b)
+      if (row.present[b] && !(row.time_us[b] * 1e-6 >= bounds::kMinMeasuredSeconds && row.time_us[b] * 1e-6 <= bounds::kMaxMeasuredSeconds)) {
+        std::ostringstream time;
+        time << row.time_us[b];
+        problem(line, std::string(b == 0 ? "out-of-place" : "in-place") + " time " + time.str() +
+                          " us is outside 0.1 us to 1000 s, what one collective can take; skipped");
+        return;
+      }
     if (any_wrong) wrong_lines_.push_back(line);
     if (!row.present[0] && !row.present[1]) return;
     if (++rows_seen_ > kMaxNcclTestsRows) {

@@ -135,6 +135,19 @@ std::string fit_nccl(const calibrate::MeasurementSet& set, calibrate::ProfileFit
   return out;
 }
 
+// A fit never writes a profile that `run` refuses: the profile goes through the loader's own checks
+// (models::parse_profile, the bounds of every entry) before it is written.
+void check_loadable(const models::CalibrationProfile& profile, const std::string& out) {
+  try {
+    models::parse_profile(models::profile_to_json(profile), out);
+  } catch (const InputError& e) {
+    std::vector<std::string> lines;
+    for (const auto& m : e.messages())
+      lines.push_back("clustersim calibrate fit: not written, the profile loader would refuse it: " + m);
+    throw InputError(std::move(lines));
+  }
+}
+
 int fit(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: clustersim calibrate fit INPUTS... -o profile.json [--gpu NAME] [--comm-gpu NAME ...]\n"
@@ -190,6 +203,7 @@ int fit(const std::vector<std::string>& args) {
   calibrate::ProfileFit result = calibrate::fit_profile(set, gpu);
   const std::string nccl_report = fit_nccl(set, result, scenario ? &*scenario : nullptr);
   for (const auto& n : result.notes) std::cerr << "note: " << n << "\n";
+  check_loadable(result.profile, out);
 
   const auto& p = result.profile;
   std::cout << "GPU: " << p.gpu << "\n";

@@ -124,6 +124,18 @@ std::optional<SweepPoint::WholeRun> whole_run_of(const Scenario& s, const Simula
   }
   return w;
 }
+
+// The point's whole run; a run that never finishes (goodput::analyse_run's input error) makes the point
+// invalid with its message, as an invalid combination does, rather than ending the sweep.
+void set_whole_run(SweepPoint& p, const Scenario& s, const SimulationResult& result, const std::string& file) {
+  try {
+    p.whole_run = whole_run_of(s, result);
+  } catch (const InputError& e) {
+    p.status = PointStatus::invalid;
+    p.valid = false;
+    p.error = join(e.messages(), file);
+  }
+}
 }  // namespace
 
 SweepAxis parse_axis(const std::string& text) {
@@ -229,8 +241,8 @@ SweepPoint evaluate_point(const json& base, const std::string& file, const Assig
   }
   const SimulationResult result = simulate(s);
   p.report = result.report;
-  p.whole_run = whole_run_of(s, result);
   p.status = PointStatus::simulated;
+  set_whole_run(p, s, result, file);
   return p;
 }
 
@@ -293,7 +305,7 @@ SweepPoint screen_point(const json& base, const std::string& file, const Assignm
       // run, and the screening tier ranks whole-run sweeps by it, as the simulated points are ranked.
       SimulationResult r;
       r.report = p.report;
-      p.whole_run = whole_run_of(s, r);
+      set_whole_run(p, s, r, file);
     }
   return p;
 }

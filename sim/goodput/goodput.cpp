@@ -63,7 +63,13 @@ RunReport analyse_run(const Scenario& s, const SimulationResult& result, const R
     job.checkpoint_bytes = checkpoint_bytes(rep.parameters);
     job.price_per_gpu_hour_usd = rep.price_per_gpu_hour_usd;
     job.tokens = rep.tokens_to_train;
-    out.resilience = analyse_resilience(*s.run.resilience, job, options.runs, options.seed);
+    try {
+      out.resilience = analyse_resilience(*s.run.resilience, job, options.runs, options.seed);
+    } catch (const InputError& e) {  // a run that never finishes, a Monte Carlo too long: name the file
+      std::vector<std::string> lines;
+      for (const auto& m : e.messages()) lines.push_back(s.file + ": " + m);
+      throw InputError(std::move(lines));
+    }
   }
   if (options.steps > 0) {
     JitterJob job;
@@ -83,9 +89,11 @@ void add_json(json& report, const RunReport& r) {
         {"source", d.source}, {"bytes_per_step", d.bytes_per_step}, {"node_read_GBps", d.node_read_GBps},
         {"read_s", d.read_s}, {"decode_s", d.decode_s}, {"input_s", d.input_s},
         {"step_with_input_s", d.step_with_input_s}, {"input_stall_s", d.stall_s},
-        {"input_stall_fraction", d.stall_fraction}, {"bottleneck", d.bottleneck},
-        {"never_stall_GBps", d.can_hide ? json(d.never_stall_GBps) : json(nullptr)},
-        {"never_stall_GBps_per_node", d.can_hide ? json(d.never_stall_GBps_per_node) : json(nullptr)}};
+        {"input_stall_fraction", d.stall_fraction}, {"bottleneck", d.bottleneck}};
+    if (d.can_hide) {  // prefetch_depth 0: no bandwidth hides loading; the keys are absent (a report holds no null)
+      report["data_pipeline"]["never_stall_GBps"] = d.never_stall_GBps;
+      report["data_pipeline"]["never_stall_GBps_per_node"] = d.never_stall_GBps_per_node;
+    }
   }
   if (r.resilience) {
     const ResilienceResult& x = *r.resilience;

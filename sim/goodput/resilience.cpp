@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "sim/base/check.hpp"
+#include "sim/base/input_error.hpp"
 
 namespace cs::sim::goodput {
 
@@ -114,6 +116,11 @@ Outcome sample_run(const RunModel& m, Rng& rng) {
   double t = 0;
   long long done = 0, committed = 0, pending = -1;  // pending: segment count whose write lands at pending_at
   double pending_at = 0;
+  auto count_failure = [&] {
+    if (++o.failures > m.max_failures)
+      throw InputError("resilience: a Monte Carlo run passed " + std::to_string(static_cast<long long>(m.max_failures)) +
+                       " interruptions (the run never finishes: raise resilience.mtbf_hours or shorten the restart)");
+  };
   auto restart = [&] {
     while (true) {
       const double y = draw();
@@ -121,12 +128,13 @@ Outcome sample_run(const RunModel& m, Rng& rng) {
         t += m.restart_s, o.restart_s += m.restart_s;
         return;
       }
-      t += y, o.restart_s += y, o.failures += 1;
+      t += y, o.restart_s += y;
+      count_failure();
     }
   };
   auto fail_at = [&](double x) {
     t += x;
-    o.failures += 1;
+    count_failure();
     if (pending >= 0 && pending_at <= t) committed = pending;
     pending = -1;
     done = committed;
@@ -192,6 +200,55 @@ Outcome sample_run(const RunModel& m, Rng& rng) {
   o.rework_s = t - m.work_s - o.checkpoint_s - o.restart_s;
   return o;
 }
+
+namespace {
+
+// A run that never finishes (failures come faster than it makes progress: expected goodput below
+// kMinGoodput, or past what a double holds) is an input error, not a report of zeros and infinities.
+void check_finishes(const ResilienceResult& r, double lambda) {
+  const double worst = std::min(r.goodput, r.goodput_at_optimal);
+  if (worst >= kMinGoodput) return;  // NaN (inf / inf) fails here too
+  char line[400];
+  std::snprintf(line, sizeof line,
+                "resilience: the run never finishes: an interruption every %.3g s on average (%.3g per hour) against a restart of "
+                "%.3g s and %.3g s of work between checkpoints: expected goodput %.3g (at least %g: raise resilience.mtbf_hours, "
+                "shorten the restart or checkpoint more often)",
+                1 / lambda, lambda * 3600, r.restart_s, r.interval_s, std::isfinite(worst) ? worst : 0.0, kMinGoodput);
+  throw InputError(line);
+}
+
+// `runs` sampled runs into r's Monte Carlo fields; refused when the runs would sample more than
+// kMaxMonteCarloInterruptions expected interruptions, and each run stopped far past its expectation.
+void monte_carlo(RunModel m, int runs, ResilienceResult& r) {
+  const double per_run = r.expected.failures + 1;
+  if (per_run * runs > kMaxMonteCarloInterruptions) {
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "--runs %d: the Monte Carlo would sample about %.3g interruptions (%.3g a run); at most %g in all: give --runs %.0f or fewer",
+                  runs, per_run * runs, per_run, kMaxMonteCarloInterruptions, std::max(1.0, std::floor(kMaxMonteCarloInterruptions / per_run)));
+    throw InputError(line);
+  }
+  // A thousand times the expectation: a Poisson count that far out never comes by chance.
+  m.max_failures = 1000 * per_run + 1e6;
+  Rng rng(r.seed);
+  std::vector<double> days;
+  days.reserve(static_cast<std::size_t>(runs));
+  double sum = 0, failures = 0;
+  for (int i = 0; i < runs; ++i) {
+    const Outcome o = sample_run(m, rng);
+    days.push_back(o.total_s / 86400);
+    sum += o.total_s / 86400;
+    failures += o.failures;
+  }
+  std::sort(days.begin(), days.end());
+  r.mc_mean_days = sum / runs;
+  r.mc_mean_failures = failures / runs;
+  r.p10_days = nearest_rank(days, 0.10);
+  r.p50_days = nearest_rank(days, 0.50);
+  r.p90_days = nearest_rank(days, 0.90);
+}
+
+}  // namespace
 
 ResilienceResult analyse_resilience(const ResilienceSpec& spec, const JobFacts& job, int runs, std::uint64_t seed) {
   CS_CHECK(job.step_s > 0 && job.steps > 0 && job.gpus > 0);
@@ -260,26 +317,10 @@ ResilienceResult analyse_resilience(const ResilienceSpec& spec, const JobFacts& 
     r.goodput_at_optimal = r.work_s / expected_outcome(o).total_s;
   }
 
+  check_finishes(r, m.lambda);
   r.runs = runs;
   r.seed = seed;
-  if (runs > 0) {
-    Rng rng(seed);
-    std::vector<double> days;
-    days.reserve(static_cast<std::size_t>(runs));
-    double sum = 0, failures = 0;
-    for (int i = 0; i < runs; ++i) {
-      const Outcome o = sample_run(m, rng);
-      days.push_back(o.total_s / 86400);
-      sum += o.total_s / 86400;
-      failures += o.failures;
-    }
-    std::sort(days.begin(), days.end());
-    r.mc_mean_days = sum / runs;
-    r.mc_mean_failures = failures / runs;
-    r.p10_days = nearest_rank(days, 0.10);
-    r.p50_days = nearest_rank(days, 0.50);
-    r.p90_days = nearest_rank(days, 0.90);
-  }
+  if (runs > 0) monte_carlo(m, runs, r);
   return r;
 }
 

@@ -25,6 +25,7 @@
 // Ignored: planned maintenance, spare-node pools (a restart always finds a node), correlated failures,
 // checkpoint writes sharing the data pipeline's bandwidth, a failed node taking its local NVMe copy with it.
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,9 @@ struct RunModel {
   double restart_s = 0;   // R
   double interval_s = 0;  // T
   bool async = false;
+  // sample_run throws InputError past this many interruptions in one run (a hang guard: analyse_resilience
+  // sets it far beyond the expectation).
+  double max_failures = std::numeric_limits<double>::infinity();
 };
 
 struct Outcome {
@@ -94,6 +98,16 @@ struct ResilienceResult {
   double mc_mean_days = 0, p10_days = 0, p50_days = 0, p90_days = 0, mc_mean_failures = 0;
 };
 
+// The bounds that keep the run model finite and the Monte Carlo short (docs/goodput.md, "Bounds"):
+// a run whose expected wall time is more than 1 / kMinGoodput times its work never finishes in practice
+// (its failures come faster than it makes progress) and is refused; the Monte Carlo samples at most
+// kMaxMonteCarloInterruptions expected interruptions over all its runs (measured: 1.33e8 of them in 9 s
+// of CPU, so the bound is about 7 s; a 16k-GPU run's 400 interruptions allow 250,000 runs).
+inline constexpr double kMinGoodput = 1e-3;
+inline constexpr double kMaxMonteCarloInterruptions = 1e8;
+
+// Throws InputError, its message a JSON path ("resilience: ...") or an option ("--runs N: ..."), without
+// the file (analyse_run adds it), when the run never finishes or the Monte Carlo would be too long.
 ResilienceResult analyse_resilience(const ResilienceSpec& spec, const JobFacts& job, int runs, std::uint64_t seed);
 
 }  // namespace cs::sim::goodput

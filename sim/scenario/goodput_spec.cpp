@@ -134,6 +134,14 @@ class Section {
 constexpr double kMaxHours = 1e9;
 constexpr double kMaxSeconds = 1e8;
 constexpr double kMaxGBps = 1e7;
+// The low ends, so that every time the run model derives stays finite (a denormal bandwidth made a write
+// time of inf; an MTBF of 0.001 h an infinite expected run). A unit (one GPU, host, NIC, switch port, rank)
+// failing more often than once an hour is broken, not in service: Llama 3's worst class fails once in
+// 57,700 h per unit (default_mtbf_hours above). 1 MB/s is below any storage tier or host copy a training
+// job writes to (one HDD streams ~200 MB/s). A checkpoint or a sample holds at least one byte.
+constexpr double kMinHours = 1;
+constexpr double kMinGBps = 1e-3;
+constexpr double kMinBytes = 1;
 
 ResilienceSpec read_resilience(const json& v, std::vector<SectionProblem>& problems) {
   ResilienceSpec r;
@@ -142,23 +150,23 @@ ResilienceSpec read_resilience(const json& v, std::vector<SectionProblem>& probl
   std::string interval_word;
   Section top(v, "resilience", problems);
   top.object("mtbf_hours", [&](Section& s) {
-       s.number("gpu", r.mtbf_hours.gpu, 0, kMaxHours, true)
-           .number("host", r.mtbf_hours.host, 0, kMaxHours, true)
-           .number("nic", r.mtbf_hours.nic, 0, kMaxHours, true)
-           .number("network", r.mtbf_hours.network, 0, kMaxHours, true)
-           .number("software", r.mtbf_hours.software, 0, kMaxHours, true);
+       s.number("gpu", r.mtbf_hours.gpu, kMinHours, kMaxHours, false)
+           .number("host", r.mtbf_hours.host, kMinHours, kMaxHours, false)
+           .number("nic", r.mtbf_hours.nic, kMinHours, kMaxHours, false)
+           .number("network", r.mtbf_hours.network, kMinHours, kMaxHours, false)
+           .number("software", r.mtbf_hours.software, kMinHours, kMaxHours, false);
      })
       .object("checkpoint", [&](Section& s) {
         s.one_of("interval", interval_word, {"optimal"})
             .integer("interval_steps", c.interval_steps, 1, 1000000000LL)
             .number("interval_s", c.interval_s, 0, kMaxSeconds, true)
-            .number("size_bytes", c.size_bytes, 0, 1e18, true)
+            .number("size_bytes", c.size_bytes, kMinBytes, 1e18, false)
             .one_of("target", c.target, {"shared_fs", "local_nvme"})
-            .number("local_nvme_write_GBps_per_node", c.local_nvme_write_GBps_per_node, 0, kMaxGBps, true)
-            .number("shared_fs_GBps", c.shared_fs_GBps, 0, kMaxGBps, true)
-            .number("shared_fs_per_client_GBps", c.shared_fs_per_client_GBps, 0, kMaxGBps, true)
+            .number("local_nvme_write_GBps_per_node", c.local_nvme_write_GBps_per_node, kMinGBps, kMaxGBps, false)
+            .number("shared_fs_GBps", c.shared_fs_GBps, kMinGBps, kMaxGBps, false)
+            .number("shared_fs_per_client_GBps", c.shared_fs_per_client_GBps, kMinGBps, kMaxGBps, false)
             .flag("async", c.async)
-            .number("snapshot_GBps_per_gpu", c.snapshot_GBps_per_gpu, 0, kMaxGBps, true);
+            .number("snapshot_GBps_per_gpu", c.snapshot_GBps_per_gpu, kMinGBps, kMaxGBps, false);
         int given = s.has("interval") + s.has("interval_steps") + s.has("interval_s");
         if (given > 1) s.bad(s.path(), "give one of interval (\"optimal\"), interval_steps or interval_s, not " + std::to_string(given));
       })
@@ -188,15 +196,15 @@ DataPipelineSpec read_data_pipeline(const json& v, std::vector<SectionProblem>& 
   }
   Section s(v, "data_pipeline", problems);
   s.one_of("source", d.source, {"shared_fs", "local_nvme"})
-      .number("shared_fs_GBps", d.shared_fs_GBps, 0, kMaxGBps, true)
-      .number("shared_fs_per_client_GBps", d.shared_fs_per_client_GBps, 0, kMaxGBps, true)
-      .number("local_nvme_read_GBps_per_node", d.local_nvme_read_GBps_per_node, 0, kMaxGBps, true)
-      .number("bytes_per_sample", d.bytes_per_sample, 0, 1e15, true)
+      .number("shared_fs_GBps", d.shared_fs_GBps, kMinGBps, kMaxGBps, false)
+      .number("shared_fs_per_client_GBps", d.shared_fs_per_client_GBps, kMinGBps, kMaxGBps, false)
+      .number("local_nvme_read_GBps_per_node", d.local_nvme_read_GBps_per_node, kMinGBps, kMaxGBps, false)
+      .number("bytes_per_sample", d.bytes_per_sample, kMinBytes, 1e15, false)
       .integer("workers_per_gpu", workers, 1, 1024)
       .number("cpu_s_per_sample", d.cpu_s_per_sample, 0, 1e4, false)
       .integer("prefetch_depth", prefetch, 0, 1024);
   s.read();
-  if (!s.has("bytes_per_sample")) problems.emplace_back("data_pipeline.bytes_per_sample", "missing (expected a number > 0: the bytes read per sample)");
+  if (!s.has("bytes_per_sample")) problems.emplace_back("data_pipeline.bytes_per_sample", "missing (expected a number >= 1: the bytes read per sample)");
   d.workers_per_gpu = static_cast<int>(workers);
   d.prefetch_depth = static_cast<int>(prefetch);
   return d;

@@ -280,6 +280,29 @@ std::string fmt_number(double x) {
   return buf;
 }
 
+// Why straggler `slow` cannot join `listed`: (its key "gpu", "node" or "slowdown", what), an empty key when it can:
+// each GPU and each node is listed once (their factors would multiply past the cap unseen), and a GPU's
+// own factor times its node's stays within the slowdown's cap (params.json: 100x, a card that slow is a
+// failure, not a straggler).
+std::pair<std::string, std::string> straggler_clash(const std::vector<Heterogeneity::Slow>& listed, const Heterogeneity::Slow& slow, int gpus_per_node) {
+  const double cap = params::find("cluster.stragglers[].slowdown")->max;
+  for (std::size_t j = 0; j < listed.size(); ++j) {
+    const Heterogeneity::Slow& o = listed[j];
+    const std::string other = "cluster.stragglers[" + std::to_string(j) + "]";
+    if (slow.gpu >= 0 && o.gpu == slow.gpu)
+      return {"gpu", "GPU " + std::to_string(slow.gpu) + " is already listed (" + other + "): give each GPU one slowdown"};
+    if (slow.node >= 0 && o.node == slow.node)
+      return {"node", "node " + std::to_string(slow.node) + " is already listed (" + other + "): give each node one slowdown"};
+    const Heterogeneity::Slow& g = slow.gpu >= 0 ? slow : o;  // the GPU entry and the node entry, if both
+    const Heterogeneity::Slow& n = slow.gpu >= 0 ? o : slow;
+    if (g.gpu >= 0 && n.node >= 0 && gpus_per_node > 0 && g.gpu / gpus_per_node == n.node && g.slowdown * n.slowdown > cap)
+      return {"slowdown", fmt_number(slow.slowdown) + " x " + fmt_number(o.slowdown) + " (" + other + ") slows GPU " +
+             std::to_string(g.gpu) + " of node " + std::to_string(n.node) + " " + fmt_number(g.slowdown * n.slowdown) +
+             "x (expected a product <= " + fmt_number(cap) + ": a card that slow is a failure, not a straggler)"};
+  }
+  return {};
+}
+
 // cluster.stragglers, cluster.speed_variation and cluster.node_groups (heterogeneity.hpp).
 void read_heterogeneity(ObjectReader& r, Scenario& s, Errors& errors) {
   Heterogeneity& h = s.heterogeneity;
@@ -308,7 +331,10 @@ void read_heterogeneity(ObjectReader& r, Scenario& s, Errors& errors) {
       } else {
         slow.gpu = gpu ? static_cast<int>(*gpu) : -1;
         slow.node = node ? static_cast<int>(*node) : -1;
-        h.stragglers.push_back(slow);
+        if (const auto [key, what] = straggler_clash(h.stragglers, slow, s.cluster.gpus_per_node); !key.empty())
+          errors.add(path + "." + key, what);
+        else
+          h.stragglers.push_back(slow);
       }
     }
   }
@@ -907,6 +933,14 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
                                                   std::to_string(t.seq_length) + ") x model.moe_router_topk (" + std::to_string(m.moe_router_topk) +
                                                   ") x expert_model_parallel_size x expert_tensor_parallel_size overflows the "
                                                   "simulator's 64-bit token counts (expected a product below 2^62)");
+      return;
+    }
+    // A run shorter than one step is no run: its step count would round to nothing (a denormal gives 0 steps
+    // and an infinite price per token).
+    if (t.tokens_to_train > 0 && t.tokens_to_train < static_cast<double>(tokens)) {
+      errors.add("training.tokens_to_train", json(t.tokens_to_train).dump() + " is less than one step's tokens (global_batch_size " +
+                                                 std::to_string(t.global_batch_size) + " x seq_length " + std::to_string(t.seq_length) +
+                                                 " = " + std::to_string(tokens) + "): give 0 (no run) or at least one step");
       return;
     }
   }

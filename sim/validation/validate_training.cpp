@@ -10,9 +10,11 @@
 #include <optional>
 #include <thread>
 
+#include "sim/base/check.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/base/units.hpp"
 #include "sim/report/format.hpp"
+#include "sim/scenario/params.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
 #include "sim/validation/framework_defaults.hpp"
@@ -536,6 +538,76 @@ void mark_conflicts(const json& doc, std::vector<TrainingPoint>& points) {
   }
 }
 
+// Every number of an entry the conversion computes with, bounded by the range of the scenario key it
+// becomes (sim/scenario/params.json): a 0 or a denormal is refused with its JSON path before it divides
+// anything (cluster.gpus_per_node 0 was a SIGFPE). `unset_zero`: the conversion reads 0 as "not published".
+struct EntryNumber {
+  const char* path;
+  const char* param;
+  bool unset_zero;
+};
+constexpr EntryNumber kEntryNumbers[] = {
+    {"cluster.gpus_per_node", "cluster.gpus_per_node", false},
+    {"model.layers", "model.num_layers", false},
+    {"model.hidden", "model.hidden_size", false},
+    {"model.heads", "model.num_attention_heads", false},
+    {"model.kv_heads", "model.num_query_groups", false},
+    {"model.ffn_hidden", "model.ffn_hidden_size", false},
+    {"model.vocab", "model.vocab_size", true},
+    {"model.head_dim", "model.kv_channels", true},
+    {"model.kv_channels", "model.kv_channels", true},
+    {"model.moe.experts", "model.num_moe_experts", false},
+    {"model.moe.topk", "model.moe_router_topk", false},
+    {"model.moe.moe_ffn_hidden", "model.moe_ffn_hidden_size", false},
+    {"parallel.tp", "training.tensor_model_parallel_size", false},
+    {"parallel.pp", "training.pipeline_model_parallel_size", false},
+    {"parallel.cp", "training.context_parallel_size", false},
+    {"parallel.ep", "training.expert_model_parallel_size", false},
+    {"parallel.vp", "training.virtual_pipeline_model_parallel_size", true},
+    {"parallel.dp", "training.data_parallel_size", false},
+    {"batch.global", "training.global_batch_size", false},
+    {"batch.micro", "training.micro_batch_size", true},
+    {"batch.seq", "training.seq_length", false},
+};
+
+// The problems of entry `e` ("[i].json.path: what"): numbers outside their key's range, and a GPU count
+// beyond what a scenario's cluster holds (nodes x gpus_per_node at their maxima).
+std::vector<std::string> entry_number_problems(const json& e, const std::string& at) {
+  std::vector<std::string> out;
+  auto check = [&](const std::string& path, double lo, double hi, bool unset_zero) {
+    const json* v = &e;
+    for (std::size_t from = 0; v && from <= path.size();) {
+      const std::size_t dot = std::min(path.find('.', from), path.size());
+      v = v->is_object() && v->contains(path.substr(from, dot - from)) ? &v->at(path.substr(from, dot - from)) : nullptr;
+      from = dot + 1;
+    }
+    if (!v || !v->is_number()) return;  // absent or not a number: the conversion does not read it
+    const double d = v->get<double>();
+    if (unset_zero && d == 0) return;
+    if (!(d >= lo && d <= hi))
+      out.push_back(at + "." + path + ": " + v->dump() + " is out of range (expected a number in [" + fmt("%.15g", lo) + ", " + fmt("%.15g", hi) +
+                    "], the range of the scenario key it becomes" + (unset_zero ? ", or 0: not published)" : ")"));
+  };
+  for (const EntryNumber& n : kEntryNumbers) {
+    const params::Param* p = params::find(n.param);
+    CS_CHECK(p != nullptr);
+    check(n.path, p->min, p->max, n.unset_zero);
+  }
+  check("cluster.count", 1, params::find("cluster.nodes")->max * params::find("cluster.gpus_per_node")->max, true);
+  return out;
+}
+
+// The measured figure converts to tokens/s per GPU within [kMinTokens, kMaxTokens]: a 0 or a denormal made
+// an infinite error. The point's measured_from names the key first ("tokens_per_s / GPUs").
+constexpr double kMinTokensPerGpu = 1e-3, kMaxTokensPerGpu = 1e9;
+std::optional<std::string> measured_problem(const TrainingPoint& p, const std::string& at) {
+  const double t = p.measured_tokens_per_s_per_gpu;
+  if (p.skipped || (t >= kMinTokensPerGpu && t <= kMaxTokensPerGpu)) return std::nullopt;
+  return at + ".measured." + p.measured_from.substr(0, p.measured_from.find(' ')) + ": converts to " + fmt("%g", t) +
+         " tokens/s per GPU (expected a measured figure giving " + fmt("%g", kMinTokensPerGpu) + " to " + fmt("%g", kMaxTokensPerGpu) +
+         " tokens/s per GPU)";
+}
+
 }  // namespace
 
 double sc21_flops_per_step(double B, double s, double l, double h, double V) {
@@ -582,7 +654,16 @@ std::vector<TrainingPoint> convert_published_training(const json& doc, const std
   if (!is_published_training(doc))
     throw InputError(file + ": (top level): expected an array of objects with \"kind\": \"training\" (published-train.json format)");
   std::vector<TrainingPoint> out;
-  for (std::size_t i = 0; i < doc.size(); ++i) out.push_back(convert_entry(doc[i], table, i));
+  std::vector<std::string> problems;
+  for (std::size_t i = 0; i < doc.size(); ++i) {
+    const std::string at = "[" + std::to_string(i) + "]";
+    const auto bad = entry_number_problems(doc[i], at);
+    for (const auto& b : bad) problems.push_back(file + ": " + b);
+    if (!bad.empty()) continue;
+    out.push_back(convert_entry(doc[i], table, i));
+    if (const auto m = measured_problem(out.back(), at)) problems.push_back(file + ": " + *m);
+  }
+  if (!problems.empty()) throw InputError(std::move(problems));
   mark_conflicts(doc, out);
   return out;
 }

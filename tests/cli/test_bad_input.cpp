@@ -917,3 +917,29 @@ TEST_CASE("a calibration profile's sm_count past its maximum is refused", "[cli]
   CHECK(r.err_lines()[0] == file.string() + ": calibration: " + profile.string() +
                                 ": compute.sm_count: 4294967297 is out of range (expected an integer <= 100000: 1e5 SMs: 600x a B200 (148))");
 }
+
+// Issue 32: validate and calibrate read measured numbers no instrument prints as input errors (exit 2, one
+// line naming the file and the JSON path). Before: gpus_per_node 0 in a published-runs file was SIGFPE, and
+// calibrate fit wrote a profile from a 5e-324 ms GEMM that run then refused.
+TEST_CASE("validate: a published run with gpus_per_node 0 names the file and the entry", "[cli]") {
+  TempDir dir;
+  json doc = load_json(source_dir() / "calibrate" / "published" / "published-train.json");
+  doc = json::array({doc[0]});
+  doc[0]["cluster"]["gpus_per_node"] = 0;
+  const fs::path file = dir.write_json("runs.json", doc);
+  const CliResult r = run_cli({"validate", file.string()});
+  check_single_error(r, file, "[0].cluster.gpus_per_node", {});
+  CHECK(r.err_lines() == std::vector<std::string>{file.string() + ": [0].cluster.gpus_per_node: 0 is out of range (expected a number in "
+                                                  "[1, 1024], the range of the scenario key it becomes)"});
+}
+
+TEST_CASE("calibrate fit: a 5e-324 ms GEMM names the file and the row and writes no profile", "[cli]") {
+  TempDir dir;
+  const fs::path file = dir.write("m.json", R"({"device": "NVIDIA H200", "gemm": [{"m": 4096, "n": 4096, "k": 4096, "ms": 5e-324}]})");
+  const fs::path out = dir / "profile.json";
+  const CliResult r = run_cli({"calibrate", "fit", file.string(), "-o", out.string()});
+  check_single_error(r, file, "gemm[0].ms", {});
+  CHECK(r.err_lines() == std::vector<std::string>{file.string() + ": gemm[0].ms: 5e-324 is out of range (expected 0.0001 to 1e+06 ms: "
+                                                  "100 ns to 1000 s, what one timed kernel or collective can take)"});
+  CHECK(!fs::exists(out));
+}

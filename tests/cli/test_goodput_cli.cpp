@@ -103,3 +103,35 @@ TEST_CASE("goodput cli: sweep ranks whole runs, and refuses variability it does 
   std::snprintf(cell, sizeof cell, "%.6g", days);
   CHECK(text.find(std::string(",") + cell + ",") != std::string::npos);
 }
+
+// Issue 32: a run whose failures outpace its progress, and a Monte Carlo past its budget, end with one line
+// naming the file and exit code 2 (they gave null/inf in an exit-0 report, and --runs 1 hung).
+TEST_CASE("goodput cli: a run that never finishes is one line naming the file and exit 2", "[cli][goodput]") {
+  TempDir dir;
+  json doc = run_scenario();
+  doc["training"]["tokens_to_train"] = 1e13;
+  doc.erase("data_pipeline");
+  doc["resilience"] = {{"mtbf_hours", {{"gpu", 1}, {"host", 1}, {"nic", 1}, {"network", 1}, {"software", 1}}},
+                       {"restart", {{"detection_s", 3600}}}};
+  const auto file = dir.write_json("never.json", doc);
+  const CliResult r = run_cli({"run", file.string(), "--json", "--runs", "1"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err_lines() == std::vector<std::string>{file.string() + ": resilience: the run never finishes: an interruption every 138 s on "
+                                                  "average (26 per hour) against a restart of 3.85e+03 s and 28.4 s of work between "
+                                                  "checkpoints: expected goodput 6.45e-13 (at least 0.001: raise resilience.mtbf_hours, "
+                                                  "shorten the restart or checkpoint more often)"});
+}
+
+TEST_CASE("goodput cli: --runs past the Monte Carlo's budget is one line naming the file and exit 2", "[cli][goodput]") {
+  TempDir dir;
+  json doc = run_scenario();
+  doc["training"]["tokens_to_train"] = 1e14;
+  doc.erase("data_pipeline");
+  doc["resilience"] = {{"mtbf_hours", {{"gpu", 10}, {"host", 10}, {"nic", 10}, {"network", 10}, {"software", 10}}}};
+  const auto file = dir.write_json("mc.json", doc);
+  const CliResult r = run_cli({"run", file.string(), "--runs", "1000000"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err_lines() == std::vector<std::string>{file.string() + ": --runs 1000000: the Monte Carlo would sample about 1.33e+12 "
+                                                  "interruptions (1.33e+06 a run); at most 1e+08 in all: give --runs 75 or fewer"});
+}

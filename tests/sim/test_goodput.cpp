@@ -14,6 +14,7 @@
 #include "sim/goodput/jitter.hpp"
 #include "sim/goodput/resilience.hpp"
 #include "sim/base/input_error.hpp"
+#include "sim/explore/sweep.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
 
@@ -314,9 +315,9 @@ TEST_CASE("goodput: the uniform and exponential draws are the ones written in rn
 TEST_CASE("goodput: resilience keys are validated with their JSON path", "[goodput]") {
   json doc = small_scenario();
   doc["resilience"] = {{"mtbf_hours", {{"gpu", -1}}}};
-  CHECK(only_error(doc) == "s.json: resilience.mtbf_hours.gpu: -1 is out of range (expected a number > 0 and <= 1e+09)");
+  CHECK(only_error(doc) == "s.json: resilience.mtbf_hours.gpu: -1 is out of range (expected a number >= 1 and <= 1e+09)");
   doc["resilience"] = {{"mtbf_hours", {{"gpu", "many"}}}};
-  CHECK(only_error(doc) == "s.json: resilience.mtbf_hours.gpu: expected a number > 0 and <= 1e+09, got \"many\"");
+  CHECK(only_error(doc) == "s.json: resilience.mtbf_hours.gpu: expected a number >= 1 and <= 1e+09, got \"many\"");
   doc["resilience"] = {{"mtbf_hour", json::object()}};
   CHECK(only_error(doc) == "s.json: resilience.mtbf_hour: unknown key (expected one of: mtbf_hours, checkpoint, restart)");
   doc["resilience"] = {{"checkpoint", {{"interval", "optimal"}, {"interval_s", 600}}}};
@@ -341,7 +342,7 @@ TEST_CASE("goodput: resilience keys are validated with their JSON path", "[goodp
 TEST_CASE("goodput: data_pipeline and variability keys are validated with their JSON path", "[goodput]") {
   json doc = small_scenario();
   doc["data_pipeline"] = {{"shared_fs_GBps", 10}};
-  CHECK(only_error(doc) == "s.json: data_pipeline.bytes_per_sample: missing (expected a number > 0: the bytes read per sample)");
+  CHECK(only_error(doc) == "s.json: data_pipeline.bytes_per_sample: missing (expected a number >= 1: the bytes read per sample)");
   doc["data_pipeline"] = {{"bytes_per_sample", 1e6}, {"workers_per_gpu", 0}};
   CHECK(only_error(doc) == "s.json: data_pipeline.workers_per_gpu: 0 is out of range (expected an integer in [1, 1024])");
   doc["data_pipeline"] = {{"bytes_per_sample", 1e6}, {"prefetch", 2}};
@@ -361,4 +362,116 @@ TEST_CASE("goodput: --runs without a resilience section is an input error", "[go
   o.runs = 10;
   REQUIRE_THROWS_AS(check_run_options(s, o), cs::InputError);
   REQUIRE_THROWS_WITH(check_run_options(s, o), "s.json: --runs 10: needs a resilience section in the scenario (the Monte Carlo is over failures)");
+}
+
+// Issue 32: every number of the three sections is bounded where it is read, so the run model's times stay
+// finite (docs/goodput.md, "Bounds").
+TEST_CASE("goodput: an MTBF below an hour is refused (0.001 h gave an infinite run and a hanging Monte Carlo)", "[goodput]") {
+  json doc = small_scenario();
+  doc["resilience"] = {{"mtbf_hours", {{"gpu", 0.001}}}};
+  CHECK(only_error(doc) == "s.json: resilience.mtbf_hours.gpu: 0.001 is out of range (expected a number >= 1 and <= 1e+09)");
+}
+
+TEST_CASE("goodput: a denormal checkpoint bandwidth is refused", "[goodput]") {
+  json doc = small_scenario();
+  doc["resilience"] = {{"checkpoint", {{"shared_fs_GBps", 5e-324}}}};
+  CHECK(only_error(doc) == "s.json: resilience.checkpoint.shared_fs_GBps: 5e-324 is out of range (expected a number >= 0.001 and <= 1e+07)");
+  doc["resilience"] = {{"checkpoint", {{"size_bytes", 5e-324}}}};
+  CHECK(only_error(doc) == "s.json: resilience.checkpoint.size_bytes: 5e-324 is out of range (expected a number >= 1 and <= 1e+18)");
+}
+
+TEST_CASE("goodput: a denormal data-pipeline bandwidth is refused", "[goodput]") {
+  json doc = small_scenario();
+  doc["data_pipeline"] = {{"bytes_per_sample", 1e6}, {"local_nvme_read_GBps_per_node", 5e-324}};
+  CHECK(only_error(doc) == "s.json: data_pipeline.local_nvme_read_GBps_per_node: 5e-324 is out of range (expected a number >= 0.001 and <= 1e+07)");
+}
+
+TEST_CASE("goodput: tokens_to_train below one step is refused (a denormal gave 0 steps)", "[goodput]") {
+  json doc = small_scenario();
+  doc["training"]["tokens_to_train"] = 5e-324;
+  CHECK(only_error(doc) == "s.json: training.tokens_to_train: 5e-324 is less than one step's tokens (global_batch_size 64 x seq_length 8192 = "
+                           "524288): give 0 (no run) or at least one step");
+  doc["training"]["tokens_to_train"] = 524288;
+  CHECK_NOTHROW(parse_scenario(doc, "s.json"));
+}
+
+TEST_CASE("goodput: a straggler GPU or node listed twice is refused", "[goodput]") {
+  json doc = small_scenario();
+  doc["cluster"]["stragglers"] = {{{"gpu", 3}, {"slowdown", 100}}, {{"gpu", 3}, {"slowdown", 100}}};
+  CHECK(only_error(doc) == "s.json: cluster.stragglers[1].gpu: GPU 3 is already listed (cluster.stragglers[0]): give each GPU one slowdown");
+  doc["cluster"]["stragglers"] = {{{"node", 0}, {"slowdown", 2}}, {{"node", 0}, {"slowdown", 2}}};
+  CHECK(only_error(doc) == "s.json: cluster.stragglers[1].node: node 0 is already listed (cluster.stragglers[0]): give each node one slowdown");
+}
+
+TEST_CASE("goodput: a straggler GPU on a straggler node stays within the 100x cap", "[goodput]") {
+  json doc = small_scenario();
+  doc["cluster"]["stragglers"] = {{{"node", 0}, {"slowdown", 20}}, {{"gpu", 5}, {"slowdown", 10}}};
+  CHECK(only_error(doc) == "s.json: cluster.stragglers[1].slowdown: 10 x 20 (cluster.stragglers[0]) slows GPU 5 of node 0 200x (expected "
+                           "a product <= 100: a card that slow is a failure, not a straggler)");
+  doc["cluster"]["stragglers"] = {{{"node", 0}, {"slowdown", 10}}, {{"gpu", 5}, {"slowdown", 10}}};
+  CHECK_NOTHROW(parse_scenario(doc, "s.json"));
+}
+
+namespace {
+// 8 GPUs on one node, a 10 s step; `mtbf` hours for every unit class.
+JobFacts eight_gpus(double steps) {
+  JobFacts job;
+  job.gpus = 8, job.nodes = 1, job.nics = 8;
+  job.step_s = 10, job.steps = steps;
+  job.checkpoint_bytes = 1e11;
+  return job;
+}
+ResilienceSpec every_unit_mtbf(double hours) {
+  ResilienceSpec spec;
+  spec.mtbf_hours = {hours, hours, hours, hours, hours};
+  return spec;
+}
+std::string resilience_error(const ResilienceSpec& spec, const JobFacts& job, int runs) {
+  try {
+    analyse_resilience(spec, job, runs, 1);
+  } catch (const cs::InputError& e) {
+    REQUIRE(e.messages().size() == 1);
+    return e.messages()[0];
+  }
+  return "(no error)";
+}
+}  // namespace
+
+TEST_CASE("goodput: a run whose failures outpace its progress never finishes and is refused", "[goodput]") {
+  ResilienceSpec spec = every_unit_mtbf(1);
+  spec.restart.detection_s = 3600;  // a restart longer than the 138 s between interruptions
+  CHECK(resilience_error(spec, eight_gpus(1e6), 0) ==
+        "resilience: the run never finishes: an interruption every 138 s on average (26 per hour) against a restart of 3.85e+03 s and "
+        "30 s of work between checkpoints: expected goodput 6.58e-13 (at least 0.001: raise resilience.mtbf_hours, shorten the restart "
+        "or checkpoint more often)");
+  // The same units with a short restart finish: finite numbers throughout.
+  const ResilienceResult ok = analyse_resilience(every_unit_mtbf(1), eight_gpus(1e4), 3, 1);
+  CHECK(std::isfinite(ok.expected.total_s));
+  CHECK(ok.goodput > 1e-3);
+  CHECK(std::isfinite(ok.p90_days));
+}
+
+TEST_CASE("goodput: the Monte Carlo is bounded by its expected interruptions", "[goodput]") {
+  // About 8.6e5 interruptions a run: 1e8 allow 115 runs.
+  CHECK(resilience_error(every_unit_mtbf(1), eight_gpus(1e6), 1000000) ==
+        "--runs 1000000: the Monte Carlo would sample about 8.64e+11 interruptions (8.64e+05 a run); at most 1e+08 in all: give --runs 115 or fewer");
+  // One run past its own cap stops as an input error rather than running on.
+  RunModel m = day_mtbf_model(3600);
+  m.lambda = 1;  // a failure a second against a 600 s restart: no restart ever completes
+  m.max_failures = 1000;
+  Rng rng(1);
+  REQUIRE_THROWS_WITH(sample_run(m, rng), "resilience: a Monte Carlo run passed 1000 interruptions (the run never finishes: raise "
+                                          "resilience.mtbf_hours or shorten the restart)");
+}
+
+TEST_CASE("goodput: a sweep point whose run never finishes is invalid with the reason, the sweep goes on", "[goodput]") {
+  json base = small_scenario();
+  base["resilience"] = {{"mtbf_hours", {{"host", 1}, {"nic", 1}, {"network", 1}, {"software", 1}}}};
+  const SweepPoint never = evaluate_point(base, "s.json", {{"resilience.restart.detection_s", 3600}}, false);
+  CHECK(never.status == PointStatus::invalid);
+  CHECK(never.error.rfind("resilience: the run never finishes: ", 0) == 0);
+  const SweepPoint fine = evaluate_point(base, "s.json", {{"resilience.restart.detection_s", 60}}, false);
+  CHECK(fine.status == PointStatus::simulated);
+  REQUIRE(fine.whole_run.has_value());
+  CHECK(fine.whole_run->goodput > 1e-3);
 }

@@ -638,3 +638,25 @@ TEST_CASE("validate runs SC'21 Table 1 as the paper's scripts ran it", "[sim][va
   CHECK(o[0].scenario["training"]["micro_batch_size"] == 1);
   CHECK(o[0].scenario["training"]["overlap_grad_reduce"] == false);
 }
+
+// Issue 32: an entry's numbers are bounded before the conversion computes with them.
+TEST_CASE("validate refuses an entry number outside its scenario key's range (gpus_per_node 0 was SIGFPE)", "[sim][validate]") {
+  json e = entry();
+  e["cluster"]["gpus_per_node"] = 0;
+  REQUIRE_THROWS_WITH(convert_published_training(json::array({entry(), e}), "p.json"),
+                      "p.json: [1].cluster.gpus_per_node: 0 is out of range (expected a number in [1, 1024], the range of the scenario key "
+                      "it becomes)");
+  e = entry();
+  e["parallel"]["pp"] = 5e-324;
+  REQUIRE_THROWS_WITH(convert_published_training(json::array({e}), "p.json"),
+                      "p.json: [0].parallel.pp: 5e-324 is out of range (expected a number in [1, 1048576], the range of the scenario key it "
+                      "becomes)");
+}
+
+TEST_CASE("validate refuses a measured figure that converts to no throughput (0 gave an inf% error)", "[sim][validate]") {
+  json e = entry();
+  e["measured"] = {{"tokens_per_s_per_gpu", 0}};
+  REQUIRE_THROWS_WITH(convert_published_training(json::array({e}), "p.json"),
+                      "p.json: [0].measured.tokens_per_s_per_gpu: converts to 0 tokens/s per GPU (expected a measured figure giving 0.001 "
+                      "to 1e+09 tokens/s per GPU)");
+}
