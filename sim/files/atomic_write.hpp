@@ -29,9 +29,18 @@ void write_file_atomically(const std::string& path, const std::string& text);
 // temporary file. An exception from `write` removes the temporary and propagates.
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 
+// An input file of a command: its path and, for a file a scenario names, the key that names it.
+struct InputFile {
+  std::string path;
+  std::string named_by;  // e.g. "cluster.topology_file"; empty for a file given on the command line
+};
+
 // Throws the FileError now that write_file_atomically(path) would throw later for the target's kind or its
-// folder (missing, not writable), or when `path` is the same file as one of `inputs`, so a long
-// simulation does not end in that error. Leaves nothing behind.
+// folder (missing, not writable), or when `path` is the same file as one of `inputs` (compared by
+// std::filesystem::equivalent: through links and other spellings), so a long simulation does not end in
+// that error and an output never replaces what the command reads. `option` (e.g. "--trace") starts the
+// message when given. Leaves nothing behind.
+void check_output_path(const std::string& path, const std::vector<InputFile>& inputs, const std::string& option = {});
 void check_output_path(const std::string& path, const std::vector<std::string>& inputs = {});
 
 }  // namespace cs::files
