@@ -190,7 +190,7 @@ TEST_CASE("sweep --slurm-script bad input: Slurm values, paths and a sweep its s
   SECTION("a --vary sweep of invalid points only") {
     check_refused(run_cli({"sweep", file, "--vary", "training.micro_batch_size=3,5", "--slurm-script", script}),
                   "clustersim sweep: --slurm-script: every one of the 2 points is invalid, no job written (the first: "
-                  "training: global_batch_size (16) must be a multiple of micro_batch_size (3) x data_parallel_size (8))");
+                  "training.global_batch_size: 16 is not divisible by micro_batch_size (3) x data-parallel size (8) = 24)");
   }
   CHECK_FALSE(fs::exists(script));
 }
@@ -199,7 +199,10 @@ TEST_CASE("sweep --vary: more points than --max-points are refused before the li
   TempDir dir;
   const auto file = dir.write_json("small.json", small_doc()).string();
   std::string thousand;
-  for (int i = 1; i <= 1000; ++i) thousand += (i > 1 ? "," : "") + std::to_string(i);
+  for (int i = 1; i <= 1000; ++i) {
+    if (i > 1) thousand += ',';
+    thousand += std::to_string(i);
+  }
   check_refused(run_cli({"sweep", file, "--vary", "training.micro_batch_size=" + thousand, "--vary", "training.seq_length=" + thousand,
                          "--vary", "training.global_batch_size=" + thousand}),
                 "clustersim sweep: --vary: 1000000000 points (1000 x 1000 x 1000 values), more than the limit of 1000000 "
