@@ -260,3 +260,19 @@ TEST_CASE("sweep bad input: --shard, --part, --verify, --slurm-script and merge"
     check_refused(run_cli({"sweep", "merge", (dir / "none.json").string()}), (dir / "none.json").string() + ": cannot open file");
   }
 }
+
+TEST_CASE("sweep: the points simulated at once share one memory budget; threads change no result", "[cli][sweep]") {
+  TempDir dir;
+  const auto file = dir.write_json("small.json", small_doc()).string();
+  // A budget of 10 MiB: each point (about 8 MiB estimated) fits on its own, two together do not, so the
+  // workers take turns.
+  const std::vector<std::string> args = {"sweep", file, "--vary", "training.micro_batch_size=1,2,4", "--vary",
+                                         "training.tensor_model_parallel_size=1,2", "--max-memory-gib", "0.01", "--quiet"};
+  const CliResult one = run_cli(with(args, {"--threads", "1"}));
+  const CliResult four = run_cli(with(args, {"--threads", "4"}));
+  INFO(four.describe());
+  REQUIRE(one.exit_code == 0);
+  CHECK(four.exit_code == 0);
+  CHECK(four.out == one.out);
+  CHECK_FALSE(contains(one.out, "too large"));  // no point refused for its memory
+}
