@@ -137,7 +137,7 @@ TEST_CASE("sweep --slurm-script: abbreviated and --name=value options are left o
   TempDir dir;
   const auto file = dir.write_json("small.json", small_doc()).string();
   const std::string script = (dir / "run.sh").string();
-  const CliResult r = run_cli({"sweep", file, "--search", "--ver", "4", "--arr", "3", "--ti", "10", "--parti=debug", "--sl=" + script, "-q"});
+  const CliResult r = run_cli({"sweep", file, "--search", "--ver", "4", "--arr", "3", "--ti", "10", "--parti=debug", "--slurm=" + script, "-q"});
   INFO(r.describe());
   REQUIRE(r.exit_code == 0);
   const std::string s = read_text(script);
@@ -176,6 +176,16 @@ TEST_CASE("sweep --slurm-script bad input: Slurm values, paths and a sweep its s
     check_refused(run_cli({"sweep", file, "--search", "--slurm-script", bad}),
                   "clustersim sweep: --slurm-script: the script's path \"" + dir.path().string() +
                       "/a\\nb.sh\" has a control character (a newline, tab, ...) that sbatch cannot take; choose another");
+  }
+  SECTION("a working folder with a newline") {
+    const fs::path odd = dir / "a\nb";
+    fs::create_directories(odd);
+    REQUIRE(sh("cd " + q(odd.string()) + " && " + q(CLUSTERSIM_BINARY) + " sweep " + q(file) + " --search --slurm-script s.sh 2> " +
+               q((dir / "err.txt").string())) == 2);
+    CHECK(read_text(dir / "err.txt") == "clustersim sweep: --slurm-script: the working folder \"" + dir.path().string() +
+                                           "/a\\nb\" has a control character (a newline, tab, ...) that sbatch cannot take; "
+                                           "choose another\n");
+    CHECK_FALSE(fs::exists(odd / "s.sh"));
   }
   SECTION("the script over the scenario") {
     check_refused(run_cli({"sweep", file, "--search", "--slurm-script", file}),
