@@ -180,3 +180,34 @@ TEST_CASE("SIGTERM or SIGINT in the middle of a write leaves no temporary behind
     CHECK(names_in(dir.path()).empty());
   }
 }
+
+TEST_CASE("no output may be a file the scenario names: the topology file, the calibration profile", "[cli]") {
+  TempDir dir;
+  json doc = scenario_json("llama3-8b-mi300x32-topology-file.json");
+  fs::copy_file(scenarios_dir() / "mi300x-two-racks.dot", dir / "racks.dot");
+  doc["cluster"]["topology_file"] = "racks.dot";
+  const auto s = dir.write_json("s.json", doc).string();
+  const std::string dot = (dir / "racks.dot").string();
+  const std::string before = read_text(dot);
+  check_refused(run_cli({"run", s, "--trace", dot}),
+                "--trace " + dot + ": is also an input of this command (" + dot +
+                    ", the scenario's cluster.topology_file); write the output to another file");
+  check_refused(run_cli({"sweep", s, "--vary", "training.micro_batch_size=1,2", "--csv", dot}),
+                "--csv " + dot + ": is also an input of this command (" + dot +
+                    ", the scenario's cluster.topology_file); write the output to another file");
+  CHECK(read_text(dot) == before);
+  // The calibration profile, named in the base or on a --vary axis; the part of a shard.
+  json small = scenario_json("llama3-8b-h100x8.json");
+  dir.write("prof.json", "{}");
+  small["calibration"] = "prof.json";
+  const auto c = dir.write_json("c.json", small).string();
+  const std::string prof = (dir / "prof.json").string();
+  check_refused(run_cli({"sweep", c, "--vary", "training.micro_batch_size=1,2", "--shard", "0/2", "--part", prof}),
+                "--part " + prof + ": is also an input of this command (" + prof +
+                    ", the scenario's calibration); write the output to another file");
+  const auto plain = dir.write_json("plain.json", scenario_json("llama3-8b-h100x8.json")).string();
+  check_refused(run_cli({"sweep", plain, "--vary", "calibration=\"prof.json\"", "--slurm-script", prof}),
+                "--slurm-script " + prof + ": is also an input of this command (" + prof +
+                    ", the scenario's calibration); write the output to another file");
+  CHECK(read_text(prof) == "{}");
+}
