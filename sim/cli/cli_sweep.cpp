@@ -526,7 +526,16 @@ bool slurm_time(const std::string& t) {
   return std::regex_match(t, forms) || t == "INFINITE" || t == "UNLIMITED" || t == "infinite" || t == "unlimited";
 }
 
-// --array-size, --partition and --time, each checked before anything is written; nothing without --slurm-script.
+// The paths the jobs are given (the working folder, the script's own path and the folder of its parts):
+// any character but a control one, which sbatch cannot take back from its command line as one word.
+void check_slurm_path(const std::string& what, const std::string& path) {
+  if (std::any_of(path.begin(), path.end(), is_control))
+    throw InputError("clustersim sweep: --slurm-script: " + what + " \"" + path +
+                     "\" has a control character (a newline, tab, ...) that sbatch cannot take; choose another");
+}
+
+// --array-size, --partition and --time and the paths the jobs will be given, each checked before anything is
+// written or run; nothing without --slurm-script.
 std::optional<SlurmOptions> slurm_options(const po::variables_map& vm) {
   if (!vm.count("slurm-script")) {
     if (vm.count("array-size") || vm.count("partition") || vm.count("time"))
@@ -554,15 +563,13 @@ std::optional<SlurmOptions> slurm_options(const po::variables_map& vm) {
       throw InputError("clustersim sweep: --time \"" + so.time +
                        "\": expected a Slurm time limit (M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED)");
   }
+  check_slurm_path("the working folder", std::filesystem::current_path().string());
+  const std::string base = std::filesystem::absolute(vm["slurm-script"].as<std::string>()).lexically_normal().string();
+  check_slurm_path("the script's path", base);
+  if (base.find('\\') != std::string::npos)
+    throw InputError("clustersim sweep: --slurm-script \"" + base +
+                     "\": a backslash turns off sbatch's filename patterns in the jobs' logs; choose a path without one");
   return so;
-}
-
-// The paths the jobs are given (the working folder, the script's own path and the folder of its parts):
-// any character but a control one, which sbatch cannot take back from its command line as one word.
-void check_slurm_path(const std::string& what, const std::string& path) {
-  if (std::any_of(path.begin(), path.end(), is_control))
-    throw InputError("clustersim sweep: --slurm-script: " + what + " \"" + path +
-                     "\" has a control character (a newline, tab, ...) that sbatch cannot take; choose another");
 }
 
 // sbatch's options that name a path: an "#SBATCH --NAME=PATH" line when the path is a plain word (as it
@@ -593,11 +600,6 @@ std::string slurm_script(const std::vector<std::string>& sweep_args, const std::
   const std::string cwd = fs::current_path().string();
   const std::string base = fs::absolute(script_path).lexically_normal().string();
   const std::string parts = base + ".parts";
-  check_slurm_path("the working folder", cwd);
-  check_slurm_path("the script's path", base);
-  if (base.find('\\') != std::string::npos)
-    throw InputError("clustersim sweep: --slurm-script \"" + base +
-                     "\": a backslash turns off sbatch's filename patterns in the jobs' logs; choose a path without one");
   const int n = o.array_size;
   std::string sbatch_opts;
   if (!o.partition.empty()) sbatch_opts += "#SBATCH --partition=" + o.partition + "\n";

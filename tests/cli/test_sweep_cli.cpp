@@ -414,6 +414,12 @@ TEST_CASE("sweep --slurm-script bad input: Slurm values, paths and a sweep its s
                   "clustersim sweep: --slurm-script: the script's path \"" + dir.path().string() +
                       "/a\\nb.sh\" has a control character (a newline, tab, ...) that sbatch cannot take; choose another");
   }
+  SECTION("a script path with a backslash") {
+    const std::string bad = (dir / "a\\b.sh").string();
+    check_refused(run_cli({"sweep", file, "--search", "--slurm-script", bad}),
+                  "clustersim sweep: --slurm-script \"" + bad +
+                      "\": a backslash turns off sbatch's filename patterns in the jobs' logs; choose a path without one");
+  }
   SECTION("a working folder with a newline") {
     const fs::path odd = dir / "a\nb";
     fs::create_directories(odd);
