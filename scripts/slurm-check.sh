@@ -6,7 +6,9 @@
 # used or changed, and the ports are chosen free), writes a layout search with clustersim sweep
 # --slurm-script, submits it (an sbatch --array of the shards and the merge job that depends on them),
 # waits for the merge with a bounded timeout, and checks that the merged output (stdout and CSV) is the
-# unsharded local run's byte for byte. It stops the daemons it started, and only those, by their pids.
+# unsharded local run's byte for byte; then the same with hostile values (issue 32: a folder with a space,
+# "$(touch X)%j.sh", a --set value with newlines), first through the real sbatch --test-only, checking that
+# nothing of them runs as a command. It stops the daemons it started, and only those, by their pids.
 #
 # Exit status: 0 passed; 1 failed (the jobs ran and the output differs, or a job failed); 77 skipped
 # (ctest's SKIP_RETURN_CODE): Slurm or munge is not installed or the daemons cannot start here (for
