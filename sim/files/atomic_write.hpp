@@ -5,7 +5,9 @@
 // The text goes to a temporary file that mkstemp creates with a unique name in the target's own folder
 // (".NAME.XXXXXX.tmp"), then rename(2) puts it in place: a reader sees the old file or the new one, never a
 // half-written one; two writers of one path both succeed (the last rename wins, each file whole); a user's
-// own NAME.tmp is never touched; the temporary is removed on every failure path.
+// own NAME.tmp is never touched; the temporary is removed on every failure path, and when SIGINT, SIGTERM or
+// SIGHUP ends the process mid-write (a handler, installed where the signal's action is the default one,
+// removes every open temporary and then lets the signal end the process as before).
 //
 // What the target may be:
 //   - missing or a regular file: written (a regular file keeps its permission bits; a new one gets
