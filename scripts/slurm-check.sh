@@ -6,7 +6,9 @@
 # used or changed, and the ports are chosen free), writes a layout search with clustersim sweep
 # --slurm-script, submits it (an sbatch --array of the shards and the merge job that depends on them),
 # waits for the merge with a bounded timeout, and checks that the merged output (stdout and CSV) is the
-# unsharded local run's byte for byte. It stops the daemons it started, and only those, by their pids.
+# unsharded local run's byte for byte; then the same with hostile values (issue 32: a folder with a space,
+# "$(touch X)%j.sh", a --set value with newlines), first through the real sbatch --test-only, checking that
+# nothing of them runs as a command. It stops the daemons it started, and only those, by their pids.
 #
 # Exit status: 0 passed; 1 failed (the jobs ran and the output differs, or a job failed); 77 skipped
 # (ctest's SKIP_RETURN_CODE): Slurm or munge is not installed or the daemons cannot start here (for
@@ -121,32 +123,68 @@ cat > "$tmp/work/small.json" <<'EOF'
  "training": {"seq_length": 2048, "global_batch_size": 16, "micro_batch_size": 1, "tokens_to_train": 1e9}}
 EOF
 cd "$tmp/work" || fail "cannot enter $tmp/work"
+# Submits the script $1 (bash $1 in the current folder), waits for its jobs with the bounded timeout and
+# checks that the merge job completed; the merge job's output is then in $1.out.
+submit_and_wait() {
+  local submitted merge_id merge_state deadline left log
+  submitted=$(bash "./$1") || { echo "$submitted"; show_logs; fail "submitting $1 failed"; }
+  echo "$submitted"
+  merge_id=$(sed -n 's/.* and merge \([0-9]*\):.*/\1/p' <<<"$submitted")
+  [ -n "$merge_id" ] || fail "no merge job id in: $submitted"
+  deadline=$((SECONDS + TIMEOUT_S))
+  while [ $SECONDS -lt $deadline ]; do
+    left=$(squeue -h -o %i 2>/dev/null | wc -l)
+    [ "$left" -eq 0 ] && break
+    sleep 0.5
+  done
+  if [ "$(squeue -h -o %i 2>/dev/null | wc -l)" -ne 0 ]; then
+    squeue; show_logs
+    fail "the jobs did not finish within $TIMEOUT_S s"
+  fi
+  merge_state=$(scontrol -o show job "$merge_id" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+  for log in "$1".parts/shard-*.log "$1.err"; do [ -s "$log" ] && { echo "--- $log"; cat "$log"; }; done
+  [ "$merge_state" = "COMPLETED" ] || [ -z "$merge_state" ] || fail "the merge job ended $merge_state"
+  [ -f "$1.out" ] || fail "the merge job wrote no output ($1.out)"
+}
+
 args=(small.json --search --verify 12 --top 15 --threads 1)
 "$CLUSTERSIM" sweep "${args[@]}" --quiet --csv local.csv > local.out || fail "the local run failed"
 "$CLUSTERSIM" sweep "${args[@]}" --csv slurm.csv --slurm-script run.sh --array-size "$SHARDS" --partition check \
   --time 10 || fail "clustersim sweep --slurm-script failed"
-submitted=$(bash run.sh) || { echo "$submitted"; show_logs; fail "submitting run.sh failed"; }
-echo "$submitted"
-merge_id=$(sed -n 's/.* and merge \([0-9]*\):.*/\1/p' <<<"$submitted")
-[ -n "$merge_id" ] || fail "no merge job id in: $submitted"
-
-deadline=$((SECONDS + TIMEOUT_S))
-while [ $SECONDS -lt $deadline ]; do
-  left=$(squeue -h -o %i 2>/dev/null | wc -l)
-  [ "$left" -eq 0 ] && break
-  sleep 0.5
-done
-if [ "$(squeue -h -o %i 2>/dev/null | wc -l)" -ne 0 ]; then
-  squeue; show_logs
-  fail "the jobs did not finish within $TIMEOUT_S s"
-fi
-merge_state=$(scontrol -o show job "$merge_id" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
-for log in run.sh.parts/shard-*.log run.sh.err; do [ -s "$log" ] && { echo "--- $log"; cat "$log"; }; done
-[ "$merge_state" = "COMPLETED" ] || [ -z "$merge_state" ] || fail "the merge job ended $merge_state"
-[ -f run.sh.out ] || fail "the merge job wrote no output (run.sh.out)"
+submit_and_wait run.sh
 n_parts=$(ls run.sh.parts/part-*.json 2>/dev/null | wc -l)
 [ "$n_parts" -eq "$SHARDS" ] || fail "$n_parts part files, expected $SHARDS"
 cmp -s local.out run.sh.out || { diff local.out run.sh.out | head -n 20; fail "the merged table differs from the local run"; }
 cmp -s local.csv slurm.csv || { diff local.csv slurm.csv | head -n 20; fail "the merged CSV differs from the local run"; }
 echo "PASS: $SHARDS Slurm array tasks and the dependent merge give the local run's table ($(wc -l < local.out) lines) and CSV ($(wc -l < local.csv) rows) byte for byte"
+
+# The same with hostile values (issue 32): the jobs' working folder has a space, the script's name holds
+# "$(touch X)" and '%' (a filename-pattern symbol of sbatch's --output), a --set value holds newlines and
+# the job's here-document end marker, and the Slurm options are abbreviated. sbatch --test-only first
+# (through a wrapper on PATH that makes every call of the script a test-only one), then the real
+# submission: the jobs run the values as data (no X anywhere) and the merge gives the local run's output.
+hostile="$tmp/work/with space"
+mkdir -p "$hostile" "$tmp/test-only" || fail "cannot make $hostile"
+cp small.json "$hostile/" || fail "cannot copy the scenario"
+cd "$hostile" || fail "cannot enter $hostile"
+hargs=(small.json --vary training.micro_batch_size=1,2 --set $'name=x\nCLUSTERSIM_SHARDS\ntouch X\n#' --threads 1)
+hscript='$(touch X)%j.sh'
+"$CLUSTERSIM" sweep "${hargs[@]}" --quiet > local.out || fail "the local hostile run failed"
+"$CLUSTERSIM" sweep "${hargs[@]}" --slurm-script "$hscript" --arr 2 --parti check --ti 0-0:10 \
+  || fail "clustersim sweep --slurm-script failed on the hostile values"
+real_sbatch=$(command -v sbatch)
+{
+  echo '#!/bin/bash'
+  echo 'args=()'
+  echo 'for a in "$@"; do case "$a" in --parsable|--dependency=*) ;; *) args+=("$a") ;; esac; done'
+  printf '%q --test-only "${args[@]}" >&2 || exit 1\n' "$real_sbatch"
+  echo 'echo "1;test-only"'
+} > "$tmp/test-only/sbatch"
+chmod +x "$tmp/test-only/sbatch"
+PATH="$tmp/test-only:$PATH" bash "./$hscript" || { show_logs; fail "sbatch --test-only refused a job of the hostile script"; }
+rm -rf "./$hscript.parts"
+submit_and_wait "$hscript"
+cmp -s local.out "$hscript.out" || { diff local.out "$hscript.out" | head -n 20; fail "the hostile run's merged table differs from the local run"; }
+for marker in X "$tmp/work/X" "$tmp/X"; do [ ! -e "$marker" ] || fail "$marker exists: a value of the script ran as a command"; done
+echo 'PASS: hostile values (a folder with a space, $(touch X)%j.sh, a --set value with newlines) passed sbatch --test-only and ran as data, merged output byte for byte'
 exit 0

@@ -181,7 +181,13 @@ int fit(const std::vector<std::string>& args) {
     }
   }
   const std::string out = vm["output"].as<std::string>();
-  check_writable(out, vm["inputs"].as<std::vector<std::string>>());  // not a folder, FIFO or one of the inputs
+  // Not a folder, FIFO or one of the inputs: the measurements, the --scenario and the files it names.
+  std::vector<files::InputFile> inputs;
+  for (const auto& in : vm["inputs"].as<std::vector<std::string>>()) inputs.push_back({in, {}});
+  if (vm.count("scenario"))
+    for (auto& in : scenario_inputs(read_json_file(vm["scenario"].as<std::string>()), vm["scenario"].as<std::string>()))
+      inputs.push_back(std::move(in));
+  check_writable("-o", out, inputs);
 
   const calibrate::NcclTestsHints hints = log_hints(vm, "calibrate fit", gpu ? gpu->name : std::string());
   calibrate::MeasurementSet set = calibrate::import_files(vm["inputs"].as<std::vector<std::string>>(), hints);

@@ -15,9 +15,12 @@
 namespace cs::sim::cli {
 
 // Parses `args` against `opts` and positional values collected under `positional` (at most `count` of
-// them; -1: any number) into `vm`. Prints `opts` and returns false when --help was asked for.
+// them; -1: any number) into `vm`. Prints `opts` and returns false when --help was asked for. `parsed`, when
+// given, receives what the parser matched: each option's canonical name (string_key, also for an abbreviation
+// such as --arr of --array-size) with the command-line words it came from (original_tokens).
 inline bool parse_options(const std::vector<std::string>& args, const boost::program_options::options_description& opts,
-                          const char* positional, int count, boost::program_options::variables_map& vm) {
+                          const char* positional, int count, boost::program_options::variables_map& vm,
+                          std::vector<boost::program_options::option>* parsed = nullptr) {
   namespace po = boost::program_options;
   po::options_description hidden;
   if (count == 1) hidden.add_options()(positional, po::value<std::string>());
@@ -26,7 +29,9 @@ inline bool parse_options(const std::vector<std::string>& args, const boost::pro
   all.add(opts).add(hidden);
   po::positional_options_description pos;
   pos.add(positional, count);
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  const po::parsed_options matched = po::command_line_parser(args).options(all).positional(pos).run();
+  po::store(matched, vm);
+  if (parsed) *parsed = matched.options;
   po::notify(vm);
   if (vm.count("help")) {
     std::cout << opts << "\n";

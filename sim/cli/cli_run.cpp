@@ -11,6 +11,7 @@
 #include "sim/goodput/goodput.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
+#include "sim/report/output_file.hpp"
 #include "sim/report/trace.hpp"
 
 namespace po = boost::program_options;
@@ -55,7 +56,8 @@ int run(const std::vector<std::string>& args) {
   if (vm.count("seed")) run_options.seed = vm["seed"].as<std::uint64_t>();
   const Scenario scenario = load_scenario(path, overrides);
   goodput::check_run_options(scenario, run_options);
-  if (vm.count("trace")) check_writable(vm["trace"].as<std::string>(), {path});  // before simulating, not after
+  // Before simulating, not after; never the scenario or a file it names.
+  if (vm.count("trace")) check_writable("--trace", vm["trace"].as<std::string>(), scenario_inputs(scenario, path));
   const CommCalibration calibration = comm_calibration(scenario);
   warn(calibration);
   // The trace lists every task of every simulated rank: the materialised graph's records.

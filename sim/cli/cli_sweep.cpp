@@ -18,7 +18,10 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <regex>
+#include <set>
 #include <sstream>
+#include <string_view>
 
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
@@ -33,6 +36,8 @@
 #include "sim/explore/sweep.hpp"
 #include "sim/explore/sweep_part.hpp"
 #include "sim/base/units.hpp"
+#include "sim/files/file_error.hpp"
+#include "sim/files/input_file.hpp"
 #include "sim/report/format.hpp"
 
 namespace po = boost::program_options;
@@ -270,6 +275,7 @@ struct RunContext {
   bool quiet = false;
   const std::vector<SweepPoint>* merged = nullptr;
   std::vector<std::string> merged_skipped;
+  std::vector<std::string> parts;  // a merge's part files (inputs no output may replace)
 };
 
 // A shard's result: every point (the others' left pending) and what the merge needs to print the run.
@@ -468,11 +474,44 @@ int capacity_mode(const json& doc, const std::string& file, const CapacityOption
 
 namespace {
 
-// A word as the shell reads it back: single-quoted, with ' as '\''.
+bool is_control(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return u < 0x20 || u == 0x7f;
+}
+
+// A word as bash reads it back: single-quoted, with ' as '\''. A word with a control character is written in
+// bash's $'...' form instead (the character as \xHH), so the script never holds a raw newline or carriage
+// return from a value: one would end the comment line it is echoed in, or the quoted here-document a job is
+// written in (a line CLUSTERSIM_SHARDS in a value would end that document and run the rest on the submit
+// host). The $'...' form: bash(1), QUOTING.
 std::string shell_quote(const std::string& w) {
-  std::string out = "'";
-  for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  if (std::none_of(w.begin(), w.end(), is_control)) {
+    std::string out = "'";
+    for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+  }
+  std::string out = "$'";
+  for (char c : w) {
+    if (c == '\\' || c == '\'') out += std::string("\\") + c;
+    else if (is_control(c)) out += {'\\', 'x', "0123456789abcdef"[(c >> 4) & 0xf], "0123456789abcdef"[c & 0xf]};
+    else out += c;
+  }
   return out + "'";
+}
+
+// True when every character of `w` means itself both to the shell and in an #SBATCH line (sbatch reads a
+// directive's value as written, it does not unquote it) and is no filename-pattern symbol ('%', '\').
+bool plain_word(const std::string& w) {
+  return !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_./=,:@+-").find(c) != std::string_view::npos;
+  });
+}
+
+// The sweep's arguments as the script's comment shows them: plain words as they are, the others quoted.
+std::string shown_command(const std::vector<std::string>& args) {
+  std::string line = "clustersim sweep";
+  for (const auto& a : args) line += " " + (plain_word(a) ? a : shell_quote(a));
+  return line;
 }
 
 struct SlurmOptions {
@@ -480,10 +519,81 @@ struct SlurmOptions {
   std::string partition, time;
 };
 
+// Slurm's forms of a time limit (sbatch(1), --time): "minutes", "minutes:seconds", "hours:minutes:seconds",
+// "days-hours", "days-hours:minutes", "days-hours:minutes:seconds", and INFINITE / UNLIMITED.
+bool slurm_time(const std::string& t) {
+  static const std::regex forms("[0-9]{1,9}(:[0-9]{1,9}){0,2}|[0-9]{1,9}-[0-9]{1,9}(:[0-9]{1,9}){0,2}");
+  return std::regex_match(t, forms) || t == "INFINITE" || t == "UNLIMITED" || t == "infinite" || t == "unlimited";
+}
+
+// The paths the jobs are given (the working folder, the script's own path and the folder of its parts):
+// any character but a control one, which sbatch cannot take back from its command line as one word.
+void check_slurm_path(const std::string& what, const std::string& path) {
+  if (std::any_of(path.begin(), path.end(), is_control))
+    throw InputError("clustersim sweep: --slurm-script: " + what + " \"" + path +
+                     "\" has a control character (a newline, tab, ...) that sbatch cannot take; choose another");
+}
+
+// --array-size, --partition and --time and the paths the jobs will be given, each checked before anything is
+// written or run; nothing without --slurm-script.
+std::optional<SlurmOptions> slurm_options(const po::variables_map& vm) {
+  if (!vm.count("slurm-script")) {
+    if (vm.count("array-size") || vm.count("partition") || vm.count("time"))
+      throw InputError("clustersim sweep: --array-size, --partition and --time need --slurm-script");
+    return std::nullopt;
+  }
+  if (vm.count("shard")) throw InputError("clustersim sweep: --slurm-script writes the shards' jobs itself (leave out --shard)");
+  SlurmOptions so;
+  if (vm.count("array-size")) {
+    so.array_size = vm["array-size"].as<int>();
+    if (so.array_size < 1 || so.array_size > 100000)
+      throw InputError("clustersim sweep: --array-size " + std::to_string(so.array_size) + ": expected 1 to 100000 shards");
+  }
+  if (vm.count("partition")) {
+    so.partition = vm["partition"].as<std::string>();
+    // A partition name as slurm.conf spells one (PartitionName), several joined by commas.
+    static const std::regex names("[A-Za-z0-9_.-]+(,[A-Za-z0-9_.-]+)*");
+    if (!std::regex_match(so.partition, names))
+      throw InputError("clustersim sweep: --partition \"" + so.partition +
+                       "\": expected a partition name of letters, digits, '_', '.' and '-' (several joined by commas)");
+  }
+  if (vm.count("time")) {
+    so.time = vm["time"].as<std::string>();
+    if (!slurm_time(so.time))
+      throw InputError("clustersim sweep: --time \"" + so.time +
+                       "\": expected a Slurm time limit (M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED)");
+  }
+  check_slurm_path("the working folder", std::filesystem::current_path().string());
+  const std::string base = std::filesystem::absolute(vm["slurm-script"].as<std::string>()).lexically_normal().string();
+  check_slurm_path("the script's path", base);
+  if (base.find('\\') != std::string::npos)
+    throw InputError("clustersim sweep: --slurm-script \"" + base +
+                     "\": a backslash turns off sbatch's filename patterns in the jobs' logs; choose a path without one");
+  return so;
+}
+
+// sbatch's options that name a path: an "#SBATCH --NAME=PATH" line when the path is a plain word (as it
+// is written), otherwise a shell-quoted word on sbatch's command line, where '%' (a filename-pattern symbol
+// in --output and --error, sbatch(1) "filename pattern") is written "%%".
+struct SbatchPaths {
+  std::string lines, command_line;
+  void add(const std::string& name, const std::string& path, const std::string& pattern_suffix, bool pattern) {
+    if (plain_word(path)) {
+      lines += "#SBATCH --" + name + "=" + path + pattern_suffix + "\n";
+      return;
+    }
+    std::string value;
+    for (char c : path) value += pattern && c == '%' ? std::string("%%") : std::string(1, c);
+    command_line += " --" + name + "=" + shell_quote(value) + pattern_suffix;
+  }
+};
+
 // The submission script of a sharded run: an `sbatch --array` of the shards (each writes its part file),
 // then the merge as a job that starts when every shard has succeeded (afterok on the array); its stdout
 // is the run's output. Paths are made absolute and each job runs in the folder the script was written
-// from, so relative paths in the sweep's arguments mean what they meant here.
+// from, so relative paths in the sweep's arguments mean what they meant here. Every value is written
+// shell-quoted; the merge reads the part files' names from a list the script writes (FILE.parts/parts.list),
+// so 10^5 shards are no argument list longer than ARG_MAX.
 std::string slurm_script(const std::vector<std::string>& sweep_args, const std::string& script_path, const SlurmOptions& o) {
   namespace fs = std::filesystem;
   const std::string exe = fs::read_symlink("/proc/self/exe").string();
@@ -494,58 +604,218 @@ std::string slurm_script(const std::vector<std::string>& sweep_args, const std::
   std::string sbatch_opts;
   if (!o.partition.empty()) sbatch_opts += "#SBATCH --partition=" + o.partition + "\n";
   if (!o.time.empty()) sbatch_opts += "#SBATCH --time=" + o.time + "\n";
+  SbatchPaths shards, merge;
+  shards.add("chdir", cwd, "", false);
+  shards.add("output", parts, "/shard-%a.log", true);
+  merge.add("chdir", cwd, "", false);
+  merge.add("output", base + ".out", "", true);
+  merge.add("error", base + ".err", "", true);
   std::string shard_cmd = "exec " + shell_quote(exe) + " sweep";
   for (const auto& a : sweep_args) shard_cmd += " " + shell_quote(a);
   shard_cmd += " --quiet --shard \"${SLURM_ARRAY_TASK_ID}/" + std::to_string(n) + "\" --part " + shell_quote(parts) +
                "\"/part-${SLURM_ARRAY_TASK_ID}.json\"";
-  std::string merge_cmd = "exec " + shell_quote(exe) + " sweep merge";
-  for (int i = 0; i < n; ++i) merge_cmd += " " + shell_quote(parts + "/part-" + std::to_string(i) + ".json");
-  std::string cmd_line = "clustersim sweep";
-  for (const auto& a : sweep_args) cmd_line += " " + a;
+  const std::string list = shell_quote(parts + "/parts.list");
+  const std::string merge_cmd = "exec " + shell_quote(exe) + " sweep merge --parts-list " + list;
   return "#!/bin/bash\n"
-         "# Written by clustersim sweep --slurm-script: `" + cmd_line + "` as " + std::to_string(n) +
+         "# Written by clustersim sweep --slurm-script: `" + shown_command(sweep_args) + "` as " + std::to_string(n) +
          " Slurm array tasks (clustersim sweep --shard I/" + std::to_string(n) +
          ", one part file each) and a merge job that runs when all of them succeeded\n"
          "# (clustersim sweep merge). Submit with: bash " + shell_quote(base) + "\n"
-         "# The merged output (the unsharded run's, byte for byte) goes to " + base + ".out, the jobs' logs next to it.\n"
+         "# The merged output (the unsharded run's, byte for byte) goes to " + shell_quote(base + ".out") + ", the jobs' logs next to it.\n"
          "set -euo pipefail\n"
          "mkdir -p " + shell_quote(parts) + "\n"
-         "array_id=$(sbatch --parsable <<'CLUSTERSIM_SHARDS'\n"
+         "for ((i = 0; i < " + std::to_string(n) + "; i++)); do printf '%s/part-%d.json\\n' " + shell_quote(parts) +
+         " \"$i\"; done > " + list + "\n"
+         "array_id=$(sbatch --parsable" + shards.command_line + " <<'CLUSTERSIM_SHARDS'\n"
          "#!/bin/bash\n"
          "#SBATCH --job-name=clustersim-sweep\n"
-         "#SBATCH --array=0-" + std::to_string(n - 1) + "\n"
-         "#SBATCH --chdir=" + cwd + "\n"
-         "#SBATCH --output=" + parts + "/shard-%a.log\n" + sbatch_opts +
+         "#SBATCH --array=0-" + std::to_string(n - 1) + "\n" + shards.lines + sbatch_opts +
          shard_cmd + "\n"
          "CLUSTERSIM_SHARDS\n"
          ")\n"
          "array_id=${array_id%%;*}\n"
-         "merge_id=$(sbatch --parsable --dependency=afterok:${array_id} <<'CLUSTERSIM_MERGE'\n"
+         "merge_id=$(sbatch --parsable --dependency=afterok:${array_id}" + merge.command_line + " <<'CLUSTERSIM_MERGE'\n"
          "#!/bin/bash\n"
-         "#SBATCH --job-name=clustersim-sweep-merge\n"
-         "#SBATCH --chdir=" + cwd + "\n"
-         "#SBATCH --output=" + base + ".out\n"
-         "#SBATCH --error=" + base + ".err\n" + sbatch_opts +
+         "#SBATCH --job-name=clustersim-sweep-merge\n" + merge.lines + sbatch_opts +
          merge_cmd + "\n"
          "CLUSTERSIM_MERGE\n"
          ")\n"
          "merge_id=${merge_id%%;*}\n"
-         "echo \"submitted shards ${array_id} (" + std::to_string(n) + " array tasks) and merge ${merge_id}: output in " + base + ".out\"\n";
+         "echo \"submitted shards ${array_id} (" + std::to_string(n) + " array tasks) and merge ${merge_id}: output in \"" +
+         shell_quote(base + ".out") + "\n";
 }
 
-int sweep_run(const std::vector<std::string>& args, RunContext& ctx) {
-  po::options_description opts(
-      "usage: clustersim sweep SCENARIO.json [--vary path=v1,v2,...]... [--search] [--csv out.csv] [--threads N]\n"
-      "       clustersim sweep SCENARIO.json --gpus 256,512,1024 [--gpu H100-SXM,H200,B200] [--deadline-days D] [--budget-usd B]\n"
-      "       clustersim sweep ... --shard I/N [--part FILE]   |   clustersim sweep merge PART...\n"
-      "       clustersim sweep ... --slurm-script out.sh [--array-size N] [--partition P] [--time T]\n\n"
-      "Simulates many variants of one scenario. --vary: the cartesian product of the axes (a table row per point,\n"
-      "invalid combinations listed with the reason). --search: every valid layout for the cluster (TP, PP, CP,\n"
-      "VP, EP, micro-batch, ZeRO, recompute), memory checked first, all ranked by a closed-form estimate and the\n"
-      "best --verify K simulated. --gpus: capacity planning with training.tokens_to_train: the search for every\n"
-      "GPU type and count, the cheapest and fastest plans meeting the deadline and budget, and the cost-vs-time\n"
-      "Pareto front. --shard I/N evaluates a deterministic 1/N share and writes a part file; sweep merge prints\n"
-      "the N parts as one unsharded run; --slurm-script writes an sbatch submission of both (docs/sweep.md).\n\noptions");
+// The arguments that define the run (what a shard records and a Slurm job repeats): the parsed options less
+// --shard, --part, --quiet and the Slurm ones, matched by the option the parser chose (so an abbreviation
+// such as --arr 4 or --slurm=FILE is left out like the full name), each as the words it was given in.
+std::vector<std::string> run_arguments(const std::vector<po::option>& parsed) {
+  static const std::set<std::string> local = {"shard", "part", "quiet", "slurm-script", "array-size", "partition", "time"};
+  std::vector<std::string> out;
+  for (const auto& o : parsed)
+    if (!local.count(o.string_key)) out.insert(out.end(), o.original_tokens.begin(), o.original_tokens.end());
+  return out;
+}
+
+// The most points a --vary sweep may have unless --max-points says otherwise: each point holds its
+// assignment and report (sizeof(SweepPoint) is 1,400 bytes with GCC 12 on x86-64, plus its strings and JSON
+// values), so 10^6 points are about 1.5-3 GB before the first simulation, within a sweep host's memory.
+constexpr long kDefaultMaxPoints = 1000000;
+
+// The number of points of a --vary sweep (the product of the axes' lengths, saturating, never overflowing),
+// refused past the limit before the list of points is built: 10^9 points would end in std::bad_alloc.
+void check_point_count(const std::vector<SweepAxis>& axes, long limit) {
+  std::size_t count = 1;
+  double product = 1;
+  std::string sizes;
+  for (const auto& a : axes) {
+    const std::size_t n = a.values.size();
+    product *= static_cast<double>(n);
+    count = n != 0 && count > std::numeric_limits<std::size_t>::max() / n ? std::numeric_limits<std::size_t>::max() : count * n;
+    sizes += (sizes.empty() ? "" : " x ") + std::to_string(n);
+  }
+  if (count <= static_cast<std::size_t>(limit)) return;
+  throw InputError("clustersim sweep: --vary: " + (product < 1e15 ? fmt("%.0f", product) : fmt("%.3g", product)) + " points (" +
+                   sizes + " values), more than the limit of " + std::to_string(limit) +
+                   " (--max-points N; or sweep fewer values, or split the sweep)");
+}
+
+long max_points(const po::variables_map& vm) {
+  if (!vm.count("max-points")) return kDefaultMaxPoints;
+  const std::string text = vm["max-points"].as<std::string>();
+  const std::optional<long> v = whole_integer(text);
+  if (!v || *v < 1 || *v > 100000000) throw InputError("clustersim sweep: --max-points " + text + ": expected an integer in [1, 100000000]");
+  return *v;
+}
+
+// Every file the sweep reads (the scenario, the files it names, in the base and in a --vary axis over those
+// keys, and a merge's part files) against every file it writes (--csv, --part, --slurm-script), before
+// anything runs: an output never replaces an input.
+void check_outputs(const po::variables_map& vm, const json& doc, const std::string& file, const std::vector<SweepAxis>& axes,
+                   const RunContext& ctx) {
+  std::vector<files::InputFile> inputs = scenario_inputs(doc, file);
+  for (const auto& a : axes)
+    for (const auto& v : a.values) {
+      if (a.path != "calibration" && a.path != "cluster.topology_file") continue;
+      json named = json::object();
+      if (a.path == "calibration") named["calibration"] = v;
+      else named["cluster"]["topology_file"] = v;
+      const auto more = scenario_inputs(named, file);
+      inputs.insert(inputs.end(), more.begin() + 1, more.end());
+    }
+  for (const auto& part : ctx.parts) inputs.push_back({part, {}});
+  if (vm.count("csv") && !ctx.shard) check_writable("--csv", vm["csv"].as<std::string>(), inputs);  // before a long sweep
+  if (ctx.shard) check_writable("--part", ctx.part_path, inputs);
+  if (vm.count("slurm-script")) check_writable("--slurm-script", vm["slurm-script"].as<std::string>(), inputs);
+}
+
+// What the sweep is asked to do, read and checked from the options before anything runs.
+struct SweepPlan {
+  bool search = false, capacity = false, vary = false;
+  Objective objective = Objective::tokens_per_s;
+  std::size_t top = 0;
+  SearchOptions search_options;
+  CapacityOptions capacity_options;
+  std::vector<SweepAxis> axes;
+};
+
+// --gpus, --gpu, --deadline-days and --budget-usd of capacity planning.
+CapacityOptions capacity_options(const po::variables_map& vm, const SearchOptions& sopts) {
+  CapacityOptions c;
+  for (const auto& n : split_list(vm["gpus"].as<std::string>())) {
+    // std::stoi's range: a count beyond an int is refused like any other non-count.
+    const std::optional<long> v = whole_integer(n);
+    if (!v || *v <= 0 || *v > std::numeric_limits<int>::max())
+      throw InputError("clustersim sweep: --gpus " + n + ": expected a positive integer");
+    c.gpu_counts.push_back(static_cast<int>(*v));
+  }
+  if (vm.count("gpu")) c.gpu_types = split_list(vm["gpu"].as<std::string>());
+  for (const auto& t : c.gpu_types)
+    if (!models::find_gpu(t)) throw InputError("clustersim sweep: --gpu: " + unknown_gpu(t, models::gpu_names()));
+  // A limit is a positive finite number; leaving the option out means no limit.
+  auto limit = [&](const char* option, const char* what) {
+    const double v = vm[option].as<double>();
+    if (!std::isfinite(v) || v <= 0)
+      throw InputError(std::string("clustersim sweep: --") + option + " " + fmt("%g", v) + ": expected a positive " + what +
+                       " (leave the option out for no limit)");
+    return v;
+  };
+  if (vm.count("deadline-days")) c.deadline_days = limit("deadline-days", "number of days");
+  if (vm.count("budget-usd")) c.budget_usd = limit("budget-usd", "amount of dollars");
+  c.search = sopts;
+  return c;
+}
+
+SweepPlan sweep_plan(const po::variables_map& vm, const RunContext& ctx) {
+  SweepPlan plan;
+  SweepOptions run;
+  if (vm.count("threads")) {
+    run.threads = vm["threads"].as<int>();
+    if (run.threads < 1) throw InputError("clustersim sweep: --threads " + std::to_string(run.threads) + ": expected at least 1");
+  }
+  run.progress = progress_printer(ctx.quiet);
+  if (ctx.shard) run.shard = *ctx.shard;
+  const auto objective = parse_objective(vm["objective"].as<std::string>());
+  if (!objective)
+    throw InputError("clustersim sweep: --objective " + vm["objective"].as<std::string>() + ": expected tokens_per_s or usd_per_token");
+  plan.objective = *objective;
+  plan.top = vm["top"].as<std::size_t>();
+  plan.search = vm.count("search") > 0, plan.capacity = vm.count("gpus") > 0, plan.vary = vm.count("vary") > 0;
+  if (plan.vary && (plan.search || plan.capacity))
+    throw InputError("clustersim sweep: --vary cannot be combined with --search or --gpus (fix values with --set instead)");
+  if (!plan.capacity && (vm.count("gpu") || vm.count("deadline-days") || vm.count("budget-usd")))
+    throw InputError("clustersim sweep: --gpu, --deadline-days and --budget-usd need --gpus (capacity planning)");
+  if (plan.vary && !vm["verify"].defaulted())
+    throw InputError("clustersim sweep: --verify needs --search or --gpus (a --vary sweep simulates every point)");
+  if (vm.count("max-points") && !plan.vary) throw InputError("clustersim sweep: --max-points needs --vary");
+  SearchOptions& sopts = plan.search_options;
+  sopts.allow_tp_across_nodes = vm.count("allow-tp-across-nodes") > 0;
+  sopts.exhaustive = vm.count("exhaustive") > 0;
+  sopts.verify = vm["verify"].as<std::size_t>();
+  sopts.run = run;
+  if (plan.capacity) plan.capacity_options = capacity_options(vm, sopts);
+  if (!plan.capacity && !plan.search && !plan.vary)
+    throw InputError("clustersim sweep: nothing to sweep (give --vary, --search or --gpus; see clustersim sweep --help)");
+  if (plan.vary) {
+    for (const auto& v : vm["vary"].as<std::vector<std::string>>()) plan.axes.push_back(parse_axis(v));
+    check_point_count(plan.axes, max_points(vm));
+  }
+  return plan;
+}
+
+// Writes the Slurm submission of the sweep after checking what its shards will check (the scenario, the
+// options, every point or layout validated and screened, nothing simulated), so no job is written for a
+// sweep its shards would refuse.
+int write_slurm_script(const po::variables_map& vm, const json& doc, const std::string& file, const SweepPlan& plan,
+                       const SlurmOptions& so, const RunContext& ctx) {
+  SweepOptions quiet = plan.search_options.run;
+  quiet.progress = {};
+  if (plan.capacity) {
+    CapacityOptions c = plan.capacity_options;
+    c.search.run = quiet;
+    c.search.screen_only = true;
+    (void)plan_capacity(doc, file, c);
+  } else if (plan.search) {
+    SearchOptions s = plan.search_options;
+    s.run = quiet;
+    s.screen_only = true;
+    (void)search_layouts(doc, file, s, plan.objective);
+  } else {
+    quiet.simulate = false;
+    const std::vector<SweepPoint> points = run_sweep(doc, file, plan.axes, quiet);
+    // A shard runs such a sweep (every row "invalid: ..."), but no cluster time should be spent on it.
+    if (std::all_of(points.begin(), points.end(), [](const SweepPoint& p) { return p.status == PointStatus::invalid; }))
+      throw InputError("clustersim sweep: --slurm-script: every one of the " + std::to_string(points.size()) +
+                       " points is invalid, no job written (the first: " + points.front().error + ")");
+  }
+  const std::string out = vm["slurm-script"].as<std::string>();
+  write_file_atomically(out, slurm_script(ctx.args, out, so));
+  std::filesystem::permissions(out, std::filesystem::perms::owner_exec | std::filesystem::perms::group_exec,
+                               std::filesystem::perm_options::add);
+  if (!ctx.quiet) std::cerr << "wrote " << out << ": submit with bash " << (plain_word(out) ? out : shell_quote(out)) << "\n";
+  return kExitOk;
+}
+
+void add_sweep_options(po::options_description& opts) {
   with_help(opts)("vary", po::value<std::vector<std::string>>()->composing()->value_name("PATH=V1,V2,..."),
        "vary a scenario value over a list (repeatable: cartesian product), e.g. --vary cluster.nodes=4,8,16")
       ("set", po::value<std::vector<std::string>>()->composing()->value_name("PATH=VALUE"),
@@ -575,60 +845,41 @@ int sweep_run(const std::vector<std::string>& args, RunContext& ctx) {
       ("partition", po::value<std::string>()->value_name("P"), "--slurm-script: the Slurm partition")
       ("time", po::value<std::string>()->value_name("T"), "--slurm-script: the time limit of each job (sbatch --time)")
       ("max-memory-gib", po::value<std::string>()->value_name("G"),
-       "memory one point's simulation may take before it is refused as too large (default 4; simulation.max_memory_gib)");
+       "memory one point's simulation may take before it is refused as too large (default 4; simulation.max_memory_gib); "
+       "the points simulated at once share it")
+      ("max-points", po::value<std::string>()->value_name("N"),
+       "--vary: refuse a sweep of more than N points before it starts (default 1000000)");
+}
+
+int sweep_run(const std::vector<std::string>& args, RunContext& ctx) {
+  po::options_description opts(
+      "usage: clustersim sweep SCENARIO.json [--vary path=v1,v2,...]... [--search] [--csv out.csv] [--threads N]\n"
+      "       clustersim sweep SCENARIO.json --gpus 256,512,1024 [--gpu H100-SXM,H200,B200] [--deadline-days D] [--budget-usd B]\n"
+      "       clustersim sweep ... --shard I/N [--part FILE]   |   clustersim sweep merge PART... | --parts-list FILE\n"
+      "       clustersim sweep ... --slurm-script out.sh [--array-size N] [--partition P] [--time T]\n\n"
+      "Simulates many variants of one scenario. --vary: the cartesian product of the axes (a table row per point,\n"
+      "invalid combinations listed with the reason). --search: every valid layout for the cluster (TP, PP, CP,\n"
+      "VP, EP, micro-batch, ZeRO, recompute), memory checked first, all ranked by a closed-form estimate and the\n"
+      "best --verify K simulated. --gpus: capacity planning with training.tokens_to_train: the search for every\n"
+      "GPU type and count, the cheapest and fastest plans meeting the deadline and budget, and the cost-vs-time\n"
+      "Pareto front. --shard I/N evaluates a deterministic 1/N share and writes a part file; sweep merge prints\n"
+      "the N parts as one unsharded run; --slurm-script writes an sbatch submission of both (docs/sweep.md).\n\noptions");
+  add_sweep_options(opts);
   po::variables_map vm;
-  if (!parse_options(args, opts, "scenario", 1, vm)) return kExitOk;
+  std::vector<po::option> parsed;
+  if (!parse_options(args, opts, "scenario", 1, vm, &parsed)) return kExitOk;
   if (!vm.count("scenario")) throw InputError(with_usage("clustersim sweep: missing SCENARIO.json", opts, "sweep"));
   const std::string file = vm["scenario"].as<std::string>();
 
-  // The arguments that define the run (what a shard records and a Slurm job repeats).
   ctx.quiet = ctx.quiet || vm.count("quiet") > 0;
-  std::vector<std::string> run_args;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto takes_value = [](const std::string& o) {
-      return o == "--shard" || o == "--part" || o == "--slurm-script" || o == "--array-size" || o == "--partition" || o == "--time";
-    };
-    if (a == "--quiet" || a == "-q") continue;
-    if (takes_value(a)) {
-      ++i;
-      continue;
-    }
-    if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos && takes_value(a.substr(0, a.find('=')))) continue;
-    run_args.push_back(a);
-  }
-  if (!ctx.merged) ctx.args = run_args;
-
-  if (vm.count("slurm-script")) {
-    if (vm.count("shard")) throw InputError("clustersim sweep: --slurm-script writes the shards' jobs itself (leave out --shard)");
-    SlurmOptions so;
-    if (vm.count("array-size")) {
-      so.array_size = vm["array-size"].as<int>();
-      if (so.array_size < 1 || so.array_size > 100000)
-        throw InputError("clustersim sweep: --array-size " + std::to_string(so.array_size) + ": expected 1 to 100000 shards");
-    }
-    if (vm.count("partition")) so.partition = vm["partition"].as<std::string>();
-    if (vm.count("time")) so.time = vm["time"].as<std::string>();
-    for (const std::string* v : {&so.partition, &so.time})
-      if (v->find_first_of("\n\r") != std::string::npos)
-        throw InputError("clustersim sweep: --partition and --time: expected one line each");
-    (void)read_json_file(file);  // the scenario must be there before jobs are written to read it
-    const std::string out = vm["slurm-script"].as<std::string>();
-    write_file_atomically(out, slurm_script(run_args, out, so));
-    std::filesystem::permissions(out, std::filesystem::perms::owner_exec | std::filesystem::perms::group_exec,
-                                 std::filesystem::perm_options::add);
-    if (!ctx.quiet) std::cerr << "wrote " << out << ": submit with bash " << out << "\n";
-    return kExitOk;
-  }
-  if (!vm.count("slurm-script") && (vm.count("array-size") || vm.count("partition") || vm.count("time")))
-    throw InputError("clustersim sweep: --array-size, --partition and --time need --slurm-script");
+  if (!ctx.merged) ctx.args = run_arguments(parsed);
+  const std::optional<SlurmOptions> slurm = slurm_options(vm);
   if (vm.count("part") && !vm.count("shard")) throw InputError("clustersim sweep: --part needs --shard I/N");
   if (vm.count("shard")) {
     if (ctx.merged) throw InputError("clustersim sweep merge: the parts' run is itself a shard");
     ctx.shard = parse_shard(vm["shard"].as<std::string>());
     ctx.part_path = vm.count("part") ? vm["part"].as<std::string>()
                                      : "sweep-part-" + std::to_string(ctx.shard->index) + "-of-" + std::to_string(ctx.shard->count) + ".json";
-    check_writable(ctx.part_path, {file});
   }
 
   json doc = ctx.merged ? ctx.scenario : read_json_file(file);
@@ -646,80 +897,57 @@ int sweep_run(const std::vector<std::string>& args, RunContext& ctx) {
   if (doc.is_object() && doc.contains("variability"))
     throw InputError(file + ": variability: not used by clustersim sweep (clustersim run --steps K shows the step-time distribution)");
 
-  SweepOptions run;
-  if (vm.count("threads")) {
-    run.threads = vm["threads"].as<int>();
-    if (run.threads < 1) throw InputError("clustersim sweep: --threads " + std::to_string(run.threads) + ": expected at least 1");
-  }
-  run.progress = progress_printer(ctx.quiet);
-  if (ctx.shard) run.shard = *ctx.shard;
-  const auto objective = parse_objective(vm["objective"].as<std::string>());
-  if (!objective)
-    throw InputError("clustersim sweep: --objective " + vm["objective"].as<std::string>() + ": expected tokens_per_s or usd_per_token");
-  const std::size_t top = vm["top"].as<std::size_t>();
-  const bool search = vm.count("search") > 0, capacity = vm.count("gpus") > 0, vary = vm.count("vary") > 0;
-  if (vm.count("csv") && !ctx.shard) check_writable(vm["csv"].as<std::string>(), {file});  // before a long sweep, not after
-  if (vary && (search || capacity))
-    throw InputError("clustersim sweep: --vary cannot be combined with --search or --gpus (fix values with --set instead)");
-  if (!capacity && (vm.count("gpu") || vm.count("deadline-days") || vm.count("budget-usd")))
-    throw InputError("clustersim sweep: --gpu, --deadline-days and --budget-usd need --gpus (capacity planning)");
-  if (vary && !vm["verify"].defaulted())
-    throw InputError("clustersim sweep: --verify needs --search or --gpus (a --vary sweep simulates every point)");
+  const SweepPlan plan = sweep_plan(vm, ctx);
+  check_outputs(vm, doc, file, plan.axes, ctx);
+  if (slurm) return write_slurm_script(vm, doc, file, plan, *slurm, ctx);
+  if (plan.capacity) return capacity_mode(doc, file, plan.capacity_options, plan.top, vm, ctx);
+  if (plan.search) return search_mode(doc, file, plan.search_options, plan.objective, plan.top, vm, ctx);
+  return vary_mode(doc, file, plan.axes, plan.search_options.run, vm, ctx);
+}
 
-  SearchOptions sopts;
-  sopts.allow_tp_across_nodes = vm.count("allow-tp-across-nodes") > 0;
-  sopts.exhaustive = vm.count("exhaustive") > 0;
-  sopts.verify = vm["verify"].as<std::size_t>();
-  sopts.run = run;
-  if (capacity) {
-    CapacityOptions c;
-    for (const auto& n : split_list(vm["gpus"].as<std::string>())) {
-      // std::stoi's range: a count beyond an int is refused like any other non-count.
-      const std::optional<long> v = whole_integer(n);
-      if (!v || *v <= 0 || *v > std::numeric_limits<int>::max())
-        throw InputError("clustersim sweep: --gpus " + n + ": expected a positive integer");
-      c.gpu_counts.push_back(static_cast<int>(*v));
-    }
-    if (vm.count("gpu")) c.gpu_types = split_list(vm["gpu"].as<std::string>());
-    for (const auto& t : c.gpu_types)
-      if (!models::find_gpu(t)) throw InputError("clustersim sweep: --gpu: " + unknown_gpu(t, models::gpu_names()));
-    // A limit is a positive finite number; leaving the option out means no limit.
-    auto limit = [&](const char* option, const char* what) {
-      const double v = vm[option].as<double>();
-      if (!std::isfinite(v) || v <= 0)
-        throw InputError(std::string("clustersim sweep: --") + option + " " + fmt("%g", v) + ": expected a positive " +
-                         what + " (leave the option out for no limit)");
-      return v;
-    };
-    if (vm.count("deadline-days")) c.deadline_days = limit("deadline-days", "number of days");
-    if (vm.count("budget-usd")) c.budget_usd = limit("budget-usd", "amount of dollars");
-    c.search = sopts;
-    return capacity_mode(doc, file, c, top, vm, ctx);
+// The part files of `sweep merge`: the arguments, then --parts-list FILE's lines (one path a line, as the
+// Slurm script writes them: 10^5 shards are no argument list longer than ARG_MAX). An empty line or a path
+// that is no file is refused with its line number.
+std::vector<std::string> part_files(const po::variables_map& vm) {
+  std::vector<std::string> out = vm.count("parts") ? vm["parts"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  if (!vm.count("parts-list")) return out;
+  const std::string list = vm["parts-list"].as<std::string>();
+  const std::string text =
+      files::as_input_error([&] { return files::read_input_file(list, std::uintmax_t{64} << 20, "list of part files", "cannot open file"); });
+  std::istringstream in(text);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    const std::string where = list + ":" + std::to_string(n) + ": ";
+    if (line.empty()) throw InputError(where + "empty line (expected the path of a part file)");
+    if (!files::is_readable_regular_file(line)) throw InputError(where + "\"" + line + "\": no such part file (or not readable)");
+    out.push_back(line);
   }
-  if (search) return search_mode(doc, file, sopts, *objective, top, vm, ctx);
-  if (!vary) throw InputError("clustersim sweep: nothing to sweep (give --vary, --search or --gpus; see clustersim sweep --help)");
-  std::vector<SweepAxis> axes;
-  for (const auto& v : vm["vary"].as<std::vector<std::string>>()) axes.push_back(parse_axis(v));
-  return vary_mode(doc, file, axes, run, vm, ctx);
+  if (out.empty()) throw InputError(list + ": no part files listed");
+  return out;
 }
 
 // clustersim sweep merge PART...: the run the parts were shards of, printed from their points.
 int sweep_merge(const std::vector<std::string>& args) {
   po::options_description opts(
-      "usage: clustersim sweep merge PART...\n\n"
+      "usage: clustersim sweep merge PART...\n"
+      "       clustersim sweep merge --parts-list FILE\n\n"
       "Combines the part files of a sharded sweep (clustersim sweep ... --shard I/N, one for each I) and prints\n"
       "the run as the unsharded sweep would: the same table or JSON on stdout and the same CSV file.\n\noptions");
-  with_help(opts)("quiet,q", "no messages on stderr");
+  with_help(opts)("quiet,q", "no messages on stderr")
+      ("parts-list", po::value<std::string>()->value_name("FILE"), "read the part files' paths from FILE, one a line");
   po::variables_map vm;
   if (!parse_options(args, opts, "parts", -1, vm)) return kExitOk;
-  if (!vm.count("parts")) throw InputError(with_usage("clustersim sweep merge: no part files", opts, "sweep merge"));
+  if (!vm.count("parts") && !vm.count("parts-list"))
+    throw InputError(with_usage("clustersim sweep merge: no part files", opts, "sweep merge"));
   std::vector<SweepPart> parts;
-  for (const auto& path : vm["parts"].as<std::vector<std::string>>()) parts.push_back(read_sweep_part(path));
+  const std::vector<std::string> paths = part_files(vm);
+  for (const auto& path : paths) parts.push_back(read_sweep_part(path));
   const std::vector<SweepPoint> points = merge_shards(parts);
   const json& run = parts.front().run;
   RunContext ctx;
   ctx.merged = &points;
   ctx.quiet = true;
+  ctx.parts = paths;
   try {
     ctx.args = run.at("args").get<std::vector<std::string>>();
     ctx.scenario = run.at("scenario");

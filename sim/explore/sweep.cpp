@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <exception>
 #include <map>
 #include <memory>
@@ -217,7 +218,57 @@ std::string not_fitting_message(const models::MemoryBreakdown& memory, const mod
 }
 }  // namespace
 
-SweepPoint evaluate_point(const json& base, const std::string& file, const Assignment& assignment, bool skip_unfitting) {
+namespace {
+// The simulations a sweep runs at once hold at most the scenario's memory budget together
+// (simulation.max_memory_gib, sim/step/step_budget.hpp, estimated per point by estimate_step): the budget is
+// one point's, and the points the workers run at once share it, so N threads never take N budgets. A point
+// waits while the others' estimates and its own would be past the budget; a point alone always runs
+// (check_budget has held it to the budget on its own). The results do not depend on the order the points
+// run in, only the wall time does.
+class MemoryGate {
+ public:
+  void acquire(double bytes, double limit) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    freed_.wait(lock, [&] { return running_ == 0 || in_use_ + bytes <= limit; });
+    in_use_ += bytes;
+    ++running_;
+  }
+  void release(double bytes) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      in_use_ = --running_ == 0 ? 0 : in_use_ - bytes;
+    }
+    freed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable freed_;
+  double in_use_ = 0;
+  int running_ = 0;
+};
+
+// A point's share of the gate while it is simulated (none without a gate).
+class GateHold {
+ public:
+  GateHold(MemoryGate* gate, const Scenario& s) : gate_(gate) {
+    if (!gate_) return;
+    bytes_ = estimate_step(s).memory_bytes;
+    gate_->acquire(bytes_, s.simulation.max_memory_gib * kGiB);
+  }
+  ~GateHold() {
+    if (gate_) gate_->release(bytes_);
+  }
+  GateHold(const GateHold&) = delete;
+  GateHold& operator=(const GateHold&) = delete;
+
+ private:
+  MemoryGate* gate_;
+  double bytes_ = 0;
+};
+
+SweepPoint evaluate_point_within(const json& base, const std::string& file, const Assignment& assignment, bool skip_unfitting,
+                                 MemoryGate* gate) {
   SweepPoint p;
   const std::optional<Scenario> parsed = point_scenario(base, file, assignment, p);
   if (!parsed) return p;
@@ -239,11 +290,17 @@ SweepPoint evaluate_point(const json& base, const std::string& file, const Assig
     p.error = join(e.messages(), file);
     return p;
   }
+  const GateHold hold(gate, s);
   const SimulationResult result = simulate(s);
   p.report = result.report;
   p.status = PointStatus::simulated;
   set_whole_run(p, s, result, file);
   return p;
+}
+}  // namespace
+
+SweepPoint evaluate_point(const json& base, const std::string& file, const Assignment& assignment, bool skip_unfitting) {
+  return evaluate_point_within(base, file, assignment, skip_unfitting, nullptr);
 }
 
 namespace {
@@ -332,6 +389,7 @@ std::vector<SweepPoint> run_points(const json& base, const std::string& file, co
   std::mutex mutex;  // guards done, failure and the progress callback
   std::size_t done = 0;
   std::exception_ptr failure;
+  MemoryGate gate;  // the workers' simulations share one budget
   const auto start = std::chrono::steady_clock::now();  // progress display only, never in results
 
   auto work = [&] {
@@ -342,7 +400,7 @@ std::vector<SweepPoint> run_points(const json& base, const std::string& file, co
       if (k >= count) return;
       const std::size_t i = mine[k];
       try {
-        out[i] = options.simulate ? evaluate_point(base, file, assignments[i], options.skip_unfitting)
+        out[i] = options.simulate ? evaluate_point_within(base, file, assignments[i], options.skip_unfitting, &gate)
                                   : screen_point(base, file, assignments[i], options.estimate ? &caches : nullptr);
       } catch (...) {
         const std::lock_guard<std::mutex> lock(mutex);
@@ -569,6 +627,7 @@ std::vector<SweepPoint> screen_and_simulate(const json& base, const std::string&
   screen.shard = {};  // every shard screens (and estimates) every layout: the verified set is global
   screen.phase = options.verify > 0 ? "screened and estimated" : "screened";
   std::vector<SweepPoint> points = run_points(base, file, assignments, screen);
+  if (options.screen_only) return points;
   if (!options.exhaustive) mark_dominated(points);
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < points.size(); ++i)

@@ -174,6 +174,9 @@ struct SearchOptions {
   // ceil(K / pairs) of each pair by cost and as many by speed, so that every pair's cheapest and fastest
   // layouts are simulated (a deadline or budget may rule the globally best ones out).
   bool verify_per_gpu_count = false;
+  // Enumerate, validate and screen every layout, simulate none (`sweep --slurm-script` checks the run its
+  // shards will do before it writes their jobs).
+  bool screen_only = false;
   SweepOptions run;  // skip_unfitting is forced on
 };
 

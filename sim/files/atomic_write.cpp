@@ -1,9 +1,13 @@
 #include "sim/files/atomic_write.hpp"
 
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -52,7 +56,68 @@ mode_t current_umask() {
   return 022;
 }
 
-// A temporary made by mkstemp beside `target`; removed by the destructor unless committed.
+// The temporaries being written, for the signal handler below: a fixed table (nothing is allocated or
+// locked in a handler), each slot claimed with a compare-and-swap, its path copied in, then marked ready.
+// A lock-free std::atomic<int> is async-signal-safe to load (signal-safety(7); C++17 [support.signal]).
+struct PendingSlot {
+  std::atomic<int> state{0};  // 0 free, 1 being filled, 2 ready (the handler unlinks `path`)
+  char path[PATH_MAX];
+};
+constexpr int kPendingSlots = 64;
+PendingSlot g_pending[kPendingSlots];
+static_assert(std::atomic<int>::is_always_lock_free);
+
+// SIGINT, SIGTERM, SIGHUP while a temporary is open: remove every registered temporary, then die of the
+// signal as the default action would (restored, and raised again: it is delivered when the handler
+// returns and unblocks it), so the exit status still says which signal ended the process.
+extern "C" void remove_pending_temporaries(int sig) {
+  const int saved = errno;
+  for (auto& slot : g_pending)
+    if (slot.state.load() == 2) ::unlink(slot.path);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  ::sigaction(sig, &dfl, nullptr);
+  ::raise(sig);
+  errno = saved;
+}
+
+// Installs the handler for each of the signals whose action is the default one (checked at every
+// temporary: three sigaction calls, nothing next to a file's creation; a child after fork or a program that
+// restored the default is covered too); a program that handles a signal itself (the GUI, the Python
+// interpreter's SIGINT, a test framework) keeps its handler.
+void install_signal_cleanup() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;
+    struct sigaction act {};
+    act.sa_handler = remove_pending_temporaries;
+    sigemptyset(&act.sa_mask);
+    ::sigaction(sig, &act, nullptr);
+  }
+}
+
+// The slot of `path` (-1: none free or the path too long; the temporary is then only removed on the
+// ordinary paths, as before).
+int register_pending(const std::string& path) {
+  install_signal_cleanup();
+  if (path.size() >= PATH_MAX) return -1;
+  for (int i = 0; i < kPendingSlots; ++i) {
+    int expected = 0;
+    if (!g_pending[i].state.compare_exchange_strong(expected, 1)) continue;
+    std::memcpy(g_pending[i].path, path.c_str(), path.size() + 1);
+    g_pending[i].state.store(2);
+    return i;
+  }
+  return -1;
+}
+
+void unregister_pending(int slot) {
+  if (slot >= 0) g_pending[slot].state.store(0);
+}
+
+// A temporary made by mkstemp beside `target`; removed by the destructor unless committed, and by the
+// signal handler above when SIGINT, SIGTERM or SIGHUP ends the process while it exists.
 class Temporary {
  public:
   explicit Temporary(const std::string& target, const std::string& path) {
@@ -62,7 +127,14 @@ class Temporary {
     base += t.filename().string();
     base += ".XXXXXX";
     name_ = (dir / base).string();
+    // The signals are held between the file's creation and its registration, so none lands in between.
+    sigset_t held, before;
+    sigemptyset(&held);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&held, sig);
+    ::pthread_sigmask(SIG_BLOCK, &held, &before);
     fd_ = ::mkstemp(name_.data());
+    if (fd_ >= 0) slot_ = register_pending(name_);
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
     if (fd_ < 0) {
       name_.clear();
       throw FileError(path + ": cannot write (is the folder there and writable?)");
@@ -71,6 +143,7 @@ class Temporary {
   ~Temporary() {
     if (fd_ >= 0) ::close(fd_);
     if (!name_.empty()) ::unlink(name_.c_str());
+    unregister_pending(slot_);
   }
   Temporary(const Temporary&) = delete;
   Temporary& operator=(const Temporary&) = delete;
@@ -83,11 +156,16 @@ class Temporary {
     fd_ = -1;
     return ::close(fd) == 0;
   }
-  void committed() { name_.clear(); }
+  void committed() {
+    unregister_pending(slot_);
+    slot_ = -1;
+    name_.clear();
+  }
 
  private:
   std::string name_;
   int fd_ = -1;
+  int slot_ = -1;
 };
 
 }  // namespace
@@ -117,16 +195,23 @@ void write_file_atomically(const std::string& path, const std::function<void(std
   tmp.committed();
 }
 
-void check_output_path(const std::string& path, const std::vector<std::string>& inputs) {
+void check_output_path(const std::string& path, const std::vector<InputFile>& inputs, const std::string& option) {
   const Target target = resolve(path);
   if (target.exists) {
     for (const auto& in : inputs) {
       std::error_code ec;
-      if (fs::equivalent(target.file, in, ec))
-        throw FileError(path + ": is also an input of this command (" + in + "); write the output to another file");
+      if (fs::equivalent(target.file, in.path, ec))
+        throw FileError((option.empty() ? "" : option + " ") + path + ": is also an input of this command (" + in.path +
+                        (in.named_by.empty() ? "" : ", the scenario's " + in.named_by) + "); write the output to another file");
     }
   }
   Temporary probe(target.file, path);  // the folder exists and is writable; removed at once
+}
+
+void check_output_path(const std::string& path, const std::vector<std::string>& inputs) {
+  std::vector<InputFile> files;
+  for (const auto& in : inputs) files.push_back({in, {}});
+  check_output_path(path, files);
 }
 
 }  // namespace cs::files

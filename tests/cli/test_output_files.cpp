@@ -3,7 +3,10 @@
 // path both succeed with a whole file; a user's own NAME.tmp is untouched; a symbolic link is followed (the
 // file it points to is replaced, the link stays); a directory, FIFO or device, a dangling link and one of
 // the command's own inputs are refused with one line, and nothing is left behind.
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
@@ -12,6 +15,7 @@
 #include <vector>
 
 #include "cli_helpers.hpp"
+#include "sim/files/atomic_write.hpp"
 
 using namespace clitest;
 using nlohmann::json;
@@ -115,7 +119,7 @@ TEST_CASE("an output that is one of the command's inputs is refused and the inpu
     fs::copy_file(bench_file(), dir / "bench.json");
     const auto in = (dir / "bench.json").string();
     check_refused(run_cli({"calibrate", "fit", in, "-o", in}),
-                  in + ": is also an input of this command (" + in + "); write the output to another file");
+                  "-o " + in + ": is also an input of this command (" + in + "); write the output to another file");
     CHECK(read_text(in) == read_text(bench_file()));
   }
   SECTION("through a symbolic link to the input") {
@@ -124,14 +128,86 @@ TEST_CASE("an output that is one of the command's inputs is refused and the inpu
     const auto in = (dir / "bench.json").string();
     const auto alias = (dir / "alias.json").string();
     check_refused(run_cli({"calibrate", "fit", in, "-o", alias}),
-                  alias + ": is also an input of this command (" + in + "); write the output to another file");
+                  "-o " + alias + ": is also an input of this command (" + in + "); write the output to another file");
     CHECK(read_text(in) == read_text(bench_file()));
   }
   SECTION("run S --trace S") {
     const auto s = dir.write_json("s.json", scenario_json("llama3-8b-h100x8.json"));
     const std::string before = read_text(s);
     check_refused(run_cli({"run", s.string(), "--trace", s.string()}),
-                  s.string() + ": is also an input of this command (" + s.string() + "); write the output to another file");
+                  "--trace " + s.string() + ": is also an input of this command (" + s.string() + "); write the output to another file");
     CHECK(read_text(s) == before);
   }
+}
+
+TEST_CASE("SIGTERM or SIGINT in the middle of a write leaves no temporary behind", "[cli]") {
+  for (const int sig : {SIGTERM, SIGINT}) {
+    TempDir dir;
+    const std::string out = (dir / "trace.json").string();
+    int ready[2];
+    REQUIRE(::pipe(ready) == 0);
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      // A fresh process's signal actions (the test framework handles SIGTERM and SIGINT itself), then a
+      // writer that stops half-way until it is killed.
+      ::signal(SIGTERM, SIG_DFL);
+      ::signal(SIGINT, SIG_DFL);
+      try {
+        cs::files::write_file_atomically(out, [&](std::ostream& os) {
+          os << "{\"traceEvents\": [";
+          os.flush();
+          const char byte = 1;
+          if (::write(ready[1], &byte, 1) != 1) ::_exit(10);
+          for (;;) ::pause();
+        });
+      } catch (...) {
+      }
+      ::_exit(11);
+    }
+    ::close(ready[1]);
+    char byte = 0;
+    REQUIRE(::read(ready[0], &byte, 1) == 1);  // the child is in the middle of its write
+    ::close(ready[0]);
+    const auto during = names_in(dir.path());
+    REQUIRE(during.size() == 1);
+    CHECK(during[0].rfind(".trace.json.", 0) == 0);  // the temporary
+    REQUIRE(::kill(child, sig) == 0);
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK(WIFSIGNALED(status));  // it died of the signal, as the default action would have it
+    CHECK(WTERMSIG(status) == sig);
+    CHECK(names_in(dir.path()).empty());
+  }
+}
+
+TEST_CASE("no output may be a file the scenario names: the topology file, the calibration profile", "[cli]") {
+  TempDir dir;
+  json doc = scenario_json("llama3-8b-mi300x32-topology-file.json");
+  fs::copy_file(scenarios_dir() / "mi300x-two-racks.dot", dir / "racks.dot");
+  doc["cluster"]["topology_file"] = "racks.dot";
+  const auto s = dir.write_json("s.json", doc).string();
+  const std::string dot = (dir / "racks.dot").string();
+  const std::string before = read_text(dot);
+  check_refused(run_cli({"run", s, "--trace", dot}),
+                "--trace " + dot + ": is also an input of this command (" + dot +
+                    ", the scenario's cluster.topology_file); write the output to another file");
+  check_refused(run_cli({"sweep", s, "--vary", "training.micro_batch_size=1,2", "--csv", dot}),
+                "--csv " + dot + ": is also an input of this command (" + dot +
+                    ", the scenario's cluster.topology_file); write the output to another file");
+  CHECK(read_text(dot) == before);
+  // The calibration profile, named in the base or on a --vary axis; the part of a shard.
+  json small = scenario_json("llama3-8b-h100x8.json");
+  dir.write("prof.json", "{}");
+  small["calibration"] = "prof.json";
+  const auto c = dir.write_json("c.json", small).string();
+  const std::string prof = (dir / "prof.json").string();
+  check_refused(run_cli({"sweep", c, "--vary", "training.micro_batch_size=1,2", "--shard", "0/2", "--part", prof}),
+                "--part " + prof + ": is also an input of this command (" + prof +
+                    ", the scenario's calibration); write the output to another file");
+  const auto plain = dir.write_json("plain.json", scenario_json("llama3-8b-h100x8.json")).string();
+  check_refused(run_cli({"sweep", plain, "--vary", "calibration=\"prof.json\"", "--slurm-script", prof}),
+                "--slurm-script " + prof + ": is also an input of this command (" + prof +
+                    ", the scenario's calibration); write the output to another file");
+  CHECK(read_text(prof) == "{}");
 }
