@@ -42,14 +42,10 @@ json runs() {
                       entry("c", "sc21", "A100-SXM4-80GB", 145), entry("d", "other", "X200 (no such GPU)", 137)});
 }
 
-// Exactly one line on stderr, equal to `expected`; exit code 2; nothing on stdout.
+// Exit code 2, nothing on stdout, and `expected` as the only line on stderr.
 void check_only_line(const CliResult& r, const std::string& expected) {
   INFO(r.describe());
-  CHECK(r.exit_code == 2);
-  CHECK(r.out.empty());
-  const auto lines = r.err_lines();
-  REQUIRE(lines.size() == 1);
-  CHECK(lines[0] == expected);
+  CHECK((r.exit_code == 2 && r.out.empty() && r.err_lines() == std::vector<std::string>{expected}));
 }
 
 }  // namespace
