@@ -27,13 +27,19 @@ constexpr int kExitRegression = 1;
 
 // --by group: one line per group of every file; with a baseline, the regressions on stderr and exit 1.
 int validate_training_by_group(const std::vector<std::string>& files, const TrainingValidateOptions& options) {
+  // The baseline is read and checked before the (long) validation, so that a bad one fails at once.
+  nlohmann::json baseline;
+  if (!options.baseline.empty()) {
+    baseline = read_json_file(options.baseline);
+    fidelity_regressions(baseline, options.baseline, {});
+  }
   std::vector<GroupFidelity> rows;
   for (const auto& f : files) {
     const auto v = validate_published_training(read_json_file(f), f);
     for (auto& g : group_fidelity(v, f)) rows.push_back(std::move(g));
   }
   std::vector<std::string> regressions;
-  if (!options.baseline.empty()) regressions = fidelity_regressions(read_json_file(options.baseline), options.baseline, rows);
+  if (!options.baseline.empty()) regressions = fidelity_regressions(baseline, options.baseline, rows);
   if (options.json) {
     nlohmann::json doc = {{"kind", "published-training-groups"}, {"groups", to_json(rows)}};
     if (!options.baseline.empty()) doc["regressions"] = regressions;
