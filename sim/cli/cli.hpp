@@ -28,6 +28,13 @@ int collective(const std::vector<std::string>& args);
 int params(const std::vector<std::string>& args);
 // The published-training kind of `validate` (cli_validate_training.cpp).
 bool is_published_training_file(const std::string& path);
-int validate_training(const std::vector<std::string>& files, bool json_out);
+// How the published-training kind prints: the whole table per file, or (by_group) one line per group of
+// every file, as text, JSON or Markdown; with a baseline (calibrate/published/fidelity-baseline.json) the
+// groups are checked against it and a regression exits 1.
+struct TrainingValidateOptions {
+  bool json = false, by_group = false, markdown = false;
+  std::string baseline;
+};
+int validate_training(const std::vector<std::string>& files, const TrainingValidateOptions& options);
 
 }  // namespace cs::sim::cli

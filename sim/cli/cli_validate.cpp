@@ -1,5 +1,6 @@
 // clustersim validate MEASURED... [--scenario S.json] [--profile P.json] [--gpu NAME] [--json]
 //                                 [--leave-one-out] [--worst N]
+// clustersim validate published-train.json... --by group [--markdown | --json] [--baseline B.json]
 //
 // Every measured point beside the simulator's prediction: compute kernels through the compute model
 // (calibrate/check/validate.hpp), collectives through the network model's closed form for one collective alone
@@ -178,15 +179,34 @@ void validate_published_nccl(const std::string& path, std::vector<calibrate::Val
   }
 }
 
+// --by group, --markdown and --baseline: the published-training kind's options, checked together.
+TrainingValidateOptions training_validate_options(const po::variables_map& vm) {
+  TrainingValidateOptions o;
+  o.json = vm.count("json") > 0;
+  o.markdown = vm.count("markdown") > 0;
+  if (vm.count("by")) {
+    if (vm["by"].as<std::string>() != "group")
+      throw InputError("clustersim validate: --by: \"" + vm["by"].as<std::string>() + "\" is not a grouping; the one there is: group");
+    o.by_group = true;
+  }
+  if (vm.count("baseline")) o.baseline = vm["baseline"].as<std::string>();
+  if ((o.markdown || !o.baseline.empty()) && !o.by_group)
+    throw InputError(std::string("clustersim validate: --") + (o.markdown ? "markdown" : "baseline") + " needs --by group");
+  if (o.markdown && o.json) throw InputError("clustersim validate: --markdown and --json: give one of them");
+  return o;
+}
+
 }  // namespace
 
 int validate(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: clustersim validate MEASURED... [--scenario S.json] [--profile P.json] [--gpu NAME]\n"
-      "                           [--json] [--leave-one-out] [--worst N]\n\n"
+      "                           [--json] [--leave-one-out] [--worst N]\n"
+      "       clustersim validate PUBLISHED-TRAIN.json... --by group [--markdown | --json] [--baseline B.json]\n\n"
       "Predicts every measured point (clustersim-bench / h200-reference JSON, nccl-tests logs, nccl.json) and\n"
       "prints prediction, error, MAPE, median and worst points per group. Published training runs\n"
-      "(published-train.json) are simulated whole and compared step by step.\n\noptions");
+      "(published-train.json) are simulated whole and compared step by step; --by group prints one line per\n"
+      "group of every file, and --baseline checks each group's MAPE against calibrate/published/fidelity-baseline.json.\n\noptions");
   with_help(opts)("scenario", po::value<std::string>()->value_name("S.json"),
        "cluster for collectives (and GPU / calibration profile for compute)")
       ("profile", po::value<std::string>()->value_name("P.json"),
@@ -195,24 +215,33 @@ int validate(const std::vector<std::string>& args) {
        "catalog GPU of the compute measurements and of nccl-tests logs without device lines")
       ("json", "print one JSON object instead of the table")
       ("leave-one-out", "compute points: predict each from a profile fitted without it")
-      ("worst", po::value<int>()->value_name("N"), "list only the N worst points (the summary covers all)");
+      ("worst", po::value<int>()->value_name("N"), "list only the N worst points (the summary covers all)")
+      ("by", po::value<std::string>()->value_name("group"),
+       "published training runs: one line per group of every file (points, MAPE, bias, worst, skipped)")
+      ("markdown", "with --by group: a Markdown table (docs/validation.md's per-group section)")
+      ("baseline", po::value<std::string>()->value_name("B.json"),
+       "with --by group: check every group against a baseline (calibrate/published/fidelity-baseline.json); "
+       "exit 1 when one got worse");
   add_log_hint_options(opts);
   po::variables_map vm;
   if (!parse_options(args, opts, "inputs", -1, vm)) return kExitOk;
   if (!vm.count("inputs")) throw InputError(with_usage("clustersim validate: no measurement files", opts, "validate"));
   if (vm.count("gpu") && !models::find_gpu(vm["gpu"].as<std::string>()))
     throw InputError("clustersim validate: --gpu: " + unknown_gpu(vm["gpu"].as<std::string>(), models::gpu_names()));
+  const TrainingValidateOptions training_options = training_validate_options(vm);
   {
     // Published training runs (calibrate/published/published-train.json) are the other kind of validation.
     const auto inputs = vm["inputs"].as<std::vector<std::string>>();
     std::size_t training = 0;
     for (const auto& f : inputs) training += is_published_training(f) ? 1 : 0;
-    if (training == inputs.size()) return validate_training(inputs, vm.count("json") > 0);
+    if (training == inputs.size()) return validate_training(inputs, training_options);
     if (training > 0)
       throw InputError("clustersim validate: give published-training files (kind \"training\") in a separate call");
   }
   if (const auto& in = vm["inputs"].as<std::vector<std::string>>(); std::all_of(in.begin(), in.end(), is_published_training_file))
-    return validate_training(in, vm.count("json") > 0);  // published training runs: whole steps
+    return validate_training(in, training_options);  // published training runs: whole steps
+  if (training_options.by_group)
+    throw InputError("clustersim validate: --by group: only published-training files (kind \"training\") have groups");
 
   // nccl.json runs apart (its own clusters); everything else through the importer.
   std::vector<std::string> nccl_files, measured_files;

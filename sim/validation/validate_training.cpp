@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 
+#include "models/hardware/gpu_catalog.hpp"
 #include "sim/base/check.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/base/units.hpp"
@@ -52,11 +53,15 @@ const json& sub(const json& obj, const char* key) {
 
 std::string text_of_leaf(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
-// The catalog name of a GPU as the sources spell it.
+// The catalog name of a GPU as the sources spell it ("B200 (DGX-B200, 180 GB HBM3e)", "H100-SXM5-80GB (700W,
+// HBM3)": the name before any parenthesis or suffix); "" for a GPU the catalog has no counterpart of (the
+// torchtitan runs' H100 with 96 GB of HBM2e at 500 W: neither the SXM's 80 GB of HBM3 nor the PCIe card).
 std::string catalog_gpu(const std::string& published) {
-  if (published.rfind("A100-SXM4-80GB", 0) == 0) return "A100-80GB";
-  if (published.rfind("A100-SXM4-40GB", 0) == 0) return "A100-40GB";
-  if (published.rfind("H100-SXM5-80GB", 0) == 0) return "H100-SXM";
+  static const std::vector<std::pair<std::string, std::string>> names = {
+      {"A100-SXM4-80GB", "A100-80GB"}, {"A100-SXM4-40GB", "A100-40GB"}, {"H100-SXM5-80GB", "H100-SXM"},
+      {"H200", "H200"}, {"GB200", "GB200"}, {"B200", "B200"}, {"B300", "B300"}, {"H800", "H800"}, {"MI300X", "MI300X"}};
+  for (const auto& [prefix, name] : names)
+    if (published.rfind(prefix, 0) == 0) return name;
   return {};
 }
 
@@ -70,12 +75,14 @@ json inter_node(const std::string& gpu, const std::string& description, std::vec
   if (has(description, "roce") && has(description, "1600"))
     return {{"fabric", "fat-tree"}, {"link", "roce-200g"}, {"nics_per_node", 8}};
   if (has(description, "hdr")) return {{"fabric", "fat-tree"}, {"link", "ib-hdr200"}, {"nics_per_node", 8}};
-  if (has(description, "ndr")) return {{"fabric", "fat-tree"}, {"link", "ib-ndr400"}, {"nics_per_node", 8}};
-  // Not stated: what the GPU's reference system has (DGX A100: 8 x HDR200; DGX H100: 8 x NDR400).
+  if (has(description, "ndr") || (has(description, "8x 400 gb/s infiniband")))
+    return {{"fabric", "fat-tree"}, {"link", "ib-ndr400"}, {"nics_per_node", 8}};
+  // Not stated: what the GPU's reference system has (DGX A100: 8 x HDR200; DGX H100 and DGX B200: 8 x
+  // NDR400, ConnectX-7).
   if (understood) *understood = description.empty() || has(description, "not stated");
-  const bool h100 = gpu == "H100-SXM";
-  assumptions.push_back(std::string("network not stated: 8 x ") + (h100 ? "NDR400" : "HDR200") + " per node (DGX reference)");
-  return {{"fabric", "fat-tree"}, {"link", h100 ? "ib-ndr400" : "ib-hdr200"}, {"nics_per_node", 8}};
+  const bool ndr = gpu != "A100-80GB" && gpu != "A100-40GB";
+  assumptions.push_back(std::string("network not stated: 8 x ") + (ndr ? "NDR400" : "HDR200") + " per node (DGX reference)");
+  return {{"fabric", "fat-tree"}, {"link", ndr ? "ib-ndr400" : "ib-hdr200"}, {"nics_per_node", 8}};
 }
 
 std::string join_messages(const std::vector<std::string>& lines, const std::string& prefix) {
@@ -104,10 +111,36 @@ bool knob_apply(const EntryDefaults& d, const std::string& knob, TrainingPoint& 
   return r != nullptr;
 }
 
+// What an MFU figure is a fraction of, and how its source counts FLOPs.
+struct MfuConvention {
+  bool mosaicml = false;
+  double n_params = 0;     // MosaicML's N (the entry's model.params_b)
+  double peak_tflops = 0;  // dense peak the source divides by
+};
+
+// An MFU-only entry (mfu_pct and nothing above) converts with its source's MFU convention (the README's
+// "Read before comparing", point 1): MosaicML's (llm-foundry, or notes naming its 4*d*s^2 attention term)
+// counts 3 x (2 N s + 4 l h s^2) per sequence, non-causal, of the GPU's dense peak in the run's precision
+// (mosaicml/llm-foundry @ 49521837 scripts/train/benchmarking/README.md "MFU"; N the table's n_params); any
+// other source's MFU is Megatron's model FLOPs (num_floating_point_operations, above) of the dense BF16 peak
+// (Korthikanti et al. 2022, sec. 6: MFU excludes recompute). 0 when the entry's figures do not convert.
+double tokens_per_s_per_gpu_from_mfu(double mfu, const MfuConvention& c, const MegatronFlopsInput& mf, TrainingPoint& p) {
+  if (c.mosaicml) {
+    if (c.n_params <= 0) return 0;
+    const double per_seq = 3 * (2 * c.n_params * mf.seq) + 3 * (4 * mf.layers * mf.hidden * mf.seq * mf.seq);
+    p.measured_from = "mfu_pct " + fmt("%g", 100 * mfu) + ", MosaicML 3(2Ns + 4lhs^2) per sequence of " + fmt("%g", c.peak_tflops) +
+                      " TFLOP/s";
+    return mfu * c.peak_tflops * 1e12 / (per_seq / mf.seq);
+  }
+  p.measured_from = "mfu_pct " + fmt("%g", 100 * mfu) + ", Megatron model FLOPs of " + fmt("%g", c.peak_tflops) + " TFLOP/s";
+  return mfu * c.peak_tflops * 1e12 * mf.batch * mf.seq / megatron_model_flops_per_step(mf);
+}
+
 // The published figure as tokens/s per GPU with the source's own convention (the header's list, in its
 // preference order); false when none converts. `mf` is the step's Megatron FLOP count input, `vocab` the
 // unpadded vocabulary (SC'21's formula).
-bool measured_throughput(const json& measured, const std::string& notes, const MegatronFlopsInput& mf, double vocab, TrainingPoint& p) {
+bool measured_throughput(const json& measured, const std::string& notes, const MegatronFlopsInput& mf, double vocab,
+                         const MfuConvention& mfu_convention, TrainingPoint& p) {
   const double gpus = p.gpus, gbs = mf.batch, seq = mf.seq;
   auto from_flops = [&](double tflops, double flops_per_step) { return gbs * seq / (flops_per_step / (tflops * 1e12 * gpus) * gpus); };
   if (auto t = num(measured, "iteration_time_s")) {
@@ -135,6 +168,9 @@ bool measured_throughput(const json& measured, const std::string& notes, const M
   } else if (auto f2 = num(measured, "tflops_per_gpu")) {
     p.measured_from = "tflops_per_gpu " + fmt("%g", *f2) + ", taken as Megatron model FLOPs";
     p.measured_tokens_per_s_per_gpu = from_flops(*f2, megatron_model_flops_per_step(mf));
+  } else if (auto mfu = num(measured, "mfu_pct"); mfu && *mfu > 0 && mfu_convention.peak_tflops > 0) {
+    p.measured_tokens_per_s_per_gpu = tokens_per_s_per_gpu_from_mfu(*mfu / 100, mfu_convention, mf, p);
+    return p.measured_tokens_per_s_per_gpu > 0;
   } else {
     return false;
   }
@@ -270,7 +306,8 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
   const auto tp = num(par, "tp"), pp = num(par, "pp");
   if (!tp || !pp) return skip("layout (TP/PP) not published");
   const std::string gpu = catalog_gpu(p.gpu);
-  if (gpu.empty()) return skip("GPU \"" + p.gpu + "\" has no catalog equivalent");
+  if (gpu.empty() || !models::find_gpu(gpu))
+    return skip("GPU not in the catalog: \"" + p.gpu + "\"" + (gpu.empty() ? std::string() : " (" + gpu + ")"));
   const auto gbs = num(batch, "global"), seq = num(batch, "seq");
   if (has(notes, "global batch") && has(notes, "derived"))
     p.batch_note = "the global batch is not published as such; the entry's notes: " + notes;
@@ -393,7 +430,14 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
     mf.experts_per_token = num(moe, "topk").value_or(1);
     mf.moe_ffn_hidden = num(moe, "moe_ffn_hidden").value_or(0);
   }
-  if (!measured_throughput(measured, notes, mf, static_cast<double>(vocab), p)) return skip("no measured figure that converts to throughput");
+  MfuConvention mfu_convention;
+  mfu_convention.mosaicml = p.framework == "llm-foundry" || has(notes, "4*d*s^2");
+  mfu_convention.n_params = num(model, "params_b").value_or(0) * 1e9;
+  if (const models::GpuSpec* spec = models::find_gpu(gpu))  // MosaicML divides FP8 runs by the FP8 peak
+    mfu_convention.peak_tflops = mfu_convention.mosaicml && has(precision, "fp8") && spec->peak_tflops_fp8 > 0 ? spec->peak_tflops_fp8
+                                                                                                             : spec->peak_tflops_bf16;
+  if (!measured_throughput(measured, notes, mf, static_cast<double>(vocab), mfu_convention, p))
+    return skip("no measured figure that converts to throughput");
   audit_fields(e, defaults, inter_node_understood, p);
   return p;
 }
@@ -807,6 +851,146 @@ json to_json(const TrainingValidation& v) {
   return {{"kind", "published-training"}, {"points", points}, {"by_confidence", summaries(v.by_confidence)},
           {"by_group", summaries(v.by_group)},
           {"residual_table", to_json(residual_table_of(v, "clustersim validate --json on the published training runs (scripts/regenerate_residuals.sh)"))}};
+}
+
+std::vector<GroupFidelity> group_fidelity(const TrainingValidation& v, const std::string& file) {
+  const std::string name = file.substr(file.find_last_of('/') == std::string::npos ? 0 : file.find_last_of('/') + 1);
+  std::vector<GroupFidelity> rows;
+  for (const auto& s : v.by_group) {
+    GroupFidelity g;
+    g.file = name;
+    g.group = s.key;
+    g.points = s.points, g.compared = s.compared, g.skipped = s.skipped, g.failed = s.failed;
+    g.mape = s.mean_abs_error, g.bias = s.mean_error, g.worst_id = s.worst_id;
+    for (const auto& p : v.points) {
+      if (p.group != s.key) continue;
+      if (!p.skipped && p.id == s.worst_id) g.worst_error = p.error;
+      if (!p.skipped) continue;
+      auto it = std::find_if(g.skip_reasons.begin(), g.skip_reasons.end(), [&](const auto& r) { return r.first == p.skip_reason; });
+      if (it == g.skip_reasons.end()) g.skip_reasons.emplace_back(p.skip_reason, 1);
+      else ++it->second;
+    }
+    rows.push_back(std::move(g));
+  }
+  return rows;
+}
+
+namespace {
+
+std::string skipped_text(const GroupFidelity& g) {
+  std::string o;
+  for (const auto& [reason, count] : g.skip_reasons) o += (o.empty() ? "" : "; ") + std::to_string(count) + " x " + reason;
+  return o;
+}
+
+}  // namespace
+
+std::string group_table_text(const std::vector<GroupFidelity>& rows) {
+  std::string o = "error = predicted / measured - 1 on tokens/s per GPU; MAPE = mean |error|, bias = mean error\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%-26s %-44s %6s %8s %8s %8s  %s\n", "file", "group", "points", "compared", "MAPE", "bias",
+                "worst");
+  o += line;
+  for (const auto& g : rows) {
+    if (g.compared)
+      std::snprintf(line, sizeof line, "%-26s %-44s %6zu %8zu %7.1f%% %+7.1f%%  %s %+.1f%%\n", g.file.c_str(), g.group.c_str(),
+                    g.points, g.compared, 100 * g.mape, 100 * g.bias, g.worst_id.c_str(), 100 * g.worst_error);
+    else
+      std::snprintf(line, sizeof line, "%-26s %-44s %6zu %8zu %8s %8s  -\n", g.file.c_str(), g.group.c_str(), g.points, g.compared, "-",
+                    "-");
+    o += line;
+    if (g.failed) o += "    " + std::to_string(g.failed) + " FAILED (predicted not to fit, although they ran)\n";
+    if (g.skipped) o += "    " + std::to_string(g.skipped) + " skipped: " + skipped_text(g) + "\n";
+  }
+  return o;
+}
+
+std::string group_table_markdown(const std::vector<GroupFidelity>& rows) {
+  auto cell = [](std::string t) {
+    for (std::size_t i = 0; (i = t.find('|', i)) != std::string::npos; i += 2) t.replace(i, 1, "\\|");
+    return t;
+  };
+  std::string o = "| file | group | points | compared | MAPE | bias | worst | skipped |\n|---|---|---:|---:|---:|---:|---|---|\n";
+  for (const auto& g : rows) {
+    o += "| " + g.file + " | " + g.group + " | " + std::to_string(g.points) + " | " + std::to_string(g.compared) + " | ";
+    o += g.compared ? fmt("%.1f%%", 100 * g.mape) + " | " + fmt("%+.1f%%", 100 * g.bias) + " | " + g.worst_id + " " +
+                          fmt("%+.1f%%", 100 * g.worst_error)
+                    : std::string("- | - | -");
+    if (g.failed) o += ", " + std::to_string(g.failed) + " FAILED (not fitting)";
+    o += " | " + cell(skipped_text(g)) + " |\n";
+  }
+  return o;
+}
+
+json to_json(const std::vector<GroupFidelity>& rows) {
+  json a = json::array();
+  for (const auto& g : rows) {
+    json reasons = json::array();
+    for (const auto& [reason, count] : g.skip_reasons) reasons.push_back({{"reason", reason}, {"count", count}});
+    a.push_back({{"file", g.file}, {"group", g.group}, {"points", g.points}, {"compared", g.compared}, {"skipped", g.skipped},
+                 {"failed", g.failed}, {"mape", g.mape}, {"bias", g.bias}, {"worst_id", g.worst_id},
+                 {"worst_error", g.worst_error}, {"skip_reasons", reasons}});
+  }
+  return a;
+}
+
+namespace {
+
+// One group's baseline: {"points": n, "mape": percent, "reason": "..."}.
+struct GroupBaseline {
+  std::size_t points = 0;
+  double mape = 0;  // fraction
+};
+
+GroupBaseline group_baseline(const json& g, const std::string& where) {
+  const json* points = g.is_object() && g.contains("points") ? &g["points"] : nullptr;
+  const json* mape = g.is_object() && g.contains("mape") ? &g["mape"] : nullptr;
+  const json* reason = g.is_object() && g.contains("reason") ? &g["reason"] : nullptr;
+  if (!points || !points->is_number_unsigned())
+    throw InputError(where + ".points: expected a whole number of compared points");
+  if (!mape || !mape->is_number() || !std::isfinite(mape->get<double>()) || mape->get<double>() < 0)
+    throw InputError(where + ".mape: expected the group's MAPE in percent (a number >= 0)");
+  if (!reason || !reason->is_string() || reason->get<std::string>().empty())
+    throw InputError(where + ".reason: expected why the baseline is what it is (a non-empty string)");
+  return {points->get<std::size_t>(), mape->get<double>() / 100};
+}
+
+}  // namespace
+
+std::vector<std::string> fidelity_regressions(const json& baseline, const std::string& baseline_file,
+                                              const std::vector<GroupFidelity>& now) {
+  const json* files = baseline.is_object() && baseline.contains("files") ? &baseline["files"] : nullptr;
+  if (!files || !files->is_object())
+    throw InputError(baseline_file + ": files: expected an object of files, each an object of groups");
+  std::vector<std::string> out;
+  for (auto f = files->begin(); f != files->end(); ++f) {
+    if (!f->is_object()) throw InputError(baseline_file + ": files[\"" + f.key() + "\"]: expected an object of groups");
+    const bool validated = std::any_of(now.begin(), now.end(), [&](const GroupFidelity& n) { return n.file == f.key(); });
+    for (auto g = f->begin(); g != f->end(); ++g) {
+      const GroupBaseline b = group_baseline(*g, baseline_file + ": files[\"" + f.key() + "\"][\"" + g.key() + "\"]");
+      const auto it = std::find_if(now.begin(), now.end(), [&](const GroupFidelity& n) { return n.file == f.key() && n.group == g.key(); });
+      const std::string name = f.key() + " " + g.key();
+      if (!validated) continue;  // a file not given this time: only its groups' baselines were checked
+      if (it == now.end()) {
+        if (b.points >= kGuardMinPoints) out.push_back(name + ": missing (baseline " + std::to_string(b.points) + " points)");
+        continue;
+      }
+      if (b.points < kGuardMinPoints && it->compared < kGuardMinPoints) continue;
+      if (it->compared < b.points)
+        out.push_back(name + ": points compared old " + std::to_string(b.points) + ", new " + std::to_string(it->compared) +
+                      " (lost points; MAPE old " + fmt("%.1f%%", 100 * b.mape) + ", new " + fmt("%.1f%%", 100 * it->mape) + ")");
+      else if (it->mape > b.mape + kGuardTolerance + 1e-9)
+        out.push_back(name + ": MAPE old " + fmt("%.1f%%", 100 * b.mape) + ", new " + fmt("%.1f%%", 100 * it->mape) + " (more than " +
+                      fmt("%g", 100 * kGuardTolerance) + " point worse than the baseline)");
+    }
+  }
+  for (const auto& n : now) {
+    const json* f = files->contains(n.file) ? &(*files)[n.file] : nullptr;
+    if (n.compared >= kGuardMinPoints && (!f || !f->contains(n.group)))
+      out.push_back(n.file + " " + n.group + ": " + std::to_string(n.compared) + " points compared, MAPE " + fmt("%.1f%%", 100 * n.mape) +
+                    ", not in the baseline (add it with a reason)");
+  }
+  return out;
 }
 
 ResidualTable residual_table_of(const TrainingValidation& v, const std::string& source) {

@@ -15,11 +15,15 @@
 //                                    kv_channels, gated = 3/2 for SwiGLU, k = experts per token, f the
 //                                    expert width for MoE), which is 72 B s l h^2 (1 + s / 6h
 //                                    + V / 12 l h) for GPT with a 4h MLP; sliding windows are not in it
+//   mfu_pct alone                    MosaicML's convention (llm-foundry): 3 (2 N s + 4 l h s^2) per sequence
+//                                    (attention not halved) of the dense peak in the run's precision; any
+//                                    other source: Megatron's model FLOPs above of the dense BF16 peak
 //   step time = F / (TFLOP/s x 1e12 x GPUs). The preference order is the list above: a directly timed
 // quantity first, a FLOP-rate conversion only when nothing else is published.
 //
 // Scenario mapping: GPU names (A100-SXM4-80GB -> A100-80GB, A100-SXM4-40GB -> A100-40GB,
-// H100-SXM5-80GB -> H100-SXM), NVSwitch nodes of gpus_per_node GPUs (fewer when the run had fewer
+// H100-SXM5-80GB -> H100-SXM, B200 / GB200 / B300 / H200 / H800 / MI300X by name; one the catalog lacks is
+// skipped as "GPU not in the catalog"), NVSwitch nodes of gpus_per_node GPUs (fewer when the run had fewer
 // GPUs), the inter-node network the source names (Selene and Azure: 8 x HDR200; DGX-H100: 8 x NDR400;
 // MosaicML: 1600 Gb/s RoCE = 8 x 200G; BLOOM: 4 x 100 Gb/s Omni-Path), the model's published dimensions
 // (the MLP kind from the model family), the layout, batch and precision. What the source leaves out is
@@ -132,6 +136,35 @@ std::string to_text(const TrainingValidation& v);
 nlohmann::json to_json(const TrainingValidation& v);
 // One row per compared point (skipped ones have no error), in file order.
 ResidualTable residual_table_of(const TrainingValidation& v, const std::string& source);
+
+// One group of one file, as `clustersim validate FILE... --by group` prints it: the points compared,
+// their MAPE (mean |error|) and bias (mean signed error), the worst point with its signed error, and the
+// skipped points counted by reason. Every compared point counts, conflicting ones included.
+struct GroupFidelity {
+  std::string file;            // the file's name without its folder (the baseline's key)
+  std::string group;
+  std::size_t points = 0, compared = 0, skipped = 0, failed = 0;
+  double mape = 0, bias = 0;
+  std::string worst_id;
+  double worst_error = 0;
+  std::vector<std::pair<std::string, std::size_t>> skip_reasons;  // reason, count; first appearance order
+};
+std::vector<GroupFidelity> group_fidelity(const TrainingValidation& v, const std::string& file);
+std::string group_table_text(const std::vector<GroupFidelity>& rows);
+// The same as a Markdown table (docs/validation.md's per-group section is this output).
+std::string group_table_markdown(const std::vector<GroupFidelity>& rows);
+nlohmann::json to_json(const std::vector<GroupFidelity>& rows);
+
+// The per-group guard (calibrate/published/fidelity-baseline.json): one line per group of
+// kGuardMinPoints or more points whose MAPE exceeds its baseline's by more than kGuardTolerance, that
+// compares fewer points than its baseline, that is missing, or that has no baseline; empty when none.
+// Files of the baseline that no row of `now` comes from are not checked (validate given one file).
+// Throws InputError naming `baseline_file` and the JSON path when the baseline is malformed (every group
+// needs points, mape in percent and a non-empty reason).
+inline constexpr std::size_t kGuardMinPoints = 3;
+inline constexpr double kGuardTolerance = 0.01;  // 1 point of MAPE
+std::vector<std::string> fidelity_regressions(const nlohmann::json& baseline, const std::string& baseline_file,
+                                              const std::vector<GroupFidelity>& now);
 
 // The sources' FLOP conventions (per training step, whole job).
 double sc21_flops_per_step(double batch, double seq, double layers, double hidden, double vocab);

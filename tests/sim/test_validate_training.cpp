@@ -660,3 +660,77 @@ TEST_CASE("validate refuses a measured figure that converts to no throughput (0 
                       "p.json: [0].measured.tokens_per_s_per_gpu: converts to 0 tokens/s per GPU (expected a measured figure giving 0.001 "
                       "to 1e+09 tokens/s per GPU)");
 }
+
+TEST_CASE("fidelity guard: no group of the three published files worse than its baseline", "[sim][validate][slow]") {
+  // calibrate/published/fidelity-baseline.json holds every group's points and MAPE; a group of 3 or more
+  // points more than 1 point of MAPE worse, or with fewer points compared, fails here with the group, old
+  // and new. Updating the baseline is a deliberate edit of that file, a reason per changed group.
+  const std::string dir = std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/published/";
+  std::vector<GroupFidelity> groups;
+  for (const char* name : {"published-train.json", "published-train-2.json", "blackwell-moe-train.json"}) {
+    const std::string file = dir + name;
+    REQUIRE(std::filesystem::exists(file));  // in the repository: never skipped
+    const TrainingValidation v = validate_published_training(read_json_file(file), file, 0);
+    for (auto& g : group_fidelity(v, file)) groups.push_back(std::move(g));
+  }
+  const std::string baseline = dir + "fidelity-baseline.json";
+  const auto regressions = fidelity_regressions(read_json_file(baseline), baseline, groups);
+  for (const auto& r : regressions) UNSCOPED_INFO(r);
+  CHECK(regressions.empty());
+}
+
+TEST_CASE("validate converts an MFU-only entry with its source's own FLOP convention", "[sim][validate]") {
+  // MosaicML (llm-foundry): 3 (2 N s + 4 l h s^2) per sequence of the H100's 989 TFLOP/s. The MPT-70B row
+  // at 512 H100 publishes MFU 41.25 % and 1007 tokens/s per GPU: the MFU alone gives the same throughput.
+  const std::string file = std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/published/published-train-2.json";
+  json mpt;
+  for (const json& e : read_json_file(file))
+    if (e["id"] == "mpt_h100_80gb_70b_s2048_512gpu_amp_bf16_ac_mb8") mpt = e;
+  REQUIRE(mpt.is_object());
+  mpt["measured"] = {{"mfu_pct", 41.25}};
+  const auto mosaic = convert_published_training(json::array({mpt}), "t.json");
+  REQUIRE_FALSE(mosaic[0].skipped);
+  CHECK(mosaic[0].measured_tokens_per_s_per_gpu == Approx(1007).epsilon(0.005));
+  CHECK(mosaic[0].measured_from.find("MosaicML") != std::string::npos);
+
+  // Any other source: Megatron's model FLOPs (72 B s l h^2 (1 + s/6h + V/12lh) for GPT with a 4h MLP) of
+  // the A100's dense BF16 312 TFLOP/s.
+  json e = entry();
+  e["measured"] = {{"mfu_pct", 40}};
+  e["notes"] = "";
+  const auto megatron = convert_published_training(json::array({e}), "t.json");
+  REQUIRE_FALSE(megatron[0].skipped);
+  const double B = 512, s = 2048, l = 24, h = 2304, V = 51200;
+  const double flops = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+  CHECK(megatron[0].measured_tokens_per_s_per_gpu == Approx(0.40 * 312e12 * B * s / flops).epsilon(1e-9));
+}
+
+TEST_CASE("validate maps the published GPU names to the catalog, or skips them as not in the catalog", "[sim][validate]") {
+  json b200 = entry();
+  b200["cluster"]["gpu"] = "B200 (DGX-B200, 180 GB HBM3e)";
+  b200["cluster"]["inter_node"] =
+      "not stated in the table (NVIDIA's B200 reference architecture in dgxc-benchmarking: 8x 400 Gb/s InfiniBand compute links per node)";
+  json odd = entry();
+  odd["cluster"]["gpu"] = "H100 (96GB HBM2e, 500W power limit)";
+  const auto points = convert_published_training(json::array({b200, odd}), "t.json");
+  REQUIRE_FALSE(points[0].skipped);
+  CHECK(points[0].scenario["cluster"]["gpu"] == "B200");
+  CHECK(points[0].scenario["cluster"]["inter_node"]["link"] == "ib-ndr400");
+  REQUIRE(points[1].skipped);
+  CHECK(points[1].skip_reason == "GPU not in the catalog: \"H100 (96GB HBM2e, 500W power limit)\"");
+}
+
+TEST_CASE("validate runs llm-foundry's benchmark rows through the Triton flash kernel they ran, whatever the note says", "[sim][validate]") {
+  // submit_benchmarks.py's --attn_impl default was 'triton' at both commits that added the H100 rows
+  // (framework-defaults.json, llm-foundry 2023); the entries' note says "attn_impl flash".
+  const std::string file = std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/published/published-train-2.json";
+  std::size_t mpt = 0;
+  for (const auto& p : convert_published_training(read_json_file(file), file)) {
+    if (p.group != "mosaicml_llmfoundry_MPT_FSDP") continue;
+    ++mpt;
+    INFO(p.id);
+    REQUIRE_FALSE(p.skipped);
+    CHECK(p.scenario["model"]["attention_backend"] == "flash1");
+  }
+  CHECK(mpt == 68);
+}
