@@ -270,6 +270,8 @@ struct RunContext {
   bool quiet = false;
   const std::vector<SweepPoint>* merged = nullptr;
   std::vector<std::string> merged_skipped;
+  std::vector<std::string> merged_parts;  // sweep merge: the part files (inputs a --csv may not overwrite)
+  json doc;                               // the scenario with its --set overrides (a part's digests)
 };
 
 // A shard's result: every point (the others' left pending) and what the merge needs to print the run.
@@ -279,6 +281,7 @@ int write_part(const RunContext& ctx, const std::string& file, const std::vector
   part.shard = *ctx.shard;
   part.run = {{"args", ctx.args}, {"file", file}, {"scenario", ctx.scenario}, {"skipped", skipped}};
   part.points = points;
+  part.inputs = run_inputs(file, ctx.doc, points);
   write_file_atomically(ctx.part_path, to_json(part).dump() + "\n");
   if (!ctx.quiet) {
     std::size_t mine = 0;
@@ -393,7 +396,7 @@ int capacity_mode(const json& doc, const std::string& file, const CapacityOption
   CapacityResult r;
   if (ctx.merged) {
     r.points = *ctx.merged;
-    r.tokens_to_train = doc["training"]["tokens_to_train"].get<double>();
+    r.tokens_to_train = part_tokens_to_train(doc, ctx.merged_parts.front() + ": run.scenario");
     r.skipped = ctx.merged_skipped;
     finish_capacity(r, opts);
   } else {
@@ -533,6 +536,21 @@ std::string slurm_script(const std::vector<std::string>& sweep_args, const std::
          "echo \"submitted shards ${array_id} (" + std::to_string(n) + " array tasks) and merge ${merge_id}: output in " + base + ".out\"\n";
 }
 
+// sweep merge: the parts' run writes nothing but its own outputs (check_part_args refused the rest as
+// written; this catches what the parser made of them), and its CSV overwrites no part.
+void check_merged_options(const po::variables_map& vm, const RunContext& ctx) {
+  for (const char* o : {"shard", "part", "slurm-script", "array-size", "partition", "time"})
+    if (vm.count(o))
+      throw InputError(ctx.merged_parts.front() + ": run.args: --" + o + ": not an argument of a shard's run (merge writes only the run's own outputs)");
+  if (vm.count("csv")) {
+    try {
+      check_writable(vm["csv"].as<std::string>(), ctx.merged_parts);
+    } catch (const InputError& e) {
+      throw InputError(ctx.merged_parts.front() + ": run.args: --csv: " + e.messages().front());
+    }
+  }
+}
+
 int sweep_run(const std::vector<std::string>& args, RunContext& ctx) {
   po::options_description opts(
       "usage: clustersim sweep SCENARIO.json [--vary path=v1,v2,...]... [--search] [--csv out.csv] [--threads N]\n"
@@ -578,6 +596,7 @@ int sweep_run(const std::vector<std::string>& args, RunContext& ctx) {
        "memory one point's simulation may take before it is refused as too large (default 4; simulation.max_memory_gib)");
   po::variables_map vm;
   if (!parse_options(args, opts, "scenario", 1, vm)) return kExitOk;
+  if (ctx.merged) check_merged_options(vm, ctx);
   if (!vm.count("scenario")) throw InputError(with_usage("clustersim sweep: missing SCENARIO.json", opts, "sweep"));
   const std::string file = vm["scenario"].as<std::string>();
 
@@ -640,6 +659,7 @@ int sweep_run(const std::vector<std::string>& args, RunContext& ctx) {
     add_max_memory_override(vm, "sweep", budget);
     for (const auto& o : budget) apply_override(doc, o, file);
   }
+  ctx.doc = doc;
   // resilience and data_pipeline make every point's days and dollars the whole run's (effective: failures,
   // checkpoints, restarts, input stalls); the step-time distribution of variability is per run (--steps
   // of clustersim run), so a sweep that would ignore it refuses it.
@@ -720,6 +740,7 @@ int sweep_merge(const std::vector<std::string>& args) {
   RunContext ctx;
   ctx.merged = &points;
   ctx.quiet = true;
+  for (const auto& p : parts) ctx.merged_parts.push_back(p.file);
   try {
     ctx.args = run.at("args").get<std::vector<std::string>>();
     ctx.scenario = run.at("scenario");
@@ -727,6 +748,7 @@ int sweep_merge(const std::vector<std::string>& args) {
   } catch (const json::exception&) {
     throw InputError(parts.front().file + ": run: expected {args, file, scenario, skipped} as clustersim sweep --shard writes it");
   }
+  check_part_args(ctx.args, parts.front().file + ": run.args");
   return sweep_run(ctx.args, ctx);
 }
 
