@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <type_traits>
 
 #include "sim/base/input_error.hpp"
-#include "sim/base/weighted_classes.hpp"
 #include "sim/files/file_error.hpp"
 #include "sim/files/input_file.hpp"
 #include "sim/files/json_file.hpp"
@@ -330,10 +330,14 @@ json to_json(const SweepPart& part) {
 }
 
 std::string fnv1a64_hex(const std::string& bytes) {
-  Fnv1a f;
-  for (char c : bytes) f.mix(static_cast<unsigned char>(c));
+  // FNV-1a, 64 bits, as published (http://www.isthe.com/chongo/tech/comp/fnv/: offset basis
+  // 14695981039346656037, prime 1099511628211). Not sim/base/weighted_classes.hpp's Fnv1a: its basis,
+  // 1469598103934665603, is a digit short of the published one, fine for a hash table, not for a digest
+  // another tool should be able to recompute.
+  std::uint64_t h = 14695981039346656037ULL;
+  for (char c : bytes) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
   char out[17];
-  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(f.h));
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
   return out;
 }
 
@@ -372,7 +376,9 @@ RunInputs run_inputs(const std::string& scenario_file, const json& doc, const st
   RunInputs in;
   in.build = "executable fnv1a64 " + file_digest("/proc/self/exe", kMaxExecutableBytes);
   in.files.push_back({"scenario", scenario_file, file_digest(scenario_file, files::kMaxScenarioBytes)});
-  for (const auto& [role, name] : named) {
+  for (const auto& entry : named) {  // not a structured binding: clang 14 (the fuzz build) cannot capture one
+    const std::string& role = entry.first;
+    const std::string& name = entry.second;
     if (name.empty()) continue;
     // Resolved against the scenario's folder, as parse_scenario resolves it.
     std::filesystem::path p(name);

@@ -50,7 +50,7 @@ struct RunInputs {
 // assignment names, resolved as parse_scenario resolves them. A file that cannot be read is "unreadable".
 RunInputs run_inputs(const std::string& scenario_file, const nlohmann::json& doc, const std::vector<SweepPoint>& points);
 
-// FNV-1a, 64 bits, over `bytes` (the Fnv1a of sim/base/weighted_classes.hpp, a byte at a time), as 16 hex digits.
+// FNV-1a, 64 bits, over `bytes`, as 16 hex digits.
 std::string fnv1a64_hex(const std::string& bytes);
 
 struct SweepPart {

@@ -34,20 +34,6 @@ json node_doc() {
   return doc;
 }
 
-// A scratch folder holding the scenario file (and what a test writes beside it).
-struct Scratch {
-  fs::path dir = fs::temp_directory_path() / "clustersim-test-sweep-parts";
-  Scratch() {
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~Scratch() { fs::remove_all(dir); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(dir / name, std::ios::binary) << text;
-    return (dir / name).string();
-  }
-};
-
 // Shard i of n of a --vary sweep of micro_batch_size 1, 2, 3 (three points, the last invalid), as the part
 // file JSON the CLI writes.
 json part_json(const std::string& file, const json& doc, int i, int n) {
@@ -107,15 +93,20 @@ TEST_CASE("sweep parts: honest shards merge, each point from the shard that simu
 
 TEST_CASE("sweep merge refuses parts that read different input files or ran another build", "[sim][sweep]") {
   // Two calibration profiles at one path: the digest is of the content, not the path.
-  const Scratch s;
+  const fs::path dir = fs::temp_directory_path() / "clustersim-test-sweep-parts";
+  fs::create_directories(dir);
+  auto write = [&](const char* name, const std::string& text) {
+    std::ofstream(dir / name, std::ios::binary) << text;
+    return (dir / name).string();
+  };
   json doc = node_doc();
   doc["calibration"] = "profile.json";
-  const std::string file = s.write("parts.json", doc.dump());
-  s.write("profile.json", R"({"version": 1, "gpu": "H100-SXM"})");
+  const std::string file = write("parts.json", doc.dump());
+  write("profile.json", R"({"version": 1, "gpu": "H100-SXM"})");
   const json p0 = part_json(file, doc, 0, 2);
-  s.write("profile.json", R"({"version": 1, "gpu": "H100-SXM", "gemm": []})");
+  const std::string profile = write("profile.json", R"({"version": 1, "gpu": "H100-SXM", "gemm": []})");
   const json p1 = part_json(file, doc, 1, 2);
-  const std::string profile = (s.dir / "profile.json").string();
+  fs::remove_all(dir);
   CHECK(merge_error({p0, p1}) == "p1.json: inputs.files[1].fnv1a64: calibration " + profile + " read as " +
                                      p1["inputs"]["files"][1]["fnv1a64"].get<std::string>() + ", but as " +
                                      p0["inputs"]["files"][1]["fnv1a64"].get<std::string>() +
@@ -143,8 +134,8 @@ TEST_CASE("sweep merge refuses a point still pending in its own shard", "[sim][s
   // One part calling itself the whole run (count 1) while it left points to another shard.
   json alone = honest()[0];
   alone["shard"] = {{"index", 0}, {"count", 1}};
-  CHECK(merge_error({alone}) == "p0.json: points[1].status: pending in its own shard 0/1 (number 1 of the points to simulate, "
-                                "counted from 0, and 1 mod 1 = 0): the shard did not finish");
+  CHECK(merge_error({alone}) == "p0.json: points[1].status: pending in its own shard 0/1 (number 0 of the points to simulate, "
+                                "counted from 0, and 0 mod 1 = 0): the shard did not finish");
 }
 
 TEST_CASE("sweep merge refuses a point claimed by two parts", "[sim][sweep]") {
