@@ -362,7 +362,8 @@ void named_files(const json& doc, std::vector<std::pair<std::string, std::string
       out.emplace_back("cluster.topology_file", t->get<std::string>());
 }
 
-// Limits for the digests of every kind of input (sim/files/input_file.hpp); a bigger file is unreadable.
+// The executable's digest reads at most 1 GiB (clustersim is a few MiB; an ASan build some tens); a bigger
+// file would be "unreadable", like an input over its limit of sim/files/input_file.hpp.
 constexpr std::uintmax_t kMaxExecutableBytes = std::uintmax_t{1} << 30;
 
 }  // namespace
