@@ -56,7 +56,8 @@ fuzz: deps
 	@./scripts/install-deps.sh clang libclang-rt-14-dev
 	cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
 	  -DCLUSTERSIM_FUZZ=ON -DCLUSTERSIM_TESTS=OFF -DCLUSTERSIM_GUI=OFF -DCLUSTERSIM_CUDA=OFF -DCLUSTERSIM_PYTHON=OFF
-	cmake --build build-fuzz -j $(JOBS) --target fuzz_scenario fuzz_nccl_tests_log fuzz_topology_file fuzz_calibration_profile
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_scenario fuzz_nccl_tests_log fuzz_topology_file fuzz_calibration_profile \
+	  fuzz_sweep_part fuzz_python_core
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh build-fuzz
 
 # The benchmarks' figures (bench/, binaries in $(BUILD)/): engine events/s and wall time per step, flow-network

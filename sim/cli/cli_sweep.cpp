@@ -275,7 +275,8 @@ struct RunContext {
   bool quiet = false;
   const std::vector<SweepPoint>* merged = nullptr;
   std::vector<std::string> merged_skipped;
-  std::vector<std::string> parts;  // a merge's part files (inputs no output may replace)
+  std::vector<std::string> merged_parts;  // sweep merge: the part files (inputs no output may replace)
+  json doc;                               // the scenario with its --set overrides (a part's digests)
 };
 
 // A shard's result: every point (the others' left pending) and what the merge needs to print the run.
@@ -285,6 +286,7 @@ int write_part(const RunContext& ctx, const std::string& file, const std::vector
   part.shard = *ctx.shard;
   part.run = {{"args", ctx.args}, {"file", file}, {"scenario", ctx.scenario}, {"skipped", skipped}};
   part.points = points;
+  part.inputs = run_inputs(file, ctx.doc, points);
   write_file_atomically(ctx.part_path, to_json(part).dump() + "\n");
   if (!ctx.quiet) {
     std::size_t mine = 0;
@@ -399,7 +401,7 @@ int capacity_mode(const json& doc, const std::string& file, const CapacityOption
   CapacityResult r;
   if (ctx.merged) {
     r.points = *ctx.merged;
-    r.tokens_to_train = doc["training"]["tokens_to_train"].get<double>();
+    r.tokens_to_train = part_tokens_to_train(doc, ctx.merged_parts.front() + ": run.scenario");
     r.skipped = ctx.merged_skipped;
     finish_capacity(r, opts);
   } else {
@@ -702,7 +704,7 @@ void check_outputs(const po::variables_map& vm, const json& doc, const std::stri
       const auto more = scenario_inputs(named, file);
       inputs.insert(inputs.end(), more.begin() + 1, more.end());
     }
-  for (const auto& part : ctx.parts) inputs.push_back({part, {}});
+  for (const auto& part : ctx.merged_parts) inputs.push_back({part, {}});
   if (vm.count("csv") && !ctx.shard) check_writable("--csv", vm["csv"].as<std::string>(), inputs);  // before a long sweep
   if (ctx.shard) check_writable("--part", ctx.part_path, inputs);
   if (vm.count("slurm-script")) check_writable("--slurm-script", vm["slurm-script"].as<std::string>(), inputs);
@@ -815,6 +817,14 @@ int write_slurm_script(const po::variables_map& vm, const json& doc, const std::
   return kExitOk;
 }
 
+// sweep merge: the parts' run writes nothing but its own outputs (check_part_args refused the rest as
+// written; this catches what the parser made of them; check_outputs keeps its CSV off the parts).
+void check_merged_options(const po::variables_map& vm, const RunContext& ctx) {
+  for (const char* o : {"shard", "part", "slurm-script", "array-size", "partition", "time"})
+    if (vm.count(o))
+      throw InputError(ctx.merged_parts.front() + ": run.args: --" + o + ": not an argument of a shard's run (merge writes only the run's own outputs)");
+}
+
 void add_sweep_options(po::options_description& opts) {
   with_help(opts)("vary", po::value<std::vector<std::string>>()->composing()->value_name("PATH=V1,V2,..."),
        "vary a scenario value over a list (repeatable: cartesian product), e.g. --vary cluster.nodes=4,8,16")
@@ -868,6 +878,7 @@ int sweep_run(const std::vector<std::string>& args, RunContext& ctx) {
   po::variables_map vm;
   std::vector<po::option> parsed;
   if (!parse_options(args, opts, "scenario", 1, vm, &parsed)) return kExitOk;
+  if (ctx.merged) check_merged_options(vm, ctx);
   if (!vm.count("scenario")) throw InputError(with_usage("clustersim sweep: missing SCENARIO.json", opts, "sweep"));
   const std::string file = vm["scenario"].as<std::string>();
 
@@ -891,6 +902,7 @@ int sweep_run(const std::vector<std::string>& args, RunContext& ctx) {
     add_max_memory_override(vm, "sweep", budget);
     for (const auto& o : budget) apply_override(doc, o, file);
   }
+  ctx.doc = doc;
   // resilience and data_pipeline make every point's days and dollars the whole run's (effective: failures,
   // checkpoints, restarts, input stalls); the step-time distribution of variability is per run (--steps
   // of clustersim run), so a sweep that would ignore it refuses it.
@@ -947,7 +959,7 @@ int sweep_merge(const std::vector<std::string>& args) {
   RunContext ctx;
   ctx.merged = &points;
   ctx.quiet = true;
-  ctx.parts = paths;
+  for (const auto& p : parts) ctx.merged_parts.push_back(p.file);
   try {
     ctx.args = run.at("args").get<std::vector<std::string>>();
     ctx.scenario = run.at("scenario");
@@ -955,6 +967,7 @@ int sweep_merge(const std::vector<std::string>& args) {
   } catch (const json::exception&) {
     throw InputError(parts.front().file + ": run: expected {args, file, scenario, skipped} as clustersim sweep --shard writes it");
   }
+  check_part_args(ctx.args, parts.front().file + ": run.args");
   return sweep_run(ctx.args, ctx);
 }
 

@@ -17,6 +17,7 @@
 #include <pybind11/stl.h>
 
 #include "sim/cli/cli.hpp"
+#include "sim/python/core.hpp"
 #include "sim/explore/sweep.hpp"
 #include "sim/report/report.hpp"
 #include "sim/base/input_error.hpp"
@@ -31,29 +32,9 @@ namespace {
 using namespace cs::sim;
 using cs::InputError;
 
-// A scenario given as a path (read from disk, `--set` overrides applied) or as JSON text (a dict that
-// __init__.py serialised; errors then name "<dict>").
-struct ScenarioInput {
-  json doc;
-  std::string file;
-};
-
-ScenarioInput scenario_input(const std::string& path, const std::string& text, const std::vector<std::string>& set) {
-  ScenarioInput in;
-  if (!path.empty()) {
-    in.doc = read_json_file(path);
-    in.file = path;
-  } else {
-    in.file = "<dict>";
-    try {
-      in.doc = json::parse(text);
-    } catch (const json::exception& e) {
-      throw InputError("<dict>: not JSON: " + std::string(e.what()));
-    }
-  }
-  for (const auto& s : set) apply_override(in.doc, s, in.file);
-  return in;
-}
+using python::check_threads;
+using python::scenario_input;
+using python::ScenarioInput;
 
 std::string run(const std::string& path, const std::string& text, const std::vector<std::string>& set) {
   py::gil_scoped_release release;
@@ -68,9 +49,12 @@ std::string sweep(const std::string& path, const std::string& text, const std::v
   py::gil_scoped_release release;
   const ScenarioInput in = scenario_input(path, text, set);
   std::vector<SweepAxis> parsed;
-  for (const auto& a : axes) parsed.push_back(parse_axis(a));
+  for (const auto& a : axes) {
+    python::check_no_nul("sweep: vary", a);
+    parsed.push_back(parse_axis(a));
+  }
   SweepOptions options;
-  options.threads = threads;
+  options.threads = check_threads("sweep", threads);
   json out = json::array();
   for (const SweepPoint& p : run_sweep(in.doc, in.file, parsed, options)) out.push_back(to_json(p));
   return out.dump();
@@ -83,7 +67,7 @@ std::string search(const std::string& path, const std::string& text, const std::
   const auto obj = parse_objective(objective);
   if (!obj) throw InputError("search: objective '" + objective + "' is not one of tokens_per_s, usd_per_token");
   SearchOptions options;
-  options.run.threads = threads;
+  options.run.threads = check_threads("search", threads);
   options.allow_tp_across_nodes = allow_tp_across_nodes;
   const SearchResult r = search_layouts(in.doc, in.file, options, *obj);
   json out = json::array();
@@ -129,6 +113,11 @@ PYBIND11_MODULE(_clustersim, m) {
   m.def("sweep", &sweep, py::arg("path"), py::arg("text"), py::arg("set"), py::arg("axes"), py::arg("threads"));
   m.def("search", &search, py::arg("path"), py::arg("text"), py::arg("set"), py::arg("objective"),
         py::arg("threads"), py::arg("allow_tp_across_nodes"));
-  m.def("collective", [](std::vector<std::string> args) { return cli_json(&cs::sim::cli::collective, std::move(args)); });
-  m.def("validate", [](std::vector<std::string> args) { return cli_json(&cs::sim::cli::validate, std::move(args)); });
+  // Files and option values are checked (python/core.hpp) before the subcommand's parser sees them.
+  m.def("collective", [](const std::vector<std::string>& options) {
+    return cli_json(&cs::sim::cli::collective, python::collective_args(options));
+  });
+  m.def("validate", [](const std::vector<std::string>& files, const std::vector<std::string>& options) {
+    return cli_json(&cs::sim::cli::validate, python::validate_args(files, options));
+  });
 }

@@ -10,7 +10,7 @@ shift
 src=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=${FUZZ_SECONDS:-600}
 harnesses=("$@")
-[ ${#harnesses[@]} -eq 0 ] && harnesses=(scenario nccl_tests_log topology_file calibration_profile)
+[ ${#harnesses[@]} -eq 0 ] && harnesses=(scenario nccl_tests_log topology_file calibration_profile sweep_part python_core)
 
 seeds() {
   case "$1" in
@@ -20,6 +20,8 @@ seeds() {
                                   "$src/tests/calibrate/data/nccl-tests-logs" ;;
     topology_file) echo "$src/tests/topologies/data" ;;
     calibration_profile) echo "$src/calibrate/profiles" ;;
+    sweep_part) echo "$src/tests/fuzz/seeds/sweep_part" ;;
+    python_core) printf '%s\n' "$src/scenarios" "$src/tests/fuzz/seeds/python_core" ;;
   esac
 }
 

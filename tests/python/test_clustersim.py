@@ -76,3 +76,54 @@ def test_long_calls_release_the_gil():
     done.set()
     t.join()
     assert len(ticks) > 1
+
+
+# The CLI's checks on what Python passes (issue 32): each refusal raises clustersim.InputError (a ValueError)
+# with one line, never a signal.
+
+def refusal(fn, *args, **kwargs):
+    with pytest.raises(clustersim.InputError) as e:
+        fn(*args, **kwargs)
+    assert isinstance(e.value, ValueError)
+    assert len(e.value.messages) == 1
+    return e.value.messages[0]
+
+
+def test_a_nul_in_a_path_or_override_is_refused():
+    # C's open() would read the path cut at the NUL: another file.
+    msg = "scenario path: contains a NUL character (a path or option cannot hold one)"
+    assert refusal(clustersim.run, SCENARIO + "\0.ignored") == msg
+    assert refusal(clustersim.run, SCENARIO, set=["training.micro_batch_size=2\0"]) == \
+        "set: contains a NUL character (a path or option cannot hold one)"
+    assert refusal(clustersim.validate, SCENARIO + "\0x") == \
+        "validate: file: contains a NUL character (a path or option cannot hold one)"
+
+
+def test_json_nested_deeper_than_the_cli_allows_is_refused():
+    # The CLI's JSON reader and its limit (sim/files/json_file.hpp: 256 levels); json.loads of the text
+    # segfaulted the extension.
+    deep = {}
+    for _ in range(300):
+        deep = {"a": deep}
+    assert "nested deeper than 256 levels" in refusal(clustersim.run, deep)
+    with pytest.raises(ValueError) as e:
+        clustersim._clustersim.run("", "[" * 200000, [])
+    assert "nested deeper than 256 levels" in str(e.value)
+
+
+def test_a_negative_thread_count_is_refused():
+    assert refusal(clustersim.sweep, SCENARIO, vary={"training.micro_batch_size": [1]}, threads=-5) == \
+        "sweep: threads -5: expected at least 1 (or 0: all cores), as --threads"
+    assert refusal(clustersim.search, SCENARIO, threads=-1) == \
+        "search: threads -1: expected at least 1 (or 0: all cores), as --threads"
+
+
+def test_option_like_arguments_are_not_read_as_options():
+    # validate("-h") printed the help, which was then parsed as JSON.
+    assert refusal(clustersim.validate, "-h") == \
+        "validate: file \"-h\": starts with '-', which the command would read as an option (write ./-h for a file of that name)"
+    assert refusal(clustersim.validate, SCENARIO, gpu="--help") == \
+        "validate: gpu \"--help\": starts with '-', which the command would read as an option " \
+        "(write ./--help for a file of that name)"
+    assert refusal(clustersim.collective, SCENARIO, "-h") == \
+        "collective: op \"-h\": starts with '-', which the command would read as an option (write ./-h for a file of that name)"

@@ -105,25 +105,25 @@ def collective(scenario, op, ranks=None, bytes=None, network=None, algo=None):
 
     scenario must be a path here. bytes: "MIN..MAX" with K/M/G suffixes, as nccl-tests -b/-e.
     """
-    args = ["--scenario", _os.fspath(scenario), "--op", op, "--json"]
+    options = ["--scenario", _os.fspath(scenario), "--op", op]
     if ranks is not None:
-        args += ["--ranks", str(int(ranks))]
+        options += ["--ranks", str(int(ranks))]
     if bytes is not None:
-        args += ["--bytes", str(bytes)]
+        options += ["--bytes", str(bytes)]
     if network is not None:
-        args += ["--network", network]
+        options += ["--network", network]
     if algo is not None:
-        args += ["--algo", algo]
-    return _json.loads(_call(_c.collective, args))
+        options += ["--algo", algo]
+    return _json.loads(_call(_c.collective, options))
 
 
 def validate(*files, scenario=None, profile=None, gpu=None):
     """Predicted against measured (`clustersim validate --json`) for measurement or published-run files."""
-    args = [_os.fspath(f) for f in files] + ["--json"]
+    options = []
     if scenario is not None:
-        args += ["--scenario", _os.fspath(scenario)]
+        options += ["--scenario", _os.fspath(scenario)]
     if profile is not None:
-        args += ["--profile", _os.fspath(profile)]
+        options += ["--profile", _os.fspath(profile)]
     if gpu is not None:
-        args += ["--gpu", gpu]
-    return _json.loads(_call(_c.validate, args))
+        options += ["--gpu", gpu]
+    return _json.loads(_call(_c.validate, [_os.fspath(f) for f in files], options))
