@@ -140,6 +140,17 @@ struct GroupLink {
   Span span;
   double bus_bandwidth_Bps;  // per-rank bandwidth a ring over the group sees (formula above)
   double step_latency_s;     // latency of one ring step over the slowest level spanned
+  // Loaded clusters only (0 on built ones): what the file's latencies add to one ring step over the
+  // latencies the NCCL model's hop figures were measured with (sim/network/nccl_model.hpp, "Latency"), the
+  // catalog's kScaleupReferenceHopUs = 0.6 us from GPU to GPU inside a node (its NVSwitch hop) and
+  // kNetworkReferenceEdgeUs = 1 us for every network edge a step crosses (its InfiniBand hop, NIC ->
+  // switch or switch -> NIC). Over the ring's pairs of each kind (inside a node, across nodes), the largest
+  // sum along the pair's widest fewest-hop path of (edge latency - reference), minus 0.6 us inside a node;
+  // at least minus the reference of one step (a file of zero latencies makes a step that much faster, never
+  // faster than the protocol's own cost). A file at the reference figures (scenarios/mi300x-two-racks.dot)
+  // adds 0.
+  double scaleup_hop_extra_s = 0;
+  double network_hop_extra_s = 0;
 };
 
 // An explicit graph, for Cluster::from_graph (load_topology builds one from a file).

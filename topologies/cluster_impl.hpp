@@ -121,6 +121,7 @@ struct Cluster::Impl {
   void build();
   void build_fabric();
   void build_loaded();
+  void summarise_network(int nodes);  // build_loaded's NIC figures
   void route_built(int src, int dst, std::uint64_t flow_id, std::vector<int>& out) const;
   void route_loaded(int src, int dst, std::uint64_t flow_id, std::vector<int>& out) const;
   GroupLink group_link_loaded(const std::vector<int>& sorted) const;

@@ -34,6 +34,17 @@ std::size_t at(int i) { return static_cast<std::size_t>(i); }
 
 constexpr int kMaxBuiltRouteEdges = 10;  // PXN NVLink 2 + GPU-NIC 1 + NIC-leaf 1 + leaf..leaf 4 + 2
 
+// The latencies the NCCL model's hop figures stand for (GroupLink::*_hop_extra_s, cluster.hpp): the catalog's
+// NVSwitch hop GPU -> switch -> GPU (topologies/link_catalog.cpp, "nvswitch" 0.6 us) and its InfiniBand
+// hop, 1 us (link_catalog.cpp kIbLatencyUs; sim/network/nccl_model.hpp kReferenceNetworkHopUs). Written as
+// the loader converts a file's figure (x * kUs) so that a file at these figures adds exactly 0.
+constexpr double kScaleupReferenceHopS = 0.6 * kUs;
+constexpr double kNetworkReferenceEdgeS = 1.0 * kUs;
+// Sums of latency differences below this (a femtosecond, a thousandth of the engine's tick) are rounding.
+constexpr double kLatencyRoundingS = 1e-15;
+
+double snap(double extra_s) { return std::abs(extra_s) < kLatencyRoundingS ? 0.0 : extra_s; }
+
 }  // namespace
 
 void Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_id, std::vector<int>& out) const {
@@ -271,24 +282,7 @@ void Cluster::Impl::build_loaded() {
     if (x.kind == VertexKind::core) ++num_cores;
   }
   num_pods = num_leaves > 0 ? 1 : 0;
-  int nics = 0;
-  for (const Vertex& x : vertices) nics += x.kind == VertexKind::nic ? 1 : 0;
-  spec.nics_per_node = nics / nodes;
-  spec.nic = NetLinkSpec{};
-  spec.nic.name = "custom";
-  spec.nic.efficiency = 1.0;
-  double slowest_net_Bps = std::numeric_limits<double>::infinity();
-  double net_latency_s = 0;
-  for (const Edge& e : edges) {
-    if (e.kind == EdgeKind::network && e.bandwidth_Bps < slowest_net_Bps) {
-      slowest_net_Bps = e.bandwidth_Bps;
-      net_latency_s = e.latency_s;
-    }
-  }
-  if (std::isfinite(slowest_net_Bps)) {
-    spec.nic.line_rate_gbps = slowest_net_Bps / kGBps * 8.0;
-    spec.nic.latency_us = net_latency_s / kUs;
-  }
+  summarise_network(nodes);
   spec.oversubscription = 1.0;
   spec.tiers = num_cores > 0 ? 3 : 2;
   spec.pxn = false;
@@ -308,8 +302,55 @@ void Cluster::Impl::build_loaded() {
       spec.intra.latency_us = l.step_latency_s / kUs;
     }
   }
+  if (per_node == 1) {
+    // No GPU-to-GPU traffic inside a node, but the NCCL model still divides by the scale-up bandwidth (a
+    // 1-GPU node's share of it is 0 bytes): GPU 0's widest link stands for it.
+    scaleup_Bps = 0;
+    for (int k = out_begin[0]; k < out_begin[1]; ++k) scaleup_Bps = std::max(scaleup_Bps, edges[at(out_edges[at(k)])].bandwidth_Bps);
+  }
   if (!std::isfinite(scaleup_Bps)) scaleup_Bps = 0;
   spec.intra.gpu_bandwidth_GBps = scaleup_Bps / kGBps;
+}
+
+// The summary's NIC figures (build_loaded): the slowest network edge, and the NICs per node. Every figure
+// the NCCL model divides by is positive on a cluster of several nodes (issue 32: GPUs cabled to the leaf
+// without a NIC made 0 NICs per node, and a file without network edges a NIC of 0 Gb/s, both an infinite
+// transfer time): a node without NIC vertices counts its own vertices cabled out of the node (a GPU with
+// its own network port), at least one; a file without network edges takes its slowest edge out of a node.
+void Cluster::Impl::summarise_network(int nodes) {
+  const int v_count = static_cast<int>(vertices.size());
+  int nics = 0;
+  for (const Vertex& x : vertices) nics += x.kind == VertexKind::nic ? 1 : 0;
+  std::vector<bool> port(at(v_count), false);  // a vertex of a node with an edge out of that node
+  for (const Edge& e : edges) {
+    const int node = vertices[at(e.src)].node;
+    if (node >= 0 && vertices[at(e.dst)].node != node) port[at(e.src)] = true;
+  }
+  const int ports = static_cast<int>(std::count(port.begin(), port.end(), true));
+  spec.nics_per_node = nics >= nodes || nodes == 1 ? nics / nodes : std::max(1, ports / nodes);
+  spec.nic = NetLinkSpec{};
+  spec.nic.name = "custom";
+  spec.nic.efficiency = 1.0;
+  double slowest_net_Bps = std::numeric_limits<double>::infinity(), slowest_out_Bps = slowest_net_Bps;
+  double net_latency_s = 0, out_latency_s = 0;
+  for (const Edge& e : edges) {
+    if (e.kind == EdgeKind::network && e.bandwidth_Bps < slowest_net_Bps) {
+      slowest_net_Bps = e.bandwidth_Bps;
+      net_latency_s = e.latency_s;
+    }
+    if (port[at(e.src)] && vertices[at(e.dst)].node != vertices[at(e.src)].node && e.bandwidth_Bps < slowest_out_Bps) {
+      slowest_out_Bps = e.bandwidth_Bps;
+      out_latency_s = e.latency_s;
+    }
+  }
+  if (!std::isfinite(slowest_net_Bps) && nodes > 1) {
+    slowest_net_Bps = slowest_out_Bps;
+    net_latency_s = out_latency_s;
+  }
+  if (std::isfinite(slowest_net_Bps)) {
+    spec.nic.line_rate_gbps = slowest_net_Bps / kGBps * 8.0;
+    spec.nic.latency_us = net_latency_s / kUs;
+  }
 }
 
 GroupLink Cluster::Impl::group_link_loaded(const std::vector<int>& sorted) const {
@@ -322,6 +363,7 @@ GroupLink Cluster::Impl::group_link_loaded(const std::vector<int>& sorted) const
   struct Best {
     double width_Bps = -1;
     double latency_s = 0;
+    double extra_s = 0;  // sum of (edge latency - its reference: 1 us on network edges, else 0)
     int tier = 0;  // highest fabric tier on the path: 0 none, 1 leaf, 2 spine, 3 core
   };
   auto tier_of = [&](int v) {
@@ -337,6 +379,8 @@ GroupLink Cluster::Impl::group_link_loaded(const std::vector<int>& sorted) const
   double bus_Bps = std::numeric_limits<double>::infinity();
   double step_s = 0;
   int tier = 0;
+  // The largest extra of the pairs inside a node and across nodes (none yet: -inf).
+  double up_extra_s = -std::numeric_limits<double>::infinity(), net_extra_s = up_extra_s;
   const std::size_t n = sorted.size();
   for (std::size_t i = 0; i < n; ++i) {
     const int a = sorted[i];
@@ -365,6 +409,7 @@ GroupLink Cluster::Impl::group_link_loaded(const std::vector<int>& sorted) const
         if (width > bu.width_Bps || (width == bu.width_Bps && latency < bu.latency_s)) {
           bu.width_Bps = width;
           bu.latency_s = latency;
+          bu.extra_s = e.latency_s - (e.kind == EdgeKind::network ? kNetworkReferenceEdgeS : 0.0) + bw.extra_s;
           bu.tier = std::max(bw.tier, tier_of(e.dst));
         }
       }
@@ -374,13 +419,22 @@ GroupLink Cluster::Impl::group_link_loaded(const std::vector<int>& sorted) const
     bus_Bps = std::min(bus_Bps, ba.width_Bps);
     step_s = std::max(step_s, ba.latency_s);
     tier = std::max(tier, ba.tier);
+    if (vertices[at(a)].node == vertices[at(b)].node) {
+      up_extra_s = std::max(up_extra_s, ba.extra_s - kScaleupReferenceHopS);
+    } else {
+      net_extra_s = std::max(net_extra_s, ba.extra_s);
+    }
   }
   const int node = sorted.front() / spec.gpus_per_node;
   const bool one_node = std::all_of(sorted.begin(), sorted.end(),
                                     [&](int g) { return g / spec.gpus_per_node == node; });
   Span span = Span::node;
   if (!one_node) span = tier >= 3 ? Span::core : tier == 2 ? Span::spine : Span::leaf;
-  return GroupLink{span, bus_Bps, step_s};
+  GroupLink link{span, bus_Bps, step_s};
+  // At least one reference step faster (cluster.hpp); none of the kind: nothing to add.
+  if (std::isfinite(up_extra_s)) link.scaleup_hop_extra_s = snap(std::max(up_extra_s, -kScaleupReferenceHopS));
+  if (std::isfinite(net_extra_s)) link.network_hop_extra_s = snap(std::max(net_extra_s, -kNetworkReferenceEdgeS));
+  return link;
 }
 
 }  // namespace cs::topo

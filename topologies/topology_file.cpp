@@ -120,6 +120,15 @@ constexpr int kMaxNesting = 256;
 // The router keeps a hop distance per (GPU, vertex) pair (routing.cpp, Cluster::from_graph): 4 bytes each.
 // Past this table size the file is refused instead of asking for tens of GB (5 x 10^4 GPUs: 15 GB).
 constexpr double kMaxRouteTableBytes = 2.0 * 1073741824.0;
+// What a link may carry, per direction, GB/s: from 1 MB/s (10 Mb/s Ethernet moves 1.25 MB/s; anything slower
+// is no training interconnect) to 100 TB/s (a GB200 NVL72 domain's whole NVLink fabric is 130 TB/s over 72
+// GPUs, one GPU's NVLink 5 0.9 TB/s; a trunk of a thousand 400G cables written as one edge is 48 TB/s).
+// Outside it the engine's integer picoseconds overflow or lose the transfer (1e-30 GB/s made a gradient
+// all-reduce last 10^30 s; 1e308 GB/s is infinite bytes per second once in B/s).
+constexpr double kMinBandwidthGBps = 1e-3;
+constexpr double kMaxBandwidthGBps = 1e5;
+// A link's latency, us: 0 up to 1 s (10^6 us), a thousand times a cross-continent fibre's.
+constexpr double kMaxLatencyUs = 1e6;
 
 int line_at(const std::string& text, std::size_t pos) {
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(std::min(pos, text.size())), '\n'));
@@ -398,6 +407,24 @@ void check_unknown_attributes(const std::map<std::string, std::string>& attrs,
   }
 }
 
+// Adds directed edge e, or merges it into the edge already between its two vertices in its direction:
+// parallel cables are one link of their summed bandwidth, at the smallest latency among them, of the kind of
+// the widest. NCCL does the same with parallel links of a type (NVIDIA/nccl src/graph/topo.cc at 069a3d4,
+// ncclTopoConnectNodes: "Aggregate links into higher bw", a second link to the same peer adds its bw to the
+// first), and bonded or multi-rail NIC ports stripe a transfer over their ports. Routed apart, ECMP put half
+// the flows on a 1 GB/s cable beside a 100 GB/s one and the collective waited for them (issue 32).
+void add_link(std::vector<Edge>& edges, std::map<std::pair<int, int>, std::size_t>& link_of, const Edge& e) {
+  const auto [it, fresh] = link_of.try_emplace(std::pair{e.src, e.dst}, edges.size());
+  if (fresh) {
+    edges.push_back(e);
+    return;
+  }
+  Edge& link = edges[it->second];
+  if (e.bandwidth_Bps > link.bandwidth_Bps) link.kind = e.kind;
+  link.bandwidth_Bps += e.bandwidth_Bps;
+  link.latency_s = std::min(link.latency_s, e.latency_s);
+}
+
 struct Parsed {
   bool directed = false;
   std::vector<std::string> names;
@@ -606,6 +633,9 @@ Cluster load_topology_text(const std::string& text, const std::string& file) {
     } else if (const auto x = parse_number(it->second); !x || *x <= 0) {
       problems.push_back(where + ": bandwidth_GBps must be positive, got " + (it->second.empty() ? "''" : it->second));
       ok = false;
+    } else if (*x < kMinBandwidthGBps || *x > kMaxBandwidthGBps) {
+      problems.push_back(where + ": bandwidth_GBps must be between 0.001 (1 MB/s) and 100000 (100 TB/s), got " + it->second);
+      ok = false;
     } else {
       e.bandwidth_Bps = *x * 1e9;
     }
@@ -614,6 +644,9 @@ Cluster load_topology_text(const std::string& text, const std::string& file) {
       ok = false;
     } else if (const auto x = parse_number(it->second); !x || *x < 0) {
       problems.push_back(where + ": latency_us must be a non-negative number, got " + (it->second.empty() ? "''" : it->second));
+      ok = false;
+    } else if (*x > kMaxLatencyUs) {
+      problems.push_back(where + ": latency_us must be at most 1000000 (1 s), got " + it->second);
       ok = false;
     } else {
       e.latency_s = *x * 1e-6;
@@ -689,9 +722,10 @@ Cluster load_topology_text(const std::string& text, const std::string& file) {
   }
   std::stable_sort(edges.begin(), edges.end(),
                    [](const Edge& a, const Edge& b) { return std::pair{a.src, a.dst} < std::pair{b.src, b.dst}; });
+  std::map<std::pair<int, int>, std::size_t> link_of;  // (src, dst) -> its edge in desc.edges
   for (const Edge& e : edges) {
-    desc.edges.push_back(e);
-    if (!p.directed) desc.edges.push_back(Edge{e.dst, e.src, e.kind, e.bandwidth_Bps, e.latency_s});
+    add_link(desc.edges, link_of, e);
+    if (!p.directed) add_link(desc.edges, link_of, Edge{e.dst, e.src, e.kind, e.bandwidth_Bps, e.latency_s});
   }
   Cluster cluster = Cluster::from_graph(std::move(desc));
   if (const auto pair = cluster.unreachable_gpu_pair()) {

@@ -8,8 +8,10 @@
 //                              elsewhere); nodes are numbered 0..N-1 and hold the same number of GPUs.
 //                              `node` is a DOT keyword, so DOT files quote it: n0g0 [kind=gpu, "node"=0]
 //   edge attributes:   kind           = nvlink | pcie | network                          (required)
-//                      bandwidth_GBps = payload bandwidth per direction, GB/s, > 0       (required)
-//                      latency_us     = latency of this edge, microseconds, >= 0         (required)
+//                      bandwidth_GBps = payload bandwidth per direction, GB/s, in [0.001, 1e5]  (required)
+//                      latency_us     = latency of this edge, microseconds, in [0, 1e6]       (required)
+// Parallel edges (same two vertices, same direction) are one link: bandwidths summed, the smallest latency,
+// the widest one's kind (topology_file.cpp, add_link). Why the bounds: topology_file.cpp.
 // bandwidth_GBps is what a flow gets on an idle link: give line rate x achievable efficiency (the link
 // catalog's figures, link_catalog.hpp, are a guide). GraphML keys may be declared with any attr.type
 // (string, double, int...); values are checked here. Other attributes are ignored (labels, colours),

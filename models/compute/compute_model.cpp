@@ -261,7 +261,9 @@ double gemm_efficiency(const GemmShape& shape, const GpuSpec& gpu, const Compute
   if (ceilings) e = gemm_efficiency_carried(e, p.matmul_ceiling_fraction, gpu.matmul_ceiling_fraction,
                                             tensor_rate_ratio(gpu, p));
   e *= wave_quantization(shape.m, shape.n, gpu.sm_count);
-  return std::clamp(e, kMinEfficiency, std::min(kMaxEfficiency, max_eff * ceiling));
+  // (The ceiling never below the floor: std::clamp with hi < lo is undefined, and returned a table of denormal
+  // efficiencies as it was, a GEMM of 10^300 s.)
+  return std::clamp(e, kMinEfficiency, std::max(kMinEfficiency, std::min(kMaxEfficiency, max_eff * ceiling)));
 }
 
 namespace {

@@ -22,6 +22,10 @@ namespace {
 // A kernel shape dimension (GEMM m, n, k; attention batch, heads, seq, head dim) of a measurement.
 constexpr std::int64_t kMaxShape = std::int64_t{1} << 40;
 constexpr const char* kMaxShapeWhy = "2^40: beyond any kernel shape a training step runs";
+// A per-kernel or per-collective constant (launch overhead, attention host floor, alpha, extra hop latency):
+// at most 10 ms, a thousand times a CUDA launch or an NCCL hop. At 1 s a kernel (the old limit) the 10^8
+// tasks a step may hold ran past the engine's 106 days of integer picoseconds (issue 32).
+constexpr const char* kMicrosecondsExpected = "a number of microseconds in [0, 10000]";
 
 
 using json = nlohmann::json;
@@ -106,6 +110,16 @@ class Fields {
     return v->get<std::int64_t>();
   }
 
+  // An optional number whose 0 means "unknown", otherwise in [lo, hi] (lo > 0): a denormal is no figure.
+  double zero_or(const std::string& key, double lo, double hi, const char* expected) {
+    const double x = number(key, false, 0, hi, false, expected).value_or(0);
+    if (x == 0 || x >= lo) return x;
+    std::ostringstream s;
+    s << x << " is out of range (expected " << expected << ")";
+    problems_.add(at(key), s.str());
+    return 0;
+  }
+
   std::optional<std::string> string(const std::string& key, bool required) {
     const json* v = raw(key, required);
     if (!v) return std::nullopt;
@@ -143,7 +157,13 @@ bool expect_object(const json& v, const std::string& path, Problems& problems) {
   return false;
 }
 
-constexpr double kEffMax = 1.0;  // an efficiency is a fraction of peak: (0, 1]
+constexpr double kEffMax = 1.0;  // an efficiency is a fraction of peak
+// ... and at least a millionth of it: below that no measured kernel (a 256-cube GEMM taking 5 us on an H100
+// is 7e-3 of its tensor peak, a 1 KiB copy taking 5 us 6e-5 of its HBM bandwidth). The model floors
+// efficiencies at 1e-4 (compute_model.cpp kMinEfficiency); a denormal efficiency made a GEMM of 10^12 FLOPs
+// last 10^300 s before that floor held for every table (issue 32).
+constexpr double kEffMin = kMinProfileEfficiency;
+constexpr const char* kEffExpected = "a number in [1e-06, 1]";
 
 // read(g) with the fields of each object of the array at f[key] (absent: none), then g's unknown keys;
 // an element that is not an object is a problem.
@@ -170,8 +190,8 @@ std::vector<AttentionPoint> read_attention_points(Fields& f, const std::string& 
     pt.heads_kv = g.integer("heads_kv", true, 1, kMaxShape, kMaxShapeWhy).value_or(1);
     pt.seq = g.integer("seq", true, 1, kMaxShape, kMaxShapeWhy).value_or(1);
     pt.head_dim = g.integer("head_dim", true, 1, kMaxShape, kMaxShapeWhy).value_or(1);
-    pt.fwd_efficiency = g.number("fwd_efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
-    pt.fwdbwd_efficiency = g.number("fwdbwd_efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
+    pt.fwd_efficiency = g.number("fwd_efficiency", true, kEffMin, kEffMax, false, kEffExpected).value_or(0);
+    pt.fwdbwd_efficiency = g.number("fwdbwd_efficiency", true, kEffMin, kEffMax, false, kEffExpected).value_or(0);
     out.push_back(pt);
   });
   return out;
@@ -183,7 +203,7 @@ void read_passes(Fields& g, AttentionPassModel& fwd, AttentionPassModel& bwd, Pr
     const json* obj = g.raw(name, true);
     if (!obj || !expect_object(*obj, g.at(name), problems)) continue;
     Fields h(*obj, g.at(name), problems);
-    pass->peak_efficiency = h.number("peak_efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
+    pass->peak_efficiency = h.number("peak_efficiency", true, kEffMin, kEffMax, false, kEffExpected).value_or(0);
     pass->half_kv = h.number("half_kv", true, 0, 1e9, false, "a number of tokens >= 0").value_or(0);
     pass->ctas_per_sm = static_cast<int>(h.integer("ctas_per_sm", true, 1, 2048, "an SM holds at most 2048 threads").value_or(1));
     if (const json* hf = h.raw("heavy_first", true)) {
@@ -199,18 +219,17 @@ ComputeProfile read_compute(const json& v, const std::string& path, Problems& pr
   Fields f(v, path, problems);
   p.source = f.string("source", false).value_or("");
   p.sm_count = static_cast<int>(f.integer("sm_count", true, 1, 100000, "1e5 SMs: 600x a B200 (148)").value_or(1));
-  p.launch_overhead_us = f.number("launch_overhead_us", true, 0, 1e6, false, "a number of microseconds >= 0").value_or(0);
-  p.fp8_gemm_speedup_efficiency =
-      f.number("fp8_gemm_speedup_efficiency", false, 0, 2, false, "a number in [0, 2]").value_or(0);
-  p.matmul_ceiling_fraction =
-      f.number("matmul_ceiling_fraction", false, 0, 1, false, "a number in [0, 1] (0: unknown)").value_or(0);
-  p.peak_tflops_bf16 = f.number("peak_tflops_bf16", false, 0, 1e6, false, "a number of TFLOP/s >= 0 (0: unknown)").value_or(0);
+  p.launch_overhead_us = f.number("launch_overhead_us", true, 0, kMaxProfileMicroseconds, false, kMicrosecondsExpected).value_or(0);
+  // 0: unknown; else a fraction (of a speed-up, of peak) of at least 1%, a rate of at least 1 TFLOP/s (any GPU).
+  p.fp8_gemm_speedup_efficiency = f.zero_or("fp8_gemm_speedup_efficiency", 0.01, 2, "0 or a number in [0.01, 2]");
+  p.matmul_ceiling_fraction = f.zero_or("matmul_ceiling_fraction", 0.01, 1, "0 (unknown) or a number in [0.01, 1]");
+  p.peak_tflops_bf16 = f.zero_or("peak_tflops_bf16", 1, 1e6, "0 (unknown) or a number of TFLOP/s in [1, 1e6]");
   for_each_object(f, "gemm", problems, [&](Fields& g) {
     GemmPoint pt{};
     pt.m = g.integer("m", true, 1, kMaxShape, kMaxShapeWhy).value_or(1);
     pt.n = g.integer("n", true, 1, kMaxShape, kMaxShapeWhy).value_or(1);
     pt.k = g.integer("k", true, 1, kMaxShape, kMaxShapeWhy).value_or(1);
-    pt.efficiency = g.number("efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
+    pt.efficiency = g.number("efficiency", true, kEffMin, kEffMax, false, kEffExpected).value_or(0);
     p.gemm.push_back(pt);
   });
   p.attention = read_attention_points(f, "attention", problems);
@@ -220,7 +239,7 @@ ComputeProfile read_compute(const json& v, const std::string& path, Problems& pr
       Fields g(*m, at, problems);
       p.attention_block_q = g.integer("block_q", true, 1, kMaxShape, kMaxShapeWhy).value_or(128);
       p.attention_host_floor_us =
-          g.number("host_floor_us", false, 0, 1e9, false, "a number of microseconds >= 0").value_or(0);
+          g.number("host_floor_us", false, 0, kMaxProfileMicroseconds, false, kMicrosecondsExpected).value_or(0);
       read_passes(g, p.attention_fwd, p.attention_bwd, problems);
       g.finish();
     }
@@ -231,7 +250,7 @@ ComputeProfile read_compute(const json& v, const std::string& path, Problems& pr
       Fields g(*m, at, problems);
       Flash2AttentionModel fa2;
       fa2.mma_sync_fraction =
-          g.number("mma_sync_fraction", true, 0, 1, true, "a share of the tensor peak in (0, 1]").value_or(1);
+          g.number("mma_sync_fraction", true, kEffMin, 1, false, "a share of the tensor peak in [1e-06, 1]").value_or(1);
       read_passes(g, fa2.fwd, fa2.bwd, problems);
       g.finish();
       fa2.points = read_attention_points(f, "attention_flash2", problems);
@@ -251,8 +270,8 @@ ComputeProfile read_compute(const json& v, const std::string& path, Problems& pr
                                        "embedding, copy or optimizer)");
       }
     }
-    pt.bytes = g.number("bytes", true, 0, 1e18, true, "a number of bytes > 0").value_or(1);
-    pt.efficiency = g.number("efficiency", true, 0, kEffMax, true, "a number in (0, 1]").value_or(0);
+    pt.bytes = g.number("bytes", true, 1, 1e18, false, "a number of bytes in [1, 1e18]").value_or(1);
+    pt.efficiency = g.number("efficiency", true, kEffMin, kEffMax, false, kEffExpected).value_or(0);
     p.memory_bound.push_back(pt);
   });
   f.finish();
@@ -275,8 +294,9 @@ CommFit read_comm_fit(const json& v, const std::string& at, Problems& problems) 
     if (auto level = parse_comm_level(*lvl)) c.level = *level;
     else problems.add(g.at("level"), "unknown level \"" + *lvl + "\" (expected \"nvlink\" or \"network\")");
   }
-  c.alpha_us = g.number("alpha_us", true, 0, 1e9, false, "a number of microseconds >= 0").value_or(0);
-  c.beta_GBps = g.number("beta_GBps", true, 0, 1e9, true, "a bandwidth in GB/s > 0").value_or(1);
+  c.alpha_us = g.number("alpha_us", true, 0, kMaxProfileMicroseconds, false, kMicrosecondsExpected).value_or(0);
+  c.beta_GBps = g.number("beta_GBps", true, kMinProfileBandwidthGBps, kMaxProfileBandwidthGBps, false,
+                           "a bandwidth in GB/s in [0.001, 100000]").value_or(1);
   c.r2 = g.number("r2", false, -1e9, 1, false, "a number <= 1").value_or(0);
   c.points = static_cast<int>(g.integer("points", false, 0, 1 << 30, "2^30 points: more than any measurement file holds").value_or(0));
   c.gpu = g.string("gpu", false).value_or("");
@@ -288,13 +308,13 @@ CommFit read_comm_fit(const json& v, const std::string& at, Problems& problems) 
       c.nccl.nodes = static_cast<int>(k.integer("nodes", true, 1, 1 << 20, "2^20 nodes: more than a scenario's cluster can hold").value_or(1));
       c.nccl.nic = k.string("nic", false).value_or("");
       auto scale = [&](const char* key) {
-        return k.number(key, true, 0, 1e3, true, "a bandwidth scale in (0, 1000]").value_or(1);
+        return k.number(key, true, 1e-3, 1e3, false, "a bandwidth scale in [0.001, 1000]").value_or(1);
       };
       c.nccl.bandwidth_scale_ll = scale("bandwidth_scale_LL");
       c.nccl.bandwidth_scale_ll128 = scale("bandwidth_scale_LL128");
       c.nccl.bandwidth_scale_simple = scale("bandwidth_scale_Simple");
       c.nccl.hop_latency_extra_us =
-          k.number("hop_latency_extra_us", true, -1e3, 1e6, false, "microseconds in [-1000, 1e6]").value_or(0);
+          k.number("hop_latency_extra_us", true, -1e3, kMaxProfileMicroseconds, false, "microseconds in [-1000, 10000]").value_or(0);
       c.nccl.ring_chunk_bytes =
           k.number("ring_chunk_bytes", true, 0, 1e12, true, "a number of bytes in (0, 1e12]").value_or(3.5e6);
       c.nccl.ring_chunk_bytes_ll = k.number("ring_chunk_bytes_LL", false, 0, 1e12, true, "a number of bytes in (0, 1e12]")

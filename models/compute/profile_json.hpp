@@ -38,6 +38,13 @@
 
 namespace cs::models {
 
+// Bounds of a profile's numbers (the reader refuses anything outside them, naming the JSON path); a writer
+// (calibrate fit) checks its results against the same figures. Why each: profile_json.cpp.
+inline constexpr double kMinProfileEfficiency = 1e-6;     // efficiencies: [1e-6, 1]
+inline constexpr double kMaxProfileMicroseconds = 1e4;    // launch overhead, host floor, alpha, hop extra
+inline constexpr double kMinProfileBandwidthGBps = 1e-3;  // a fitted beta: [1 MB/s, 100 TB/s], as a
+inline constexpr double kMaxProfileBandwidthGBps = 1e5;   // topology file's links (topology_file.cpp)
+
 // How well one group of measurements is reproduced (written by the fitter, for people reading the file).
 struct FitQuality {
   std::string group;       // "gemm bf16", "all_reduce default 8 ranks nvlink", ...

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <stdexcept>
+#include <string>
 
 #include "sim/base/check.hpp"
 #include "sim/base/name_table.hpp"
@@ -48,7 +50,12 @@ std::uint32_t TaskGraph::intern(std::string_view name) {
 TaskId TaskGraph::add_task(const Task& t) {
   CS_CHECK(!frozen_);
   CS_CHECK(t.rank < static_cast<std::uint32_t>(num_ranks_));
-  CS_CHECK(t.duration >= 0);
+  // A duration past the engine's range (int64 picoseconds: 106 days) or not a number converts to a negative
+  // Time: an input the loaders' bounds let through. An error for the user, not an abort (issue 32).
+  if (t.duration < 0) {
+    throw std::runtime_error("task '" + (t.name < names_.size() ? names_[t.name] : std::string("?")) + "' of rank " + std::to_string(t.rank) +
+                             " lasts longer than the engine's 106 days of simulated time (or its duration is not a number)");
+  }
   const auto id = static_cast<TaskId>(tasks_.size());
   if ((id & 0x3FFFu) == 0) poll_cancel();  // a huge step is cancellable while it is being built
   tasks_.push_back(t);

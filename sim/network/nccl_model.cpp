@@ -82,6 +82,8 @@ GroupGeometry group_geometry(const topo::Cluster& cluster, std::span<const int> 
   g.sharp = spec.sharp && g.multi_node;
   g.sharp_levels = link.span == topo::Span::core ? 3 : link.span == topo::Span::spine ? 2 : 1;
   if (spec.nic.latency_given) g.network_hop_extra_s = (spec.nic.latency_us - kReferenceNetworkHopUs) * 1e-6;
+  g.network_hop_extra_s += link.network_hop_extra_s;  // a topology file's latencies (0 on built clusters)
+  g.scaleup_hop_extra_s = link.scaleup_hop_extra_s;
   // PCIe-only: the catalog's "pcie" nodes (a topology file's scale-up edges say nvlink or pcie per edge;
   // its summary spec is "custom" and keeps the structural ranking).
   g.nvlink = spec.intra.name != "pcie";
@@ -231,7 +233,7 @@ Cost cost_of(CollectiveKind kind, double S, const GroupGeometry& g, NcclAlgorith
   Cost c;
   const ProtocolSpec& ps = protocol_spec(p);
   const int n = g.ranks, N = g.nodes, k = g.per_node;
-  const double hnv = ps.hop_latency_nvlink_us * 1e-6 + up.hop_extra_s;
+  const double hnv = ps.hop_latency_nvlink_us * 1e-6 + g.scaleup_hop_extra_s + up.hop_extra_s;
   const double hnet = ps.hop_latency_network_us * 1e-6 + g.network_hop_extra_s + net.hop_extra_s;
   const double B_up = g.scaleup_Bps * up.bw_scale, B_line = g.scaleup_line_Bps * up.bw_scale;
   const double B_net = g.network_Bps * net.bw_scale;

@@ -100,7 +100,9 @@
 // of the table stands for NCCL over the catalog's InfiniBand, whose wire, switch and NIC cost
 // kReferenceNetworkHopUs = 1 us a hop (topologies/link_catalog.cpp); the custom link replaces that part, so
 // every network hop of every protocol costs h_p + (latency_us - kReferenceNetworkHopUs)
-// (GroupGeometry::network_hop_extra_s). The catalog's links keep the table as measured.
+// (GroupGeometry::network_hop_extra_s). The catalog's links keep the table as measured. A topology file's
+// latencies enter the same way, scale-up hops included (GroupGeometry::scaleup_hop_extra_s): a step costs
+// h_p + the file's latency along its path over the catalog's (topologies/cluster.hpp, GroupLink).
 // Channel ramp: NCCL gives a small message few channels (it shrinks the channel count until every
 // thread has work), so the per-step chunk of a small ring crosses its hop on one channel, at 1/16 of the
 // node's rate: the fill term is multiplied by kRingChannels / ring_channels(S). This is what makes the H100
@@ -193,6 +195,8 @@ struct GroupGeometry {
   int sharp_levels = 1;        // network hops up to SHARP's aggregation root: 1 leaf, 2 spine, 3 core
   bool multi_node = false;
   double network_hop_extra_s = 0;  // added to every network hop: a custom link's latency over the reference
+                                   // (or a topology file's, topologies/cluster.hpp GroupLink)
+  double scaleup_hop_extra_s = 0;  // added to every scale-up hop: a topology file's latency over the reference
   // The node's GPUs talk over NVLink (NVSwitch, NVL72, NVLink bridges; a topology file's "custom" nodes
   // count as such); false: PCIe only (cluster intra_node "pcie"). NCCL enables LL128 only with NVLink, and the chooser of a group across PCIe-only
   // nodes ranks by NCCL's own tuner tables (nccl_tuner_time_us below).

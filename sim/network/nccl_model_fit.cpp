@@ -90,7 +90,7 @@ NcclFit fit_nccl_constants(CollectiveKind kind, std::span<const NcclFitSample> s
   for (const auto& u : used) {
     const ProtocolSpec& ps = protocol_spec(u.choice.protocol);
     const double h = fit.scope == CommScope::inter_node ? ps.hop_latency_network_us + g.network_hop_extra_s * 1e6
-                                                         : ps.hop_latency_nvlink_us;
+                                                         : ps.hop_latency_nvlink_us + g.scaleup_hop_extra_s * 1e6;
     min_hop_us = std::min(min_hop_us, h);
   }
   // The hop latency is fitted only where sizes show it: two or more whose default latency is a quarter of

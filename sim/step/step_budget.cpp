@@ -26,6 +26,13 @@ constexpr double kBytesPerGpuAnalytical = 1536;
 constexpr double kBytesPerGpuFlow = 2560;
 constexpr double kBytesPerNic = 1000;
 constexpr double kBaseBytes = 8e6;
+// Several jobs: what each job keeps besides its tasks until the end of simulate_jobs (simulation.cpp): its
+// view of the scenario (a Scenario, 2 KB, with its model and training), its report and its alone run's link
+// loads. 512 one-GPU jobs of one layer and one micro-batch peak at 11.3 MiB over ~250 tasks a job (the
+// property test in tests/sim/test_step_budget.cpp); 8 KB a job keeps that under the estimate with room. (Each
+// view also kept a copy's buffer for every job, 568 B x jobs, until Scenario::job_scenario released it: 2,048
+// jobs took 2.4 GB more than their estimate, issue 32.)
+constexpr double kBytesPerJob = 8192;
 constexpr double kEventsPerTask = 1.25;
 constexpr double kGiB = 1073741824.0;
 
@@ -153,7 +160,8 @@ StepEstimate estimate_step(const Scenario& s, bool materialised) {
   const bool from_template = !materialised && !s.multi_job() && !s.simulation.symmetry;
   const double stage_tasks = job_tasks / every(s.training) * s.training.pp;
   const double task_bytes = from_template ? kBytesPerTemplateTask * built + kBytesPerTask * stage_tasks : kBytesPerTask * built;
-  e.memory_bytes = kBaseBytes + task_bytes + (flow ? kBytesPerGpuFlow : kBytesPerGpuAnalytical) * e.gpus + kBytesPerNic * e.nics;
+  e.memory_bytes = kBaseBytes + task_bytes + (flow ? kBytesPerGpuFlow : kBytesPerGpuAnalytical) * e.gpus + kBytesPerNic * e.nics +
+                   kBytesPerJob * static_cast<double>(s.jobs.size());
   return e;
 }
 
@@ -165,7 +173,7 @@ void check_budget(const Scenario& s, bool materialised) {
   // The knob that drives it: the cluster's GPUs or NICs when their graph is the larger part of the memory
   // and the memory is what is over, else the largest factor of the task count.
   const double task_bytes = e.memory_bytes - (s.simulation.network == NetworkBackend::flow ? kBytesPerGpuFlow : kBytesPerGpuAnalytical) * e.gpus -
-                            kBytesPerNic * e.nics - kBaseBytes;
+                            kBytesPerNic * e.nics - kBaseBytes - kBytesPerJob * static_cast<double>(s.jobs.size());
   const double gpu_bytes = (s.simulation.network == NetworkBackend::flow ? kBytesPerGpuFlow : kBytesPerGpuAnalytical) * e.gpus;
   const double nic_bytes = kBytesPerNic * e.nics;
   std::string knob;

@@ -28,7 +28,10 @@
 //   bench/README.md) + per GPU 1.5 KB (analytical) or 2.5 KB (flow) for the cluster
 //   graph, the routes and the process groups of the mirrored ranks + 1 KB per NIC and its switch ports
 //   (measured on the 64-node NDR400 scenario from 64 to 2048 nodes, and from 8 to 10^6 NICs per node: 125 B
-//   a NIC at 4096, 950 B at 10^6, where the 8 x 10^6 NICs took 7.3 GiB and 27 s).
+//   a NIC at 4096, 950 B at 10^6, where the 8 x 10^6 NICs took 7.3 GiB and 27 s) + 8 KB per job of a
+//   multi-job scenario (its view of the scenario, its report, its alone run's link loads).
+// tests/sim/test_step_budget.cpp holds the memory estimate above the peak simulate() really adds (measured in
+// a child process) on every shipped scenario and on generated ones (hundreds of one-node jobs, symmetry off).
 // The default limits, 2 x 10^8 tasks and 4 GiB: the largest shipped scenario takes 0.4 M tasks and 50 MB,
 // and a sweep runs one simulation per core at once.
 // The test holds the task estimate within a factor of 1.5 of the real count on every shipped scenario.

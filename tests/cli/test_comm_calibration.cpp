@@ -246,7 +246,7 @@ TEST_CASE("comm calibration: a profile's nccl block out of range is refused nami
   CHECK(r.exit_code == 2);
   const auto lines = r.err_lines();
   REQUIRE(lines.size() == 1);
-  CHECK(contains(lines[0], bad.string() + ": comm[0].nccl.bandwidth_scale_Simple: 0 is out of range (expected a bandwidth scale in (0, 1000])"));
+  CHECK(contains(lines[0], bad.string() + ": comm[0].nccl.bandwidth_scale_Simple: 0 is out of range (expected a bandwidth scale in [0.001, 1000])"));
 }
 
 TEST_CASE("comm calibration: a profile's nccl block with an unknown key is refused naming it", "[cli][calibration][bad-input]") {

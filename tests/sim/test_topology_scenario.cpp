@@ -3,6 +3,7 @@
 // one is reported in one line naming the scenario, the key, the topology file and the line or element.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -12,8 +13,11 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/base/input_error.hpp"
+#include "sim/network/collective_run.hpp"
+#include "sim/network/nccl_model.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
+#include "topologies/topology_file.hpp"
 
 using namespace cs::sim;
 using nlohmann::json;
@@ -225,5 +229,103 @@ TEST_CASE("topology_file: --set names a file relative to the scenario and is val
     CHECK(m.rfind(file + ": cluster.topology_file: " + fs::path(kData).lexically_normal().string() + "/zero_bandwidth.dot: edge ", 0) == 0);
     CHECK(m.find("bandwidth_GBps must be positive, got 0") != std::string::npos);
     CHECK(m.find("(the value given by --set cluster.topology_file=../tests/topologies/data/zero_bandwidth.dot)") != std::string::npos);
+  }
+}
+
+// Issue 32: every legal topology shape simulates with finite, non-negative times; a slow cable beside a fast
+// one never slows a collective; the file's latency_us reaches both network models.
+namespace {
+
+const std::string kRegressions = kSource + "/tests/fuzz/regressions";
+
+// A two-layer Llama step on the file `topology` (tests/fuzz/regressions), on `network`.
+Scenario on_file(const std::string& topology, const std::string& network) {
+  const json doc = {{"name", "t"},
+                    {"cluster", {{"gpu", "H100-SXM"}, {"topology_file", topology}}},
+                    {"model", {{"preset", "llama3-8b"}, {"num_layers", 2}}},
+                    {"training", {{"seq_length", 2048}, {"global_batch_size", 4}, {"micro_batch_size", 1}}},
+                    {"simulation", {{"network", network}}}};
+  return parse_scenario(doc, kRegressions + "/s.json");
+}
+
+// The fixture two_nodes.dot with `extra` statements added before its closing brace.
+cs::topo::Cluster fixture_with(const std::string& extra) {
+  std::string text = read_text(kData + "/two_nodes.dot");
+  text.insert(text.rfind('}'), extra);
+  return cs::topo::load_topology_text(text, "t.dot");
+}
+
+const std::vector<int> kAllFour = {0, 1, 2, 3};
+
+}  // namespace
+
+TEST_CASE("topology_file: one GPU per node and GPUs cabled to the leaf simulate with finite times", "[sim][topology_file]") {
+  // Both aborted the analytical network at event_queue.cpp:31 (a scale-up bandwidth of 0, 0 NICs per node).
+  for (const char* file : {"topology-one-gpu-per-node.dot", "topology-gpus-without-nic.dot"}) {
+    for (const char* network : {"analytical", "flow"}) {
+      INFO(file << " " << network);
+      const Report r = simulate(on_file(file, network)).report;
+      CHECK(std::isfinite(r.step_time_s));
+      CHECK(r.step_time_s > 0);
+      CHECK(r.step_time_s < 60);
+    }
+  }
+}
+
+TEST_CASE("topology_file: a slow cable beside any cable never makes a collective slower", "[sim][topology_file]") {
+  // Parallel cables merge (their bandwidths add); before, ECMP put half the flows on a 0.24 GB/s cable beside
+  // a 24 GB/s one and the step took 53 s instead of 1.8. Property: beside each of the fixture's 12 cables in
+  // turn, a 0.5 GB/s cable of the same kind; every collective over the four GPUs, small to large, on both
+  // networks, takes no longer than without it.
+  const cs::topo::Cluster plain = fixture_with("");
+  const std::vector<std::string> cables = {"n0g0 -- sw0", "n0g1 -- sw0", "n1g0 -- sw1", "n1g1 -- sw1", "n0g0 -- nic00", "n0g1 -- nic01",
+                                           "n1g0 -- nic10", "n1g1 -- nic11", "nic00 -- leaf0", "nic01 -- leaf0", "nic10 -- leaf0", "nic11 -- leaf0"};
+  for (const std::string& cable : cables) {
+    const std::string kind = cable.find("sw") != std::string::npos ? "nvlink" : cable.find("leaf") != std::string::npos ? "network" : "pcie";
+    const cs::topo::Cluster slow = fixture_with("  " + cable + " [kind=" + kind + ", bandwidth_GBps=0.5, latency_us=1.0];\n");
+    for (const auto network : {NetworkBackend::analytical, NetworkBackend::flow}) {
+      for (const auto kind_of : {cs::models::CollectiveKind::all_reduce, cs::models::CollectiveKind::all_gather,
+                                 cs::models::CollectiveKind::reduce_scatter, cs::models::CollectiveKind::all_to_all}) {
+        for (const double bytes : {8.0, 1e6, 1e9}) {
+          CollectiveRunOptions o;
+          o.network = network;
+          const Time with = run_collective(slow, kind_of, bytes, kAllFour, o).time;
+          const Time without = run_collective(plain, kind_of, bytes, kAllFour, o).time;
+          INFO(cable << ", " << static_cast<int>(kind_of) << ", " << bytes << " B: " << with << " ps vs " << without);
+          CHECK(with <= without);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("topology_file: doubling the network cables' latency adds the closed-form time to a small collective", "[sim][topology_file]") {
+  // The fixture's NIC cables at 1 us are the reference (one InfiniBand hop, nccl_model.hpp); at 2 us each
+  // step across the leaf crosses two cables, 2 us more a network hop (topologies/cluster.hpp, GroupLink).
+  // 4 GPUs on N = 2 nodes, k = 2 a node:
+  //   LL tree all-reduce: 7 + 2 (D h_net + (k - 1) h_nv) us, D = 2: 8 us more;
+  //   8-byte ring all-reduce: s = 2 (n - 1) = 6 steps, N / n = 1/2 of them across the network: 6 us more,
+  //   on both networks (the transfer is the same).
+  const cs::topo::Cluster ref = fixture_with("");
+  std::string text = read_text(kData + "/two_nodes.dot");
+  for (std::size_t at = text.find("latency_us=1.0"); at != std::string::npos; at = text.find("latency_us=1.0", at))
+    text.replace(at, 14, "latency_us=2.0");
+  const cs::topo::Cluster doubled = cs::topo::load_topology_text(text, "t.dot");
+  auto tree_ll = [](const cs::topo::Cluster& c) {
+    bool ok = false;
+    const AlgorithmChoice a = estimate(cs::models::CollectiveKind::all_reduce, 8, group_geometry(c, kAllFour), NcclAlgorithm::tree, NcclProtocol::ll, &ok);
+    REQUIRE(ok);
+    return to_seconds(a.latency);
+  };
+  CHECK(tree_ll(ref) == Approx(7e-6 + 2 * (2 * 2.7e-6 + 1.4e-6)));  // the table as it is
+  CHECK(tree_ll(doubled) - tree_ll(ref) == Approx(8e-6));
+  for (const auto network : {NetworkBackend::analytical, NetworkBackend::flow}) {
+    CollectiveRunOptions o;
+    o.network = network;
+    o.forced_algorithm = "ring";
+    const double before = to_seconds(run_collective(ref, cs::models::CollectiveKind::all_reduce, 8, kAllFour, o).time);
+    const double after = to_seconds(run_collective(doubled, cs::models::CollectiveKind::all_reduce, 8, kAllFour, o).time);
+    INFO(static_cast<int>(network) << ": " << before << " s -> " << after << " s");
+    CHECK(after - before == Approx(6e-6).epsilon(1e-6));
   }
 }

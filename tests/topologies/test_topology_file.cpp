@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/files/input_file.hpp"
 #include "topologies/cluster.hpp"
 #include "topologies/topology_file.hpp"
 
@@ -296,4 +297,111 @@ TEST_CASE("a topology of 5x10^4 GPUs is refused by the route table's size, not a
   CHECK(error_of_text(text) ==
         "t.dot: 50000 GPUs and 50001 vertices: the route table (a hop count per GPU and vertex) would take 9.3 GiB, "
         "over the 2 GiB limit");
+}
+
+// Issue 32: every number of a topology file that reaches the engine is bounded, and every legal shape gives
+// positive, finite figures. The reproducers live in tests/fuzz/regressions.
+namespace {
+
+std::string regression(const std::string& name) {
+  return std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/fuzz/regressions/" + name;
+}
+
+std::string read_file(const std::string& path) {
+  return cs::files::read_input_file(path, cs::files::kMaxTopologyBytes, "topology file", "cannot open the file");
+}
+
+}  // namespace
+
+TEST_CASE("topology file: a bandwidth outside 1 MB/s to 100 TB/s is refused naming the edge", "[topologies]") {
+  // 1e-30 GB/s made a gradient all-reduce last 10^30 s and 1e308 GB/s is infinite in B/s: both aborted the
+  // analytical network at event_queue.cpp:31.
+  const std::string tiny = regression("topology-bandwidth-1e-30.dot");
+  CHECK(error_of(tiny) == tiny + ": edge 'nic00' -- 'leaf0': bandwidth_GBps must be between 0.001 (1 MB/s) and 100000 (100 TB/s), got 1e-30");
+  const std::string huge = regression("topology-bandwidth-1e308.dot");
+  CHECK(error_of(huge) == huge + ": edge 'nic00' -- 'leaf0': bandwidth_GBps must be between 0.001 (1 MB/s) and 100000 (100 TB/s), got 1e308");
+  // The bounds themselves are legal.
+  const std::string edge_cases =
+      "graph g { a [kind=gpu, \"node\"=0]; b [kind=gpu, \"node\"=0];\n"
+      "  a -- b [kind=nvlink, bandwidth_GBps=0.001, latency_us=1e6]; a -- b [kind=nvlink, bandwidth_GBps=1e5, latency_us=0]; }";
+  CHECK_NOTHROW(load_topology_text(edge_cases, "t.dot"));
+}
+
+TEST_CASE("topology file: a latency over 1 s is refused naming the edge", "[topologies]") {
+  const std::string slow = regression("topology-latency-1e300.dot");
+  CHECK(error_of(slow) == slow + ": edge 'nic00' -- 'leaf0': latency_us must be at most 1000000 (1 s), got 1e300");
+}
+
+TEST_CASE("topology file: parallel cables are one link of their summed bandwidth and smallest latency", "[topologies]") {
+  // As NCCL aggregates parallel links (src/graph/topo.cc, ncclTopoConnectNodes): 100 + 1 GB/s, the faster
+  // cable's kind, the smaller latency; each direction merged on its own, edge ids as if one cable.
+  const std::string text =
+      "graph g { a [kind=gpu, \"node\"=0]; b [kind=gpu, \"node\"=0];\n"
+      "  a -- b [kind=pcie, bandwidth_GBps=1, latency_us=0.5];\n"
+      "  a -- b [kind=nvlink, bandwidth_GBps=100, latency_us=2]; }";
+  const Cluster c = load_topology_text(text, "t.dot");
+  REQUIRE(c.edges().size() == 2);
+  for (const Edge& e : c.edges()) {
+    CHECK(e.bandwidth_Bps == Approx(101e9));
+    CHECK(e.latency_s == Approx(0.5e-6));
+    CHECK(e.kind == EdgeKind::nvlink);
+  }
+  CHECK(c.edges()[0].src == 0);
+  CHECK(c.edges()[1].src == 1);
+  const std::vector<int> pair = {0, 1};
+  CHECK(c.group_link(pair).bus_bandwidth_Bps == Approx(101e9));
+  // The slow cables beside the fixture's NIC cables: the same graph, every NIC link 24.24 GB/s.
+  const Cluster slow = load_topology(regression("topology-parallel-slow-cable.dot"));
+  const Cluster plain = load_topology(data("two_nodes.dot"));
+  REQUIRE(slow.edges().size() == plain.edges().size());
+  for (std::size_t i = 0; i < slow.edges().size(); ++i) {
+    const double extra = plain.edges()[i].kind == EdgeKind::network ? 0.24e9 : 0.0;
+    CHECK(slow.edges()[i].bandwidth_Bps == Approx(plain.edges()[i].bandwidth_Bps + extra));
+  }
+}
+
+TEST_CASE("topology file: one GPU per node and GPUs cabled to the leaf give positive summary figures", "[topologies]") {
+  // Both made a 0 the NCCL model divides by (a 1-GPU node's scale-up bandwidth, 0 NICs per node).
+  const Cluster one = load_topology(regression("topology-one-gpu-per-node.dot"));
+  CHECK(one.spec().gpus_per_node == 1);
+  CHECK(one.spec().intra.gpu_bandwidth_GBps == Approx(50.0));  // GPU 0's widest link, its PCIe
+  CHECK(one.spec().nics_per_node == 1);
+  CHECK(one.spec().nic.payload_GBps() == Approx(24.0));
+  const Cluster bare = load_topology(regression("topology-gpus-without-nic.dot"));
+  CHECK(bare.spec().nics_per_node == 2);  // each GPU is its own network port
+  CHECK(bare.spec().nic.payload_GBps() == Approx(24.0));
+  CHECK(bare.spec().intra.gpu_bandwidth_GBps > 0);
+  // Nodes joined by NVLink only (no network edge): the slowest edge out of a node stands for the NIC.
+  const std::string nvlink_only =
+      "graph g { a [kind=gpu, \"node\"=0]; b [kind=gpu, \"node\"=1]; s [kind=nvswitch];\n"
+      "  a -- s [kind=nvlink, bandwidth_GBps=400, latency_us=0.3]; b -- s [kind=nvlink, bandwidth_GBps=300, latency_us=0.3]; }";
+  const Cluster nv = load_topology_text(nvlink_only, "t.dot");
+  CHECK(nv.spec().nics_per_node == 1);
+  CHECK(nv.spec().nic.payload_GBps() == Approx(300.0));
+}
+
+TEST_CASE("topology file: latencies over the catalog's reference hops become the NCCL model's hop extras", "[topologies]") {
+  // The fixture is at the reference (0.3 + 0.3 us from GPU to GPU in a node, 1 us a network edge, 0 on
+  // PCIe): no extra. Network edges at 2 us: a step across the leaf crosses two, 2 us more.
+  const Cluster ref = load_topology(data("two_nodes.dot"));
+  const std::vector<int> all = {0, 1, 2, 3};
+  CHECK(ref.group_link(all).network_hop_extra_s == 0.0);
+  CHECK(ref.group_link(all).scaleup_hop_extra_s == 0.0);
+  std::string text = read_file(data("two_nodes.dot"));
+  for (std::size_t at = text.find("latency_us=1.0"); at != std::string::npos; at = text.find("latency_us=1.0", at))
+    text.replace(at, 14, "latency_us=2.0");
+  for (std::size_t at = text.find("latency_us=0.3"); at != std::string::npos; at = text.find("latency_us=0.3", at))
+    text.replace(at, 14, "latency_us=0.8");
+  const Cluster slow = load_topology_text(text, "t.dot");
+  CHECK(slow.group_link(all).network_hop_extra_s == Approx(2e-6));
+  CHECK(slow.group_link(all).scaleup_hop_extra_s == Approx(1e-6));  // 0.8 + 0.8 - 0.6 us
+  const std::vector<int> node0 = {0, 1};
+  CHECK(slow.group_link(node0).network_hop_extra_s == 0.0);  // no pair crosses the network
+  // Zero latencies: at most one reference step faster (-0.6 us in a node, -1 us across).
+  text = read_file(data("two_nodes.dot"));
+  for (const char* l : {"latency_us=1.0", "latency_us=0.3"})
+    for (std::size_t at = text.find(l); at != std::string::npos; at = text.find(l, at)) text.replace(at, 14, "latency_us=000");
+  const Cluster fast = load_topology_text(text, "t.dot");
+  CHECK(fast.group_link(all).network_hop_extra_s == Approx(-1e-6));
+  CHECK(fast.group_link(all).scaleup_hop_extra_s == Approx(-0.6e-6));
 }
