@@ -14,6 +14,7 @@
 #include <cmath>
 #include <optional>
 #include <cstdio>
+#include <span>
 #include <iostream>
 
 #include <boost/program_options.hpp>
@@ -49,6 +50,42 @@ std::string pad(std::string s, std::size_t w) {
   return s;
 }
 
+// The node a single-node measurement ran on when no --scenario names one: single_node_cluster with NVLS
+// where the scenario loader enables it by default (an NVSwitch node of a GPU whose switch reduces,
+// sim/scenario/scenario.cpp: nvswitch_has_nvls), so that a log which states NCCL_ALGO=NVLS can be placed.
+topo::ClusterSpec measured_node(const models::GpuSpec& gpu, int ranks) {
+  topo::ClusterSpec spec = single_node_cluster(gpu, ranks);
+  spec.intra.nvls = spec.intra.name == "nvswitch" && gpu.nvswitch_has_nvls();
+  return spec;
+}
+
+// The fit prices each size with the algorithm the model picks for it, so that pick must be the one NCCL
+// ran (issue 34: the H100 NVLS log fitted as a ring scaled the ring's bandwidth x1.33, and the profile
+// then predicted 632 GB/s busbw for the 474 it measured). Returns why the group cannot be placed, empty
+// when it can: an algorithm the log states (NCCL_ALGO) that the model cannot run on the cluster at some
+// size (choose_algorithm would fall back to another one); without --scenario (`on` names the measured
+// node) and without NCCL_ALGO, a size whose pick depends on whether NVLS was enabled on the node -- the
+// log does not say (driver, fabric manager, NCCL_NVLS_ENABLE), so the fit cannot tell NVLS from a ring.
+std::string misplaced(models::CollectiveKind kind, std::span<const NcclFitSample> samples, const topo::ClusterSpec& spec,
+                      const std::vector<int>& gpus, const std::string& forced, const std::string& on, bool scenario) {
+  const GroupGeometry geo = group_geometry(topo::Cluster(spec), gpus);
+  topo::ClusterSpec off = spec;
+  off.intra.nvls = false;
+  const GroupGeometry geo_off = group_geometry(topo::Cluster(off), gpus);
+  for (const auto& s : samples) {
+    if (!(s.size_bytes > 0)) continue;
+    const NcclAlgorithm a = choose_algorithm(kind, s.size_bytes, geo, forced).algorithm;
+    if (!forced.empty() && to_string(a) != forced)
+      return "the log sets NCCL_ALGO=" + forced + ", which the NCCL model cannot run on " + on + " at " +
+             size_label(s.size_bytes);
+    const NcclAlgorithm b = choose_algorithm(kind, s.size_bytes, geo_off, forced).algorithm;
+    if (forced.empty() && !scenario && a != b)
+      return std::string("the log does not set NCCL_ALGO, and at ") + size_label(s.size_bytes) + " NCCL runs " +
+             to_string(a) + " on " + on + " with NVLS enabled, " + to_string(b) +
+             " without: name the cluster with --scenario S.json or run with NCCL_ALGO set";
+  }
+  return {};
+}
 
 // Fits the NCCL model's constants of every collective group (sim/network/nccl_model_fit.hpp) into the
 // profile's entries, and returns the fit-quality report. Groups whose cluster is not known get a note.
@@ -61,25 +98,37 @@ std::string fit_nccl(const calibrate::MeasurementSet& set, calibrate::ProfileFit
     const auto& group = result.comm_groups[i];
     const auto& first = set.comm[group.members.front()];
     std::optional<topo::ClusterSpec> spec;
+    std::string on = "--scenario's cluster";
     if (scenario) {
       spec = scenario->cluster;
     } else if (first.nodes == 1) {
-      if (const models::GpuSpec* g = calibrate::guess_gpu(first.gpu)) spec = single_node_cluster(*g, first.ranks);
+      if (const models::GpuSpec* g = calibrate::guess_gpu(first.gpu)) {
+        spec = measured_node(*g, first.ranks);
+        on = "one " + spec->intra.name + " node of " + g->name;
+      }
     }
     const std::string name = calibrate::group_name(group.fit);
+    auto not_fitted = [&](const std::string& why) {
+      out += "\nNCCL model constants, " + name + ": not fitted (" + why + "); the profile keeps its alpha-beta summary only\n";
+    };
     std::vector<int> gpus = spec ? measurement_gpus(*spec, first.ranks, first.nodes) : std::vector<int>{};
     if (gpus.empty()) {
-      out += "\nNCCL model constants, " + name + ": not fitted (" +
-             (spec ? "its ranks do not fit --scenario's cluster" : "name the cluster it ran on with --scenario S.json") +
-             "); the profile keeps its alpha-beta summary only\n";
+      not_fitted(spec ? "its ranks do not fit --scenario's cluster" : "name the cluster it ran on with --scenario S.json");
       continue;
     }
     std::vector<NcclFitSample> samples;
     for (auto m : group.members) samples.push_back({set.comm[m].size_bytes, set.comm[m].time_s, set.comm[m].where});
-    const topo::Cluster cluster(*spec);
-    const GroupGeometry geo = group_geometry(cluster, gpus);
     std::string forced;
     if (first.algorithm == "ring" || first.algorithm == "tree" || first.algorithm == "nvls") forced = first.algorithm;
+    if (const std::string why = misplaced(first.collective, samples, *spec, gpus, forced, on, scenario != nullptr);
+        !why.empty()) {
+      not_fitted(why);
+      result.notes.push_back(first.where.substr(0, first.where.rfind(':')) + ": " + name +
+                             ": NCCL model constants not fitted: " + why);
+      continue;
+    }
+    const topo::Cluster cluster(*spec);
+    const GroupGeometry geo = group_geometry(cluster, gpus);
     NcclFit fit;
     try {
       fit = fit_nccl_constants(first.collective, samples, geo, forced);

@@ -187,7 +187,9 @@ TEST_CASE("calibrate fit warns once on stderr about rows nccl-tests marked wrong
       "     1048576        262144     float     sum      -1    20.00   52.43   91.75      0    20.00   52.43   91.75      0\n"
       "     2097152        524288     float     sum      -1    30.00   69.91  122.34      3    30.00   69.91  122.34      3\n"
       "     4194304       1048576     float     sum      -1    50.00   83.89  146.80      0    50.00   83.89  146.80      0\n");
-  const CliResult r = run_cli({"calibrate", "fit", log.string(), "-o", (dir / "profile.json").string(), "--gpu", "H100-SXM"});
+  // --scenario: the node the log ran on (with NVLS), so the fit places it and adds no note of its own.
+  const CliResult r = run_cli({"calibrate", "fit", log.string(), "-o", (dir / "profile.json").string(), "--gpu", "H100-SXM",
+                               "--scenario", (scenarios_dir() / "llama3-8b-h100x8.json").string()});
   INFO(r.describe());
   CHECK(r.exit_code == 0);
   const auto lines = r.err_lines();
