@@ -64,10 +64,12 @@ topo::ClusterSpec measured_node(const models::GpuSpec& gpu, int ranks) {
 // then predicted 632 GB/s busbw for the 474 it measured). Returns why the group cannot be placed, empty
 // when it can: an algorithm the log states (NCCL_ALGO) that the model cannot run on the cluster at some
 // size (choose_algorithm would fall back to another one); without --scenario (`on` names the measured
-// node) and without NCCL_ALGO, a size whose pick depends on whether NVLS was enabled on the node -- the
-// log does not say (driver, fabric manager, NCCL_NVLS_ENABLE), so the fit cannot tell NVLS from a ring.
+// node) and without one NCCL_ALGO (`stated`: "default", or a list that leaves NVLS in), a size whose pick
+// depends on whether NVLS was enabled on the node -- the log does not say (driver, fabric manager,
+// NCCL_NVLS_ENABLE), so the fit cannot tell NVLS from a ring.
 std::string misplaced(models::CollectiveKind kind, std::span<const NcclFitSample> samples, const topo::ClusterSpec& spec,
-                      const std::vector<int>& gpus, const std::string& forced, const std::string& on, bool scenario) {
+                      const std::vector<int>& gpus, const std::string& stated, const std::string& forced,
+                      const std::string& on, bool scenario) {
   const GroupGeometry geo = group_geometry(topo::Cluster(spec), gpus);
   topo::ClusterSpec off = spec;
   off.intra.nvls = false;
@@ -80,11 +82,29 @@ std::string misplaced(models::CollectiveKind kind, std::span<const NcclFitSample
              size_label(s.size_bytes);
     const NcclAlgorithm b = choose_algorithm(kind, s.size_bytes, geo_off, forced).algorithm;
     if (forced.empty() && !scenario && a != b)
-      return std::string("the log does not set NCCL_ALGO, and at ") + size_label(s.size_bytes) + " NCCL runs " +
+      return (stated == "default" ? std::string("the log does not set NCCL_ALGO")
+                                  : "the log's NCCL_ALGO=" + stated + " names more than one algorithm") +
+             ", and at " + size_label(s.size_bytes) + " NCCL runs " +
              to_string(a) + " on " + on + " with NVLS enabled, " + to_string(b) +
              " without: name the cluster with --scenario S.json or run with NCCL_ALGO set";
   }
   return {};
+}
+
+// An NCCL_ALGO list or exclusion ("ring,tree", "^nvls": a comma-separated list, one starting with ^ names the
+// algorithms left out; NCCL user guide, Environment Variables, NCCL_ALGO, docs.nvidia.com/deeplearning/nccl/
+// user-guide/docs/env.html) is no single algorithm to fit, but it can rule NVLS out.
+bool nvls_ruled_out(const std::string& stated) {
+  if (stated.empty() || stated == "default") return false;
+  const bool exclude = stated[0] == '^';
+  bool named = false;
+  std::size_t from = exclude ? 1 : 0;
+  while (from <= stated.size()) {
+    const std::size_t comma = std::min(stated.find(',', from), stated.size());
+    named = named || stated.substr(from, comma - from) == "nvls";
+    from = comma + 1;
+  }
+  return exclude ? named : !named;
 }
 
 // Fits the NCCL model's constants of every collective group (sim/network/nccl_model_fit.hpp) into the
@@ -107,6 +127,7 @@ std::string fit_nccl(const calibrate::MeasurementSet& set, calibrate::ProfileFit
         on = "one " + spec->intra.name + " node of " + g->name;
       }
     }
+    if (spec && nvls_ruled_out(first.algorithm)) spec->intra.nvls = false;
     const std::string name = calibrate::group_name(group.fit);
     auto not_fitted = [&](const std::string& why) {
       out += "\nNCCL model constants, " + name + ": not fitted (" + why + "); the profile keeps its alpha-beta summary only\n";
@@ -120,7 +141,7 @@ std::string fit_nccl(const calibrate::MeasurementSet& set, calibrate::ProfileFit
     for (auto m : group.members) samples.push_back({set.comm[m].size_bytes, set.comm[m].time_s, set.comm[m].where});
     std::string forced;
     if (first.algorithm == "ring" || first.algorithm == "tree" || first.algorithm == "nvls") forced = first.algorithm;
-    if (const std::string why = misplaced(first.collective, samples, *spec, gpus, forced, on, scenario != nullptr);
+    if (const std::string why = misplaced(first.collective, samples, *spec, gpus, first.algorithm, forced, on, scenario != nullptr);
         !why.empty()) {
       not_fitted(why);
       result.notes.push_back(first.where.substr(0, first.where.rfind(':')) + ": " + name +

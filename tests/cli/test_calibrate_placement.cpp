@@ -113,3 +113,26 @@ TEST_CASE("calibrate placement: a log that sets an algorithm the node cannot run
     CHECK_FALSE(json::parse(read_text(dir / "p.json"))["comm"][0].contains("nccl"));
   }
 }
+
+TEST_CASE("calibrate placement: an NCCL_ALGO list that leaves NVLS out is fitted without it", "[cli][calibration]") {
+  TempDir dir;
+  for (const std::string algo : {"Ring,Tree", "^NVLS"}) {
+    INFO(algo);
+    const CliResult r = fit(log_with_algo(dir, algo), dir / "p.json", false);
+    CHECK(contains(r.out, "ring/Simple"));
+    CHECK_FALSE(contains(r.out, "nvls/Simple"));
+    CHECK_FALSE(contains(r.err, "not fitted"));
+    CHECK(json::parse(read_text(dir / "p.json"))["comm"][0].contains("nccl"));
+  }
+}
+
+TEST_CASE("calibrate placement: an NCCL_ALGO list that keeps NVLS in is not fitted without --scenario", "[cli][calibration][bad-input]") {
+  TempDir dir;
+  const fs::path log = log_with_algo(dir, "NVLS,Ring");
+  const CliResult r = fit(log, dir / "p.json", false);
+  CHECK(contains(r.err, "note: " + log.string() + ": H100-SXM all_reduce nvls,ring 8 ranks nvlink: NCCL model constants "
+                        "not fitted: the log's NCCL_ALGO=nvls,ring names more than one algorithm, and at 128 MiB NCCL runs "
+                        "nvls on one nvswitch node of H100-SXM with NVLS enabled, ring without: name the cluster with "
+                        "--scenario S.json or run with NCCL_ALGO set\n"));
+  CHECK_FALSE(json::parse(read_text(dir / "p.json"))["comm"][0].contains("nccl"));
+}
