@@ -5,7 +5,8 @@
 // Reads measurement files (nccl-tests logs, clustersim-bench JSON, the H200 reference format, published
 // nccl.json), fits a calibration profile (calibrate/profile_fit.hpp) and writes it. Per collective group
 // it also fits the NCCL model's own constants (sim/network/nccl_model_fit.hpp) on the cluster the
-// measurement ran on: --scenario's, or for a single-node group without one a node of the measured GPU.
+// measurement ran on: --scenario's, or for a single-node group without one a node of the measured GPU;
+// a group it cannot attribute to the algorithm NCCL ran is left unfitted, with a note (misplaced below).
 // Prints what was fitted and how well: per compute table the leave-one-out error, per collective group
 // alpha, beta, R^2, MAPE and the worst point, and for the NCCL constants the residual per size with the
 // default and the fitted constants, the worst points and the sizes left out of the bandwidth fit
