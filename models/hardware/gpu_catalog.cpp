@@ -89,8 +89,10 @@ std::vector<GpuSpec> make_catalog() {
   // GPU over PCIe Gen5. Domain: the NVL72 rack, 72 GPUs in 18 compute trays of 4. Host power: a GB200 NVL72
   // rack draws ~120 kW (NVIDIA's reference figure, as reported for the GB200 NVL72 reference architecture):
   // (120,000 - 72 x 1,200) / 72 = 466.7 W per GPU for Grace, NVSwitch trays, NICs and fans. Price: ~$8 a
-  // GPU-hour (rough, 2025-26 listings vary $6-11).
-  c.push_back({"GB200", 80, 1250, 2500, 5000, 186, 8.0, 1200, 1800, 148, 8.0, 2.0 / 3.0, 0.0, 466.7, false, 10000, 5, 72});
+  // GPU-hour (rough, 2025-26 listings vary $6-11). Matmul ceiling: no MAMF figure for GB200 is published;
+  // it is the B200's die pair, so the B200's measured 0.776 (above) is taken, not the H200 harness's 0.805
+  // that an unknown ceiling would carry over.
+  c.push_back({"GB200", 80, 1250, 2500, 5000, 186, 8.0, 1200, 1800, 148, 8.0, 2.0 / 3.0, 0.776, 466.7, false, 10000, 5, 72});
   // NVIDIA GB300 NVL72 datasheet (https://www.nvidia.com/en-us/data-center/gb300-nvl72/): FP4 1,440 PF
   // (1,080 PF dense), FP8 720 PF*, BF16 360 PF*, TF32 180 PF*, FP32 6 PF... per GPU dense: FP4 15,000,
   // FP8 5,000, BF16 2,500, TF32 1,250, FP32 80; up to 21 TB HBM3e -> 288 GB per GPU, 576 TB/s -> 8 TB/s;

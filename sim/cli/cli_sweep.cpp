@@ -818,11 +818,19 @@ int write_slurm_script(const po::variables_map& vm, const json& doc, const std::
 }
 
 // sweep merge: the parts' run writes nothing but its own outputs (check_part_args refused the rest as
-// written; this catches what the parser made of them; check_outputs keeps its CSV off the parts).
+// written; this catches what the parser made of them), and its CSV overwrites no part (said here with the
+// part that asked for it; check_outputs checks the scenario's files after).
 void check_merged_options(const po::variables_map& vm, const RunContext& ctx) {
   for (const char* o : {"shard", "part", "slurm-script", "array-size", "partition", "time"})
     if (vm.count(o))
       throw InputError(ctx.merged_parts.front() + ": run.args: --" + o + ": not an argument of a shard's run (merge writes only the run's own outputs)");
+  if (vm.count("csv")) {
+    try {
+      check_writable(vm["csv"].as<std::string>(), ctx.merged_parts);
+    } catch (const InputError& e) {
+      throw InputError(ctx.merged_parts.front() + ": run.args: --csv: " + e.messages().front());
+    }
+  }
 }
 
 void add_sweep_options(po::options_description& opts) {

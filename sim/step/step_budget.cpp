@@ -39,11 +39,16 @@ constexpr double kGiB = 1073741824.0;
 // Tasks of one op list on one rank (see the header).
 double list_tasks(const std::vector<models::Op>& ops, const Layout& layout, const models::TrainingConfig& t) {
   double n = 0;
-  for (const models::Op& op : ops) {
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const models::Op& op = ops[i];
     if (op.kind == OpKind::collective) {
       if (layout.size(op.group) < 2 || op.group == models::ProcessGroup::cp) continue;  // cp: counted with attention
-      const bool split = t.tp_comm_overlap && t.sequence_parallel && op.group == models::ProcessGroup::tp &&
-                         (op.collective == models::CollectiveKind::all_gather || op.collective == models::CollectiveKind::reduce_scatter);
+      // Split in two as the step builder's run_ops splits it: an all-gather the next op's GEMM overlaps, a
+      // reduce-scatter overlapping the GEMM before it (an FP8 cast between them keeps them apart).
+      const bool overlap = t.tp_comm_overlap && t.sequence_parallel && op.group == models::ProcessGroup::tp;
+      const bool split = overlap && ((op.collective == models::CollectiveKind::all_gather && i + 1 < ops.size() &&
+                                      ops[i + 1].kind == OpKind::gemm) ||
+                                     (op.collective == models::CollectiveKind::reduce_scatter && i > 0 && ops[i - 1].kind == OpKind::gemm));
       n += split ? 2 : 1;
     } else if ((op.kind == OpKind::attention_fwd || op.kind == OpKind::attention_bwd) && t.cp > 1) {
       n += 2.0 * t.cp - 1;

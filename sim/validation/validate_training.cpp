@@ -241,7 +241,7 @@ void audit_fields(const json& entry, const EntryDefaults& d, bool inter_node_und
       continue;
     }
     if (path == "cluster.intra_node") {
-      if (!has(text_of_leaf(*v), "nvswitch")) note(path, *v, "an NVSwitch node was assumed");
+      if (!has(text_of_leaf(*v), "nvswitch") && !has(text_of_leaf(*v), "nvl72")) note(path, *v, "an NVSwitch node was assumed");
       continue;
     }
     if (path == "cluster.inter_node") {
@@ -366,7 +366,10 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
   if (p.gpus < gpn) gpn = p.gpus;
   if (p.gpus % gpn != 0) return skip(std::to_string(p.gpus) + " GPUs are not whole nodes of " + std::to_string(gpn));
   const int nodes = p.gpus / gpn;
-  json cl = {{"gpu", gpu}, {"nodes", nodes}, {"gpus_per_node", gpn}, {"intra_node", "nvswitch"}};
+  // A rack-scale NVLink domain (GB200 / GB300 NVL72: "NVL72" in the entry's intra_node) is the nvl72 fabric,
+  // with the job placed so its groups stay inside a rack (sim/scenario/scenario.hpp placed_domain_gpus).
+  const bool nvl72 = has(str(cluster, "intra_node"), "nvl72");
+  json cl = {{"gpu", gpu}, {"nodes", nodes}, {"gpus_per_node", gpn}, {"intra_node", nvl72 ? "nvl72" : "nvswitch"}};
   bool inter_node_understood = true;
   if (nodes > 1) cl["inter_node"] = inter_node(gpu, str(cluster, "inter_node"), p.assumptions, &inter_node_understood);
 
