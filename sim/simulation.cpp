@@ -128,7 +128,7 @@ Report make_report(const Scenario& s, const std::vector<RankTimes>& times, const
   ci.price_per_gpu_hour_usd = s.price_per_gpu_hour_usd;
   ci.tokens_per_step = static_cast<double>(t.tokens_per_step());
   ci.tokens_to_train = t.tokens_to_train;
-  ci.gpu_tdp_w = s.heterogeneity.node_mean([](const models::GpuSpec& gpu) { return gpu.tdp_w; }, s.gpu.tdp_w);  // node groups: their mean
+  ci.gpu_tdp_w = s.heterogeneity.node_mean([](const models::GpuSpec& gpu) { return gpu.board_power_w(); }, s.gpu.board_power_w());  // node groups: their mean; a power cap's
   ci.gpu_busy_fraction = r.gpu_busy;
   ci.num_nodes = (r.num_gpus + s.cluster.gpus_per_node - 1) / s.cluster.gpus_per_node;
   ci.node_overhead_w = s.node_overhead_w;

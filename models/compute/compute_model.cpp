@@ -368,7 +368,7 @@ double op_time_s(const Op& op, const GpuSpec& gpu, const ComputeProfile& profile
       if (flops <= 0 && op.bytes <= 0) return launch_s;
       const double eff = clamp_efficiency(gemm_efficiency(s, gpu, profile) *
                                           dtype_factor(op.dtype, gpu, profile));
-      const double math_s = flops / (eff * tensor_peak_flops(gpu, op.dtype));
+      const double math_s = flops / (eff * tensor_peak_flops(gpu, op.dtype) * gpu.clock_fraction());
       return launch_s + std::max(math_s, operand_time_s(op.bytes));
     }
     case OpKind::attention_fwd:
@@ -376,7 +376,7 @@ double op_time_s(const Op& op, const GpuSpec& gpu, const ComputeProfile& profile
       const double eff = clamp_efficiency(
           attention_efficiency(op.attention, op.kind == OpKind::attention_bwd, gpu, profile) *
           dtype_factor(op.dtype, gpu, profile));
-      const double math_s = op.flops / (eff * tensor_peak_flops(gpu, op.dtype));
+      const double math_s = op.flops / (eff * tensor_peak_flops(gpu, op.dtype) * gpu.clock_fraction());
       return launch_s + std::max(math_s, operand_time_s(op.bytes));
     }
     case OpKind::memory_bound:

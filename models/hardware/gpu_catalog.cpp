@@ -3,6 +3,7 @@
 #include "sim/base/name_table.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace cs::models {
 
@@ -133,6 +134,11 @@ const std::vector<GpuSpec>& catalog() {
 }
 
 }  // namespace
+
+double GpuSpec::clock_fraction() const {
+  if (power_limit_w <= 0 || tdp_w <= 0 || power_limit_w >= tdp_w) return 1.0;
+  return std::cbrt(power_limit_w / tdp_w);
+}
 
 double GpuSpec::peak_tflops(Dtype d) const {
   switch (d) {

@@ -54,6 +54,8 @@ struct GpuSpec {
   // OAM board, 72 for the Grace-Blackwell NVL72 racks. A fabric whose domain is larger than this cannot
   // hold the GPU (the NVL72 switch trays take only GB200 / GB300 compute trays).
   int scaleup_domain_gpus = 8;
+  // A board power cap below tdp_w (cluster.power_limit_w, `nvidia-smi -pl`); 0: none, the board runs at tdp_w.
+  double power_limit_w = 0;
 
   // Peak for a math format; fp8 falls back to bf16 on GPUs without fp8 tensor cores.
   double peak_tflops(Dtype d) const;
@@ -72,6 +74,15 @@ struct GpuSpec {
   // Gen5 4, Gen6 8 GB/s per direction, nominal) x 16 lanes x 0.80, the achievable share of a PCIe link the
   // link catalog's "pcie" entry derives (topologies/link_catalog.cpp). Gen4: 25.6 GB/s, Gen5: 51.2.
   double host_path_GBps() const;
+  // The power the board draws busy: the cap where one is set below tdp_w, else tdp_w.
+  double board_power_w() const { return power_limit_w > 0 && power_limit_w < tdp_w ? power_limit_w : tdp_w; }
+  // The SM clock under the power cap as a fraction of the uncapped one, which scales the time of math-bound
+  // kernels (tensor-core GEMMs and attention); HBM's clock, and so memory-bound kernels, a cap leaves
+  // alone. Dynamic CMOS power is C V^2 f, and DVFS lowers the voltage with the frequency (V ~ f), so
+  // P ~ f^3 and f ~ (cap / tdp)^(1/3): 0.89 at 500 of 700 W. A first-order model: it leaves out static
+  // power, which makes real clocks drop further, so it is an upper bound on the capped speed; a
+  // calibration profile measured under the cap supersedes it (docs/modelling.md "Power limits").
+  double clock_fraction() const;
 };
 
 // nullptr when the name is unknown.

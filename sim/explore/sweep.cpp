@@ -337,7 +337,7 @@ void set_estimate(SweepPoint& p, const Scenario& s, double step_s) {
   ci.price_per_gpu_hour_usd = s.price_per_gpu_hour_usd;
   ci.tokens_per_step = static_cast<double>(s.training.tokens_per_step());
   ci.tokens_to_train = s.training.tokens_to_train;
-  ci.gpu_tdp_w = s.gpu.tdp_w;
+  ci.gpu_tdp_w = s.gpu.board_power_w();
   ci.gpu_busy_fraction = 1;  // not known without the simulation: the energy figures are an upper bound
   ci.num_nodes = (r.num_gpus + s.cluster.gpus_per_node - 1) / s.cluster.gpus_per_node;
   ci.node_overhead_w = s.node_overhead_w;

@@ -642,6 +642,29 @@ void read_topology_file(ObjectReader& r, Scenario& s, Errors& errors) {
                                             std::to_string(spec.gpus_per_node) + " GPUs per node in " + s.topology_file + ")");
 }
 
+// cluster.power_limit_w: every GPU of the cluster (node groups too) runs under one board power cap
+// (GpuSpec::clock_fraction has the model). A cap above a GPU's board power would not lower it and one below
+// a quarter of it is below what the boards accept (nvidia-smi's minimum power limit: 100 of 400 W on the
+// A100 SXM, 200 of 700 W on the H100 SXM); both are refused. The report states the clock it implies.
+void read_power_limit(ObjectReader& r, Scenario& s, Errors& errors) {
+  const auto cap = r.number("power_limit_w", false);
+  if (!cap) return;
+  std::vector<models::GpuSpec*> gpus{&s.gpu};
+  for (NodeGroup& g : s.heterogeneity.groups) gpus.push_back(&g.gpu);
+  for (models::GpuSpec* gpu : gpus) {
+    if (gpu->tdp_w <= 0) continue;
+    if (*cap > gpu->tdp_w || *cap < gpu->tdp_w / 4) {
+      errors.add("cluster.power_limit_w", fmt_number(*cap) + " W is outside " + gpu->name + "'s range (" + fmt_number(gpu->tdp_w / 4) +
+                                               " to its board power, " + fmt_number(gpu->tdp_w) + " W: a cap only lowers the board power, and boards accept no less than about a quarter of it)");
+      return;
+    }
+    gpu->power_limit_w = *cap;
+  }
+  if (*cap < s.gpu.tdp_w)
+    s.notes.push_back(s.gpu.name + " capped at " + fmt_number(*cap) + " of " + fmt_number(s.gpu.tdp_w) + " W (cluster.power_limit_w): tensor math at " +
+                      fmt_number(std::round(s.gpu.clock_fraction() * 1000) / 1000) + " of its clock, as (cap / board power)^(1/3); memory-bound kernels unchanged; energy at the cap");
+}
+
 void read_cluster(const json* v, Scenario& s, Errors& errors) {
   if (!expect_section(v, "cluster", "an object with gpu, nodes, gpus_per_node, ...", errors)) return;
   ObjectReader r(*v, "cluster", errors);
@@ -676,6 +699,7 @@ void read_cluster(const json* v, Scenario& s, Errors& errors) {
     s.price_per_gpu_hour_usd = r.number("price_per_gpu_hour", false).value_or(s.gpu.price_per_gpu_hour_usd);
   }
   blend_node_group_prices(r.raw("price_per_gpu_hour"), s);
+  read_power_limit(r, s, errors);
   s.node_idle_power_fraction = r.number("node_idle_power_fraction", false);
   // Host power per node: the GPU's reference server share (gpu_catalog.hpp) times the GPUs per node.
   s.node_overhead_w = r.number("node_overhead_w", false)

@@ -3,6 +3,8 @@
 // time and memory against hand computations.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "models/compute/compute_model.hpp"
@@ -171,4 +173,52 @@ TEST_CASE("block-scaled recipes need block-scaled tensor cores", "[blackwell]") 
   CHECK(first_error(doc).empty());
   doc["cluster"]["gpu"] = "A100-80GB";
   CHECK(first_error(doc) == "s.json: training.precision: \"fp8_blockwise\" needs a GPU with fp8 tensor cores (A100-80GB has none)");
+}
+
+// cluster.power_limit_w (GpuSpec::clock_fraction). Oracle: dynamic power C V^2 f with V ~ f gives P ~ f^3, so
+// under a cap the SM clock is (cap / tdp)^(1/3) of its own: 500 of 700 W -> cbrt(5/7) = 0.8939. A math-bound
+// GEMM's time less the launch overhead is 1 / 0.8939 = 1.1187 times the uncapped; a memory-bound copy's is
+// unchanged (HBM's clock is not lowered); the board draws the cap.
+TEST_CASE("a power limit slows tensor math by the cube root of the cap, not memory, and draws the cap", "[blackwell]") {
+  using namespace cs::models;
+  GpuSpec capped = *find_gpu("H100-SXM");
+  const GpuSpec full = capped;
+  capped.power_limit_w = 500;
+  CHECK(capped.clock_fraction() == Approx(std::cbrt(500.0 / 700.0)));
+  CHECK(capped.clock_fraction() == Approx(0.8939).epsilon(1e-4));
+  CHECK(capped.board_power_w() == 500);
+  CHECK(full.clock_fraction() == 1.0);
+  CHECK(full.board_power_w() == 700);
+
+  const ComputeProfile& p = default_compute_profile();
+  const double launch = p.launch_overhead_us * 1e-6;
+  Op gemm;
+  gemm.kind = OpKind::gemm;
+  gemm.dtype = Dtype::bf16;
+  gemm.gemm = {8192, 8192, 8192};
+  gemm.flops = 2.0 * 8192.0 * 8192.0 * 8192.0;
+  CHECK((op_time_s(gemm, capped, p) - launch) / (op_time_s(gemm, full, p) - launch) == Approx(std::cbrt(700.0 / 500.0)));
+  Op copy;
+  copy.kind = OpKind::memory_bound;
+  copy.mem_kind = MemOpKind::copy;
+  copy.bytes = 1e9;
+  CHECK(op_time_s(copy, capped, p) == op_time_s(copy, full, p));
+
+  json doc = {{"name", "h100"},
+              {"cluster", {{"gpu", "H100-SXM"}, {"nodes", 1}, {"gpus_per_node", 8}, {"power_limit_w", 500}}},
+              {"model", {{"preset", "llama3-8b"}}},
+              {"training", {{"seq_length", 4096}, {"global_batch_size", 16}, {"micro_batch_size", 1}}}};
+  const Scenario s = parse_scenario(doc, "s.json");
+  CHECK(s.gpu.power_limit_w == 500);
+  REQUIRE(s.notes.size() == 1);
+  CHECK(s.notes[0] == "H100-SXM capped at 500 of 700 W (cluster.power_limit_w): tensor math at 0.894 of its clock, as (cap / board power)^(1/3); "
+                      "memory-bound kernels unchanged; energy at the cap");
+  doc["cluster"]["power_limit_w"] = 800;
+  CHECK(first_error(doc) == "s.json: cluster.power_limit_w: 800 W is outside H100-SXM's range (175 to its board power, 700 W: a cap only lowers the "
+                            "board power, and boards accept no less than about a quarter of it)");
+  doc["cluster"]["power_limit_w"] = 100;
+  CHECK(first_error(doc) == "s.json: cluster.power_limit_w: 100 W is outside H100-SXM's range (175 to its board power, 700 W: a cap only lowers the "
+                            "board power, and boards accept no less than about a quarter of it)");
+  doc["cluster"]["power_limit_w"] = 700;  // at the board power: no cap, no note
+  CHECK(parse_scenario(doc, "s.json").notes.empty());
 }
