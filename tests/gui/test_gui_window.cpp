@@ -1,0 +1,295 @@
+// GUI tests through real input events (QTest's mouse and key events, delivered by QApplication as a
+// user's are): a click on a Pareto point or a sweep-table row loads that layout and a drag on the chart
+// still zooms; two windows that go without a clean close each get their own unsaved edits back; every
+// shipped scenario fits a 1366x768 screen.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include <QApplication>
+#include <QDir>
+#include <QFile>
+#include <QScatterSeries>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QValueAxis>
+#include <QtTest/QTest>
+
+#include "gui/app/drafts.hpp"
+#include "gui/app/main_window.hpp"
+#include "gui/views/knob_panel.hpp"
+#include "gui/views/pareto_chart.hpp"
+#include "sim/scenario/scenario.hpp"
+
+using cs::gui::MainWindow;
+
+namespace {
+
+QString shipped(const QString& name) { return QStringLiteral(CLUSTERSIM_SOURCE_DIR "/scenarios/") + name; }
+
+QSpinBox* knob(const MainWindow& w, const char* path) {
+  auto* s = w.knobs()->findChild<QSpinBox*>(path);
+  REQUIRE(s != nullptr);
+  return s;
+}
+
+// The drafts of this test in a folder of their own (ctest runs test cases in parallel processes).
+struct PrivateDrafts {
+  QTemporaryDir dir;
+  PrivateDrafts() { cs::gui::set_drafts_dir(dir.path()); }
+  ~PrivateDrafts() { cs::gui::set_drafts_dir(QString()); }
+  int count() const { return static_cast<int>(QDir(dir.path()).entryList({"draft-*.json"}, QDir::Files).size()); }
+};
+
+// A window on the sweep view of the 8-GPU scenario, at the size of a laptop screen, its sweep shown.
+struct SweepWindow {
+  MainWindow w;
+  SweepWindow() {
+    w.set_headless(true);
+    REQUIRE(w.open_file(shipped("llama3-8b-h100x8.json")));
+    REQUIRE(w.set_view("sweep"));
+    w.resize(1366, 728);
+    w.show();
+    REQUIRE(w.wait_until_idle(300000));
+    REQUIRE(w.sweep_result());
+    QApplication::processEvents();  // the chart's layout: plot area and axes placed
+  }
+};
+
+// The viewport position of a drawn point, as QChart maps it.
+QPoint on_screen(const cs::gui::ParetoChart& view, QPointF value, QAbstractSeries* series) {
+  return view.mapFromScene(view.chart()->mapToScene(view.chart()->mapToPosition(value, series)));
+}
+
+// A drawn point of another layout than the current one, far enough (in pixels) from every other drawn
+// point that a click on it can mean only it; its series through `series`.
+QPointF lone_point(const cs::gui::ParetoChart& view, QScatterSeries** series) {
+  std::vector<std::pair<QPointF, QScatterSeries*>> all;
+  for (QAbstractSeries* s : view.chart()->series())
+    if (auto* sc = qobject_cast<QScatterSeries*>(s); sc && sc->name() != "current layout")
+      for (const QPointF& p : sc->points()) all.push_back({p, sc});
+  for (const auto& [p, s] : all) {
+    bool alone = true;
+    for (const auto& [q, t] : all)
+      if (p != q && (on_screen(view, p, s) - on_screen(view, q, t)).manhattanLength() < 3 * cs::gui::ParetoChart::kClickRadius)
+        alone = false;
+    if (alone && view.rect().contains(on_screen(view, p, s))) {
+      *series = s;
+      return p;
+    }
+  }
+  FAIL("no drawn point stands alone");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("A mouse click on a Pareto point loads its layout, a drag zooms and loads nothing", "[gui]") {
+  SweepWindow sw;
+  MainWindow& w = sw.w;
+  cs::gui::ParetoChart* chart = w.pareto();
+  QScatterSeries* series = nullptr;
+  const QPointF value = lone_point(*chart, &series);
+  const auto& points = w.sweep_result()->points;
+  const auto it = std::find_if(points.begin(), points.end(), [&](const cs::sim::SweepPoint& p) {
+    return p.simulated() && p.report.cost.days_to_train == value.x();
+  });
+  REQUIRE(it != points.end());
+  const cs::sim::SweepPoint target = *it;
+  const int tp_before = w.current_report()->tp, pp_before = w.current_report()->pp;
+  INFO("clicking " << cs::gui::point_label(target) << " from TP" << tp_before << " PP" << pp_before);
+  REQUIRE((target.report.tp != tp_before || target.report.pp != pp_before));
+
+  // A drag across the plot first: it zooms (the x axis narrows) and the document does not change.
+  auto* x = qobject_cast<QValueAxis*>(chart->chart()->axes(Qt::Horizontal).first());
+  REQUIRE(x != nullptr);
+  const double span = x->max() - x->min();
+  const QRectF plot = chart->chart()->plotArea();
+  const QPoint from = chart->mapFromScene(chart->chart()->mapToScene(plot.topLeft() + QPointF(10, 10)));
+  const QPoint to = chart->mapFromScene(chart->chart()->mapToScene(plot.center()));
+  QTest::mousePress(chart->viewport(), Qt::LeftButton, {}, from);
+  QTest::mouseMove(chart->viewport(), from + QPoint(20, 20));
+  QTest::mouseMove(chart->viewport(), to);
+  QTest::mouseRelease(chart->viewport(), Qt::LeftButton, {}, to);
+  const double zoomed = x->max() - x->min();
+  CHECK(zoomed < 0.8 * span);
+  CHECK_FALSE(w.document().dirty());
+  QTest::mouseClick(chart->viewport(), Qt::RightButton, {}, to);  // zooms out (QChart::zoomOut: twice the span)
+  CHECK(x->max() - x->min() == Approx(2 * zoomed));
+  chart->chart()->zoomReset();
+  QApplication::processEvents();
+
+  // A click (press and release within the drag distance) on the point loads its layout.
+  const QPoint at = on_screen(*chart, value, series);
+  QTest::mousePress(chart->viewport(), Qt::LeftButton, {}, at);
+  QTest::mouseRelease(chart->viewport(), Qt::LeftButton, {}, at + QPoint(1, 1));
+  REQUIRE(w.wait_until_idle(300000));
+  CHECK(w.document().dirty());
+  CHECK(w.current_report()->tp == target.report.tp);
+  CHECK(w.current_report()->pp == target.report.pp);
+  CHECK(w.current_report()->step_time_s == target.report.step_time_s);
+  CHECK(knob(w, "training.tensor_model_parallel_size")->value() == target.report.tp);
+
+  // A click on empty plot area loads nothing.
+  REQUIRE(w.undo());
+  REQUIRE(w.wait_until_idle(300000));
+  CHECK_FALSE(w.document().dirty());
+  QTest::mouseClick(chart->viewport(), Qt::LeftButton, {}, chart->mapFromScene(chart->chart()->mapToScene(plot.topRight() + QPointF(-3, 3))));
+  CHECK_FALSE(w.document().dirty());
+}
+
+TEST_CASE("A mouse click on a sweep table row loads its layout, also after sorting", "[gui]") {
+  SweepWindow sw;
+  MainWindow& w = sw.w;
+  QTableWidget* table = w.sweep_table();
+  REQUIRE(table->rowCount() > 1);
+  table->sortByColumn(2, Qt::DescendingOrder);  // the slowest step first: rows no longer in the points' order
+  QApplication::processEvents();
+  int row = -1;
+  for (int r = 0; r < table->rowCount() && row < 0; ++r)
+    if (!table->item(r, 0)->text().contains("(current)")) row = r;
+  REQUIRE(row >= 0);
+  const std::string label = table->item(row, 0)->text().toStdString();
+  const auto& points = w.sweep_result()->points;
+  const auto it = std::find_if(points.begin(), points.end(),
+                               [&](const cs::sim::SweepPoint& p) { return p.simulated() && cs::gui::point_label(p) == label; });
+  REQUIRE(it != points.end());
+  const cs::sim::SweepPoint target = *it;
+  INFO("row " << row << ": " << label);
+
+  const QRect cell = table->visualItemRect(table->item(row, 2));
+  REQUIRE(table->viewport()->rect().contains(cell.center()));
+  QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, cell.center());
+  REQUIRE(w.wait_until_idle(300000));
+  CHECK(w.document().dirty());
+  CHECK(w.current_report()->tp == target.report.tp);
+  CHECK(w.current_report()->pp == target.report.pp);
+  CHECK(w.current_report()->step_time_s == target.report.step_time_s);
+  // The sweep ran again around the new layout, and marks the row clicked as the current one.
+  int current_rows = 0;
+  for (int r = 0; r < table->rowCount(); ++r)
+    if (table->item(r, 0)->text().contains("(current)")) {
+      ++current_rows;
+      CHECK(table->item(r, 0)->text().toStdString() == label + "  (current)");
+    }
+  CHECK(current_rows == 1);
+}
+
+TEST_CASE("Broken 4: restored edits are marked unsaved and No removes the recovery file", "[gui]") {
+  PrivateDrafts drafts;
+  const QString path = shipped("llama3-70b-h100x64-ndr400.json");
+  auto crash_with_tp = [&](int tp) {
+    MainWindow w;  // not headless: it autosaves
+    REQUIRE(w.open_file(path));
+    knob(w, "training.tensor_model_parallel_size")->setValue(tp);
+    w.autosave();
+    REQUIRE(QFile::exists(w.recovery_path()));
+    return w.recovery_path();
+  };  // destroyed without a clean close: "killed", the draft stays
+
+  crash_with_tp(2);
+  QStringList asked;
+  const auto none = cs::gui::recover_drafts([&](const QString& s) { return asked << s, false; },  // No
+                                            []() -> MainWindow* { FAIL("No restores nothing"); return nullptr; });
+  CHECK(none.empty());
+  CHECK(asked == QStringList{path});
+  CHECK(drafts.count() == 0);  // the draft went: the question does not return
+  CHECK(cs::gui::claim_orphaned_drafts().empty());
+
+  const QString draft = crash_with_tp(4);
+  auto orphans = cs::gui::claim_orphaned_drafts();
+  REQUIRE(orphans.size() == 1);
+  MainWindow w;
+  w.set_headless(true);
+  REQUIRE(w.restore_recovery(orphans[0]));
+  CHECK(w.document().dirty());
+  CHECK(w.isWindowModified());
+  CHECK(w.windowTitle().contains("[*]"));
+  CHECK(knob(w, "training.tensor_model_parallel_size")->value() == 4);
+  CHECK(w.document().path() == path.toStdString());
+  CHECK(w.recovery_path() == draft);  // the window took the draft over
+  w.discard_recovery();               // what Discard at the close prompt does
+  CHECK_FALSE(QFile::exists(draft));
+}
+
+TEST_CASE("Two windows that crash get each its own draft back, edited through key and mouse events", "[gui]") {
+  PrivateDrafts drafts;
+  const QString a = shipped("llama3-70b-h100x64-ndr400.json"), b = shipped("llama3-8b-h100x8.json");
+  {
+    MainWindow one, two;  // not headless: they autosave, each to its own draft
+    REQUIRE(one.open_file(a));
+    REQUIRE(two.open_file(b));
+    one.show();
+    two.show();
+    // Window one: TP typed into its knob. Window two: PP stepped up by a click on the knob's up arrow.
+    QSpinBox* tp = knob(one, "training.tensor_model_parallel_size");
+    tp->setFocus();
+    QTest::keyClick(tp, Qt::Key_A, Qt::ControlModifier);
+    QTest::keyClicks(tp, "2");
+    QTest::keyClick(tp, Qt::Key_Return);
+    QSpinBox* pp = knob(two, "training.pipeline_model_parallel_size");
+    const int pp_before = pp->value();
+    two.knob_scroll()->ensureWidgetVisible(pp);
+    QApplication::processEvents();
+    QTest::mouseClick(pp, Qt::LeftButton, {}, QPoint(pp->width() - 5, 4));  // the up arrow: its top right
+    REQUIRE(pp->value() > pp_before);
+    REQUIRE(one.document().dirty());
+    REQUIRE(two.document().dirty());
+    // The autosave timers (1 s after an edit) write the drafts.
+    REQUIRE(QTest::qWaitFor([&]() { return QFile::exists(one.recovery_path()) && QFile::exists(two.recovery_path()); }, 5000));
+    CHECK(one.recovery_path() != two.recovery_path());
+    CHECK(drafts.count() == 2);
+    // While the windows live, their drafts are nobody's orphans: a process starting now offers neither.
+    CHECK(cs::gui::claim_orphaned_drafts().empty());
+  }  // both destroyed without a clean close: the crash
+
+  // The next start: each draft offered once, each restored to a window of its own.
+  std::vector<std::unique_ptr<MainWindow>> windows;
+  QStringList asked;
+  const auto restored = cs::gui::recover_drafts([&](const QString& s) { return asked << s, true; }, [&]() {
+    windows.push_back(std::make_unique<MainWindow>());
+    return windows.back().get();
+  });
+  asked.sort();
+  CHECK(asked == QStringList{a, b});
+  REQUIRE(restored.size() == 2);
+  const MainWindow* back_a = restored[0]->document().path() == a.toStdString() ? restored[0] : restored[1];
+  const MainWindow* back_b = back_a == restored[0] ? restored[1] : restored[0];
+  REQUIRE(back_a->document().path() == a.toStdString());
+  REQUIRE(back_b->document().path() == b.toStdString());
+  CHECK(back_a->document().dirty());
+  CHECK(back_b->document().dirty());
+  CHECK(knob(*back_a, "training.tensor_model_parallel_size")->value() == 2);
+  const auto file_b = cs::sim::read_json_file(b.toStdString());
+  CHECK(knob(*back_b, "training.pipeline_model_parallel_size")->value() >
+        file_b["training"].value("pipeline_model_parallel_size", 1));
+  CHECK(knob(*back_b, "training.tensor_model_parallel_size")->value() ==
+        file_b["training"].value("tensor_model_parallel_size", 1));  // not window one's edit
+  CHECK(back_a->recovery_path() != back_b->recovery_path());
+  // Offered once: the restored drafts belong to live windows now.
+  CHECK(cs::gui::claim_orphaned_drafts().empty());
+  CHECK(drafts.count() == 2);
+}
+
+TEST_CASE("Every shipped scenario fits a 1366x768 screen less a 40 px task bar", "[gui][slow]") {
+  const QStringList files = QDir(CLUSTERSIM_SOURCE_DIR "/scenarios").entryList({"*.json"}, QDir::Files, QDir::Name);
+  REQUIRE(files.contains("llama3-405b-h100x16384.json"));
+  for (const QString& f : files) {
+    MainWindow w;
+    w.set_headless(true);
+    REQUIRE(w.open_file(shipped(f)));
+    w.show();
+    REQUIRE(w.wait_until_idle(120000));  // the headline's numbers are part of the width
+    REQUIRE(w.current_report() != nullptr);
+    const QSize min = w.minimumSizeHint();
+    INFO(f.toStdString() << ": minimum " << min.width() << "x" << min.height());
+    CHECK(min.width() <= 1366);
+    CHECK(min.height() <= 768 - 40);
+    w.resize(1366, 728);
+    CHECK(w.width() == 1366);
+  }
+}
