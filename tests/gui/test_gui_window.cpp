@@ -12,6 +12,8 @@
 #include <QApplication>
 #include <QDir>
 #include <QFile>
+#include <QProcess>
+#include <QSysInfo>
 #include <QScatterSeries>
 #include <QSpinBox>
 #include <QTableWidget>
@@ -23,6 +25,7 @@
 #include "gui/app/main_window.hpp"
 #include "gui/views/knob_panel.hpp"
 #include "gui/views/pareto_chart.hpp"
+#include "sim/report/output_file.hpp"
 #include "sim/scenario/scenario.hpp"
 
 using cs::gui::MainWindow;
@@ -273,6 +276,32 @@ TEST_CASE("Two windows that crash get each its own draft back, edited through ke
   // Offered once: the restored drafts belong to live windows now.
   CHECK(cs::gui::claim_orphaned_drafts().empty());
   CHECK(drafts.count() == 2);
+}
+
+TEST_CASE("A draft whose process died is offered, with its stale lock", "[gui]") {
+  PrivateDrafts drafts;
+  // A process that has ended: its pid names no live process (QLockFile's stale test, qlockfile_unix.cpp).
+  QProcess gone;
+  gone.start("true");
+  REQUIRE(gone.waitForStarted());
+  const qint64 pid = gone.processId();
+  REQUIRE(gone.waitForFinished());
+  const QString id = cs::gui::new_draft_id();
+  QDir().mkpath(drafts.dir.path());
+  QFile lock(drafts.dir.path() + "/draft-" + id + ".lock");
+  REQUIRE(lock.open(QIODevice::WriteOnly));
+  lock.write(QByteArray::number(pid) + "\nclustersim-gui\n" + QSysInfo::machineHostName().toUtf8() + "\n");
+  lock.close();
+  cs::sim::write_file_atomically(cs::gui::draft_path(id).toStdString(),
+                                 R"({"path": "", "document": {"name": "crashed"}})");
+  auto orphans = cs::gui::claim_orphaned_drafts();
+  REQUIRE(orphans.size() == 1);
+  CHECK(orphans[0].path == cs::gui::draft_path(id));
+  CHECK(orphans[0].scenario == "untitled.json");
+  // Claimed: a second process starting now does not offer it too.
+  CHECK(cs::gui::claim_orphaned_drafts().empty());
+  cs::gui::drop_draft(orphans[0]);
+  CHECK(drafts.count() == 0);
 }
 
 TEST_CASE("Every shipped scenario fits a 1366x768 screen less a 40 px task bar", "[gui][slow]") {
