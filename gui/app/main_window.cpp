@@ -5,6 +5,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QClipboard>
 #include <QCloseEvent>
 #include <QDateTime>
 #include <QDir>
@@ -15,6 +16,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFontDatabase>
+#include <QGuiApplication>
 #include <QLockFile>
 #include <QGraphicsOpacityEffect>
 #include <QHeaderView>
@@ -37,6 +39,7 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 
+#include "gui/app/cli_command.hpp"
 #include "gui/app/drafts.hpp"
 #include "gui/app/sim_runner.hpp"
 #include "gui/app/sweep_runner.hpp"
@@ -395,6 +398,7 @@ void MainWindow::build_actions() {
   undo_ = add(edit, tr("&Undo"), QKeySequence::Undo, &MainWindow::undo, false, "action_undo");
   redo_ = add(edit, tr("&Redo"), QKeySequence(tr("Ctrl+Shift+Z")), &MainWindow::redo, false, "action_redo");
   edit->addSeparator();
+  add(edit, tr("Copy as C&LI command"), QKeySequence(tr("Ctrl+Shift+C")), &MainWindow::copy_cli_command, false, "action_copy_cli");
   QAction* raw = raw_dock_->toggleViewAction();
   raw->setText(tr("Edit scenario &JSON"));
   raw->setShortcut(QKeySequence(tr("Ctrl+J")));
@@ -1113,6 +1117,24 @@ void MainWindow::rebuild_recent_menu() {
 }
 
 // ---- exports ------------------------------------------------------------------------------------------
+
+QString MainWindow::cli_command(QString* why) const {
+  if (doc_.path().empty() || !doc_.on_disk().is_object()) {
+    if (why) *why = doc_.path().empty() ? tr("save the scenario to a file first: the command runs a file")
+                                        : tr("%1 could not be read: the command runs the file")
+                                              .arg(QString::fromStdString(doc_.path()));
+    return {};
+  }
+  return cs::gui::cli_command(doc_.path(), doc_.on_disk(), doc_.content());
+}
+
+void MainWindow::copy_cli_command() {
+  QString why;
+  const QString cmd = cli_command(&why);
+  if (cmd.isEmpty()) return status_->setText(tr("nothing copied: %1").arg(why));
+  QGuiApplication::clipboard()->setText(cmd);
+  status_->setText(tr("copied: %1").arg(cmd));
+}
 
 bool MainWindow::export_csv_to(const QString& path, QString* error) {
   if (!current_ || stale_ || !valid_) {

@@ -113,6 +113,11 @@ class MainWindow : public QMainWindow {
   bool undo();
   bool redo();
 
+  // The `clustersim run FILE --set ...` command that simulates the document as shown (gui/app/cli_command.hpp);
+  // empty with why when there is no file to name (untitled, or the file could not be read).
+  QString cli_command(QString* why = nullptr) const;
+  void copy_cli_command();  // Edit → Copy as CLI command: onto the clipboard, the status bar says what
+
   // Exports without dialogs (the menu's actions ask for the path, then call these); false with why.
   bool export_csv_to(const QString& path, QString* error = nullptr);
   bool export_sweep_csv_to(const QString& path, QString* error = nullptr);

@@ -8,7 +8,6 @@
 #include <QMouseEvent>
 #include <QLineSeries>
 #include <QScatterSeries>
-#include <QToolTip>
 #include <QLogValueAxis>
 #include <QValueAxis>
 
@@ -30,15 +29,13 @@ void ParetoChart::set_log_axes(bool on) {
 void ParetoChart::connect_series(QScatterSeries* s) {
   connect(s, &QScatterSeries::hovered, this, [this](const QPointF& v, bool on) {
     const int i = nearest(v);
-    if (!on || i < 0) return QToolTip::hideText();
+    if (!on || i < 0) return;  // the tip stays while the mouse stays near (show_staying_tip)
     const sim::SweepPoint& p = sweep_->points[static_cast<std::size_t>(i)];
     const sim::Report& r = p.report;
-    QToolTip::showText(QCursor::pos(),
-                       QStringLiteral("%1\nstep %2, MFU %3\n%4, %5%6")
-                           .arg(QString::fromStdString(point_label(p)), format_seconds(r.step_time_s), format_percent(r.mfu),
-                                format_days(r.cost.days_to_train), format_usd(r.cost.usd_to_train),
-                                p.fits() ? QString() : tr("\ndoes not fit in memory")),
-                       this);
+    show_staying_tip(*this, QStringLiteral("%1\nstep %2, MFU %3\n%4, %5%6")
+                                .arg(QString::fromStdString(point_label(p)), format_seconds(r.step_time_s),
+                                     format_percent(r.mfu), format_days(r.cost.days_to_train),
+                                     format_usd(r.cost.usd_to_train), p.fits() ? QString() : tr("\ndoes not fit in memory")));
   });
 }
 

@@ -9,7 +9,10 @@
 #include <memory>
 #include <vector>
 
+#include <QAction>
 #include <QApplication>
+#include <QClipboard>
+#include <QComboBox>
 #include <QDir>
 #include <QFile>
 #include <QProcess>
@@ -18,14 +21,19 @@
 #include <QSpinBox>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QToolTip>
 #include <QValueAxis>
 #include <QtTest/QTest>
 
+#include "gui/app/cli_command.hpp"
 #include "gui/app/drafts.hpp"
 #include "gui/app/main_window.hpp"
+#include "gui/app/scenario_document.hpp"
+#include "gui/views/format.hpp"
 #include "gui/views/knob_panel.hpp"
 #include "gui/views/pareto_chart.hpp"
 #include "sim/report/output_file.hpp"
+#include "sim/report/report.hpp"
 #include "sim/scenario/scenario.hpp"
 
 using cs::gui::MainWindow;
@@ -38,6 +46,14 @@ QSpinBox* knob(const MainWindow& w, const char* path) {
   auto* s = w.knobs()->findChild<QSpinBox*>(path);
   REQUIRE(s != nullptr);
   return s;
+}
+
+// Opens a scenario in a headless window, shown, its simulation done.
+void open_shown(MainWindow& w, const QString& file) {
+  w.set_headless(true);
+  REQUIRE(w.open_file(file));
+  w.show();
+  REQUIRE(w.wait_until_idle(120000));
 }
 
 // The drafts of this test in a folder of their own (ctest runs test cases in parallel processes).
@@ -145,6 +161,26 @@ TEST_CASE("A mouse click on a Pareto point loads its layout, a drag zooms and lo
   CHECK_FALSE(w.document().dirty());
 }
 
+TEST_CASE("A Pareto point's tooltip stays while the mouse stays near it, and goes when it leaves", "[gui]") {
+  SweepWindow sw;
+  cs::gui::ParetoChart* chart = sw.w.pareto();
+  QScatterSeries* series = nullptr;
+  const QPoint at = on_screen(*chart, lone_point(*chart, &series), series);
+  QToolTip::hideText();
+  QTest::mouseMove(chart->viewport(), at);  // the cursor moves: the chart's hover shows the point's tip
+  REQUIRE(QTest::qWaitFor([]() { return QToolTip::isVisible(); }, 2000));
+  const QString text = QToolTip::text();
+  CHECK(text.contains("step"));
+  // Off the marker (10 px across) but near it: the tip stays, well past the 0.7 s it used to last.
+  QTest::mouseMove(chart->viewport(), at + QPoint(cs::gui::kTipSlack / 2, 0));
+  QTest::qWait(1100);  // the mouse rests: Qt's tool-tip event (after 700 ms) reaches the chart
+  CHECK(QToolTip::isVisible());
+  CHECK(QToolTip::text() == text);
+  // Away from it: the tip goes.
+  QTest::mouseMove(chart->viewport(), at + QPoint(3 * cs::gui::kTipSlack, 3 * cs::gui::kTipSlack));
+  CHECK(QTest::qWaitFor([]() { return !QToolTip::isVisible(); }, 2000));
+}
+
 TEST_CASE("A mouse click on a sweep table row loads its layout, also after sorting", "[gui]") {
   SweepWindow sw;
   MainWindow& w = sw.w;
@@ -180,6 +216,32 @@ TEST_CASE("A mouse click on a sweep table row loads its layout, also after sorti
       CHECK(table->item(r, 0)->text().toStdString() == label + "  (current)");
     }
   CHECK(current_rows == 1);
+}
+
+TEST_CASE("Ctrl+Z and Ctrl+Shift+Z with a knob focused undo and redo the document", "[gui]") {
+  MainWindow w;
+  open_shown(w, shipped("llama3-70b-h100x64-ndr400.json"));
+  w.activateWindow();
+  REQUIRE(QTest::qWaitForWindowActive(&w));
+  QSpinBox* tp = knob(w, "training.tensor_model_parallel_size");
+  const int before = tp->value();
+  QTest::mouseClick(tp, Qt::LeftButton, {}, QPoint(tp->width() / 3, tp->height() / 2));  // into its text
+  REQUIRE(tp->hasFocus());
+  QTest::keyClick(tp, Qt::Key_A, Qt::ControlModifier);
+  QTest::keyClicks(tp, "2");
+  QTest::keyClick(tp, Qt::Key_Return);
+  REQUIRE(w.wait_until_idle(120000));
+  REQUIRE(w.current_report()->tp == 2);
+  REQUIRE(tp->hasFocus());
+  QTest::keyClick(tp, Qt::Key_Z, Qt::ControlModifier);  // the knob still has focus
+  REQUIRE(w.wait_until_idle(120000));
+  CHECK(tp->value() == before);
+  CHECK(w.current_report()->tp == before);
+  CHECK_FALSE(w.document().dirty());
+  QTest::keyClick(tp, Qt::Key_Z, Qt::ControlModifier | Qt::ShiftModifier);
+  REQUIRE(w.wait_until_idle(120000));
+  CHECK(tp->value() == 2);
+  CHECK(w.current_report()->tp == 2);
 }
 
 TEST_CASE("Broken 4: restored edits are marked unsaved and No removes the recovery file", "[gui]") {
@@ -309,10 +371,7 @@ TEST_CASE("Every shipped scenario fits a 1366x768 screen less a 40 px task bar",
   REQUIRE(files.contains("llama3-405b-h100x16384.json"));
   for (const QString& f : files) {
     MainWindow w;
-    w.set_headless(true);
-    REQUIRE(w.open_file(shipped(f)));
-    w.show();
-    REQUIRE(w.wait_until_idle(120000));  // the headline's numbers are part of the width
+    open_shown(w, shipped(f));  // the headline's numbers are part of the width
     REQUIRE(w.current_report() != nullptr);
     const QSize min = w.minimumSizeHint();
     INFO(f.toStdString() << ": minimum " << min.width() << "x" << min.height());
@@ -321,4 +380,63 @@ TEST_CASE("Every shipped scenario fits a 1366x768 screen less a 40 px task bar",
     w.resize(1366, 728);
     CHECK(w.width() == 1366);
   }
+}
+
+TEST_CASE("Copy as CLI command puts a shell command on the clipboard that runs what the GUI shows", "[gui]") {
+  MainWindow w;
+  const QString file = shipped("llama3-70b-h100x64-ndr400.json");
+  open_shown(w, file);
+  // Edits of each kind: a knob (TP), a knob that removes a key (a new GPU drops the file's price for its
+  // catalog price), a string that needs quoting.
+  knob(w, "training.tensor_model_parallel_size")->setValue(4);
+  auto* gpu = w.knobs()->findChild<QComboBox*>("cluster.gpu");
+  REQUIRE(gpu != nullptr);
+  gpu->setCurrentText("H200");
+  REQUIRE(gpu->currentText() == "H200");
+  emit gpu->activated(gpu->currentIndex());
+  REQUIRE_FALSE(cs::gui::find_path(w.document().content(), "cluster.price_per_gpu_hour"));
+  REQUIRE(w.apply_overrides({"name=\"it's a \\\"what-if\\\" run\""}));
+  REQUIRE(w.wait_until_idle(120000));
+  REQUIRE(w.validation_message().isEmpty());
+  QClipboard* clipboard = QGuiApplication::clipboard();
+  clipboard->clear();
+  w.findChild<QAction*>("action_copy_cli")->trigger();
+  const QString cmd = clipboard->text();
+  INFO(cmd.toStdString());
+  REQUIRE(cmd.startsWith("clustersim run " + file + " --set "));
+  CHECK(cmd.contains("--set training.tensor_model_parallel_size=4"));
+  CHECK(cmd.contains("--set cluster.price_per_gpu_hour=null"));
+  CHECK_FALSE(cmd.contains("--set cluster.gpu=H200"));  // a JSON string: quoted
+  CHECK(cmd.contains(R"(--set 'cluster.gpu="H200"')"));
+  CHECK(cmd.contains(R"(--set 'name="it'\''s a \"what-if\" run"')"));
+
+  // The shell runs it (the binary for "clustersim"): the report is the one on screen.
+  QProcess sh;
+  sh.start("sh", {"-c", QStringLiteral(CLUSTERSIM_BINARY) + cmd.mid(QStringLiteral("clustersim").size()) + " --json"});
+  REQUIRE(sh.waitForFinished(120000));
+  INFO(sh.readAllStandardError().toStdString());
+  REQUIRE(sh.exitCode() == 0);
+  const auto cli = nlohmann::json::parse(sh.readAllStandardOutput().toStdString());
+  const auto gui = cs::sim::to_json(*w.current_report());
+  CHECK(cli.at("step_time_s") == gui.at("step_time_s"));
+  CHECK(cli.at("scenario") == "it's a \"what-if\" run");
+  CHECK(cli.at("cost") == gui.at("cost"));
+
+  // Nothing to name: an untitled document copies nothing and says why.
+  MainWindow untitled;
+  untitled.set_headless(true);
+  QString why;
+  CHECK(untitled.cli_command(&why).isEmpty());
+  CHECK(why == "save the scenario to a file first: the command runs a file");
+}
+
+TEST_CASE("The CLI command's words are quoted for a POSIX shell", "[gui]") {
+  CHECK(cs::gui::shell_quote("training.tensor_model_parallel_size=4") == "training.tensor_model_parallel_size=4");
+  CHECK(cs::gui::shell_quote("/tmp/a b.json") == "'/tmp/a b.json'");
+  CHECK(cs::gui::shell_quote("name=\"it's\"") == R"('name="it'\''s"')");
+  CHECK(cs::gui::shell_quote("a$(rm -rf x)`b`") == "'a$(rm -rf x)`b`'");
+  const nlohmann::json was = {{"cluster", {{"nodes", 8}, {"intra_node", "nvswitch"}}}, {"jobs", {{{"tp", 1}}, {{"tp", 2}}}}};
+  const nlohmann::json now = {{"cluster", {{"nodes", 4}, {"topology_file", "t.dot"}}}, {"jobs", {{{"tp", 1}}, {{"tp", 4}}}}};
+  CHECK(cs::gui::overrides_between(was, now) ==
+        QStringList{"cluster.topology_file=\"t.dot\"", "cluster.nodes=4", "cluster.intra_node=null", "jobs.1.tp=4"});
 }
