@@ -114,10 +114,15 @@ int main(int argc, char** argv) {
           if (std::exchange(first_free, false)) return &window;
           auto* w = new cs::gui::MainWindow;
           w->setAttribute(Qt::WA_DeleteOnClose);  // the first window lives on main's stack
+          windows.push_back(w);
           return w;
         });
-    for (cs::gui::MainWindow* w : restored)
-      if (w != &window) windows.push_back(w);
+    // A new window whose draft could not be read is not shown: it goes.
+    std::erase_if(windows, [&](cs::gui::MainWindow* w) {
+      const bool unused = w != &window && std::find(restored.begin(), restored.end(), w) == restored.end();
+      if (unused) delete w;
+      return unused;
+    });
   }
   if (!window.apply_overrides(parser.values(set), &error)) return fail(error);
   if (!window.set_view(parser.value(view))) return fail("clustersim-gui: --view " + parser.value(view) + ": expected overview, timeline, sweep or run");
