@@ -9,13 +9,15 @@
 #include <QStyle>
 #include <QStyleFactory>
 #include <QCommandLineParser>
-#include <QFile>
 #include <QMessageBox>
 #include <QSaveFile>
 #include <QAction>
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
+#include "gui/app/drafts.hpp"
 #include "gui/app/main_window.hpp"
 
 namespace {
@@ -95,13 +97,32 @@ int main(int argc, char** argv) {
   if (!args.isEmpty() && !window.open_file(args.front(), &error)) {
     if (headless) return fail(error);
     QMessageBox::warning(&window, "Cannot open scenario", error);
-  } else if (args.isEmpty() && !headless && QFile::exists(cs::gui::MainWindow::recovery_path())) {
-    // Yes: the edits come back marked unsaved. No: the recovery file goes, so the question does not return.
-    if (QMessageBox::question(&window, "Restore unsaved edits?",
-                              "clustersim-gui closed with unsaved edits last time. Restore them?") == QMessageBox::Yes)
-      window.restore_recovery();
-    else
-      cs::gui::MainWindow::discard_recovery();
+  }
+  // Each window that closed with unsaved edits left a draft: each is offered once. Yes: the edits come back,
+  // marked unsaved, in a window of their own (this one first, when it opened no file). No: the draft goes,
+  // so the question does not return.
+  std::vector<cs::gui::MainWindow*> windows{&window};
+  if (!headless) {
+    bool first_free = args.isEmpty();
+    const auto restored = cs::gui::recover_drafts(
+        [&](const QString& scenario) {
+          return QMessageBox::question(&window, "Restore unsaved edits?",
+                                       "A clustersim-gui window closed with unsaved edits to " + scenario +
+                                           ". Restore them?") == QMessageBox::Yes;
+        },
+        [&]() {
+          if (std::exchange(first_free, false)) return &window;
+          auto* w = new cs::gui::MainWindow;
+          w->setAttribute(Qt::WA_DeleteOnClose);  // the first window lives on main's stack
+          windows.push_back(w);
+          return w;
+        });
+    // A new window whose draft could not be read is not shown: it goes.
+    std::erase_if(windows, [&](cs::gui::MainWindow* w) {
+      const bool unused = w != &window && std::find(restored.begin(), restored.end(), w) == restored.end();
+      if (unused) delete w;
+      return unused;
+    });
   }
   if (!window.apply_overrides(parser.values(set), &error)) return fail(error);
   if (!window.set_view(parser.value(view))) return fail("clustersim-gui: --view " + parser.value(view) + ": expected overview, timeline, sweep or run");
@@ -110,12 +131,14 @@ int main(int argc, char** argv) {
 
   if (!headless) {
     // Open at the screen's available size (a 1366x768 laptop gets all of it, a large screen 1600x1000).
-    if (const QScreen* screen = QApplication::primaryScreen()) {
-      const QRect avail = screen->availableGeometry();
-      window.resize(std::min(avail.width(), 1600), std::min(avail.height(), 1000));
-      if (avail.width() <= 1600 || avail.height() <= 1000) window.setWindowState(Qt::WindowMaximized);
+    for (cs::gui::MainWindow* w : windows) {
+      if (const QScreen* screen = QApplication::primaryScreen()) {
+        const QRect avail = screen->availableGeometry();
+        w->resize(std::min(avail.width(), 1600), std::min(avail.height(), 1000));
+        if (avail.width() <= 1600 || avail.height() <= 1000) w->setWindowState(Qt::WindowMaximized);
+      }
+      w->show();
     }
-    window.show();
     const int rc = QApplication::exec();
     return rc;  // the window's destructor stops any simulation still running, so the process ends now
   }

@@ -5,6 +5,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QClipboard>
 #include <QCloseEvent>
 #include <QDateTime>
 #include <QDir>
@@ -15,6 +16,8 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFontDatabase>
+#include <QGuiApplication>
+#include <QLockFile>
 #include <QGraphicsOpacityEffect>
 #include <QHeaderView>
 #include <QLabel>
@@ -30,13 +33,14 @@
 #include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
-#include <QStandardPaths>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QToolBar>
 #include <QVBoxLayout>
 
+#include "gui/app/cli_command.hpp"
+#include "gui/app/drafts.hpp"
 #include "gui/app/sim_runner.hpp"
 #include "gui/app/sweep_runner.hpp"
 #include "gui/views/breakdown_chart.hpp"
@@ -94,6 +98,9 @@ void flatten(const json& j, const std::string& prefix, QString& out) {
 
 QString message_lines(const std::exception& e) { return QString::fromStdString(e.what()); }
 
+// The sweep table's first cell: the index of its row's point in SweepResult::points.
+constexpr int kPointRole = Qt::UserRole + 1;
+
 // A table cell that sorts by a number (the sweep table's columns show formatted text).
 class NumberItem : public QTableWidgetItem {
  public:
@@ -114,7 +121,7 @@ QString warning_style(bool dark) {
 
 }  // namespace
 
-MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), draft_id_(new_draft_id()) {
   runner_ = new SimRunner(this);
   sweeper_ = new SweepRunner(this);
   validate_timer_.setSingleShot(true);
@@ -287,6 +294,14 @@ void MainWindow::build_ui() {
   goodput_->setObjectName("goodput-view");
   tabs_->addTab(goodput_, tr("Whole run"));
   connect(pareto_, &ParetoChart::point_clicked, this, &MainWindow::load_sweep_point);
+  // A click on a table row loads its layout, as a click on its point does (the row keeps the point's index:
+  // sorting moves rows).
+  connect(sweep_table_, &QTableWidget::cellClicked, this, [this](int row, int) {
+    const QTableWidgetItem* first = sweep_table_->item(row, 0);
+    const QVariant i = first ? first->data(kPointRole) : QVariant();
+    if (sweep_ && i.isValid() && i.toULongLong() < sweep_->points.size())
+      load_sweep_point(sweep_->points[static_cast<std::size_t>(i.toULongLong())]);
+  });
   connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::maybe_run_sweep);
   col->addWidget(tabs_, 1);
 
@@ -383,6 +398,7 @@ void MainWindow::build_actions() {
   undo_ = add(edit, tr("&Undo"), QKeySequence::Undo, &MainWindow::undo, false, "action_undo");
   redo_ = add(edit, tr("&Redo"), QKeySequence(tr("Ctrl+Shift+Z")), &MainWindow::redo, false, "action_redo");
   edit->addSeparator();
+  add(edit, tr("Copy as C&LI command"), QKeySequence(tr("Ctrl+Shift+C")), &MainWindow::copy_cli_command, false, "action_copy_cli");
   QAction* raw = raw_dock_->toggleViewAction();
   raw->setText(tr("Edit scenario &JSON"));
   raw->setShortcut(QKeySequence(tr("Ctrl+J")));
@@ -835,6 +851,7 @@ void MainWindow::show_sweep(std::shared_ptr<const SweepResult> result) {
         new NumberItem(format_days(r.cost.days_to_train), r.cost.days_to_train),
         new NumberItem(format_usd(r.cost.usd_to_train), r.cost.usd_to_train),
         new NumberItem(front ? tr("★") : QString(), front ? 0 : 1)};
+    cells[0]->setData(kPointRole, static_cast<qulonglong>(i));
     for (int c = 0; c < 9; ++c) {
       if (!p.fits()) cells[c]->setForeground(grey);
       if (current) cells[c]->setBackground(mark);
@@ -960,27 +977,26 @@ void MainWindow::check_raw() {
   raw_apply_->setEnabled(parses && raw_user_edited_);
 }
 
-QString MainWindow::recovery_path() {
-  return QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + "/recovery.json";
-}
+QString MainWindow::recovery_path() const { return draft_path(draft_id_); }
 
 void MainWindow::discard_recovery() { QFile::remove(recovery_path()); }
 
 void MainWindow::autosave() {
-  if (headless_ || !doc_.dirty()) return;
+  if (headless_) return;
+  if (!doc_.dirty()) return discard_recovery();  // undone back to the file: nothing to recover
   const json rec{{"path", doc_.path()}, {"document", doc_.content()}};
   try {
-    QDir().mkpath(QFileInfo(recovery_path()).absolutePath());
+    if (!draft_lock_) draft_lock_ = lock_draft(draft_id_);
+    if (!draft_lock_) draft_id_ = new_draft_id(), draft_lock_ = lock_draft(draft_id_);  // never another's file
     sim::write_file_atomically(recovery_path().toStdString(), rec.dump(2));
   } catch (const std::exception& e) {
     status_->setText(tr("could not write the recovery file: %1").arg(message_lines(e)));
   }
 }
 
-bool MainWindow::restore_recovery() {
-  if (!QFile::exists(recovery_path())) return false;
+bool MainWindow::restore_recovery(OrphanedDraft& draft) {
   try {
-    const json rec = sim::read_json_file(recovery_path().toStdString());
+    const json rec = sim::read_json_file(draft.path.toStdString());
     const std::string path = rec.value("path", std::string());
     json on_disk;  // what the file holds now, so the restored edits are unsaved against it
     if (!path.empty()) {
@@ -992,11 +1008,14 @@ bool MainWindow::restore_recovery() {
     }
     auto doc = ScenarioDocument::from_json(rec.at("document"), path, on_disk);
     load_document(std::move(doc));
-    status_->setText(tr("restored unsaved edits from %1").arg(recovery_path()));
-    return true;
   } catch (const std::exception&) {
     return false;
   }
+  discard_recovery();  // this window's own draft, if it had one, gives way to the restored one
+  draft_id_ = draft_id_of(draft.path);
+  draft_lock_ = std::move(draft.lock);
+  status_->setText(tr("restored unsaved edits from %1").arg(draft.path));
+  return true;
 }
 
 bool MainWindow::confirm_discard() {
@@ -1098,6 +1117,24 @@ void MainWindow::rebuild_recent_menu() {
 }
 
 // ---- exports ------------------------------------------------------------------------------------------
+
+QString MainWindow::cli_command(QString* why) const {
+  if (doc_.path().empty() || !doc_.on_disk().is_object()) {
+    if (why) *why = doc_.path().empty() ? tr("save the scenario to a file first: the command runs a file")
+                                        : tr("%1 could not be read: the command runs the file")
+                                              .arg(QString::fromStdString(doc_.path()));
+    return {};
+  }
+  return cs::gui::cli_command(doc_.path(), doc_.on_disk(), doc_.content());
+}
+
+void MainWindow::copy_cli_command() {
+  QString why;
+  const QString cmd = cli_command(&why);
+  if (cmd.isEmpty()) return status_->setText(tr("nothing copied: %1").arg(why));
+  QGuiApplication::clipboard()->setText(cmd);
+  status_->setText(tr("copied: %1").arg(cmd));
+}
 
 bool MainWindow::export_csv_to(const QString& path, QString* error) {
   if (!current_ || stale_ || !valid_) {

@@ -35,9 +35,11 @@ class QTabWidget;
 class QTableWidget;
 class QAction;
 class QScrollArea;
+class QLockFile;
 
 namespace cs::gui {
 
+struct OrphanedDraft;
 class GoodputView;
 class HeadlinePanel;
 class KnobPanel;
@@ -111,15 +113,23 @@ class MainWindow : public QMainWindow {
   bool undo();
   bool redo();
 
+  // The `clustersim run FILE --set ...` command that simulates the document as shown (gui/app/cli_command.hpp);
+  // empty with why when there is no file to name (untitled, or the file could not be read).
+  QString cli_command(QString* why = nullptr) const;
+  void copy_cli_command();  // Edit → Copy as CLI command: onto the clipboard, the status bar says what
+
   // Exports without dialogs (the menu's actions ask for the path, then call these); false with why.
   bool export_csv_to(const QString& path, QString* error = nullptr);
   bool export_sweep_csv_to(const QString& path, QString* error = nullptr);
   bool export_png_to(const QString& path, QString* error = nullptr);
 
-  // Recovery file of unsaved edits (autosaved while dirty, removed on save or discard).
-  static QString recovery_path();
-  bool restore_recovery();         // the edits come back marked unsaved
-  static void discard_recovery();  // "No" to the prompt: the file goes, the prompt does not return
+  // This window's draft of unsaved edits (gui/app/drafts.hpp): autosaved while dirty (and removed when the
+  // edits are undone back to the file), removed on save or discard; its own file, never another window's.
+  QString recovery_path() const;
+  // Restores a claimed orphaned draft: the edits come back marked unsaved, and this window takes the draft
+  // (its id and lock: its next autosave rewrites that file). False when the draft cannot be read.
+  bool restore_recovery(OrphanedDraft& draft);
+  void discard_recovery();  // the draft goes (Discard at the close prompt, Save)
   void autosave();
   // Recent files (newest first), kept in QSettings.
   static QStringList recent_files();
@@ -227,6 +237,8 @@ class MainWindow : public QMainWindow {
   QAction* reload_ = nullptr;
   QAction* log_axes_ = nullptr;
   QMenu* recent_menu_ = nullptr;
+  QString draft_id_;                      // this window's draft: drafts_dir()/draft-<id>.json
+  std::unique_ptr<QLockFile> draft_lock_;  // held from the first autosave: the draft is not an orphan
 };
 
 }  // namespace cs::gui

@@ -48,6 +48,7 @@ class ScenarioDocument {
   bool redo();
 
   const nlohmann::json& content() const { return doc_; }
+  const nlohmann::json& on_disk() const { return saved_; }  // the file's content as last loaded or saved
   const std::string& path() const { return path_; }  // empty when untitled
   std::string display_name() const;                  // the path, or "untitled.json"
   bool dirty() const { return doc_ != saved_; }

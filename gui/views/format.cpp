@@ -3,7 +3,9 @@
 #include <cmath>
 
 #include <QAbstractAxis>
+#include <QCursor>
 #include <QLegend>
+#include <QToolTip>
 
 #include "sim/base/units.hpp"
 #include "sim/report/format.hpp"
@@ -46,7 +48,23 @@ QString format_percent(double fraction, int decimals) { return QString::number(f
 
 QString format_count(double n) { return QString::fromStdString(sim::grouped(n)); }
 
+namespace {
+
+// The tooltip event Qt sends when the mouse has rested 700 ms (QApplication's tool-tip wake-up) reaches the
+// chart's scene, and QGraphicsScene::helpEvent (qgraphicsscene.cpp) answers it with QToolTip::showText of
+// the tooltip of the item under the cursor, an empty text when it has none, which hides any tip. No chart
+// item has a tooltip (the charts' tips come from their series' hovered signals), so every hover tip went
+// 0.7 s after it came. The viewport's tooltip events are eaten: the tips stay (show_staying_tip).
+class KeepHoverTips : public QObject {
+ public:
+  using QObject::QObject;
+  bool eventFilter(QObject*, QEvent* e) override { return e->type() == QEvent::ToolTip; }
+};
+
+}  // namespace
+
 void style_chart(QChartView& view, const QString& title, Qt::Alignment legend, QSize minimum) {
+  view.viewport()->installEventFilter(new KeepHoverTips(&view));
   view.setRenderHint(QPainter::Antialiasing);
   view.chart()->setTitle(title);
   view.chart()->legend()->setAlignment(legend);
@@ -62,6 +80,12 @@ bool is_dark(const QPalette& palette) { return palette.color(QPalette::Window).l
 void apply_chart_theme(QChartView& view, bool dark) {
   const QChart::ChartTheme theme = dark ? QChart::ChartThemeDark : QChart::ChartThemeLight;
   if (view.chart()->theme() != theme) view.chart()->setTheme(theme);
+}
+
+void show_staying_tip(QChartView& view, const QString& text) {
+  const QPoint at = view.viewport()->mapFromGlobal(QCursor::pos());
+  QToolTip::showText(QCursor::pos(), text, view.viewport(),
+                     QRect(at - QPoint(kTipSlack, kTipSlack), QSize(2 * kTipSlack, 2 * kTipSlack)), kTipMs);
 }
 
 void clear_chart(QChart& chart) {

@@ -29,6 +29,12 @@ bool is_dark(const QPalette& palette);
 void apply_chart_theme(QChartView& view, bool dark);
 // Empties a chart before it is drawn again: its series and its axes (which the chart owns).
 void clear_chart(QChart& chart);
+// A chart's hover tip that stays: shown at the cursor for kTipMs, kept while the mouse stays within
+// kTipSlack px of where it appeared (Qt hides a tip when the mouse leaves its rect, qtooltip.cpp), so
+// leaving a 10 px marker no longer takes it away. The chart's un-hover does not hide it.
+inline constexpr int kTipMs = 30000;
+inline constexpr int kTipSlack = 24;
+void show_staying_tip(QChartView& view, const QString& text);
 
 QColor category_color(cs::sim::Category c);
 QString category_label(cs::sim::Category c);  // "compute", "TP comm", ...

@@ -128,11 +128,12 @@ void HeadlinePanel::show_report(const sim::Report& r, const std::optional<sim::R
   set("tokens_per_s", format_rate(r.tokens_per_s), dl(r.tokens_per_s, b ? b->tokens_per_s : 0, false));
   set("mfu", format_percent(r.mfu), dl(r.mfu, b ? b->mfu : 0, false));
   const double used = r.memory.total_bytes();
-  set("memory",
-      QStringLiteral("%1 / %2%3")
-          .arg(QString::number(used / kGiB, 'f', 1), format_gib(r.memory_capacity_bytes),
-               r.fits_in_memory ? QString() : tr("  DOES NOT FIT")),
-      dl(used, b ? b->memory.total_bytes() : 0, true), !r.fits_in_memory);
+  // "does not fit" goes under the value, beside its change, not after it: the value row sets the panel's
+  // width, which must leave the window within a 1366 px screen (the 405B scenario is 0.7 GiB over).
+  const QString mem_delta = dl(used, b ? b->memory.total_bytes() : 0, true);
+  const QString no_fit = QStringLiteral("<span style='color:#c01c28; font-weight:600'>%1</span>").arg(tr("DOES NOT FIT"));
+  set("memory", QStringLiteral("%1 / %2").arg(QString::number(used / kGiB, 'f', 1), format_gib(r.memory_capacity_bytes)),
+      r.fits_in_memory ? mem_delta : mem_delta.isEmpty() ? no_fit : mem_delta + " · " + no_fit, !r.fits_in_memory);
   set("usd_per_step", format_usd(r.cost.usd_per_step), dl(r.cost.usd_per_step, b ? b->cost.usd_per_step : 0, true));
   values_.value("days_to_train")->setToolTip(r.tokens_to_train > 0 ? QString() : tr("the scenario sets no training.tokens_to_train"));
   set("days_to_train", r.tokens_to_train > 0 ? format_days(r.cost.days_to_train) : QStringLiteral("–"),

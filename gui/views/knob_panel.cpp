@@ -10,6 +10,7 @@
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QLabel>
+#include <QKeyEvent>
 #include <QLineEdit>
 #include <QRegularExpression>
 #include <QSignalBlocker>
@@ -217,6 +218,16 @@ void KnobPanel::guard(QWidget* w) {
 }
 
 bool KnobPanel::eventFilter(QObject* watched, QEvent* event) {
+  if (event->type() == QEvent::ShortcutOverride) {
+    const auto* key = static_cast<QKeyEvent*>(event);
+    if (key->matches(QKeySequence::Undo) || key->matches(QKeySequence::Redo)) {
+      // A spin box's text would take Ctrl+Z for its own undo (QLineEdit accepts the override), so the window's
+      // Undo never ran while a knob had focus. Left unaccepted, the shortcut reaches Edit → Undo / Redo: a
+      // knob's edit is already the document's, and the panel then shows the document as undone.
+      event->ignore();
+      return true;
+    }
+  }
   if (event->type() == QEvent::Wheel) {
     auto* w = qobject_cast<QWidget*>(watched);
     if (w != nullptr && !w->hasFocus()) {

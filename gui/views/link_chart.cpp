@@ -5,7 +5,6 @@
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QHorizontalBarSeries>
-#include <QToolTip>
 #include <QValueAxis>
 
 #include "gui/views/format.hpp"
@@ -73,8 +72,8 @@ void LinkChart::draw(QChart& chart, const SimOutcome& current, const SimOutcome*
   series->setLabelsPrecision(3);
   series->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
   connect(series, &QHorizontalBarSeries::hovered, this, [this](bool on, int index, QBarSet*) {
-    if (!on || index < 0 || index >= full_.size()) return QToolTip::hideText();
-    QToolTip::showText(QCursor::pos(), full_[index], this);
+    if (!on || index < 0 || index >= full_.size()) return;  // stays while the mouse stays near
+    show_staying_tip(*this, full_[index]);
   });
   c->addSeries(series);
   auto* cats = new QBarCategoryAxis;

@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include <QApplication>
 #include <QLegendMarker>
+#include <QMouseEvent>
 #include <QLineSeries>
 #include <QScatterSeries>
-#include <QToolTip>
 #include <QLogValueAxis>
 #include <QValueAxis>
 
@@ -26,21 +27,15 @@ void ParetoChart::set_log_axes(bool on) {
 }
 
 void ParetoChart::connect_series(QScatterSeries* s) {
-  connect(s, &QScatterSeries::clicked, this, [this](const QPointF& v) {
-    const int i = nearest(v);
-    if (i >= 0) emit point_clicked(sweep_->points[static_cast<std::size_t>(i)]);
-  });
   connect(s, &QScatterSeries::hovered, this, [this](const QPointF& v, bool on) {
     const int i = nearest(v);
-    if (!on || i < 0) return QToolTip::hideText();
+    if (!on || i < 0) return;  // the tip stays while the mouse stays near (show_staying_tip)
     const sim::SweepPoint& p = sweep_->points[static_cast<std::size_t>(i)];
     const sim::Report& r = p.report;
-    QToolTip::showText(QCursor::pos(),
-                       QStringLiteral("%1\nstep %2, MFU %3\n%4, %5%6")
-                           .arg(QString::fromStdString(point_label(p)), format_seconds(r.step_time_s), format_percent(r.mfu),
-                                format_days(r.cost.days_to_train), format_usd(r.cost.usd_to_train),
-                                p.fits() ? QString() : tr("\ndoes not fit in memory")),
-                       this);
+    show_staying_tip(*this, QStringLiteral("%1\nstep %2, MFU %3\n%4, %5%6")
+                                .arg(QString::fromStdString(point_label(p)), format_seconds(r.step_time_s),
+                                     format_percent(r.mfu), format_days(r.cost.days_to_train),
+                                     format_usd(r.cost.usd_to_train), p.fits() ? QString() : tr("\ndoes not fit in memory")));
   });
 }
 
@@ -61,8 +56,51 @@ int ParetoChart::nearest(QPointF v) const {
   return best_d < 0.05 * 0.05 ? best : -1;
 }
 
+int ParetoChart::point_at(QPoint viewport_pos) const {
+  if (!sweep_ || !anchor_) return -1;
+  int best = -1;
+  double best_d = static_cast<double>(kClickRadius) * kClickRadius;
+  for (std::size_t i = 0; i < sweep_->points.size(); ++i) {
+    const sim::SweepPoint& p = sweep_->points[i];
+    if (!p.simulated()) continue;
+    const QPointF value(p.report.cost.days_to_train, p.report.cost.usd_to_train / y_scale_);
+    const QPointF at = mapFromScene(chart()->mapToScene(chart()->mapToPosition(value, anchor_)));
+    const QPointF d = at - QPointF(viewport_pos);
+    const double d2 = d.x() * d.x() + d.y() * d.y();
+    if (d2 <= best_d) best_d = d2, best = static_cast<int>(i);
+  }
+  return best;
+}
+
+void ParetoChart::mousePressEvent(QMouseEvent* e) {
+  if (e->button() != Qt::LeftButton) return SweepChart::mousePressEvent(e);
+  press_ = e->position().toPoint();  // a click until it moves: the rubber band gets it only then
+  e->accept();
+}
+
+void ParetoChart::mouseMoveEvent(QMouseEvent* e) {
+  if (press_ && (e->buttons() & Qt::LeftButton) &&
+      (e->position().toPoint() - *press_).manhattanLength() >= QApplication::startDragDistance()) {
+    const QPointF origin(*press_);
+    press_.reset();
+    QMouseEvent down(QEvent::MouseButtonPress, origin, mapToGlobal(origin), Qt::LeftButton, Qt::LeftButton,
+                     e->modifiers(), e->pointingDevice());
+    SweepChart::mousePressEvent(&down);  // the band starts where the button went down
+  }
+  SweepChart::mouseMoveEvent(e);
+}
+
+void ParetoChart::mouseReleaseEvent(QMouseEvent* e) {
+  if (!press_ || e->button() != Qt::LeftButton) return SweepChart::mouseReleaseEvent(e);
+  press_.reset();
+  e->accept();
+  const int i = point_at(e->position().toPoint());
+  if (i >= 0) emit point_clicked(sweep_->points[static_cast<std::size_t>(i)]);
+}
+
 void ParetoChart::draw(QChart& chart, const SweepResult& sweep) {
   QChart* c = &chart;
+  anchor_ = nullptr;
   const bool per_billion_tokens = sweep.plan.per_billion_tokens;
   const auto& points = sweep.points;
 
@@ -152,6 +190,7 @@ void ParetoChart::draw(QChart& chart, const SweepResult& sweep) {
   c->addAxis(y, Qt::AlignLeft);
   for (QAbstractSeries* s : c->series()) s->attachAxis(x), s->attachAxis(y);
   for (QScatterSeries* s : {no_fit, fits, front, current}) connect_series(s);
+  anchor_ = fits;
   c->legend()->markers(line).first()->setVisible(false);
 }
 

@@ -619,28 +619,6 @@ TEST_CASE("Broken 3: closing the window while a large simulation runs ends at on
   CHECK(t.elapsed() < 3000);
 }
 
-TEST_CASE("Broken 4: restored edits are marked unsaved and No removes the recovery file", "[gui]") {
-  const QString path = scenario("llama3-70b-h100x64-ndr400.json");
-  MainWindow::discard_recovery();
-  {
-    MainWindow w;  // not headless: it autosaves
-    REQUIRE(w.open_file(path));
-    spin(w, "training.tensor_model_parallel_size")->setValue(4);
-    w.autosave();
-    REQUIRE(QFile::exists(MainWindow::recovery_path()));
-  }  // "killed": the recovery file stays
-  MainWindow w;
-  w.set_headless(true);
-  REQUIRE(w.restore_recovery());
-  CHECK(w.document().dirty());
-  CHECK(w.isWindowModified());
-  CHECK(w.windowTitle().contains("[*]"));
-  CHECK(spin(w, "training.tensor_model_parallel_size")->value() == 4);
-  CHECK(w.document().path() == path.toStdString());
-  MainWindow::discard_recovery();  // what "No" does
-  CHECK_FALSE(QFile::exists(MainWindow::recovery_path()));
-}
-
 TEST_CASE("Broken 5: the wheel over an unfocused knob scrolls the panel, not the knob", "[gui]") {
   MainWindow w;
   w.set_headless(true);
