@@ -192,15 +192,19 @@ std::vector<Assignment> cartesian(const std::vector<SweepAxis>& axes) {
   return out;
 }
 
+json point_document(const json& base, const std::string& file, const Assignment& assignment) {
+  json doc = base;
+  for (const auto& [path, value] : assignment) set_path(doc, path, value, file);
+  return doc;
+}
+
 namespace {
 // The point's scenario: the base with the assignment applied, parsed. An invalid combination marks the
 // point invalid with the validator's messages and gives nullopt.
 std::optional<Scenario> point_scenario(const json& base, const std::string& file, const Assignment& assignment, SweepPoint& p) {
   p.assignment = assignment;
   try {
-    json doc = base;
-    for (const auto& [path, value] : assignment) set_path(doc, path, value, file);
-    std::optional<Scenario> s = parse_scenario(doc, file);
+    std::optional<Scenario> s = parse_scenario(point_document(base, file, assignment), file);
     p.valid = true;
     return s;
   } catch (const InputError& e) {

@@ -141,6 +141,10 @@ struct SweepPoint {
   bool meets(double deadline_days, double budget_usd) const;
 };
 
+// The scenario document of a point: `base` with the assignment applied, as every point is built (the
+// file `sweep --emit-scenario` writes). Throws InputError when an assignment path cannot be set.
+nlohmann::json point_document(const nlohmann::json& base, const std::string& file, const Assignment& assignment);
+
 // One point, through parse_scenario and simulate. Never throws for bad input (the point says why).
 SweepPoint evaluate_point(const nlohmann::json& base, const std::string& file, const Assignment& assignment,
                           bool skip_unfitting);
