@@ -166,7 +166,7 @@ Table ranked_table(const std::vector<SweepPoint>& points, const std::vector<std:
   std::vector<std::string> head;
   head.push_back("#");
   if (with_gpu) head.insert(head.end(), {"gpu", "gpus"});
-  head.insert(head.end(), {"TP", "PP", "DP", "CP", "EP", "VP", "MBS", "ZeRO", "recompute", "step", "tokens/s", "tok/s/GPU",
+  head.insert(head.end(), {"TP", "PP", "DP", "CP", "EP", "VP", "MBS", "ZeRO", "recompute", "SP", "step", "tokens/s", "tok/s/GPU",
                            "MFU", "mem GiB", "$/GPU-h", "$/M tok"});
   const bool train = !idx.empty() && points[idx[0]].report.tokens_to_train > 0;
   // With a resilience or data_pipeline section the days and dollars are the whole run's (docs/goodput.md).
@@ -185,7 +185,7 @@ Table ranked_table(const std::vector<SweepPoint>& points, const std::vector<std:
     if (with_gpu) row.insert(row.end(), {r.gpu, std::to_string(r.num_gpus)});
     row.insert(row.end(), {std::to_string(r.tp), std::to_string(r.pp), std::to_string(r.dp), std::to_string(r.cp),
                            std::to_string(r.ep), std::to_string(r.vp), std::to_string(r.micro_batch_size),
-                           std::to_string(r.zero_stage), r.recompute, fmt("%.3f s", r.step_time_s), grouped(r.tokens_per_s),
+                           std::to_string(r.zero_stage), r.recompute, r.sequence_parallel ? "on" : "off", fmt("%.3f s", r.step_time_s), grouped(r.tokens_per_s),
                            grouped(r.tokens_per_s / r.num_gpus), fmt("%.1f%%", 100 * r.mfu),
                            fmt("%.1f", r.memory.total_bytes() / kGiB), money(r.price_per_gpu_hour_usd),
                            money(points[i].usd_per_token() * 1e6)});
