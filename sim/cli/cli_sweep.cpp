@@ -166,7 +166,7 @@ Table ranked_table(const std::vector<SweepPoint>& points, const std::vector<std:
   std::vector<std::string> head;
   head.push_back("#");
   if (with_gpu) head.insert(head.end(), {"gpu", "gpus"});
-  head.insert(head.end(), {"TP", "PP", "DP", "CP", "EP", "VP", "MBS", "ZeRO", "recompute", "step", "tokens/s", "tok/s/GPU",
+  head.insert(head.end(), {"TP", "PP", "DP", "CP", "EP", "VP", "MBS", "ZeRO", "recompute", "SP", "step", "tokens/s", "tok/s/GPU",
                            "MFU", "mem GiB", "$/GPU-h", "$/M tok"});
   const bool train = !idx.empty() && points[idx[0]].report.tokens_to_train > 0;
   // With a resilience or data_pipeline section the days and dollars are the whole run's (docs/goodput.md).
@@ -185,7 +185,7 @@ Table ranked_table(const std::vector<SweepPoint>& points, const std::vector<std:
     if (with_gpu) row.insert(row.end(), {r.gpu, std::to_string(r.num_gpus)});
     row.insert(row.end(), {std::to_string(r.tp), std::to_string(r.pp), std::to_string(r.dp), std::to_string(r.cp),
                            std::to_string(r.ep), std::to_string(r.vp), std::to_string(r.micro_batch_size),
-                           std::to_string(r.zero_stage), r.recompute, fmt("%.3f s", r.step_time_s), grouped(r.tokens_per_s),
+                           std::to_string(r.zero_stage), r.recompute, r.sequence_parallel ? "on" : "off", fmt("%.3f s", r.step_time_s), grouped(r.tokens_per_s),
                            grouped(r.tokens_per_s / r.num_gpus), fmt("%.1f%%", 100 * r.mfu),
                            fmt("%.1f", r.memory.total_bytes() / kGiB), money(r.price_per_gpu_hour_usd),
                            money(points[i].usd_per_token() * 1e6)});
@@ -341,6 +341,15 @@ int vary_mode(const json& doc, const std::string& file, const std::vector<SweepA
   return kExitOk;
 }
 
+// --emit-scenario FILE: the first row of the table (the best) as a scenario `clustersim run FILE` runs: the
+// sweep's scenario (its --set overrides included) with every knob the row's layout sets.
+void emit_scenario(const po::variables_map& vm, const json& doc, const std::string& file, const std::vector<SweepPoint>& points,
+                   const std::vector<std::size_t>& ranked) {
+  if (!vm.count("emit-scenario")) return;
+  if (ranked.empty()) throw InputError("clustersim sweep: --emit-scenario: no row to write (no layout fits)");
+  write_file_atomically(vm["emit-scenario"].as<std::string>(), point_document(doc, file, points[ranked.front()].assignment).dump(2) + "\n");
+}
+
 int search_mode(const json& doc, const std::string& file, const SearchOptions& opts, Objective objective, std::size_t top,
                 const po::variables_map& vm, const RunContext& ctx) {
   SearchResult r;
@@ -393,6 +402,7 @@ int search_mode(const json& doc, const std::string& file, const SearchOptions& o
       if (rank_of[i] == 0) csv += "," + point_csv(r.points[i], screened) + "\n";
     write_file_atomically(vm["csv"].as<std::string>(), csv);
   }
+  emit_scenario(vm, doc, file, r.points, r.ranked);
   return kExitOk;
 }
 
@@ -469,6 +479,7 @@ int capacity_mode(const json& doc, const std::string& file, const CapacityOption
              point_csv(r.points[i], screened) + "\n";
     write_file_atomically(vm["csv"].as<std::string>(), csv);
   }
+  emit_scenario(vm, doc, file, r.points, r.ranked);
   return kExitOk;
 }
 
@@ -708,6 +719,7 @@ void check_outputs(const po::variables_map& vm, const json& doc, const std::stri
   if (vm.count("csv") && !ctx.shard) check_writable("--csv", vm["csv"].as<std::string>(), inputs);  // before a long sweep
   if (ctx.shard) check_writable("--part", ctx.part_path, inputs);
   if (vm.count("slurm-script")) check_writable("--slurm-script", vm["slurm-script"].as<std::string>(), inputs);
+  if (vm.count("emit-scenario")) check_writable("--emit-scenario", vm["emit-scenario"].as<std::string>(), inputs);
 }
 
 // What the sweep is asked to do, read and checked from the options before anything runs.
@@ -769,6 +781,7 @@ SweepPlan sweep_plan(const po::variables_map& vm, const RunContext& ctx) {
   if (plan.vary && !vm["verify"].defaulted())
     throw InputError("clustersim sweep: --verify needs --search or --gpus (a --vary sweep simulates every point)");
   if (vm.count("max-points") && !plan.vary) throw InputError("clustersim sweep: --max-points needs --vary");
+  if (vm.count("emit-scenario") && plan.vary) throw InputError("clustersim sweep: --emit-scenario needs --search or --gpus");
   SearchOptions& sopts = plan.search_options;
   sopts.allow_tp_across_nodes = vm.count("allow-tp-across-nodes") > 0;
   sopts.exhaustive = vm.count("exhaustive") > 0;
@@ -851,6 +864,8 @@ void add_sweep_options(po::options_description& opts) {
       ("allow-tp-across-nodes", "let tensor parallelism span nodes in the search")
       ("exhaustive", "also simulate layouts dominated by the same layout with a lighter recompute or ZeRO stage that fits")
       ("csv", po::value<std::string>()->value_name("FILE"), "write every point to FILE as CSV")
+      ("emit-scenario", po::value<std::string>()->value_name("FILE"),
+       "--search or --gpus: write the table's first row (the best) as a scenario that clustersim run FILE runs")
       ("json", "print the results as JSON")
       ("threads", po::value<int>()->value_name("N"), "worker threads (default: all cores)")
       ("quiet,q", "no progress on stderr")

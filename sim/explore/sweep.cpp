@@ -23,6 +23,7 @@
 #include "sim/base/units.hpp"
 #include "sim/step/step_budget.hpp"
 #include "sim/explore/screening.hpp"
+#include "sim/report/format.hpp"
 #include "topologies/cluster.hpp"
 
 namespace cs::sim {
@@ -191,15 +192,19 @@ std::vector<Assignment> cartesian(const std::vector<SweepAxis>& axes) {
   return out;
 }
 
+json point_document(const json& base, const std::string& file, const Assignment& assignment) {
+  json doc = base;
+  for (const auto& [path, value] : assignment) set_path(doc, path, value, file);
+  return doc;
+}
+
 namespace {
 // The point's scenario: the base with the assignment applied, parsed. An invalid combination marks the
 // point invalid with the validator's messages and gives nullopt.
 std::optional<Scenario> point_scenario(const json& base, const std::string& file, const Assignment& assignment, SweepPoint& p) {
   p.assignment = assignment;
   try {
-    json doc = base;
-    for (const auto& [path, value] : assignment) set_path(doc, path, value, file);
-    std::optional<Scenario> s = parse_scenario(doc, file);
+    std::optional<Scenario> s = parse_scenario(point_document(base, file, assignment), file);
     p.valid = true;
     return s;
   } catch (const InputError& e) {
@@ -468,7 +473,7 @@ std::vector<std::size_t> pareto_front(const std::vector<SweepPoint>& points) {
 }
 
 std::vector<Assignment> enumerate_layouts(const json& base, const std::string& file, const SearchOptions& options,
-                                          const Assignment& prefix) {
+                                          const Assignment& prefix, LayoutDrops* drops) {
   json doc = base;
   for (const auto& [path, value] : prefix) set_path(doc, path, value, file);
   // Probe the cluster and the model with a layout that is always valid (everything 1, DP over all GPUs),
@@ -504,6 +509,7 @@ std::vector<Assignment> enumerate_layouts(const json& base, const std::string& f
   const std::int64_t gpus = s.num_gpus();
   const std::int64_t seq = s.training.seq_length;
   if (gbs <= 0) gbs = s.training.global_batch_size;
+  if (drops) drops->global_batch = gbs, drops->framework_name = s.training.framework;
 
   // Only what the scenario's framework can run (training.framework): a layout one of its rules refuses is
   // not enumerated. The rules see the probe's resolved training with the layout's own values over it.
@@ -540,7 +546,11 @@ std::vector<Assignment> enumerate_layouts(const json& base, const std::string& f
             if (e > 1 && (cp * dp) % e == 0) experts.emplace_back(e, tp);
             if (tp > 1 && (tp * cp * dp) % e == 0) experts.emplace_back(e, 1);
           }
-        if (gbs % dp != 0) continue;
+        if (drops) ++drops->splits;
+        if (gbs % dp != 0) {
+          if (drops) ++drops->batch_splits, drops->batch_dp.insert(dp);
+          continue;
+        }
         for (std::int64_t vp : vps)
           for (const auto& [ep, etp] : experts)
             for (std::int64_t mb = 1; (gbs / dp) % mb == 0; mb *= 2)
@@ -562,7 +572,10 @@ std::vector<Assignment> enumerate_layouts(const json& base, const std::string& f
                       {"training.zero_stage", zero},
                       {"training.fsdp_sharding_strategy", nullptr},
                       {"training.recompute_granularity", rc.name}};
-                  if (!framework_runs(values)) continue;
+                  if (!framework_runs(values)) {
+                    if (drops) ++drops->framework;
+                    continue;
+                  }
                   Assignment a = prefix;
                   for (const std::string& axis : axes) {
                     if (axis == "training.expert_tensor_parallel_size" && m.num_moe_experts == 0) continue;  // dense: no experts
@@ -715,6 +728,95 @@ SearchResult search_layouts(const json& base, const std::string& file, const Sea
   return r;
 }
 
+namespace {
+// One (GPU type, GPU count) of a capacity plan: its prefix, its layouts' range in the plan's points and what
+// the enumeration left out.
+struct PlanPair {
+  Assignment prefix;
+  std::string name;  // "H100-SXM x 1536"
+  std::size_t begin = 0, end = 0;
+  LayoutDrops drops;
+  std::string skipped;  // why the pair has no row ("" while it may have one)
+};
+
+// Whether some layout at `prefix` with global batch `g` validates and fits (screened, none simulated).
+bool batch_fits(const json& base, const std::string& file, const SearchOptions& search, Assignment prefix, std::int64_t g) {
+  prefix.emplace_back("training.global_batch_size", g);
+  std::vector<Assignment> layouts;
+  try {
+    layouts = enumerate_layouts(base, file, search, prefix);
+  } catch (const InputError&) {
+    return false;
+  }
+  SweepOptions screen = search.run;
+  screen.simulate = false, screen.estimate = false, screen.shard = {}, screen.progress = {};
+  const std::vector<SweepPoint> points = run_points(base, file, layouts, screen);
+  return std::any_of(points.begin(), points.end(), [](const SweepPoint& p) { return p.status == PointStatus::pending; });
+}
+
+// The global batch nearest to `drops.global_batch` below it (`up` false) or above it that some dropped DP
+// divides and that gives a layout that validates and fits: the candidates are the multiples of the dropped
+// DP values, nearest first, at most kTries of them screened. 0 when none does.
+std::int64_t nearest_batch(const json& base, const std::string& file, const SearchOptions& search, const PlanPair& pair, bool up) {
+  constexpr std::size_t kTries = 8;
+  const std::int64_t gbs = pair.drops.global_batch;
+  std::set<std::int64_t> candidates;  // every dropped DP's nearest kTries multiples on that side
+  for (std::int64_t dp : pair.drops.batch_dp) {
+    std::int64_t g = up ? (gbs / dp + 1) * dp : (gbs - 1) / dp * dp;
+    for (std::size_t k = 0; k < kTries && g > 0; ++k, g += up ? dp : -dp) candidates.insert(g);
+  }
+  std::vector<std::int64_t> order(candidates.begin(), candidates.end());
+  if (!up) std::reverse(order.begin(), order.end());
+  for (std::size_t k = 0; k < order.size() && k < kTries; ++k)
+    if (batch_fits(base, file, search, pair.prefix, order[k])) return order[k];
+  return 0;
+}
+
+// Why `pair` has no layout that is valid and fits ("" when it has one): every rule that removed layouts, with
+// its count, and the nearest global batch sizes that give a layout.
+std::string explain_dropped(const json& base, const std::string& file, const SearchOptions& search, const PlanPair& pair,
+                            const std::vector<SweepPoint>& points) {
+  std::size_t invalid = 0, not_fitting = 0;
+  std::map<std::string, std::size_t> reasons;
+  double leanest = 0;
+  std::string gpu;
+  for (std::size_t i = pair.begin; i < pair.end; ++i) {
+    const SweepPoint& p = points[i];
+    if (p.status == PointStatus::invalid) {
+      ++invalid, ++reasons[p.error];
+    } else if (p.status == PointStatus::not_fitting) {
+      const double need = p.report.memory.total_bytes() / kGiB;
+      if (not_fitting++ == 0 || need < leanest) leanest = need, gpu = fmt(" of %.1f GiB", p.report.memory_capacity_bytes / kGiB);
+    } else {
+      return "";  // it has a layout (or another shard has it)
+    }
+  }
+  const LayoutDrops& d = pair.drops;
+  std::vector<std::string> why;
+  if (d.batch_splits) {
+    std::string dps;
+    for (std::int64_t dp : d.batch_dp) dps += (dps.empty() ? "" : ", ") + std::to_string(dp);
+    why.push_back("global batch " + std::to_string(d.global_batch) + " not divisible by DP in " + std::to_string(d.batch_splits) +
+                  " of " + std::to_string(d.splits) + " TP x PP x CP splits (DP " + dps + ")");
+  }
+  if (d.framework) why.push_back(std::to_string(d.framework) + " layouts refused by " + d.framework_name);
+  if (invalid) {
+    const auto top = std::max_element(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    why.push_back(std::to_string(invalid) + " invalid (" + std::to_string(top->second) + " x " + top->first + ")");
+  }
+  if (not_fitting) why.push_back(std::to_string(not_fitting) + " do not fit in memory (the leanest needs " + fmt("%.1f GiB", leanest) + gpu + ")");
+  if (why.empty()) why.push_back("no layout enumerated");
+  std::string out = pair.name + ": no layout is valid and fits: ";
+  for (std::size_t k = 0; k < why.size(); ++k) out += (k ? "; " : "") + why[k];
+  if (!d.batch_dp.empty()) {
+    const std::int64_t down = nearest_batch(base, file, search, pair, false), up = nearest_batch(base, file, search, pair, true);
+    const auto near = [&](std::int64_t g) { return g ? std::to_string(g) : std::string("none near"); };
+    out += "; nearest global batch with a layout that fits: " + near(down) + " below, " + near(up) + " above";
+  }
+  return out;
+}
+}  // namespace
+
 CapacityResult plan_capacity(const json& base, const std::string& file, const CapacityOptions& options) {
   const json training = base.contains("training") ? base["training"] : json();
   const json tokens = training.is_object() && training.contains("tokens_to_train") ? training["tokens_to_train"] : json();
@@ -743,22 +845,31 @@ CapacityResult plan_capacity(const json& base, const std::string& file, const Ca
     if (type.is_string()) type_names.push_back(type.get<std::string>());
   r.price_note = price_basis_note(base, type_names);
   std::vector<Assignment> all;
+  std::vector<PlanPair> pairs;
   for (const json& type : types)
     for (int count : options.gpu_counts) {
-      Assignment prefix;
-      if (!type.is_null()) prefix.emplace_back("cluster.gpu", type);
-      prefix.emplace_back("cluster.nodes", count / gpn);
+      PlanPair pair;
+      if (!type.is_null()) pair.prefix.emplace_back("cluster.gpu", type);
+      pair.prefix.emplace_back("cluster.nodes", count / gpn);
+      pair.name = (type.is_string() ? type.get<std::string>() : std::string("GPU")) + " x " + std::to_string(count);
+      pair.begin = all.size();
       try {
-        auto layouts = enumerate_layouts(base, file, options.search, prefix);
+        auto layouts = enumerate_layouts(base, file, options.search, pair.prefix, &pair.drops);
         all.insert(all.end(), std::make_move_iterator(layouts.begin()), std::make_move_iterator(layouts.end()));
       } catch (const InputError& e) {
-        r.skipped.push_back((type.is_string() ? type.get<std::string>() : std::string("GPU")) + " x " + std::to_string(count) +
-                            ": " + join(e.messages(), file));
+        pair.skipped = pair.name + ": " + join(e.messages(), file);
       }
+      pair.end = all.size();
+      pairs.push_back(std::move(pair));
     }
   SearchOptions search = options.search;
   search.verify_per_gpu_count = true;
   r.points = screen_and_simulate(base, file, all, search, Objective::usd_per_token);
+  if (!options.search.screen_only)
+    for (PlanPair& pair : pairs)
+      if (pair.skipped.empty()) pair.skipped = explain_dropped(base, file, options.search, pair, r.points);
+  for (const PlanPair& pair : pairs)
+    if (!pair.skipped.empty()) r.skipped.push_back(pair.skipped);
   finish_capacity(r, options);
   return r;
 }

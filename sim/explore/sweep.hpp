@@ -33,9 +33,11 @@
 // any tokens_to_train. A point is on the front when no other point is at least as fast and as cheap and
 // strictly better in one; of exact ties the first in enumeration order is kept.
 #include <atomic>
+#include <cstdint>
 #include <cstddef>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -139,6 +141,10 @@ struct SweepPoint {
   bool meets(double deadline_days, double budget_usd) const;
 };
 
+// The scenario document of a point: `base` with the assignment applied, as every point is built (the
+// file `sweep --emit-scenario` writes). Throws InputError when an assignment path cannot be set.
+nlohmann::json point_document(const nlohmann::json& base, const std::string& file, const Assignment& assignment);
+
 // One point, through parse_scenario and simulate. Never throws for bad input (the point says why).
 SweepPoint evaluate_point(const nlohmann::json& base, const std::string& file, const Assignment& assignment,
                           bool skip_unfitting);
@@ -180,11 +186,24 @@ struct SearchOptions {
   SweepOptions run;  // skip_unfitting is forced on
 };
 
+// What the enumeration leaves out before any layout is validated (capacity planning explains a GPU count
+// with no layout by it): the TP x PP x CP splits whose DP does not divide the global batch, and the
+// layouts the scenario's framework refuses.
+struct LayoutDrops {
+  std::int64_t global_batch = 0;
+  std::size_t splits = 0;           // (TP, PP, CP) splits of the GPUs the enumeration tried
+  std::size_t batch_splits = 0;     // (TP, PP, CP) splits dropped: global_batch % DP != 0
+  std::set<std::int64_t> batch_dp;  // their DP values
+  std::size_t framework = 0;        // layouts the framework refuses (first_refusal)
+  std::string framework_name;
+};
+
 // The layouts of the search space above for the scenario `base` (with `prefix` applied first, e.g. a
 // GPU type and node count in capacity planning); each assignment starts with `prefix`. Throws InputError
-// when the base scenario's cluster or model is itself invalid.
+// when the base scenario's cluster or model is itself invalid. `drops`, when given, counts what was left out.
 std::vector<Assignment> enumerate_layouts(const nlohmann::json& base, const std::string& file,
-                                          const SearchOptions& options, const Assignment& prefix = {});
+                                          const SearchOptions& options, const Assignment& prefix = {},
+                                          LayoutDrops* drops = nullptr);
 
 struct SearchCounts {
   std::size_t enumerated = 0, invalid = 0, not_fitting = 0, dominated = 0, simulated = 0, cancelled = 0, estimated = 0;
@@ -245,7 +264,9 @@ struct CapacityResult {
   std::optional<std::size_t> cheapest, fastest;  // meeting the constraints
   std::vector<std::size_t> pareto;
   double tokens_to_train = 0;
-  std::vector<std::string> skipped;  // (GPU, count) pairs that cannot be built, with the reason
+  // (GPU, count) pairs that cannot be built, with the reason, and pairs with no layout that is valid and fits,
+  // with the count of layouts each rule removed and the nearest global batch that gives one (explain_dropped).
+  std::vector<std::string> skipped;
   std::string price_note;  // the GPU types priced at catalog list prices (price_basis_note), "" if none
 };
 
