@@ -46,13 +46,6 @@ using nlohmann::json;
 namespace cs::sim::cli {
 namespace {
 
-
-std::string money(double usd) {
-  if (usd >= 1e6) return "$" + fmt("%.2fM", usd / 1e6);
-  if (usd >= 1e3) return "$" + fmt("%.1fk", usd / 1e3);
-  return "$" + fmt("%.2f", usd);
-}
-
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
   std::string cur;
@@ -406,6 +399,43 @@ int search_mode(const json& doc, const std::string& file, const SearchOptions& o
   return kExitOk;
 }
 
+// The outlook of the rows `rows` (capacity planning): days and total cost at P10 / P50 / P90, the power in
+// the P50 total, and with --for-days the tokens trained in that time; one line above says what was drawn.
+std::string outlook_table(const std::vector<SweepPoint>& points, const std::vector<std::size_t>& rows, const CapacityOptions& opts) {
+  const SweepPoint* first = nullptr;
+  for (std::size_t i : rows)
+    if (points[i].outlook && !first) first = &points[i];
+  if (!first) return "";
+  const bool for_days = opts.outlook.for_days > 0;
+  std::vector<std::string> head = {"#", "gpu", "gpus", "days P10", "P50", "P90", "total $ P10", "P50", "P90", "power $ P50", "failures"};
+  if (for_days) head.insert(head.end(), {"tokens in " + fmt("%g", opts.outlook.for_days) + " d: P10", "P50", "P90"});
+  Table t(head);
+  std::size_t k = 0;
+  for (std::size_t i : rows) {
+    ++k;
+    if (!points[i].outlook) continue;
+    const goodput::Outlook& o = *points[i].outlook;
+    std::vector<std::string> row = {std::to_string(k), points[i].report.gpu, std::to_string(points[i].report.num_gpus),
+                                    fmt("%.1f", o.days_p10), fmt("%.1f", o.days_p50), fmt("%.1f", o.days_p90), money(o.usd_p10),
+                                    money(o.usd_p50), money(o.usd_p90), money(o.power_usd_p50), fmt("%.1f", o.mean_failures)};
+    if (for_days) row.insert(row.end(), {fmt("%.3g", o.tokens_p10), fmt("%.3g", o.tokens_p50), fmt("%.3g", o.tokens_p90)});
+    t.add(row);
+  }
+  // Rows outside anything validated draw from a band borrowed from the nearest class: say which and why.
+  std::map<std::string, std::string> borrowed;  // reason -> rows
+  k = 0;
+  for (std::size_t i : rows) {
+    ++k;
+    if (points[i].outlook && points[i].outlook->out_of_domain) {
+      std::string& list = borrowed[points[i].outlook->out_of_domain_why];
+      list += (list.empty() ? "" : ", ") + std::to_string(k);
+    }
+  }
+  std::string notes;
+  for (const auto& [why, list] : borrowed) notes += "outside the validated runs, band borrowed: row" + std::string(list.find(',') == std::string::npos ? " " : "s ") + list + ": " + why + "\n";
+  return "\noutlook: " + goodput::outlook_basis_text(*first->outlook) + "\n" + t.str() + notes;
+}
+
 int capacity_mode(const json& doc, const std::string& file, const CapacityOptions& opts, std::size_t top,
                   const po::variables_map& vm, const RunContext& ctx) {
   CapacityResult r;
@@ -413,7 +443,7 @@ int capacity_mode(const json& doc, const std::string& file, const CapacityOption
     r.points = *ctx.merged;
     r.tokens_to_train = part_tokens_to_train(doc, ctx.merged_parts.front() + ": run.scenario");
     r.skipped = ctx.merged_skipped;
-    finish_capacity(r, opts);
+    finish_capacity(r, opts, doc, file);
   } else {
     r = plan_capacity(doc, file, opts);
   }
@@ -447,6 +477,7 @@ int capacity_mode(const json& doc, const std::string& file, const CapacityOption
       if (!seen[key]) seen[key] = true, best.push_back(i);
     }
     std::cout << "\ncheapest layout per GPU type and count:\n" << ranked_table(r.points, best, true).str();
+    std::cout << outlook_table(r.points, best, opts);
     auto show = [&](const char* what, const std::optional<std::size_t>& i) {
       if (!i) {
         std::cout << what << ": no plan meets the constraints\n";
@@ -456,18 +487,22 @@ int capacity_mode(const json& doc, const std::string& file, const CapacityOption
       const Report& p = point.report;
       std::cout << what << ": " << p.num_gpus << " x " << p.gpu << ", " << layout_text(p) << ": " << fmt("%.1f days, ", point.days_to_train())
                 << money(point.usd_to_train()) << fmt(" (MFU %.1f%%", 100 * p.mfu)
-                << (point.whole_run ? fmt(", goodput %.2f%%", 100 * point.whole_run->goodput) : std::string()) << ")\n";
+                << (point.whole_run ? fmt(", goodput %.2f%%", 100 * point.whole_run->goodput) : std::string()) << ")";
+      if (point.outlook)
+        std::cout << "; P90 " << fmt("%.1f days, ", point.outlook->days_p90) << money(point.outlook->usd_p90) << " with power";
+      std::cout << "\n";
     };
     std::cout << "\n";
     show("cheapest", r.cheapest);
     show("fastest ", r.fastest);
-    std::cout << "\ncost-vs-time Pareto front (" << r.pareto.size() << " plans; * meets the constraints):\n";
-    Table t({"gpu", "gpus", "$/GPU-h", "layout", "days", "$ to train", "MFU", ""});
+    std::cout << "\ncost-vs-time Pareto front (" << r.pareto.size() << " plans; * meets the constraints at P90):\n";
+    Table t({"gpu", "gpus", "$/GPU-h", "layout", "days", "$ to train", "P90 days", "P90 total $", "MFU", ""});
     for (std::size_t i : r.pareto) {
-      const Report& p = r.points[i].report;
-      t.add({p.gpu, std::to_string(p.num_gpus), money(p.price_per_gpu_hour_usd), layout_text(p), fmt("%.1f", r.points[i].days_to_train()),
-             money(r.points[i].usd_to_train()),
-             fmt("%.1f%%", 100 * p.mfu), meets(r.points[i]) ? "*" : ""});
+      const SweepPoint& point = r.points[i];
+      const Report& p = point.report;
+      t.add({p.gpu, std::to_string(p.num_gpus), money(p.price_per_gpu_hour_usd), layout_text(p), fmt("%.1f", point.days_to_train()),
+             money(point.usd_to_train()), point.outlook ? fmt("%.1f", point.outlook->days_p90) : "-",
+             point.outlook ? money(point.outlook->usd_p90) : "-", fmt("%.1f%%", 100 * p.mfu), meets(point) ? "*" : ""});
     }
     std::cout << t.str();
   }
@@ -755,6 +790,11 @@ CapacityOptions capacity_options(const po::variables_map& vm, const SearchOption
   };
   if (vm.count("deadline-days")) c.deadline_days = limit("deadline-days", "number of days");
   if (vm.count("budget-usd")) c.budget_usd = limit("budget-usd", "amount of dollars");
+  if (vm.count("for-days")) c.outlook.for_days = limit("for-days", "number of days");
+  c.outlook.draws = vm["runs"].as<int>();
+  if (c.outlook.draws < 1 || c.outlook.draws > 1000000)
+    throw InputError("clustersim sweep: --runs " + std::to_string(c.outlook.draws) + ": expected the outlook's draws, 1 to 1000000");
+  c.outlook.seed = vm["seed"].as<std::uint64_t>();
   c.search = sopts;
   return c;
 }
@@ -776,8 +816,9 @@ SweepPlan sweep_plan(const po::variables_map& vm, const RunContext& ctx) {
   plan.search = vm.count("search") > 0, plan.capacity = vm.count("gpus") > 0, plan.vary = vm.count("vary") > 0;
   if (plan.vary && (plan.search || plan.capacity))
     throw InputError("clustersim sweep: --vary cannot be combined with --search or --gpus (fix values with --set instead)");
-  if (!plan.capacity && (vm.count("gpu") || vm.count("deadline-days") || vm.count("budget-usd")))
-    throw InputError("clustersim sweep: --gpu, --deadline-days and --budget-usd need --gpus (capacity planning)");
+  if (!plan.capacity && (vm.count("gpu") || vm.count("deadline-days") || vm.count("budget-usd") || vm.count("for-days") ||
+                         !vm["runs"].defaulted() || !vm["seed"].defaulted()))
+    throw InputError("clustersim sweep: --gpu, --deadline-days, --budget-usd, --for-days, --runs and --seed need --gpus (capacity planning)");
   if (plan.vary && !vm["verify"].defaulted())
     throw InputError("clustersim sweep: --verify needs --search or --gpus (a --vary sweep simulates every point)");
   if (vm.count("max-points") && !plan.vary) throw InputError("clustersim sweep: --max-points needs --vary");
@@ -856,6 +897,10 @@ void add_sweep_options(po::options_description& opts) {
       ("gpu", po::value<std::string>()->value_name("NAME,..."), "capacity planning: GPU types (default: the scenario's)")
       ("deadline-days", po::value<double>()->value_name("D"), "capacity planning: train within D days")
       ("budget-usd", po::value<double>()->value_name("B"), "capacity planning: spend at most B dollars")
+      ("for-days", po::value<double>()->value_name("N"), "capacity planning: also the tokens each plan trains in N days (P10/P50/P90)")
+      ("runs", po::value<int>()->default_value(1000)->value_name("N"),
+       "capacity planning: draws of the outlook (the model's error band x the failure Monte Carlo)")
+      ("seed", po::value<std::uint64_t>()->default_value(1)->value_name("S"), "capacity planning: the outlook's random seed")
       ("objective", po::value<std::string>()->default_value("tokens_per_s"), "ranking: tokens_per_s or usd_per_token")
       ("top", po::value<std::size_t>()->default_value(20), "show the best N layouts (0: all)")
       ("verify", po::value<std::size_t>()->default_value(50)->value_name("K"),
@@ -888,14 +933,16 @@ int sweep_run(const std::vector<std::string>& args, RunContext& ctx) {
   po::options_description opts(
       "usage: clustersim sweep SCENARIO.json [--vary path=v1,v2,...]... [--search] [--csv out.csv] [--threads N]\n"
       "       clustersim sweep SCENARIO.json --gpus 256,512,1024 [--gpu H100-SXM,H200,B200] [--deadline-days D] [--budget-usd B]\n"
+      "                        [--for-days N] [--runs N] [--seed S]\n"
       "       clustersim sweep ... --shard I/N [--part FILE]   |   clustersim sweep merge PART... | --parts-list FILE\n"
       "       clustersim sweep ... --slurm-script out.sh [--array-size N] [--partition P] [--time T]\n\n"
       "Simulates many variants of one scenario. --vary: the cartesian product of the axes (a table row per point,\n"
       "invalid combinations listed with the reason). --search: every valid layout for the cluster (TP, PP, CP,\n"
       "VP, EP, micro-batch, ZeRO, recompute), memory checked first, all ranked by a closed-form estimate and the\n"
       "best --verify K simulated. --gpus: capacity planning with training.tokens_to_train: the search for every\n"
-      "GPU type and count, the cheapest and fastest plans meeting the deadline and budget, and the cost-vs-time\n"
-      "Pareto front. --shard I/N evaluates a deterministic 1/N share and writes a part file; sweep merge prints\n"
+      "GPU type and count, each row's P10/P50/P90 days and total cost with power (the model's error band x the\n"
+      "failure Monte Carlo), the cheapest and fastest plans meeting the deadline and budget at P90, and the\n"
+      "cost-vs-time Pareto front. --shard I/N evaluates a deterministic 1/N share and writes a part file; sweep merge prints\n"
       "the N parts as one unsharded run; --slurm-script writes an sbatch submission of both (docs/sweep.md).\n\noptions");
   add_sweep_options(opts);
   po::variables_map vm;

@@ -102,7 +102,9 @@ double SweepPoint::tokens_per_s() const { return report.tokens_per_s / (whole_ru
 double SweepPoint::days_to_train() const { return whole_run ? whole_run->effective_days : report.cost.days_to_train; }
 double SweepPoint::usd_to_train() const { return whole_run ? whole_run->effective_usd : report.cost.usd_to_train; }
 bool SweepPoint::meets(double deadline_days, double budget_usd) const {
-  return (deadline_days <= 0 || days_to_train() <= deadline_days) && (budget_usd <= 0 || usd_to_train() <= budget_usd);
+  const double days = outlook ? outlook->days_p90 : days_to_train();
+  const double usd = outlook ? outlook->usd_p90 : usd_to_train();
+  return (deadline_days <= 0 || days <= deadline_days) && (budget_usd <= 0 || usd <= budget_usd);
 }
 
 namespace {
@@ -870,11 +872,24 @@ CapacityResult plan_capacity(const json& base, const std::string& file, const Ca
       if (pair.skipped.empty()) pair.skipped = explain_dropped(base, file, options.search, pair, r.points);
   for (const PlanPair& pair : pairs)
     if (!pair.skipped.empty()) r.skipped.push_back(pair.skipped);
-  finish_capacity(r, options);
+  finish_capacity(r, options, base, file);
   return r;
 }
 
-void finish_capacity(CapacityResult& r, const CapacityOptions& options) {
+void finish_capacity(CapacityResult& r, const CapacityOptions& options, const json& base, const std::string& file) {
+  for (SweepPoint& p : r.points) {
+    if (!p.simulated() || p.outlook) continue;
+    SweepPoint scratch;
+    const std::optional<Scenario> s = point_scenario(base, file, p.assignment, scratch);
+    if (!s) continue;  // cannot happen for a simulated point (it was built the same way)
+    try {
+      p.outlook = goodput::run_outlook(*s, p.report, options.outlook);
+    } catch (const InputError& e) {
+      p.status = PointStatus::invalid;
+      p.valid = false;
+      p.error = join(e.messages(), file);
+    }
+  }
   r.counts = count_points(r.points);
   r.ranked = rank_points(r.points, Objective::usd_per_token);
   // Plans are made of simulated layouts only: an estimate ranks, the simulation decides.
@@ -906,6 +921,7 @@ nlohmann::json to_json(const SweepPoint& p) {
       o["whole_run"] = {{"goodput", p.whole_run->goodput}, {"input_stall_fraction", p.whole_run->input_stall_fraction},
                         {"effective_days", p.whole_run->effective_days}, {"effective_usd", p.whole_run->effective_usd}};
   }
+  if (p.outlook) o["outlook"] = goodput::to_json(*p.outlook);
   if (p.estimate_step_time_s) {
     const double step = *p.estimate_step_time_s;
     const double tokens = static_cast<double>(p.report.global_batch_size) * static_cast<double>(p.report.seq_length);

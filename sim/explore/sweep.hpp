@@ -44,6 +44,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/goodput/outlook.hpp"
 #include "sim/report/report.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -126,6 +127,9 @@ struct SweepPoint {
     double slowdown = 1;           // effective time / failure-free time of the same work
   };
   std::optional<WholeRun> whole_run;
+  // Capacity planning: days and total cost at P10 / P50 / P90 (goodput/outlook.hpp) of a simulated point,
+  // set by finish_capacity; deadlines and budgets are then checked at P90.
+  std::optional<goodput::Outlook> outlook;
   // The screening tier's step time (search with verify > 0), for estimated and verified points alike; an
   // estimated point's report carries it as step_time_s with the throughput and cost that follow from it.
   std::optional<double> estimate_step_time_s;
@@ -137,7 +141,8 @@ struct SweepPoint {
   double tokens_per_s() const;
   double days_to_train() const;
   double usd_to_train() const;
-  // Within a deadline (days) and a budget (USD); a constraint <= 0 is not set.
+  // Within a deadline (days) and a budget (USD); a constraint <= 0 is not set. With an outlook, at its
+  // P90: the days and the total cost (GPU time and power) that nine runs in ten stay within.
   bool meets(double deadline_days, double budget_usd) const;
 };
 
@@ -255,6 +260,8 @@ struct CapacityOptions {
   double deadline_days = 0;
   double budget_usd = 0;
   SearchOptions search;
+  // The outlook of every simulated layout (draws, seed, --for-days): P10 / P50 / P90 days and total cost.
+  goodput::OutlookOptions outlook;
 };
 
 struct CapacityResult {
@@ -273,8 +280,10 @@ struct CapacityResult {
 // Throws InputError when training.tokens_to_train is missing or a count is not a multiple of
 // gpus_per_node.
 CapacityResult plan_capacity(const nlohmann::json& base, const std::string& file, const CapacityOptions& options);
-// The counts, ranking, plans and Pareto front of r.points (plan_capacity's last step; sweep merge).
-void finish_capacity(CapacityResult& r, const CapacityOptions& options);
+// The outlooks, counts, ranking, plans and Pareto front of r.points (plan_capacity's last step; sweep
+// merge): `base` and `file` are the plan's scenario, each point's scenario is rebuilt from them. A point
+// whose run never finishes at the failure defaults its scenario falls back to is made invalid with the reason.
+void finish_capacity(CapacityResult& r, const CapacityOptions& options, const nlohmann::json& base, const std::string& file);
 // A search's counts and ranking of r.points (search_layouts' last step; sweep merge).
 void finish_search(SearchResult& r, Objective objective);
 

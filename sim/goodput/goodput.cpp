@@ -39,32 +39,47 @@ void check_run_options(const Scenario& s, const RunOptions& options) {
     throw InputError(s.file + ": --runs " + std::to_string(options.runs) + ": needs a resilience section in the scenario (the Monte Carlo is over failures)");
 }
 
+namespace {
+DataJob data_job(const Report& rep) {
+  DataJob job;
+  job.nodes = rep.nodes;
+  job.dp = rep.dp;
+  job.global_batch = static_cast<double>(rep.global_batch_size);
+  job.step_s = rep.step_time_s;
+  return job;
+}
+}  // namespace
+
+JobFacts job_facts(const Scenario& s, const Report& rep, double step_s) {
+  JobFacts job;
+  job.gpus = rep.num_gpus;
+  job.nodes = rep.nodes;
+  job.nics = rep.nodes * s.cluster.nics_per_node;
+  job.step_s = step_s;
+  job.steps = rep.cost.steps_to_train;
+  job.checkpoint_bytes = checkpoint_bytes(rep.parameters);
+  job.price_per_gpu_hour_usd = rep.price_per_gpu_hour_usd;
+  job.tokens = rep.tokens_to_train;
+  return job;
+}
+
+double step_with_input_s(const Scenario& s, const Report& rep) {
+  if (!s.run.data_pipeline) return rep.step_time_s;
+  return analyse_data_stall(*s.run.data_pipeline, data_job(rep)).step_with_input_s;
+}
+
 RunReport analyse_run(const Scenario& s, const SimulationResult& result, const RunOptions& options) {
   check_run_options(s, options);
   RunReport out;
   const Report& rep = result.report;
   double step_s = rep.step_time_s;
   if (s.run.data_pipeline) {
-    DataJob job;
-    job.nodes = rep.nodes;
-    job.dp = rep.dp;
-    job.global_batch = static_cast<double>(rep.global_batch_size);
-    job.step_s = rep.step_time_s;
-    out.data = analyse_data_stall(*s.run.data_pipeline, job);
+    out.data = analyse_data_stall(*s.run.data_pipeline, data_job(rep));
     step_s = out.data->step_with_input_s;
   }
   if (s.run.resilience) {
-    JobFacts job;
-    job.gpus = rep.num_gpus;
-    job.nodes = rep.nodes;
-    job.nics = rep.nodes * s.cluster.nics_per_node;
-    job.step_s = step_s;
-    job.steps = rep.cost.steps_to_train;
-    job.checkpoint_bytes = checkpoint_bytes(rep.parameters);
-    job.price_per_gpu_hour_usd = rep.price_per_gpu_hour_usd;
-    job.tokens = rep.tokens_to_train;
     try {
-      out.resilience = analyse_resilience(*s.run.resilience, job, options.runs, options.seed);
+      out.resilience = analyse_resilience(*s.run.resilience, job_facts(s, rep, step_s), options.runs, options.seed);
     } catch (const InputError& e) {  // a run that never finishes, a Monte Carlo too long: name the file
       std::vector<std::string> lines;
       for (const auto& m : e.messages()) lines.push_back(s.file + ": " + m);

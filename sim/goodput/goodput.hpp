@@ -34,6 +34,10 @@ struct RunReport {
 // call it before simulating. analyse_run() checks the same.
 void check_run_options(const Scenario& s, const RunOptions& options);
 RunReport analyse_run(const Scenario& s, const SimulationResult& result, const RunOptions& options);
+// What the run model knows of the job of report `rep`, whose step (input stalls included) is step_s.
+JobFacts job_facts(const Scenario& s, const Report& rep, double step_s);
+// The report's step with the input stalls of the scenario's data_pipeline (its step without one).
+double step_with_input_s(const Scenario& s, const Report& rep);
 // The checkpoint of the job: bf16 weights + fp32 optimizer state (master weights, two moments) of every
 // parameter once, the memory model's 2 + 12 bytes per parameter before sharding.
 double checkpoint_bytes(double parameters);

@@ -305,6 +305,7 @@ ResilienceResult analyse_resilience(const ResilienceSpec& spec, const JobFacts& 
   r.interval_steps = steps_per_ckpt;
   r.interval_s = steps_per_ckpt * job.step_s;
   m.interval_s = r.interval_s;
+  r.model = m;
   r.expected = expected_outcome(m);
   r.goodput = r.work_s / r.expected.total_s;
   r.effective_days = r.expected.total_s / 86400;

@@ -92,6 +92,7 @@ struct ResilienceResult {
   Outcome expected;
   double goodput = 0, effective_days = 0, gpu_hours = 0, usd = 0, usd_per_token = 0;
   double goodput_at_optimal = 0;
+  RunModel model;                   // the run as modelled (interval used): what the Monte Carlo samples
   // Monte Carlo (runs > 0)
   int runs = 0;
   std::uint64_t seed = 0;

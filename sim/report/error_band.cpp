@@ -199,6 +199,7 @@ ErrorBand expected_error_band(const BandFeatures& f, double step_time_s, const R
     b.error_low = *std::min_element(errors.begin(), errors.end());
     b.error_high = *std::max_element(errors.begin(), errors.end());
     b.error_median = median(errors);
+    b.errors = std::move(errors);
     break;
   }
   b.step_time_low_s = step_time_s * (1 + b.error_low);

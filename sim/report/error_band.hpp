@@ -83,6 +83,7 @@ struct ErrorBand {
   int matched_features = 0;      // 4 (all) .. 0 (every row)
   std::size_t points = 0;        // rows in the matched class
   double error_low = 0, error_high = 0, error_median = 0;  // e over those rows
+  std::vector<double> errors;    // e of each of those rows, in table order (the outlook draws from them)
   double step_time_low_s = 0, step_time_high_s = 0;         // step x (1 + e)
   bool out_of_domain = false;
   std::vector<std::string> out_of_domain_reasons;  // "GPU B200 never compared", ...

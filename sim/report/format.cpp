@@ -11,6 +11,13 @@ std::string fmt(const char* printf_format, double v) {
   return buf;
 }
 
+std::string money(double usd) {
+  // One format with the "$" in it (GCC 12's -Wrestrict misreads "$" + std::string at -O3).
+  if (usd >= 1e6) return fmt("$%.2fM", usd / 1e6);
+  if (usd >= 1e3) return fmt("$%.1fk", usd / 1e3);
+  return fmt("$%.2f", usd);
+}
+
 std::string grouped(double v) {
   const long long n = std::llround(v);
   const std::string digits = std::to_string(n < 0 ? -n : n);

@@ -705,6 +705,7 @@ void read_cluster(const json* v, Scenario& s, Errors& errors) {
   s.node_overhead_w = r.number("node_overhead_w", false)
                           .value_or(s.gpu.host_power_w_per_gpu * static_cast<double>(s.cluster.gpus_per_node));
   s.pue = r.number("pue", false).value_or(1.2);
+  s.usd_per_kwh_given = r.raw("usd_per_kwh") != nullptr;
   s.usd_per_kwh = r.number("usd_per_kwh", false).value_or(0);
   r.finish();
 }

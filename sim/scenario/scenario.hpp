@@ -82,6 +82,7 @@ struct Scenario {
   std::optional<double> node_idle_power_fraction;
   double pue = 1.2;
   double usd_per_kwh = 0;
+  bool usd_per_kwh_given = false;  // the file sets cluster.usd_per_kwh (capacity plans price power by default)
   models::ModelConfig model;
   models::TrainingConfig training;
   std::string calibration;  // profile path, resolved against the scenario's folder; empty = default

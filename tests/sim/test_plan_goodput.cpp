@@ -63,7 +63,7 @@ TEST_CASE("capacity plan with resilience: effective days and dollars, deadline o
   REQUIRE(r.cheapest);
   REQUIRE(r.fastest);
   REQUIRE_FALSE(r.ranked.empty());
-  double fastest_failure_free = 1e300;
+  double fastest_failure_free = 1e300, shortest_p90 = 1e300;
   for (std::size_t i : r.ranked) {
     const SweepPoint& p = r.points[i];
     REQUIRE(p.whole_run);
@@ -75,11 +75,16 @@ TEST_CASE("capacity plan with resilience: effective days and dollars, deadline o
     CHECK(p.usd_to_train() >= r.points[*r.cheapest].usd_to_train() * (1 - 1e-12));
     CHECK(p.days_to_train() >= r.points[*r.fastest].days_to_train() * (1 - 1e-12));
     fastest_failure_free = std::min(fastest_failure_free, p.report.cost.days_to_train);
+    // The deadline is checked at the outlook's P90, which samples this run's failures and checkpoints.
+    REQUIRE(p.outlook);
+    CHECK_FALSE(p.outlook->default_failures);
+    shortest_p90 = std::min(shortest_p90, p.outlook->days_p90);
   }
   CHECK(to_json(r.points[*r.cheapest]).contains("whole_run"));
-  // A deadline the failure-free fastest plan would meet, but no whole run does: no plan.
+  // A deadline the failure-free fastest plan would meet, but no whole run does at P90: no plan.
+  CHECK(shortest_p90 > fastest_failure_free);
   CapacityOptions tight = opts;
-  tight.deadline_days = fastest_failure_free * (1 + 1e-9);
+  tight.deadline_days = shortest_p90 * (1 - 1e-9);
   const CapacityResult none = plan_capacity(doc, "small.json", tight);
   CHECK_FALSE(none.fastest);
   CHECK_FALSE(none.cheapest);
