@@ -407,7 +407,8 @@ std::string outlook_table(const std::vector<SweepPoint>& points, const std::vect
     if (points[i].outlook && !first) first = &points[i];
   if (!first) return "";
   const bool for_days = opts.outlook.for_days > 0;
-  std::vector<std::string> head = {"#", "gpu", "gpus", "days P10", "P50", "P90", "total $ P10", "P50", "P90", "power $ P50", "failures"};
+  std::vector<std::string> head = {"#", "gpu", "gpus", "days P10", "P50", "P90", "total $ P10", "P50", "P90", "power $ P50", "failures",
+                                   "error band of (runs)"};
   if (for_days) head.insert(head.end(), {"tokens in " + fmt("%g", opts.outlook.for_days) + " d: P10", "P50", "P90"});
   Table t(head);
   std::size_t k = 0;
@@ -417,7 +418,8 @@ std::string outlook_table(const std::vector<SweepPoint>& points, const std::vect
     const goodput::Outlook& o = *points[i].outlook;
     std::vector<std::string> row = {std::to_string(k), points[i].report.gpu, std::to_string(points[i].report.num_gpus),
                                     fmt("%.1f", o.days_p10), fmt("%.1f", o.days_p50), fmt("%.1f", o.days_p90), money(o.usd_p10),
-                                    money(o.usd_p50), money(o.usd_p90), money(o.power_usd_p50), fmt("%.1f", o.mean_failures)};
+                                    money(o.usd_p50), money(o.usd_p90), money(o.power_usd_p50), fmt("%.1f", o.mean_failures),
+                                    o.band_points ? o.band + " (" + std::to_string(o.band_points) + ")" : "none"};
     if (for_days) row.insert(row.end(), {fmt("%.3g", o.tokens_p10), fmt("%.3g", o.tokens_p50), fmt("%.3g", o.tokens_p90)});
     t.add(row);
   }

@@ -132,8 +132,7 @@ std::string outlook_text(const Outlook& o) {
 
 std::string outlook_basis_text(const Outlook& o) {
   std::string t = std::to_string(o.draws) + " draws (seed " + std::to_string(o.seed) + ") of the model's error on comparable validated runs";
-  t += o.band_points ? " (" + std::to_string(o.band_points) + " runs: " + o.band + ")" : " (none: not drawn)";
-  t += " x the failure Monte Carlo";
+  t += " (each row's error band) x the failure Monte Carlo";
   if (o.default_failures) t += " (resilience defaults: the scenario has no resilience section)";
   t += "; total cost = GPU-hours x $/GPU-h + power and cooling at " + fmt("$%.4g/kWh", o.usd_per_kwh);
   t += o.default_usd_per_kwh ? " (default, EIA 2023 US industrial; cluster.usd_per_kwh sets it, 0 when the rental price includes power)"

@@ -20,6 +20,7 @@ TEST_CASE("sweep --gpus prints each row's outlook and checks the deadline at P90
   CHECK(text.out.find("outlook: 200 draws (seed 1) of the model's error on comparable validated runs") != std::string::npos);
   CHECK(text.out.find("power and cooling at $0.0806/kWh (default") != std::string::npos);
   CHECK(text.out.find("days P10") != std::string::npos);
+  CHECK(text.out.find("error band of (runs)") != std::string::npos);
   CHECK(text.out.find("tokens in 30 d: P10") != std::string::npos);
   CHECK(text.out.find("with power") != std::string::npos);
   CHECK(text.out.find("* meets the constraints at P90") != std::string::npos);
