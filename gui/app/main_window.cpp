@@ -696,7 +696,8 @@ void MainWindow::show_outcome(quint64 generation, std::shared_ptr<const SimOutco
   }() : r.num_gpus;
   last_status_ = tr("%1: %2 GPUs%3, %4 simulated ranks, %5 tasks, %6 events, simulated in %7")
                      .arg(QString::fromStdString(current_->multi() ? current_->multi_job.name : r.name))
-                     .arg(format_count(gpus))
+                     .arg(format_count(gpus) + (r.gpu_mix.empty() || current_->multi() ? QString()
+                                                                                      : QStringLiteral(" (%1)").arg(QString::fromStdString(r.gpu_mix))))
                      .arg(current_->multi() ? tr(" in %1 jobs").arg(current_->multi_job.jobs.size()) : QString())
                      .arg(r.simulated_ranks)
                      .arg(format_count(static_cast<double>(r.tasks)))

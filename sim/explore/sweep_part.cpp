@@ -79,6 +79,7 @@ void report_fields(R& r, F&& field) {
   };
   f("name", r.name);
   f("gpu", r.gpu);
+  f("gpu_mix", r.gpu_mix);
   f("num_gpus", r.num_gpus);
   f("nodes", r.nodes);
   f("gpus_per_node", r.gpus_per_node);

@@ -46,6 +46,9 @@ Report job_report(const Scenario& s) {
   Report r;
   r.name = s.name;
   r.gpu = s.gpu.name;
+  if (const auto mix = s.heterogeneity.node_mix(); mix.size() > 1)
+    for (const auto& [name, nodes] : mix)
+      r.gpu_mix += (r.gpu_mix.empty() ? "" : " + ") + std::to_string(nodes * s.cluster.gpus_per_node) + " x " + name;
   r.num_gpus = s.num_gpus();
   r.nodes = s.cluster.nodes;
   r.gpus_per_node = s.cluster.gpus_per_node;
@@ -134,6 +137,7 @@ json to_json(const Report& r) {
       {"simulator", {{"network", r.network}, {"simulated_ranks", r.simulated_ranks}, {"tasks", r.tasks}, {"events", r.events}}},
   };
   if (!r.topology_file.empty()) out["cluster"]["topology_file"] = r.topology_file;
+  if (!r.gpu_mix.empty()) out["cluster"]["gpu_mix"] = r.gpu_mix;
   if (!r.notes.empty()) out["notes"] = r.notes;
   if (!r.job.empty()) {
     out["job"] = r.job;
@@ -157,7 +161,7 @@ std::string to_text(const Report& r) {
   const std::string wiring = !r.topology_file.empty()
                                 ? "topology file " + std::filesystem::path(r.topology_file).filename().string()
                                 : r.intra_node + (r.nodes > 1 ? ", " + r.fabric + " " + r.inter_link : std::string{});
-  line("cluster", std::to_string(r.num_gpus) + " x " + r.gpu + " (" + std::to_string(r.nodes) + " node" + (r.nodes > 1 ? "s" : "") +
+  line("cluster", (r.gpu_mix.empty() ? std::to_string(r.num_gpus) + " x " + r.gpu : std::to_string(r.num_gpus) + " GPUs: " + r.gpu_mix) + " (" + std::to_string(r.nodes) + " node" + (r.nodes > 1 ? "s" : "") +
                       " x " + std::to_string(r.gpus_per_node) + ", " + wiring + ")");
   for (const auto& n : r.notes) line("note", n);
   line("model", r.model + fmt(", %.2fB parameters", r.parameters / 1e9));

@@ -54,6 +54,9 @@ struct Breakdown {
 struct Report {
   std::string name;
   std::string gpu;
+  // A cluster of several GPU types (cluster.node_groups): "16 x A100-80GB + 16 x H100-SXM"; empty when every
+  // GPU is `gpu`. The header and the JSON's cluster.gpu_mix print it.
+  std::string gpu_mix;
   int num_gpus = 0, nodes = 0, gpus_per_node = 0;
   std::string intra_node, inter_link, fabric;
   std::string topology_file;  // cluster.topology_file (resolved), empty when the cluster is built from the catalog

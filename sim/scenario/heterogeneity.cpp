@@ -40,4 +40,19 @@ const models::GpuSpec* Heterogeneity::node_gpu(int node) const {
   return nullptr;
 }
 
+std::vector<std::pair<std::string, int>> Heterogeneity::node_mix() const {
+  std::vector<std::pair<std::string, int>> mix;
+  const auto add = [&](const std::string& name, int nodes) {
+    for (auto& [n, count] : mix)
+      if (n == name) return void(count += nodes);
+    mix.emplace_back(name, nodes);
+  };
+  if (!view_nodes.empty()) {
+    for (const int node : view_nodes) add(node_gpu(node)->name, 1);
+  } else {
+    for (const NodeGroup& g : groups) add(g.gpu.name, g.nodes);
+  }
+  return mix;
+}
+
 }  // namespace cs::sim

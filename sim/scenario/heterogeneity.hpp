@@ -19,6 +19,7 @@
 // that stage waits for the slow replica. Under symmetry the step builder simulates one rank per class of
 // ranks that a permutation of equal TP / CP / DP indices maps onto one another (sim/step/orbits.hpp).
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "models/hardware/gpu_catalog.hpp"
@@ -51,6 +52,9 @@ struct Heterogeneity {
   const models::GpuSpec* node_gpu(int node) const;
   // The mean over nodes of f(the node's GPU type) (every node holds the same number of GPUs): a per-GPU
   // price or power of the whole cluster, or of a job's nodes (view_nodes). `fallback` without node groups.
+  // The GPU types of the cluster's nodes (or a job's, view_nodes) with their node counts, in the order the
+  // groups give them; empty without node groups.
+  std::vector<std::pair<std::string, int>> node_mix() const;
   template <class F>
   double node_mean(F&& f, double fallback) const {
     if (groups.empty()) return fallback;

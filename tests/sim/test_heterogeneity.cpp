@@ -11,6 +11,7 @@
 
 #include "models/hardware/gpu_catalog.hpp"
 #include "sim/base/input_error.hpp"
+#include "sim/report/report.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
 #include "sim/step/step_builder.hpp"
@@ -194,4 +195,27 @@ TEST_CASE("mixed GPUs, two jobs: each job is priced and powered by its own nodes
         cs::models::find_gpu("A100-80GB")->tdp_w);
   CHECK(s.job_scenario(2).heterogeneity.node_mean([](const cs::models::GpuSpec& g) { return g.tdp_w; }, 0) ==
         cs::models::find_gpu("H100-SXM")->tdp_w);
+}
+
+TEST_CASE("mixed GPUs: the report's header and JSON name the mix, and --set cluster.gpu keeps it", "[sim][heterogeneity]") {
+  // 3 A100 nodes + 1 H100 node of 8 GPUs: 24 + 8 of 32. A uniform cluster has no gpu_mix at all, so its
+  // reports are unchanged.
+  json doc = json::parse(R"json({"name": "mixed",
+    "cluster": {"gpu": "A100-80GB", "nodes": 4, "gpus_per_node": 8,
+                "inter_node": {"fabric": "fat-tree", "link": "ib-hdr200"}},
+    "model": {"preset": "llama2-7b"},
+    "training": {"seq_length": 4096, "global_batch_size": 64, "micro_batch_size": 1}})json");
+  const Report uniform = simulate(parse_scenario(doc, "s.json")).report;
+  CHECK(uniform.gpu_mix.empty());
+  CHECK_FALSE(to_json(uniform)["cluster"].contains("gpu_mix"));
+  CHECK(to_text(uniform).find("cluster       32 x A100-80GB (4 nodes") != std::string::npos);
+  doc["cluster"]["node_groups"] = json::array({{{"gpu", "A100-80GB"}, {"nodes", 3}}, {{"gpu", "H100-SXM"}, {"nodes", 1}}});
+  const Report mixed = simulate(parse_scenario(doc, "s.json")).report;
+  CHECK(mixed.gpu_mix == "24 x A100-80GB + 8 x H100-SXM");
+  CHECK(to_json(mixed)["cluster"]["gpu_mix"] == "24 x A100-80GB + 8 x H100-SXM");
+  CHECK(to_text(mixed).find("cluster       32 GPUs: 24 x A100-80GB + 8 x H100-SXM (4 nodes") != std::string::npos);
+  // cluster.gpu changed on the mixed file (what --set cluster.gpu=H100-SXM does): the groups stay, and so
+  // does the header's mix, instead of claiming 32 H100.
+  doc["cluster"]["gpu"] = "H100-SXM";
+  CHECK(simulate(parse_scenario(doc, "s.json")).report.gpu_mix == "24 x A100-80GB + 8 x H100-SXM");
 }
