@@ -4,8 +4,11 @@
 // A backward split into B (input gradients) and W (weight gradients) frees a layer's stored activations
 // after B except what W reads: each linear layer's input X and the gradient of its output dY, since
 // dW = X^T dY. The zero-bubble runtime holds exactly these (sail-sg/zero-bubble-pipeline-parallelism,
-// megatron/core/zbpp_utils.py @ 064369d6a5c670cc20480a201363e3c0a4ec0246, WeightGradStore.put: the
-// (total_input, grad_output, weight) of every linear's deferred wgrad, queued until the W pass pops them).
+// megatron/core/zbpp_utils.py @ 7e93f886a24cec4c14712287dda081943d6fd5f0, WeightGradStore.put(weight,
+// pre_func, func): every linear's deferred wgrad closure, holding its output gradient and its input, which
+// with sequence parallelism stays sharded until pre_func all-gathers it at W time; queued per chunk until
+// the W pass pops them). That all-gather at W time is not simulated: the step builder keeps the backward's
+// input gather in B.
 // Per layer and micro-batch on one rank (T = b s / cp tokens, TP t; a tensor outside the TP region is / t
 // with SP):
 //   inputs X : QKV's and FC1's (the norm outputs, T h / t with SP), out-proj's (T a d / t), FC2's (T f / t),

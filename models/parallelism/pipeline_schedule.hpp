@@ -32,7 +32,7 @@
 // ScheduleZBVZeroBubble._calculate_single_rank_operations), the handcrafted schedules of the paper's
 // section 3 and 6 (the sail-sg/zero-bubble-pipeline-parallelism runtime, megatron/core/pipeline_parallel/
 // zerobubble/, runs the same passes with its WeightGradStore holding each linear's input and output
-// gradient until W).
+// gradient until W, megatron/core/zbpp_utils.py @ 7e93f886a24cec4c14712287dda081943d6fd5f0).
 //
 // ZB-H1 (torch's ScheduleInterleavedZeroBubble with one stage per rank): stage s runs 1F1B's w =
 // min(p - s - 1, m) warm-up forwards, then forward, B for the remaining m - w micro-batches, then the w

@@ -134,8 +134,8 @@ TEST_CASE("zero bubble: ZB-H1's bubble is a third of 1F1B's, worked by hand", "[
   // forwards and one more, to s + (p - s) F = p. Micro-batch 0's B starts on the last stage at p F and on
   // stage s at p F + (p - 1 - s) B, so stage s idles (p - 1 - s) B there. From then on the Ws it held back
   // fill every wait (the order's point: stage s defers s Ws, the time the B wave takes to return), so its
-  // idle time is s F + (p - 1 - s) B minus nothing: with F = B = W, p - 1 = 3 units on every stage, and
-  // every stage ends at 24 + 3 = 27 (the paper's bubble (p - 1)(F + B - W), a third of 1F1B's 9).
+  // whole idle time is s F + (p - 1 - s) B: with F = B = W = 1, p - 1 = 3 units on every stage, and every
+  // stage ends at 24 + 3 = 27 (the paper's bubble (p - 1)(F + B - W), a third of 1F1B's 9).
   const Time us = 1'000'000;
   const auto one = run_schedule(PipelineSchedule::one_f_one_b, 4, 8, us, us, us);
   const auto zb = run_schedule(PipelineSchedule::zb_h1, 4, 8, us, us, us);
