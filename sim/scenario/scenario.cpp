@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/compute/profile_json.hpp"
+#include "models/workload/finetune.hpp"
 #include "sim/base/check.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/base/suggest.hpp"
@@ -931,8 +932,17 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
       for (const auto& [on, name] : {std::pair{t.finetune.qkv, "linear_qkv"}, std::pair{t.finetune.proj, "linear_proj"},
                                      std::pair{t.finetune.fc1, "linear_fc1"}, std::pair{t.finetune.fc2, "linear_fc2"}})
         if (on) targets += std::string(targets.empty() ? "" : ", ") + name;
+      // The adapters of the whole model (TP 1: every adapter once).
+      models::TrainingConfig whole = t;
+      whole.tp = 1, whole.ep = 1, whole.etp = 0;
+      double adapters = 0;
+      for (std::int64_t l = 0; l < s.model.num_layers; ++l)
+        adapters += models::adapter_parameters_per_layer(s.model, whole, s.model.num_moe_experts > 0 && models::is_moe_layer(s.model, l));
+      char trained[64];
+      std::snprintf(trained, sizeof trained, " (%.1fM parameters trained, %.2f%% of the model)", adapters / 1e6,
+                    100.0 * adapters / models::parameter_count(s.model));
       s.notes.push_back(std::string(t.finetune.method == models::FinetuneMethod::qlora ? "QLoRA" : "LoRA") +
-                        " fine-tuning (training.finetune): rank-" + std::to_string(t.finetune.dim) + " adapters on " + targets +
+                        " fine-tuning (training.finetune): rank-" + std::to_string(t.finetune.dim) + " adapters on " + targets + trained +
                         "; the base weights frozen" + (t.finetune.method == models::FinetuneMethod::qlora ? " in 4-bit NF4" : " in bf16") +
                         ", no weight-gradient GEMMs for them");
     }
