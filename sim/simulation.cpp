@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "models/compute/compute_model.hpp"
+#include "models/workload/finetune.hpp"
 #include "models/workload/transformer.hpp"
 #include "sim/network/analytical_network.hpp"
 #include "sim/base/check.hpp"
@@ -47,7 +48,8 @@ Report make_report(const Scenario& s, const std::vector<RankTimes>& times, const
   r.step_time_s = step;
   r.step_time_band = expected_error_band(band_features(r), step);  // error_band.hpp: validation residuals
   r.tokens_per_s = static_cast<double>(t.tokens_per_step()) / step;
-  const double model_flops = models::model_flops_per_step(s.model, t);
+  // Fine-tuning: the frozen weights' wgrads are not done, the adapters' are (models/workload/finetune.hpp).
+  const double model_flops = models::finetune_model_flops_per_step(s.model, t);
   r.model_tflops_per_gpu = model_flops / step / r.num_gpus / 1e12;
   // The peak of the GPUs the step runs on: with node groups their mean over the nodes (the job's, for a
   // job of a multi-job scenario), so that MFU is model FLOPs over the sum of every GPU's own peak.
@@ -56,7 +58,10 @@ Report make_report(const Scenario& s, const std::vector<RankTimes>& times, const
   };
   const double peak = mean_peak(models::Dtype::bf16);
   r.mfu = model_flops / (step * r.num_gpus * peak);
-  r.mfu_causal = models::model_flops_per_step(s.model, t, models::AttentionFlops::causal) / (step * r.num_gpus * peak);
+  const double causal_flops = models::model_flops_per_step(s.model, t, models::AttentionFlops::causal);
+  // Fine-tuning's attention is training's (no weights), so its causal count drops by the same FLOPs.
+  r.mfu_causal = (t.finetune.active() ? model_flops - (models::model_flops_per_step(s.model, t) - causal_flops) : causal_flops) /
+                 (step * r.num_gpus * peak);
 
   // Per simulated rank, then averaged over the real ranks: each simulated rank stands for plan.mirrors[k]
   // of them (its class of equal ranks, sim/step/orbits.hpp). Ranks with equal times form one class, and

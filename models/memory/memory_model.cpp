@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <vector>
 
+#include "models/memory/finetune_memory.hpp"
+#include "models/memory/weight_pass_memory.hpp"
+#include "models/workload/finetune.hpp"
 #include "models/parallelism/ddp_bucket.hpp"
 #include "models/parallelism/pipeline_schedule.hpp"
 #include "sim/base/check.hpp"
@@ -49,6 +52,18 @@ int expert_data_parallel_shards(const TrainingConfig& t) {
 //    so the first min(that + 1, m vp) of them are in flight, virtual micro-batch k in chunk
 //    (k mod p vp) div p (both from pipeline_schedule.hpp, the executor's own order); with an even split and i = 0, m large that is
 //    L (1 + (p - 1) / (p vp)) layers, Korthikanti's interleaved factor.
+// The zero-bubble schedules (ZB-H1, ZBV): each chunk's forwards whose B has not run and Bs whose W has
+// not, walked along the stage's own order at its peak (pipeline_schedule.hpp, split_in_flight), the W
+// pending weighed by what it keeps (weight_pass_memory.hpp) over a whole micro-batch's activations.
+struct SplitInFlight {
+  std::vector<std::int64_t> full, weight;
+};
+SplitInFlight split_in_flight(const ModelConfig& m, const TrainingConfig& t, int stage) {
+  const double share = weight_pass_bytes_per_layer(m, t, true) / activation_bytes_per_layer(m, t, true);
+  const sim::InFlight f = sim::split_in_flight(t.pipeline_schedule, t.pp, static_cast<int>(t.num_micro_batches()), stage, t.vp, share);
+  return {{f.full.begin(), f.full.end()}, {f.weight.begin(), f.weight.end()}};
+}
+
 std::vector<std::int64_t> chunk_microbatches_in_flight(const TrainingConfig& t, int stage) {
   const std::int64_t mb = t.num_micro_batches();
   const std::int64_t vp = std::max(1, t.vp);
@@ -57,7 +72,12 @@ std::vector<std::int64_t> chunk_microbatches_in_flight(const TrainingConfig& t, 
   // runs one forward more before the steady state pairs forward k + 1 with backward k, so one micro-batch
   // more is in flight.
   const int paired = t.overlap_moe_expert_parallel_comm && t.ep > 1 ? 1 : 0;
-  if (t.pp == 1) {
+  if (sim::splits_backward(t.pipeline_schedule)) {
+    // The forwards whose B has not run at their peak (the embedding's dropout masks; the layers' activations
+    // are stage_activation_bytes's, which weighs the pending Ws too).
+    const sim::InFlight f = sim::split_in_flight(t.pipeline_schedule, t.pp, static_cast<int>(mb), stage, t.vp, 0.0);
+    n.assign(f.full.begin(), f.full.end());
+  } else if (t.pp == 1) {
     n.assign(n.size(), std::min<std::int64_t>(1 + paired, mb));
   } else if (t.pipeline_schedule == PipelineSchedule::gpipe) {
     n.assign(n.size(), mb);
@@ -78,6 +98,8 @@ struct LayerKinds {
 };
 LayerKinds chunk_layer_kinds(const ModelConfig& m, const TrainingConfig& t, int stage, int chunk) {
   LayerKinds k;
+  // ZBV's chunk 1 of rank s is the split's chunk 1 of stage p - 1 - s (pipeline_schedule.hpp).
+  if (t.pipeline_schedule == PipelineSchedule::zbv && chunk == 1) stage = t.pp - 1 - stage;
   const std::int64_t first = first_layer_of_chunk(m, t, stage, chunk);
   for (std::int64_t l = first; l < first + layers_in_chunk(m, t, stage, chunk); ++l) (is_moe_layer(m, l) ? k.moe : k.dense) += 1;
   return k;
@@ -95,15 +117,28 @@ LayerKinds stage_layer_kinds(const ModelConfig& m, const TrainingConfig& t, int 
 // Activations stage `stage` holds at its peak: each chunk's micro-batches in flight times the stored
 // bytes of its layers.
 double stage_activation_bytes(const ModelConfig& m, const TrainingConfig& t, int stage) {
-  const auto n = chunk_microbatches_in_flight(t, stage);
   const double moe = activation_bytes_per_layer(m, t, true), dense = activation_bytes_per_layer(m, t, false);
   double bytes = 0;
+  if (sim::splits_backward(t.pipeline_schedule)) {
+    const SplitInFlight n = split_in_flight(m, t, stage);
+    const double w_moe = weight_pass_bytes_per_layer(m, t, true), w_dense = weight_pass_bytes_per_layer(m, t, false);
+    for (int c = 0; c < t.vp; ++c) {
+      const LayerKinds k = chunk_layer_kinds(m, t, stage, c);
+      bytes += d(n.full[static_cast<std::size_t>(c)]) * (k.moe * moe + k.dense * dense) +
+               d(n.weight[static_cast<std::size_t>(c)]) * (k.moe * w_moe + k.dense * w_dense);
+    }
+    return bytes;
+  }
+  const auto n = chunk_microbatches_in_flight(t, stage);
   for (int c = 0; c < t.vp; ++c) {
     const LayerKinds k = chunk_layer_kinds(m, t, stage, c);
     bytes += d(n[static_cast<std::size_t>(c)]) * (k.moe * moe + k.dense * dense);
   }
   return bytes;
 }
+
+// The stage holding the final norm, the LM head and the loss: the last, or rank 0 in ZBV's V.
+int head_stage(const TrainingConfig& t) { return t.pipeline_schedule == PipelineSchedule::zbv ? 0 : t.pp - 1; }
 
 // Micro-batches whose first-stage input (embedding output) is alive, and whose last-stage output
 // (logits) is alive.
@@ -236,9 +271,9 @@ RankParameters parameters_on_rank(const ModelConfig& m, const TrainingConfig& t,
   RankParameters p{k.moe * moe.dense + k.dense * dense.dense, k.moe * moe.expert + k.dense * dense.expert};
   const double word = d(padded_vocab_size(m, t.tp)) * h / tp;
   if (stage == 0) p.dense += word + d(m.max_position_embeddings) * h;
-  if (stage == t.pp - 1) {
+  if (stage == head_stage(t)) {
     p.dense += norm_params(m);
-    if (m.untie_embeddings || t.pp > 1) p.dense += word;
+    if (m.untie_embeddings || head_stage(t) != 0) p.dense += word;  // a tied embedding elsewhere: its copy
   }
   return p;
 }
@@ -251,9 +286,18 @@ MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, in
   const RankParameters p = parameters_on_rank(m, t, stage);
   const double nd = data_parallel_shards(t), ne = expert_data_parallel_shards(t);
   auto sharded = [&](bool shard) { return shard ? p.dense / nd + p.expert / ne : p.total(); };
-  b.weights_bytes = kWeightBytes * sharded(t.zero_stage >= 3);
-  b.grads_bytes = element_bytes(t.main_grads_dtype) * sharded(t.zero_stage >= 2);
-  b.optimizer_bytes = kOptimizerBytes * sharded(t.zero_stage >= 1);
+  if (t.finetune.active()) {
+    // LoRA / QLoRA (finetune_memory.hpp): frozen weights without gradients or optimizer state; the
+    // adapters (dense, the loader refuses ZeRO-3) with both.
+    const FinetuneRank f = finetune_rank(m, t, stage, p);
+    b.weights_bytes = f.frozen_weight_bytes + kWeightBytes * f.adapter_params;
+    b.grads_bytes = element_bytes(t.main_grads_dtype) * f.adapter_params / (t.zero_stage >= 2 ? nd : 1.0);
+    b.optimizer_bytes = kOptimizerBytes * f.adapter_params / (t.zero_stage >= 1 ? nd : 1.0);
+  } else {
+    b.weights_bytes = kWeightBytes * sharded(t.zero_stage >= 3);
+    b.grads_bytes = element_bytes(t.main_grads_dtype) * sharded(t.zero_stage >= 2);
+    b.optimizer_bytes = kOptimizerBytes * sharded(t.zero_stage >= 1);
+  }
 
   // Activations: the layers in flight, plus Korthikanti's section 4.3 extras — the embedding dropout
   // mask per micro-batch in flight on the first stage, and on the last stage the final norm's input,
@@ -273,8 +317,16 @@ MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, in
     if (k.dense > 0) largest = std::max(largest, activation_bytes_per_layer(m, no_recompute, false));
     act += largest;
   }
+  if (t.finetune.active()) {  // each adapter's x A, for the micro-batches in flight
+    const auto n = chunk_microbatches_in_flight(t, stage);
+    for (int c = 0; c < t.vp; ++c) {
+      const LayerKinds k = chunk_layer_kinds(m, t, stage, c);
+      act += d(n[static_cast<std::size_t>(c)]) *
+             (k.moe * adapter_activation_bytes_per_layer(m, t, true) + k.dense * adapter_activation_bytes_per_layer(m, t, false));
+    }
+  }
   if (stage == 0 && m.hidden_dropout > 0) act += first_stage_microbatches(t) * th;
-  if (stage == t.pp - 1) {
+  if (stage == head_stage(t)) {
     const double vocab_per_rank = d(padded_vocab_size(m, t.tp) / t.tp);
     act += last_stage_microbatches(t) * (4.0 * th + 4.0 * T * vocab_per_rank);
   }
@@ -288,7 +340,8 @@ MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, in
   if (world > 1) buffers += kNcclBuffersBytes;
   if (t.zero_stage >= 2 && nd > 1) {
     // One bucket of unsharded grads exists while it is reduce-scattered (ddp_bucket.hpp).
-    buffers += element_bytes(t.grad_reduce_dtype) * std::min(p.total(), ddp_bucket_params(t.dp));
+    const double trained = t.finetune.active() ? adapter_parameters_on_rank(m, t, stage) : p.total();
+    buffers += element_bytes(t.grad_reduce_dtype) * std::min(trained, ddp_bucket_params(t.dp));
   }
   if (t.zero_stage >= 3 && nd > 1) {
     // One layer's parameters (the stage's total over its layers, embedding and head included, as an

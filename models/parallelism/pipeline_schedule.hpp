@@ -23,6 +23,34 @@
 // (checked by the scenario validator). With equal chunk times t_f / v and t_b / v the step takes
 // m (t_f + t_b) + (p - 1)(t_f + t_b) / v: the bubble shrinks v-fold, (p - 1)/(v m) of the ideal time,
 // at the price of v times more pipeline sends and more activations in flight (memory_model.hpp).
+//
+// Zero-bubble schedules (Qi, Wan, Huang, Lin, "Zero Bubble Pipeline Parallelism", ICLR 2024) split each
+// backward into B, the input gradient (dgrad GEMMs, attention backward, the norms: what the previous
+// stage waits for), and W, the weight gradient (the wgrad GEMMs: nobody downstream waits for it), and
+// defer W into the bubbles. The orders are PyTorch's (torch/distributed/pipelining/schedules.py @
+// 1fd7abc2f521e4429a29c3088e39ebaca20f4698: _get_1f1b_rank_ops with enable_zero_bubble, and
+// ScheduleZBVZeroBubble._calculate_single_rank_operations), the handcrafted schedules of the paper's
+// section 3 and 6 (the sail-sg/zero-bubble-pipeline-parallelism runtime, megatron/core/pipeline_parallel/
+// zerobubble/, runs the same passes with its WeightGradStore holding each linear's input and output
+// gradient until W, megatron/core/zbpp_utils.py @ 7e93f886a24cec4c14712287dda081943d6fd5f0).
+//
+// ZB-H1 (torch's ScheduleInterleavedZeroBubble with one stage per rank): stage s runs 1F1B's w =
+// min(p - s - 1, m) warm-up forwards, then forward, B for the remaining m - w micro-batches, then the w
+// outstanding Bs; after each B past the first s of the steady state comes the W of the oldest micro-batch
+// whose W is pending, and the s Ws left run at the end. Stage s thus holds s Ws back, exactly the time the
+// backward wave takes to come back up, so with F = B = W the step takes m (F + B + W) + (p - 1)(F + B - W):
+// the bubble is (p - 1) F, a third of 1F1B's (p - 1)(F + B + W) (the paper's figure 3), at the same number
+// of micro-batches in flight.
+//
+// ZBV (the paper's section 6): v = 2 model chunks per rank in a V: rank s holds virtual stage s (chunk 0)
+// and virtual stage 2p - 1 - s (chunk 1), so a micro-batch runs down ranks 0..p-1 in chunk 0, turns on
+// rank p - 1 (no transfer), and runs back up in chunk 1 to rank 0, which holds the embedding and the loss.
+// Rank s (n = max(2p - 1, m) micro-batches, the actions of micro-batches >= m then dropped):
+//   2(p - s) - 1 forwards of chunk 0; s times (F chunk 1, F chunk 0); p - s times (F, B, W of chunk 1);
+//   then while forwards remain: F0, B0, W0, F1, B1, W1; then s times (B0, B1); p - s times (B0, W0 of the
+//   oldest); the Ws left of chunk 1, then of chunk 0.
+// With equal chunk times rank s waits only for the first micro-batch's chunk-0 forward to reach it (s F)
+// and never again: the step is 6 m F + (p - 1) F.
 #include <vector>
 
 #include "models/workload/transformer.hpp"
@@ -31,22 +59,41 @@ namespace cs::sim {
 
 using models::PipelineSchedule;
 
+// Which part of a backward pass an action runs: all of it (the schedules without a split), or the
+// zero-bubble schedules' B (input gradients) or W (weight gradients).
+enum class BackwardPart : unsigned char { whole, input, weight };
+
 struct PipelineAction {
   bool forward;
   int micro_batch;
-  int chunk = 0;  // model chunk (virtual stage) of the interleaved schedule; 0 otherwise
+  int chunk = 0;  // model chunk (virtual stage) of the interleaved and ZBV schedules; 0 otherwise
+  BackwardPart part = BackwardPart::whole;  // a backward's part (whole for a forward)
 };
+
+// Whether a schedule splits its backwards into B and W passes.
+inline bool splits_backward(PipelineSchedule s) { return s == PipelineSchedule::zb_h1 || s == PipelineSchedule::zbv; }
 
 std::vector<PipelineAction> pipeline_order(PipelineSchedule schedule, int stages, int micro_batches, int stage,
                                            int virtual_stages = 1);
 
-// The forwards stage `stage` runs before its first backward's turn, the warm-up above: GPipe m, 1F1B
-// min(p - s - 1, m), interleaved min((p - s - 1) 2 + (v - 1) p, m v). The memory model sizes the
+// The forwards stage `stage` runs before its first backward's turn, the warm-up above: GPipe m, 1F1B and
+// ZB-H1 min(p - s - 1, m), interleaved min((p - s - 1) 2 + (v - 1) p, m v), ZBV its forwards before its first B
+// less one (2p - 1 of both chunks when m >= 2p - 1). The memory model sizes the
 // activations in flight from it (memory_model.cpp), so the schedule and the memory model cannot disagree.
 int warmup_forwards(PipelineSchedule schedule, int stages, int micro_batches, int stage, int virtual_stages = 1);
 
 // The model chunk that virtual micro-batch k's forward runs in the interleaved schedule, (k mod p v) div p
 // (0 when v = 1).
 int forward_chunk(int k, int stages, int virtual_stages);
+
+// The activations a stage of a splitting schedule holds at its peak, by chunk: forwards whose B has not run
+// (`full`: every stored activation) and Bs whose W has not (`weight`: what W reads, the linear layers'
+// inputs and output gradients), at the point of the stage's order where full + weight x `weight_share` is
+// largest (weight_share: W's bytes over a micro-batch's whole stored activations).
+struct InFlight {
+  std::vector<int> full, weight;  // by chunk
+};
+InFlight split_in_flight(PipelineSchedule schedule, int stages, int micro_batches, int stage, int virtual_stages,
+                         double weight_share);
 
 }  // namespace cs::sim

@@ -49,6 +49,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/workload/finetune_config.hpp"
 #include "models/workload/op.hpp"
 
 namespace cs::models {
@@ -142,7 +143,7 @@ bool is_moe_layer(const ModelConfig& m, std::int64_t layer);
 std::optional<ModelConfig> find_preset(std::string_view name);
 std::vector<std::string> preset_names();
 
-enum class PipelineSchedule { one_f_one_b, gpipe, interleaved };
+enum class PipelineSchedule { one_f_one_b, gpipe, interleaved, zb_h1, zbv };  // zb_*: models/parallelism/pipeline_schedule.hpp
 
 // How a micro-batch's weight gradients join the gradients of the micro-batches before it
 // (training.gradient_accumulation; grad_accumulation_op below counts the bytes):
@@ -294,6 +295,7 @@ struct TrainingConfig {
   bool account_for_loss_in_pipeline_split = false;
   std::int64_t decoder_first_pipeline_num_layers = -1;
   std::int64_t decoder_last_pipeline_num_layers = -1;
+  FinetuneConfig finetune;  // training.finetune (LoRA / QLoRA: models/workload/finetune.hpp)
   std::int64_t num_micro_batches() const { return global_batch_size / (micro_batch_size * dp); }
   std::int64_t tokens_per_step() const { return global_batch_size * seq_length; }
 };

@@ -20,9 +20,15 @@ inline constexpr std::array<Named<models::Recompute>, 3> kRecomputeNames{{
     {models::Recompute::full, "full"},
 }};
 
-inline constexpr std::array<Named<models::PipelineSchedule>, 3> kPipelineScheduleNames{{
+inline constexpr std::array<Named<models::PipelineSchedule>, 5> kPipelineScheduleNames{{
     {models::PipelineSchedule::one_f_one_b, "1f1b"}, {models::PipelineSchedule::gpipe, "gpipe"},
-    {models::PipelineSchedule::interleaved, "interleaved"},
+    {models::PipelineSchedule::interleaved, "interleaved"}, {models::PipelineSchedule::zb_h1, "zb-h1"},
+    {models::PipelineSchedule::zbv, "zbv"},
+}};
+
+// training.finetune.method (models/workload/finetune.hpp).
+inline constexpr std::array<Named<models::FinetuneMethod>, 2> kFinetuneMethodNames{{
+    {models::FinetuneMethod::lora, "lora"}, {models::FinetuneMethod::qlora, "qlora"},
 }};
 
 // training.gradient_accumulation: how each micro-batch's weight gradients are accumulated

@@ -30,6 +30,7 @@ std::vector<std::string> choices_from(const std::string& source) {
   if (source == "position_embedding") return names_of(kPositionEmbeddingNames);
   if (source == "precision") return names_of(kPrecisionNames);
   if (source == "pipeline_schedule") return names_of(kPipelineScheduleNames);
+  if (source == "finetune_method") return names_of(kFinetuneMethodNames);
   if (source == "fsdp_sharding") return names_of(kFsdpShardingNames);
   if (source == "grad_dtype") return names_of(kGradDtypeNames);
   if (source == "grad_accumulation") return names_of(kGradAccumulationNames);

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/compute/profile_json.hpp"
+#include "models/workload/finetune.hpp"
 #include "sim/base/check.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/base/suggest.hpp"
@@ -896,6 +897,57 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
       t.recompute_modules = rm;
     }
   }
+  // training.finetune: LoRA / QLoRA (models/workload/finetune.hpp), Megatron-Bridge's names (LoRA(
+  // target_modules, dim, alpha), megatron/bridge/peft/lora.py).
+  if (const json* ft = r.raw("finetune"); ft && expect_object(ft, "training.finetune", errors)) {
+    ObjectReader fr(*ft, "training.finetune", errors);
+    if (!ft->contains("method")) errors.add("training.finetune.method", "missing (expected \"lora\" or \"qlora\")");
+    if (const auto method = fr.named("method", kFinetuneMethodNames)) t.finetune.method = *method;
+    t.finetune.dim = fr.small_integer("dim", false).value_or(16);
+    t.finetune.alpha = fr.number("alpha", false).value_or(32);
+    if (const json* targets = fr.raw("target_modules")) {
+      const std::string at = "training.finetune.target_modules";
+      const std::vector<std::string> known = {"linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"};
+      if (!targets->is_array() || targets->empty()) {
+        errors.add(at, "expected a non-empty list of module names (" + join(known) + "), got " + targets->dump());
+      } else {
+        t.finetune.qkv = t.finetune.proj = t.finetune.fc1 = t.finetune.fc2 = false;
+        for (std::size_t i = 0; i < targets->size(); ++i) {
+          const json& item = (*targets)[i];
+          const std::string name = item.is_string() ? item.get<std::string>() : item.dump();
+          if (name == known[0]) t.finetune.qkv = true;
+          else if (name == known[1]) t.finetune.proj = true;
+          else if (name == known[2]) t.finetune.fc1 = true;
+          else if (name == known[3]) t.finetune.fc2 = true;
+          else {
+            std::string msg = "unknown module " + item.dump();
+            if (const auto near = nearest(name, known); !near.empty()) msg += " (did you mean \"" + near + "\"?)";
+            errors.add(at + "[" + std::to_string(i) + "]", msg + " (expected " + join(known) + ")");
+          }
+        }
+      }
+    }
+    fr.finish();
+    if (t.finetune.active()) {
+      std::string targets;
+      for (const auto& [on, name] : {std::pair{t.finetune.qkv, "linear_qkv"}, std::pair{t.finetune.proj, "linear_proj"},
+                                     std::pair{t.finetune.fc1, "linear_fc1"}, std::pair{t.finetune.fc2, "linear_fc2"}})
+        if (on) targets += std::string(targets.empty() ? "" : ", ") + name;
+      // The adapters of the whole model (TP 1: every adapter once).
+      models::TrainingConfig whole = t;
+      whole.tp = 1, whole.ep = 1, whole.etp = 0;
+      double adapters = 0;
+      for (std::int64_t l = 0; l < s.model.num_layers; ++l)
+        adapters += models::adapter_parameters_per_layer(s.model, whole, s.model.num_moe_experts > 0 && models::is_moe_layer(s.model, l));
+      char trained[64];
+      std::snprintf(trained, sizeof trained, " (%.1fM parameters trained, %.2f%% of the model)", adapters / 1e6,
+                    100.0 * adapters / models::parameter_count(s.model));
+      s.notes.push_back(std::string(t.finetune.method == models::FinetuneMethod::qlora ? "QLoRA" : "LoRA") +
+                        " fine-tuning (training.finetune): rank-" + std::to_string(t.finetune.dim) + " adapters on " + targets + trained +
+                        "; the base weights frozen" + (t.finetune.method == models::FinetuneMethod::qlora ? " in 4-bit NF4" : " in bf16") +
+                        ", no weight-gradient GEMMs for them");
+    }
+  }
   const auto schedule = r.named("pipeline_schedule", kPipelineScheduleNames);
   if (schedule) t.pipeline_schedule = *schedule;
   // Megatron: virtual pipeline stages imply the interleaved schedule.
@@ -1015,6 +1067,27 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
     errors.add("training.virtual_pipeline_model_parallel_size", "needs pipeline_schedule \"interleaved\"");
   if (t.pipeline_schedule == PipelineSchedule::interleaved && t.vp == 1)
     errors.add("training.pipeline_schedule", "\"interleaved\" needs training.virtual_pipeline_model_parallel_size > 1");
+  if (t.finetune.active() && t.zero_stage >= 3)
+    errors.add("training.finetune", "is modelled with training.zero_stage 0 to 2 (the frozen base is not sharded; got 3)");
+  if (t.finetune.method == models::FinetuneMethod::qlora && (t.precision == models::Dtype::fp8 || t.precision == models::Dtype::fp4))
+    errors.add("training.finetune.method", "\"qlora\" runs its GEMMs in bf16 on dequantized NF4 weights (training.precision must be bf16)");
+  // The zero-bubble schedules (models/parallelism/pipeline_schedule.hpp): ZB-H1 one model chunk per rank,
+  // ZBV exactly two in a V (torch's ScheduleZBVZeroBubble refuses other counts). Their B / W split is
+  // modelled on the asynchronous sends of Megatron-Core and PyTorch, with gradients reduced by DDP or the
+  // distributed optimizer (ZeRO-3 would gather the weights again for W).
+  if (models::PipelineSchedule sc = t.pipeline_schedule; sc == PipelineSchedule::zb_h1 || sc == PipelineSchedule::zbv) {
+    const std::string name = sc == PipelineSchedule::zbv ? "\"zbv\"" : "\"zb-h1\"";
+    if (sc == PipelineSchedule::zbv && t.vp != 2)
+      errors.add("training.pipeline_schedule", name + " needs training.virtual_pipeline_model_parallel_size 2 (two model chunks per rank in a V; got " +
+                                                   std::to_string(t.vp) + ")");
+    if (sc == PipelineSchedule::zb_h1 && t.vp != 1)
+      errors.add("training.pipeline_schedule", name + " runs one model chunk per rank (training.virtual_pipeline_model_parallel_size is " +
+                                                   std::to_string(t.vp) + "; \"zbv\" runs two)");
+    if (t.pipeline_p2p_blocking)
+      errors.add("training.pipeline_schedule", name + " cannot run with training.pipeline_p2p_blocking (its runtime sends asynchronously)");
+    if (t.zero_stage >= 3)
+      errors.add("training.pipeline_schedule", name + " is modelled with training.zero_stage 0 to 2 (got 3)");
+  }
   if (t.vp > 1 && t.pp < 2)
     errors.add("training.virtual_pipeline_model_parallel_size", std::to_string(t.vp) + " needs pipeline_model_parallel_size >= 2 (got " +
                                                                      std::to_string(t.pp) + ")");

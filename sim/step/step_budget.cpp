@@ -6,6 +6,7 @@
 
 #include "models/memory/memory_model.hpp"
 #include "models/parallelism/layout.hpp"
+#include "models/workload/finetune.hpp"
 #include "models/workload/transformer.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/step/orbits.hpp"
@@ -77,12 +78,15 @@ JobEstimate estimate_job(const models::ModelConfig& model, const models::Trainin
   auto kind_tasks = [&](bool moe_layer, bool window_layer) {
     double& v = layer_tasks[moe_layer][window_layer];
     if (v == 0) {
-      const models::LayerOps ops = models::transformer_layer_ops(model, t, window_layer, moe_layer);
+      models::LayerOps ops = models::transformer_layer_ops(model, t, window_layer, moe_layer);
+      models::apply_finetune(ops, t);  // LoRA's adapter GEMMs, no frozen wgrads (as UnitOps)
       v = list_tasks(ops.forward, layout, t) + list_tasks(ops.backward, layout, t);
     }
     return v;
   };
-  const models::LayerOps emb = models::embedding_ops(model, t), head = models::lm_head_ops(model, t);
+  models::LayerOps emb = models::embedding_ops(model, t), head = models::lm_head_ops(model, t);
+  models::apply_finetune(emb, t);
+  models::apply_finetune(head, t);
   const double emb_tasks = list_tasks(emb.forward, layout, t) + list_tasks(emb.backward, layout, t);
   const double head_tasks = list_tasks(head.forward, layout, t) + list_tasks(head.backward, layout, t);
   const double m = static_cast<double>(t.num_micro_batches());

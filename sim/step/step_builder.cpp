@@ -710,7 +710,9 @@ class Builder {
     std::vector<bool> chunk_gathered(static_cast<std::size_t>(v), false);
 
     // One pass (forward or backward of one chunk for one micro-batch) over its units.
-    auto run_units = [&](const std::vector<Unit>& units, int mb, bool backward, bool reducing, bool first_forward = false) {
+    // `part`: a zero-bubble schedule's B or W of the backward (backward_ops), the whole backward otherwise.
+    auto run_units = [&](const std::vector<Unit>& units, int mb, bool backward, bool reducing, bool first_forward = false,
+                         BackwardPart part = BackwardPart::whole) {
       std::vector<GatherChain> chains;
       if (first_forward && gather_in_forward) {
         for (const bool expert : {false, true}) {
@@ -736,15 +738,15 @@ class Builder {
           if (gathers[static_cast<std::size_t>(i)] != kNone) e.wait_for.push_back(gathers[static_cast<std::size_t>(i)]);
         }
         if (!chains.empty()) gather_before_unit(chains, i, mb);
-        run_ops(e, backward ? u.ops->backward : u.ops->forward, mb, backward);
-        if (!backward) continue;
+        run_ops(e, !backward ? u.ops->forward : part == BackwardPart::whole ? u.ops->backward : backward_ops(*u.ops, part), mb, backward);
+        if (!backward || part == BackwardPart::input) continue;  // the weight gradients come with W
         accumulate_grads(u, mb);
         if (zero >= 3)
           reduce_unit(u, mb);
         else if (reducing)
           add_grads(u, mb);
       }
-      if (backward && reducing && zero < 3) {
+      if (backward && reducing && zero < 3 && part != BackwardPart::input) {
         close_bucket(dense_group, dense_bucket, mb);
         close_bucket(expert_group, expert_bucket, mb);
       }
@@ -793,6 +795,20 @@ class Builder {
     const int prev_stage = first ? p - 1 : stage - 1, next_stage = last ? 0 : stage + 1;
     auto has_prev = [&](const PipelineAction& a) { return !(first && a.chunk == 0); };
     auto has_next = [&](const PipelineAction& a) { return !(last && a.chunk == v - 1); };
+    // The stage an action receives from and the one it sends to (-1: none). A W has neither. ZBV's V
+    // (pipeline_schedule.hpp): chunk c of this rank is virtual stage k = s (c 0) or 2p - 1 - s (c 1),
+    // virtual stage j runs on rank j (j < p) or 2p - 1 - j; a forward receives from k - 1 and sends to k + 1,
+    // a backward the other way; the turn at rank p - 1 stays on the rank (program order carries it).
+    const bool v_shape = t_.pipeline_schedule == models::PipelineSchedule::zbv;
+    auto peer_of = [&](const PipelineAction& a, bool send) {
+      if (a.part == BackwardPart::weight) return -1;
+      const bool up = a.forward != send;  // towards the embedding in layer order
+      if (!v_shape) return up ? (has_prev(a) ? prev_stage : -1) : (has_next(a) ? next_stage : -1);
+      const int k = a.chunk == 0 ? stage : 2 * p - 1 - stage, j = up ? k - 1 : k + 1;
+      if (j < 0 || j >= 2 * p) return -1;
+      const int rank = j < p ? j : 2 * p - 1 - j;
+      return rank == stage ? -1 : rank;
+    };
     // Blocking: the point before action k (none between an interleaved steady-state forward and its backward).
     auto point_before = [&](std::size_t k) {
       return k == 0 || v == 1 || !(order[k - 1].forward && !order[k].forward);
@@ -831,34 +847,34 @@ class Builder {
     auto run_action = [&](std::size_t k) {
       const PipelineAction& a = order[k];
       const int mb = a.micro_batch, c = a.chunk;
-      const bool prev = has_prev(a), next = has_next(a);
+      const int from = peer_of(a, false), to = peer_of(a, true);
       const auto& units = chunk_units[static_cast<std::size_t>(c)];
       const bool final_action = k + 1 == order.size();
       if (blocking_p2p && point_before(k)) run_point(k);
       if (a.forward) {
-        if (prev && !blocking_p2p) recv_p2p(StreamKind::pp_recv_fwd, prev_stage, mb);
+        if (from >= 0 && !blocking_p2p) recv_p2p(StreamKind::pp_recv_fwd, from, mb);
         const bool first_forward = !chunk_gathered[static_cast<std::size_t>(c)];
         chunk_gathered[static_cast<std::size_t>(c)] = true;
         run_units(units, mb, false, false, first_forward);
-        if (next) {
-          if (blocking_p2p) pending_sends.push_back({StreamKind::pp_send_fwd, next_stage, mb});
-          else send_p2p(StreamKind::pp_send_fwd, next_stage, mb);
+        if (to >= 0) {
+          if (blocking_p2p) pending_sends.push_back({StreamKind::pp_send_fwd, to, mb});
+          else send_p2p(StreamKind::pp_send_fwd, to, mb);
         }
         if (blocking_p2p && final_action) run_point(order.size());
       } else {
-        // DDP / ZeRO-1 reduce the accumulated gradients once, in the last micro-batch's backward; ZeRO-2
-        // every micro-batch.
+        // DDP / ZeRO-1 reduce the accumulated gradients once, in the last micro-batch's backward (its W
+        // under a zero-bubble schedule); ZeRO-2 every micro-batch.
         const bool reducing = zero == 2 || mb == m - 1;
-        if (next && !blocking_p2p) recv_p2p(StreamKind::pp_recv_bwd, next_stage, mb);
-        run_units(units, mb, true, reducing);
-        if (prev) {
-          if (blocking_p2p) pending_sends.push_back({StreamKind::pp_send_bwd, prev_stage, mb});
-          else send_p2p(StreamKind::pp_send_bwd, prev_stage, mb);
+        if (from >= 0 && !blocking_p2p) recv_p2p(StreamKind::pp_recv_bwd, from, mb);
+        run_units(units, mb, true, reducing, false, a.part);
+        if (to >= 0) {
+          if (blocking_p2p) pending_sends.push_back({StreamKind::pp_send_bwd, to, mb});
+          else send_p2p(StreamKind::pp_send_bwd, to, mb);
         }
         if (blocking_p2p && final_action) run_point(order.size());  // the last sends, before the deferred buckets
         // Without overlap the buckets go after the backward: after each micro-batch's (ZeRO-2), else after
         // the rank's last backward pass.
-        if (!deferred.empty() && (zero == 2 || final_action)) {
+        if (a.part != BackwardPart::input && !deferred.empty() && (zero == 2 || final_action)) {
           for (const auto& [gk, params] : deferred) reduce_bucket(gk, params, mb);
           deferred.clear();
         }
@@ -1062,6 +1078,26 @@ class Builder {
   // its own stream for the EP all-to-all.
   StreamKind blocking_stream_ = StreamKind::comm_tp;
   std::unordered_map<const models::LayerOps*, SplitLayer> split_layers_;  // split_layer
+
+  // A zero-bubble schedule's B and W of a unit's backward (pipeline_schedule.hpp): W is the weight
+  // gradients, the wgrad GEMMs and the embedding's gradient scatter-add; B everything else in its order
+  // (recompute, dgrads, attention and norm backwards, the TP collectives of the input gradients). Built once
+  // per op list; the vectors stay put for the build (stable_op).
+  std::unordered_map<const models::LayerOps*, std::array<std::vector<Op>, 2>> backward_parts_;
+  const std::vector<Op>& backward_ops(const models::LayerOps& ops, BackwardPart part) {
+    CS_CHECK(part != BackwardPart::whole);
+    auto it = backward_parts_.find(&ops);
+    if (it == backward_parts_.end()) {
+      std::array<std::vector<Op>, 2> parts;
+      for (const Op& op : ops.backward) {
+        const bool weight = (op.kind == OpKind::gemm && op.name.ends_with("_wgrad")) ||
+                            (op.kind == OpKind::memory_bound && op.mem_kind == models::MemOpKind::embedding);
+        parts[weight ? 1 : 0].push_back(op);
+      }
+      it = backward_parts_.emplace(&ops, std::move(parts)).first;
+    }
+    return it->second[part == BackwardPart::input ? 0 : 1];
+  }
 
   const SplitLayer& split_of(const models::LayerOps& ops) {
     auto it = split_layers_.find(&ops);

@@ -8,7 +8,12 @@
 // order. Collectives are matched across the simulated ranks of a group by their order on that group
 // (every rank calls the group's collectives in the same order, as NCCL requires). Pipeline activations
 // and gradients travel as send/recv pairs between neighbouring stages on their own streams; interleaved
-// chunks wrap from the last stage back to the first.
+// chunks wrap from the last stage back to the first. The zero-bubble schedules (ZB-H1, ZBV;
+// pipeline_schedule.hpp) run each unit's backward as two passes in the schedule's order: B (everything but
+// the weight gradients; it sends the input gradient on) and W (the wgrad GEMMs and the embedding's gradient
+// scatter, after which the unit's gradients are accumulated and reduced); ZBV's chunk 1 runs back up the
+// ranks (a V), turning on the last rank without a transfer. Fine-tuning (training.finetune) swaps in the op
+// lists of models/workload/finetune.hpp and reduces and updates the adapters alone (step_units.cpp).
 //
 // Tensor / context / expert parallelism (on the comm_tp stream, on the critical path as in Megatron):
 //  - TP and SP collectives and MoE all-to-all dispatch / combine sit where transformer_layer_ops puts them.

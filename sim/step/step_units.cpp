@@ -1,5 +1,7 @@
 #include "sim/step/step_units.hpp"
 
+#include "models/memory/finetune_memory.hpp"
+#include "models/workload/finetune.hpp"
 #include "sim/base/check.hpp"
 
 namespace cs::sim {
@@ -17,6 +19,9 @@ UnitOps::UnitOps(const models::ModelConfig& m, const models::TrainingConfig& t)
   if (window) window_layer = models::transformer_layer_ops(m, t, true);
   if (mixed) dense_layer = models::transformer_layer_ops(m, t, false, false);
   if (mixed && window) dense_window_layer = models::transformer_layer_ops(m, t, true, false);
+  // LoRA / QLoRA: no frozen wgrads, the adapters' GEMMs (models/workload/finetune.hpp).
+  for (models::LayerOps* ops : {&embedding, &layer, &window_layer, &dense_layer, &dense_window_layer, &head})
+    models::apply_finetune(*ops, t);
 }
 
 const models::LayerOps& UnitOps::of(UnitKind k) const {
@@ -48,35 +53,44 @@ StageUnits stage_units(const models::ModelConfig& m, const models::TrainingConfi
   auto layers = [&](int s, int c) { return split[static_cast<std::size_t>(s * t.vp + c)]; };
   StageUnits out;
   const int p = t.pp, v = t.vp;
-  const bool first = stage == 0, last = stage == p - 1;
+  // ZBV's V (pipeline_schedule.hpp): the rank's chunk 1 is virtual stage 2p - 1 - s, the interleaved
+  // split's chunk 1 of stage p - 1 - s, so rank 0 holds the embedding and the LM head.
+  const bool v_shape = t.pipeline_schedule == models::PipelineSchedule::zbv;
+  const bool first = stage == 0, last = stage == p - 1, has_head = v_shape ? first : last;
   // Parameters this rank holds before sharding (models::parameters_on_rank), split into units: the
   // embedding (vocab-parallel word embedding + learned positions) on stage 0, the final norm and the
-  // LM head on the last stage (a copy of the tied embedding when pp > 1), the layers the rest.
+  // LM head on the last stage (a copy of the tied embedding when it is on another stage), the layers the rest.
   out.rank = models::parameters_on_rank(m, t, stage);
   const double h = static_cast<double>(m.hidden_size);
   const double word = static_cast<double>(models::padded_vocab_size(m, t.tp)) * h / t.tp;
-  const double emb_params = first ? word + static_cast<double>(m.max_position_embeddings) * h : 0;
-  const double head_params = last ? models::final_norm_parameters(m) + (m.untie_embeddings || p > 1 ? word : 0) : 0;
+  const bool frozen = t.finetune.active();  // embedding and head frozen: nothing to reduce or update
+  if (frozen) out.rank = {models::adapter_parameters_on_rank(m, t, stage), 0};
+  const double emb_params = first && !frozen ? word + static_cast<double>(m.max_position_embeddings) * h : 0;
+  const double head_params =
+      has_head && !frozen ? models::final_norm_parameters(m) + (m.untie_embeddings || (p > 1 && !v_shape) ? word : 0) : 0;
   // The pipeline split (models::layers_in_chunk): chunks may hold different numbers of layers, and an
   // MoE model's layers may be MoE or dense (moe_layer_freq).
   out.separate_experts = t.ep > 1 && out.rank.expert > 0;
   auto layer_params = [&](bool moe) {
+    // Fine-tuning trains, reduces and updates the adapters alone (models/workload/finetune.hpp).
+    if (t.finetune.active()) return models::RankParameters{models::adapter_parameters_per_layer(m, t, moe), 0};
     const models::RankParameters lp = models::layer_parameters_on_rank(m, t, moe);
     return out.separate_experts ? lp : models::RankParameters{lp.dense + lp.expert, 0};
   };
   const bool mixed = has_dense_layers(m);
   const models::RankParameters moe_lp = layer_params(true), dense_lp = mixed ? layer_params(false) : moe_lp;
   out.chunks.resize(static_cast<std::size_t>(v));
-  // The first layer of each of the stage's chunks: model order runs chunk 0 of every stage, then chunk 1
-  // ..., so chunk c of `stage` follows chunk c of the stages before it (models::first_layer_of_chunk,
-  // summed once instead of once per chunk).
-  std::int64_t first_layer = 0;
   for (int c = 0; c < v; ++c) {
+    const int at = v_shape && c == 1 ? p - 1 - stage : stage;  // the split's (stage, chunk) of the rank's chunk c
+    // Its first layer: model order runs chunk 0 of every stage, then chunk 1 ...
+    std::int64_t first_layer = 0;
+    for (int cc = 0; cc < c; ++cc)
+      for (int s = 0; s < p; ++s) first_layer += layers(s, cc);
+    for (int s = 0; s < at; ++s) first_layer += layers(s, c);
     auto& units = out.chunks[static_cast<std::size_t>(c)];
-    for (int s = 0; s < stage; ++s) first_layer += layers(s, c);
-    const std::int64_t n = layers(stage, c);
+    const std::int64_t n = layers(at, c);
     units.reserve(static_cast<std::size_t>(n) + 2);
-    if (first && c == 0) units.push_back({UnitKind::embedding, emb_params, 0});
+    if (at == 0 && c == 0) units.push_back({UnitKind::embedding, emb_params, 0});
     for (std::int64_t l = 0; l < n; ++l) {
       const bool window = m.window_size > 0 && models::is_window_attention_layer(m, first_layer + l);
       const bool moe = !mixed || models::is_moe_layer(m, first_layer + l);
@@ -85,9 +99,7 @@ StageUnits stage_units(const models::ModelConfig& m, const models::TrainingConfi
                                 : (window ? UnitKind::dense_window_layer : UnitKind::dense_layer);
       units.push_back({kind, lp.dense, lp.expert});
     }
-    if (last && c == v - 1) units.push_back({UnitKind::head, head_params, 0});
-    first_layer += n;
-    for (int s = stage + 1; s < p; ++s) first_layer += layers(s, c);
+    if (at == p - 1 && c == v - 1) units.push_back({UnitKind::head, head_params, 0});
   }
   return out;
 }

@@ -943,3 +943,31 @@ TEST_CASE("calibrate fit: a 5e-324 ms GEMM names the file and the row and writes
                                                   "100 ns to 1000 s, what one timed kernel or collective can take)"});
   CHECK(!fs::exists(out));
 }
+
+TEST_CASE("the zero-bubble schedules name what they need", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);  // llama3-8b on 8 GPUs: TP 2 x PP 2 x DP 2
+  doc["training"]["pipeline_model_parallel_size"] = 2;
+  doc["training"]["pipeline_schedule"] = "zbv";  // VP 1
+  auto r = run_doc(dir, doc, file);
+  check_single_error(r, file, "training.pipeline_schedule", {"\"zbv\" needs training.virtual_pipeline_model_parallel_size 2"});
+  doc["training"]["pipeline_schedule"] = "zb-h2";
+  r = run_doc(dir, doc, file);
+  check_single_error(r, file, "training.pipeline_schedule", {"unknown value \"zb-h2\"", "zb-h1"});
+}
+
+TEST_CASE("training.finetune names its bad keys and values", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);
+  doc["training"]["finetune"] = {{"method", "lora"}, {"target_modules", {"linear_qkv", "q_proj"}}};
+  auto r = run_doc(dir, doc, file);
+  check_single_error(r, file, "training.finetune.target_modules[1]", {"unknown module \"q_proj\"", "linear_proj"});
+  doc["training"]["finetune"] = {{"method", "lora"}, {"dim", 16}, {"lora_alpha", 32}};
+  r = run_doc(dir, doc, file);
+  check_single_error(r, file, "training.finetune.lora_alpha", {"unknown key"});
+  doc["training"]["finetune"] = {{"dim", 16}};
+  r = run_doc(dir, doc, file);
+  check_single_error(r, file, "training.finetune.method", {"missing"});
+}
