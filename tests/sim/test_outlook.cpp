@@ -4,11 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <limits>
 
 #include <nlohmann/json.hpp>
 
-#include "sim/explore/sweep.hpp"
 #include "sim/goodput/goodput.hpp"
 #include "sim/goodput/outlook.hpp"
 #include "sim/goodput/resilience.hpp"
@@ -170,47 +168,4 @@ TEST_CASE("outlook: a Monte Carlo past the interruption bound is refused with th
   o.draws = 10000000;
   CHECK_THROWS_WITH(run_outlook(s, r, o), Catch::StartsWith("--runs 10000000: the outlook would sample about") &&
                                               Catch::Contains("give --runs"));
-}
-
-TEST_CASE("capacity plan: each simulated layout has an outlook; the deadline is checked at its P90", "[sim][outlook][sweep]") {
-  const json doc = json::parse(R"({
-    "name": "small",
-    "cluster": {"gpu": "H100-SXM", "nodes": 2, "gpus_per_node": 4, "intra_node": "nvswitch",
-                "inter_node": {"fabric": "fat-tree", "link": "ib-ndr400", "nics_per_node": 4}},
-    "model": {"num_layers": 16, "hidden_size": 2048, "num_attention_heads": 16, "vocab_size": 32000,
-              "ffn_hidden_size": 8192, "activation": "gelu"},
-    "training": {"seq_length": 2048, "global_batch_size": 16, "micro_batch_size": 1, "tokens_to_train": 1e11}
-  })");
-  CapacityOptions opts;
-  opts.gpu_counts = {4, 8};
-  opts.search.run.threads = 2;
-  opts.outlook.draws = 200;
-  const CapacityResult r = plan_capacity(doc, "small.json", opts);
-  REQUIRE(r.fastest);
-  for (std::size_t i : r.ranked) {
-    const SweepPoint& p = r.points[i];
-    if (!p.simulated()) continue;
-    REQUIRE(p.outlook);
-    CHECK(p.outlook->days_p10 <= p.outlook->days_p50);
-    CHECK(p.outlook->days_p50 <= p.outlook->days_p90);
-    CHECK(p.outlook->default_failures);
-    CHECK(to_json(p).contains("outlook"));
-  }
-  const goodput::Outlook& best = *r.points[*r.fastest].outlook;
-  // A deadline the fastest plan's point estimate meets but its P90 does not: it is no longer chosen.
-  REQUIRE(best.days_p90 > r.points[*r.fastest].days_to_train());
-  CapacityOptions tight = opts;
-  tight.deadline_days = best.days_p90 * (1 - 1e-9);
-  const CapacityResult at_p90 = plan_capacity(doc, "small.json", tight);
-  CHECK((!at_p90.fastest || *at_p90.fastest != *r.fastest));
-  if (at_p90.fastest) CHECK(at_p90.points[*at_p90.fastest].outlook->days_p90 <= tight.deadline_days);
-  // A budget below every plan's P90 total leaves none.
-  CapacityOptions poor = opts;
-  double lowest = std::numeric_limits<double>::infinity();
-  for (const SweepPoint& p : r.points)
-    if (p.outlook) lowest = std::min(lowest, p.outlook->usd_p90);
-  poor.budget_usd = lowest * (1 - 1e-9);
-  const CapacityResult none = plan_capacity(doc, "small.json", poor);
-  CHECK_FALSE(none.cheapest);
-  CHECK_FALSE(none.fastest);
 }

@@ -3,6 +3,7 @@
 // plan ranks and constrains by them.
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -31,6 +32,20 @@ SweepPoint priced(double usd_per_step, double tokens_per_s, std::optional<double
   return p;
 }
 
+// A 1.3B-parameter model on H100 nodes of 4 GPUs, for plans over 4 and 8 GPUs.
+json small_plan(double tokens_to_train) {
+  json doc = json::parse(R"({
+    "name": "small",
+    "cluster": {"gpu": "H100-SXM", "nodes": 2, "gpus_per_node": 4, "intra_node": "nvswitch",
+                "inter_node": {"fabric": "fat-tree", "link": "ib-ndr400", "nics_per_node": 4}},
+    "model": {"num_layers": 16, "hidden_size": 2048, "num_attention_heads": 16, "vocab_size": 32000,
+              "ffn_hidden_size": 8192, "activation": "gelu"},
+    "training": {"seq_length": 2048, "global_batch_size": 16, "micro_batch_size": 1}
+  })");
+  doc["training"]["tokens_to_train"] = tokens_to_train;
+  return doc;
+}
+
 }  // namespace
 
 TEST_CASE("plans over whole runs: ranking uses the effective cost and throughput", "[sim][sweep][goodput]") {
@@ -47,15 +62,8 @@ TEST_CASE("plans over whole runs: ranking uses the effective cost and throughput
 }
 
 TEST_CASE("capacity plan with resilience: effective days and dollars, deadline on the effective days", "[sim][sweep][goodput]") {
-  json doc = json::parse(R"({
-    "name": "small",
-    "cluster": {"gpu": "H100-SXM", "nodes": 2, "gpus_per_node": 4, "intra_node": "nvswitch",
-                "inter_node": {"fabric": "fat-tree", "link": "ib-ndr400", "nics_per_node": 4}},
-    "model": {"num_layers": 16, "hidden_size": 2048, "num_attention_heads": 16, "vocab_size": 32000,
-              "ffn_hidden_size": 8192, "activation": "gelu"},
-    "training": {"seq_length": 2048, "global_batch_size": 16, "micro_batch_size": 1, "tokens_to_train": 1e10},
-    "resilience": {"checkpoint": {"interval_s": 21600}}
-  })");
+  json doc = small_plan(1e10);
+  doc["resilience"] = {{"checkpoint", {{"interval_s", 21600}}}};
   CapacityOptions opts;
   opts.gpu_counts = {4, 8};
   opts.search.run.threads = 2;
@@ -93,14 +101,7 @@ TEST_CASE("capacity plan with resilience: effective days and dollars, deadline o
 TEST_CASE("capacity plan with the screening tier: every GPU type and count gets simulated layouts", "[sim][sweep]") {
   // --verify 2 over 2 GPU types x 2 counts: ceil(2 / 4) = 1 layout per pair by cost and 1 by speed are
   // simulated, so each pair's row and the constrained plans come from the simulation, not the estimate.
-  const json doc = json::parse(R"({
-    "name": "small",
-    "cluster": {"gpu": "H100-SXM", "nodes": 2, "gpus_per_node": 4, "intra_node": "nvswitch",
-                "inter_node": {"fabric": "fat-tree", "link": "ib-ndr400", "nics_per_node": 4}},
-    "model": {"num_layers": 16, "hidden_size": 2048, "num_attention_heads": 16, "vocab_size": 32000,
-              "ffn_hidden_size": 8192, "activation": "gelu"},
-    "training": {"seq_length": 2048, "global_batch_size": 16, "micro_batch_size": 1, "tokens_to_train": 1e10}
-  })");
+  const json doc = small_plan(1e10);
   CapacityOptions opts;
   opts.gpu_counts = {4, 8};
   opts.gpu_types = {"H100-SXM", "A100-80GB"};
@@ -118,4 +119,40 @@ TEST_CASE("capacity plan with the screening tier: every GPU type and count gets 
   }
   REQUIRE(r.cheapest);
   CHECK(r.points[*r.cheapest].simulated());
+}
+
+TEST_CASE("capacity plan: each simulated layout has an outlook; the deadline is checked at its P90", "[sim][sweep][goodput][outlook]") {
+  const json doc = small_plan(1e11);
+  CapacityOptions opts;
+  opts.gpu_counts = {4, 8};
+  opts.search.run.threads = 2;
+  opts.outlook.draws = 200;
+  const CapacityResult r = plan_capacity(doc, "small.json", opts);
+  REQUIRE(r.fastest);
+  for (std::size_t i : r.ranked) {
+    const SweepPoint& p = r.points[i];
+    if (!p.simulated()) continue;
+    REQUIRE(p.outlook);
+    CHECK(p.outlook->days_p10 <= p.outlook->days_p50);
+    CHECK(p.outlook->days_p50 <= p.outlook->days_p90);
+    CHECK(p.outlook->default_failures);
+    CHECK(to_json(p).contains("outlook"));
+  }
+  const goodput::Outlook& best = *r.points[*r.fastest].outlook;
+  // A deadline the fastest plan's point estimate meets but its P90 does not: it is no longer chosen.
+  REQUIRE(best.days_p90 > r.points[*r.fastest].days_to_train());
+  CapacityOptions tight = opts;
+  tight.deadline_days = best.days_p90 * (1 - 1e-9);
+  const CapacityResult at_p90 = plan_capacity(doc, "small.json", tight);
+  CHECK((!at_p90.fastest || *at_p90.fastest != *r.fastest));
+  if (at_p90.fastest) CHECK(at_p90.points[*at_p90.fastest].outlook->days_p90 <= tight.deadline_days);
+  // A budget below every plan's P90 total leaves none.
+  CapacityOptions poor = opts;
+  double lowest = std::numeric_limits<double>::infinity();
+  for (const SweepPoint& p : r.points)
+    if (p.outlook) lowest = std::min(lowest, p.outlook->usd_p90);
+  poor.budget_usd = lowest * (1 - 1e-9);
+  const CapacityResult none = plan_capacity(doc, "small.json", poor);
+  CHECK_FALSE(none.cheapest);
+  CHECK_FALSE(none.fastest);
 }
