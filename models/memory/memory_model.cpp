@@ -311,11 +311,11 @@ MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, in
   if (stage == t.pp - 1) {
     const double vocab_per_rank = d(padded_vocab_size(m, t.tp) / t.tp);
     act += last_stage_microbatches(t) * (4.0 * th + 4.0 * T * vocab_per_rank);
-    if (m.mtp_num_layers > 0 && t.recompute != Recompute::full) {
+    if (m.mtp_num_layers > 0) {
       // Each multi-token-prediction module (transformer.cpp mtp_module_ops), for every micro-batch in flight
       // in the last model chunk: its layer's stored tensors, enorm's and hnorm's inputs (2 B each), eh_proj's
       // 2h-wide input (a GEMM input) and output, the final norm's and the head's inputs, and the fp32 logits
-      // of its loss.
+      // of its loss (under full recompute the layer keeps its input only, activation_bytes_per_layer).
       const double gemm_in = saved_gemm_input_bytes(t.effective_recipe());
       const double module = activation_bytes_per_layer(m, t, is_moe_layer(m, m.num_layers - 1)) + (4.0 + 2.0 * gemm_in + 2.0 + 4.0) * th +
                             4.0 * T * vocab_per_rank;

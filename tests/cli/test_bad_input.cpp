@@ -971,7 +971,7 @@ TEST_CASE("model.mla: every bad value is one line naming its path", "[cli]") {
   }
   SECTION("not an object") {
     doc["model"]["mla"] = 512;
-    check_single_error(run_doc(dir, doc, file), file, "model.mla", {"expected an object", "number"});
+    check_single_error(run_doc(dir, doc, file), file, "model.mla", {"expected an object", "integer"});
   }
   SECTION("kv_lora_rank missing") {
     doc["model"]["mla"].erase("kv_lora_rank");
