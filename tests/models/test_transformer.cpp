@@ -1224,3 +1224,33 @@ TEST_CASE("multi-token prediction: DeepSeek-V3's MTP module's parameters, FLOPs 
   CHECK(plain.forward.size() == 3);
   CHECK(plain.forward.front().name == "ln_f");
 }
+
+TEST_CASE("pipeline_model_parallel_layout: the layers of each virtual stage, in Megatron's order", "[models]") {
+  // "Et*6|t*8|t*8|t*10L" on PP 2: Megatron lists every stage of chunk 0, then of chunk 1, so stage 0 holds
+  // chunks of 6 and 8 layers (virtual stages 0 and 2), stage 1 of 8 and 10 (1 and 3); in model order the
+  // chunks start at layers 0 (stage 0), 6 (stage 1), 14 (stage 0, chunk 1) and 22 (stage 1, chunk 1).
+  const ModelConfig m = preset("llama3-8b");  // 32 layers
+  TrainingConfig t = training(4096, 1);
+  t.pp = 2;
+  t.vp = 2;
+  t.pipeline_layout = {6, 8, 8, 10};
+  CHECK(pipeline_split_problems(m, t).empty());
+  CHECK(layers_in_chunk(m, t, 0, 0) == 6);
+  CHECK(layers_in_chunk(m, t, 1, 0) == 8);
+  CHECK(layers_in_chunk(m, t, 0, 1) == 8);
+  CHECK(layers_in_chunk(m, t, 1, 1) == 10);
+  CHECK(first_layer_of_chunk(m, t, 1, 0) == 6);
+  CHECK(first_layer_of_chunk(m, t, 0, 1) == 14);
+  CHECK(first_layer_of_chunk(m, t, 1, 1) == 22);
+  CHECK(layers_on_stage(m, t, 0) == 14);
+  CHECK(layers_on_stage(m, t, 1) == 18);
+  // Megatron's checks: as many virtual stages as PP x VP, as many layers as num_layers, no other split knob.
+  t.pipeline_layout = {6, 8, 8, 9};
+  CHECK(pipeline_split_problems(m, t).front().find("31 transformer layers") != std::string::npos);
+  t.pipeline_layout = {16, 16};
+  CHECK(pipeline_split_problems(m, t).front().find("expected pipeline_model_parallel_size x virtual_pipeline_model_parallel_size = 4") !=
+        std::string::npos);
+  t.pipeline_layout = {6, 8, 8, 10};
+  t.account_for_loss_in_pipeline_split = true;
+  CHECK(pipeline_split_problems(m, t).front().find("cannot be combined") != std::string::npos);
+}

@@ -330,7 +330,7 @@ TEST_CASE("validate is honest: every field of an entry is mapped or listed as no
   e["parallel"]["zero"] = 1;                  // a ZeRO stage given as an integer: understood
   e["parallel"]["sp"] = "likely (TP>1)";      // words where a boolean belongs: not understood
   e["parallel"]["weird_knob"] = "on";         // a field the converter has no mapping for
-  e["model"]["moe"] = {{"shared_experts", 2}};  // shared experts are not modelled
+  e["model"]["moe"] = {{"capacity_factor", 1.25}};  // token dropping is not modelled
   const auto points = convert_published_training(json::array({e}), "p.json");
   REQUIRE(points.size() == 1);
   const TrainingPoint& p = points[0];
@@ -342,7 +342,7 @@ TEST_CASE("validate is honest: every field of an entry is mapped or listed as no
   // Exactly the three fields above, each with its value and what was used instead; "mixed" precision,
   // "full" recompute, the HDR200 network, NVSwitch nodes and the numbers are all mapped.
   CHECK(not_understood == std::vector<std::string>{
-                              "not understood: model.moe.shared_experts = 2 (not modelled; ignored)",
+                              "not understood: model.moe.capacity_factor = 1.25 (not modelled; ignored)",
                               "not understood: parallel.sp = \"likely (TP>1)\" (sequence parallelism from the framework's default)",
                               "not understood: parallel.weird_knob = \"on\" (not modelled; ignored)"});
   // ZeRO in words.
