@@ -287,15 +287,20 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
   if (has(arch, "mamba")) return skip("hybrid Mamba-Transformer layers are not modelled");
   // Multi-head latent attention: the entry's model.mla, Megatron-Core's MLATransformerConfig names (qk_head_dim
   // the no-RoPE part, qk_pos_emb_head_dim the RoPE part) into model.mla.
+  // Without them, the model family's published config (framework-defaults.json's "mla" rule).
   const json& mla_dims = sub(model, "mla");
   json mla = nullptr;
+  bool mla_of_family = false;
   if (has(arch, "mla")) {
     const auto kv = num(mla_dims, "kv_lora_rank"), nope = num(mla_dims, "qk_head_dim"), rope = num(mla_dims, "qk_pos_emb_head_dim"),
                v = num(mla_dims, "v_head_dim");
-    if (!mla_dims.is_object() || !kv || !nope || !rope || !v)
+    if (mla_dims.is_object() && kv && nope && rope && v)
+      mla = {{"q_lora_rank", num(mla_dims, "q_lora_rank").value_or(0)}, {"kv_lora_rank", *kv}, {"qk_nope_head_dim", *nope},
+             {"qk_rope_head_dim", *rope}, {"v_head_dim", *v}};
+    else if (defaults.rule("mla"))
+      mla_of_family = true;
+    else
       return skip("multi-head latent attention (MLA) without its dimensions (model.mla: kv_lora_rank, qk_head_dim, qk_pos_emb_head_dim, v_head_dim)");
-    mla = {{"q_lora_rank", num(mla_dims, "q_lora_rank").value_or(0)}, {"kv_lora_rank", *kv}, {"qk_nope_head_dim", *nope},
-           {"qk_rope_head_dim", *rope}, {"v_head_dim", *v}};
   }
   const auto layers = num(model, "layers"), hidden = num(model, "hidden"), heads = num(model, "heads");
   auto ffn = num(model, "ffn_hidden");
@@ -388,10 +393,9 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
       m["moe_layer_freq"] = pattern;
     }
   }
-  if (!mla.is_null()) {
-    m["mla"] = mla;
-    kv_channels = 0;  // MLA's head dims are its own
-  }
+  if (!mla.is_null()) m["mla"] = mla;
+  else if (mla_of_family) knob_apply(defaults, "mla", p, m, tr);
+  if (!mla.is_null() || mla_of_family) kv_channels = 0;  // MLA's head dims are its own
   knob_apply(defaults, "mtp", p, m, tr);  // the recipe's multi-token-prediction modules
   if (kv_channels > 0) m["kv_channels"] = kv_channels;
   knob_apply(defaults, "position_embedding", p, m, tr);  // where the MLP kind does not imply it
