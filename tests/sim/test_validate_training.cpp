@@ -224,9 +224,12 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   // TEGroupedMLP._apply_bias, 33 + 65 kernels a layer; YaRN's mscale forcing the unfused RoPE, 24 + 14
   // kernels): its 26.x rows +21..+25% -> +8..+11%, 25.11 +2.8% -> -7.6%; 7.86% -> 7.51% (8.31% ->
   // 7.97% over the 151), 127 -> 131 within 15%.
+  // Issue 31: the DeepSeek-V3 1024-H100 run is compared (MLA, shared experts, MTP, Bridge's layout), -36.2%
+  // (its EP64 all-to-all crosses 8 nodes; Bridge's HybridEP dispatcher is not modelled): 7.51% over 149 ->
+  // 7.71% over 150, 132 within 15%.
   CHECK(high.conflicting == 4);
-  CHECK(high.mean_abs_error < 0.0755);  // today 7.51% over the other 149
-  CHECK(high.within_15pct >= 131);      // of 149
+  CHECK(high.mean_abs_error < 0.0775);  // today 7.71% over the other 150
+  CHECK(high.within_15pct >= 131);      // of 150
   CHECK(summary("conflicting").compared == 4);
 
   // NeMo 24.03 long-sequence runs (4k..1M tokens, CP up to 32) meet the target: attention through
