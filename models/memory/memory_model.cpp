@@ -197,7 +197,21 @@ double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t,
   // for its own backward too: one bf16 tensor with out-proj's input in 16-bit training, a second (FP8)
   // copy beside it in FP8.
   const double attention_out = gemm_in + (gemm_in < 2.0 && m.attention_impl != AttentionImpl::unfused ? 2.0 : 0.0);
-  bytes += 2.0 * T * dh * (hq + 2.0 * hkv) + attention_out * T * dh * hq;
+  if (m.mla.enabled()) {
+    // MLA (transformer.hpp MlaConfig): the attention kernel's Q and K (d_qk = d_n + d_r per head) and V
+    // (d_v), each head its own; O (d_v); and the up-projections' inputs, saved by Transformer Engine's
+    // LayerNormColumnParallelLinear on the rank's sequence shard: the latent before its norm (2 B) and
+    // the normed latent the GEMM reads (a GEMM input), r_q and r_kv wide. The down-projections read the
+    // layer norm's output, counted above as QKV's input.
+    const models::MlaConfig& a = m.mla;
+    const double dqk = d(a.qk_head_dim()), dv = d(a.v_head_dim);
+    const double latents = d(a.q_lora_rank + a.kv_lora_rank);
+    // recompute_modules "mla_up_proj" discards Q, K and V after the attention's forward and re-makes them.
+    const double qkv = selective && rm.mla_up_proj ? 0.0 : 2.0 * T * hq * (2.0 * dqk + dv);
+    bytes += qkv + attention_out * T * hq * dv + (2.0 + gemm_in) * T / sp_div * latents;
+  } else {
+    bytes += 2.0 * T * dh * (hq + 2.0 * hkv) + attention_out * T * dh * hq;
+  }
   if (!(selective && rm.core_attn)) {
     if (m.attention_impl != AttentionImpl::unfused) {
       bytes += 4.0 * T * hq;  // fp32 log-sum-exp per query row
@@ -235,11 +249,17 @@ double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t)
 RankParameters layer_parameters_on_rank(const ModelConfig& m, const TrainingConfig& t, bool moe_layer) {
   const double tp = t.tp;
   const double h = d(m.hidden_size), dh = d(m.head_dim());
-  // TP splits the GEMM weights; norms (and the router) are replicated on every TP rank.
-  const double attention = h * d(m.num_attention_heads + 2 * m.num_query_groups) * dh +
-                           d(m.num_attention_heads) * dh * h;
+  // TP splits the GEMM weights; norms (and the router) are replicated on every TP rank, and so are MLA's
+  // down-projections (TELinear, duplicated) and its latent norms.
   RankParameters p;
-  p.dense = attention / tp + 2.0 * norm_params(m);
+  if (m.mla.enabled()) {
+    const double replicated = attention_replicated_params(m);
+    p.dense = (attention_gemm_params(m) - replicated) / tp + replicated + attention_norm_params(m) + 2.0 * norm_params(m);
+  } else {
+    const double attention = h * d(m.num_attention_heads + 2 * m.num_query_groups) * dh +
+                             d(m.num_attention_heads) * dh * h;
+    p.dense = attention / tp + 2.0 * norm_params(m);
+  }
   if (m.num_moe_experts > 0 && moe_layer) {
     // Router (replicated) and shared experts (TP-split, like a dense MLP) are dense parameters.
     p.dense += h * d(m.num_moe_experts) + mlp_matrices(m) * h * d(m.moe_shared_expert_intermediate_size) / tp;
@@ -250,7 +270,7 @@ RankParameters layer_parameters_on_rank(const ModelConfig& m, const TrainingConf
   if (m.add_bias_linear) {
     // Biases (models::parameter_count's bias_parameters_per_layer): the column-parallel ones (QKV, FC1)
     // split by TP, the row-parallel ones (out-proj, FC2) and the router's whole on every TP rank.
-    p.dense += d(m.num_attention_heads + 2 * m.num_query_groups) * dh / tp + h;
+    p.dense += (m.mla.enabled() ? 0.0 : d(m.num_attention_heads + 2 * m.num_query_groups) * dh / tp) + h;  // MLA: out-proj's only
     if (m.num_moe_experts > 0 && moe_layer) {
       p.dense += d(m.num_moe_experts);
       if (m.moe_shared_expert_intermediate_size > 0) p.dense += d(fc1_width(m, m.moe_shared_expert_intermediate_size)) / tp + h;
@@ -260,6 +280,15 @@ RankParameters layer_parameters_on_rank(const ModelConfig& m, const TrainingConf
     }
   }
   return p;
+}
+
+RankParameters mtp_parameters_on_rank(const ModelConfig& m, const TrainingConfig& t) {
+  if (m.mtp_num_layers <= 0) return {};
+  const double h = d(m.hidden_size);
+  RankParameters p = layer_parameters_on_rank(m, t, is_moe_layer(m, m.num_layers - 1));
+  p.dense += 3.0 * norm_params(m) + 2.0 * h * h / t.tp;  // enorm, hnorm, final norm; eh_proj column-parallel
+  const double n = d(m.mtp_num_layers);
+  return {n * p.dense, n * p.expert};
 }
 
 RankParameters parameters_on_rank(const ModelConfig& m, const TrainingConfig& t, int stage) {
@@ -274,6 +303,11 @@ RankParameters parameters_on_rank(const ModelConfig& m, const TrainingConfig& t,
   if (stage == head_stage(t)) {
     p.dense += norm_params(m);
     if (m.untie_embeddings || head_stage(t) != 0) p.dense += word;  // a tied embedding elsewhere: its copy
+    if (m.mtp_num_layers > 0) {
+      const RankParameters mtp = mtp_parameters_on_rank(m, t);
+      p.dense += mtp.dense;
+      p.expert += mtp.expert;
+    }
   }
   return p;
 }
@@ -329,6 +363,16 @@ MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, in
   if (stage == head_stage(t)) {
     const double vocab_per_rank = d(padded_vocab_size(m, t.tp) / t.tp);
     act += last_stage_microbatches(t) * (4.0 * th + 4.0 * T * vocab_per_rank);
+    if (m.mtp_num_layers > 0) {
+      // Each multi-token-prediction module (transformer.cpp mtp_module_ops), for every micro-batch in flight
+      // in the last model chunk: its layer's stored tensors, enorm's and hnorm's inputs (2 B each), eh_proj's
+      // 2h-wide input (a GEMM input) and output, the final norm's and the head's inputs, and the fp32 logits
+      // of its loss (under full recompute the layer keeps its input only, activation_bytes_per_layer).
+      const double gemm_in = saved_gemm_input_bytes(t.effective_recipe());
+      const double module = activation_bytes_per_layer(m, t, is_moe_layer(m, m.num_layers - 1)) + (4.0 + 2.0 * gemm_in + 2.0 + 4.0) * th +
+                            4.0 * T * vocab_per_rank;
+      act += d(chunk_microbatches_in_flight(t, stage).back()) * d(m.mtp_num_layers) * module;
+    }
   }
   b.activations_bytes = act;
 

@@ -62,6 +62,10 @@ RankParameters parameters_on_rank(const ModelConfig& m, const TrainingConfig& t,
 // One transformer layer's share of it: an MoE layer's (`moe_layer`, when the model has experts; the
 // router and shared experts count as dense) or a dense layer's.
 RankParameters layer_parameters_on_rank(const ModelConfig& m, const TrainingConfig& t, bool moe_layer);
+// The multi-token-prediction modules' share (model.mtp_num_layers; on the last stage): per module its
+// transformer layer (the kind of the model's last layer), its two input norms, the eh_proj GEMM split by
+// TP and its final norm.
+RankParameters mtp_parameters_on_rank(const ModelConfig& m, const TrainingConfig& t);
 
 // Memory of a rank on pipeline stage `stage`.
 MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, int stage);

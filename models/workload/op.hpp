@@ -64,6 +64,9 @@ struct AttentionShape {
   std::int64_t batch = 0, heads_q = 0, heads_kv = 0, seq_q = 0, seq_kv = 0, head_dim = 0;
   bool causal = true;
   AttentionImpl kernel = AttentionImpl::native;
+  // The values' head dim where it differs from the queries' and keys' head_dim (MLA: 128 against 192;
+  // models/workload/transformer.hpp MlaConfig); 0: head_dim.
+  std::int64_t head_dim_v = 0;
 };
 
 struct Op {

@@ -53,15 +53,35 @@ std::int64_t fc1_width(const ModelConfig& m, std::int64_t ffn) {
   return m.activation == Activation::swiglu ? 2 * ffn : ffn;
 }
 
-namespace {
-
-// Model parameters of the attention block's GEMMs (QKV + out-proj).
+// Model parameters of the attention block's GEMMs (QKV + out-proj; with MLA its four projections + out-proj,
+// MlaConfig in the header).
 double attention_gemm_params(const ModelConfig& m) {
-  const double h = d(m.hidden_size), dh = d(m.head_dim());
+  const double h = d(m.hidden_size);
+  if (m.mla.enabled()) {
+    const MlaConfig& a = m.mla;
+    const double heads = d(m.num_attention_heads);
+    const double q = a.q_lora_rank > 0 ? h * d(a.q_lora_rank) + d(a.q_lora_rank) * heads * d(a.qk_head_dim())
+                                       : h * heads * d(a.qk_head_dim());
+    const double kv = h * d(a.kv_lora_rank + a.qk_rope_head_dim) + d(a.kv_lora_rank) * heads * d(a.qk_nope_head_dim + a.v_head_dim);
+    return q + kv + heads * d(a.v_head_dim) * h;
+  }
+  const double dh = d(m.head_dim());
   const double qkv = h * d(m.num_attention_heads + 2 * m.num_query_groups) * dh;
   const double out = d(m.num_attention_heads) * dh * h;
   return qkv + out;
 }
+
+double attention_replicated_params(const ModelConfig& m) {
+  if (!m.mla.enabled()) return 0;
+  return d(m.hidden_size) * d(m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
+}
+
+double attention_norm_params(const ModelConfig& m) {
+  if (!m.mla.enabled()) return 0;
+  return (m.activation == Activation::gelu ? 2.0 : 1.0) * d(m.mla.q_lora_rank + m.mla.kv_lora_rank);
+}
+
+namespace {
 
 // Parameters of the GEMMs one token goes through in the MLP: of an MoE layer the top-k experts, the
 // router and the shared experts; of a dense layer the MLP.
@@ -175,6 +195,11 @@ AttentionShape attention_shape(const ModelConfig& m, const TrainingConfig& t, co
   a.seq_q = t.seq_length / t.cp;
   a.seq_kv = window ? window_keys(m, t) : t.seq_length;
   a.head_dim = x.dh;
+  if (m.mla.enabled()) {  // every head has its own K and V (the latent up-projected per head)
+    a.heads_kv = x.hq;
+    a.head_dim = m.mla.qk_head_dim();
+    a.head_dim_v = m.mla.v_head_dim;
+  }
   a.causal = window ? false : m.causal;
   a.kernel = m.attention_impl;
   return a;
@@ -189,13 +214,18 @@ double attention_pairs(const AttentionShape& a, bool window) {
   return a.causal ? full / 2.0 : full;
 }
 
+// 2 FLOPs per multiply-add of the scores Q K^T (head_dim per pair) and of the context P V (the values'
+// head dim per pair): 4 d per pair, and with MLA's asymmetric heads 2 (d_qk + d_v).
 double attention_fwd_flops(const AttentionShape& a, bool window) {
+  if (a.head_dim_v > 0)
+    return 2.0 * d(a.batch) * d(a.heads_q) * d(a.head_dim + a.head_dim_v) * attention_pairs(a, window);
   return 4.0 * d(a.batch) * d(a.heads_q) * d(a.head_dim) * attention_pairs(a, window);
 }
 
 // K and V are read once: all s_kv keys, or for a window all s_q of the sequence's keys.
 double attention_kv_bytes(const AttentionShape& a, bool window) {
   const double keys = window ? d(a.seq_q) : d(a.seq_kv);
+  if (a.head_dim_v > 0) return d(a.batch) * keys * d(a.heads_kv) * d(a.head_dim + a.head_dim_v) * kActBytes;
   return 2.0 * d(a.batch) * keys * d(a.heads_kv) * d(a.head_dim) * kActBytes;
 }
 
@@ -209,7 +239,9 @@ Op fused_attention(std::string name, OpKind kind, const AttentionShape& a, bool 
   op.dtype = Dtype::bf16;
   op.attention = a;
   op.flops = flop_scale * attention_fwd_flops(a, window);
-  const double q = d(a.batch) * d(a.seq_q) * d(a.heads_q) * d(a.head_dim) * kActBytes;
+  double q = d(a.batch) * d(a.seq_q) * d(a.heads_q) * d(a.head_dim) * kActBytes;
+  // MLA: half of the query-sized tensors are Q (dQ), the other half O (dO), d_v wide.
+  if (a.head_dim_v > 0) q = d(a.batch) * d(a.seq_q) * d(a.heads_q) * d(a.head_dim + a.head_dim_v) / 2.0 * kActBytes;
   op.bytes = q_tensors * q + kv_passes * attention_kv_bytes(a, window) + d(a.batch) * d(a.heads_q) * d(a.seq_q) * 4.0;
   return op;
 }
@@ -487,6 +519,108 @@ void moe_mlp_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, s
   bwd.push_back(wgrad(router));
 }
 
+// MLA's projections, from the norm's output to the attention core's Q, K, V (MlaConfig in the header;
+// MLASelfAttention.get_query_key_value_tensors @ NVIDIA/Megatron-LM 13f8f526), forward into `fwd` and
+// their backward, in backward order, into `bwd`. With T tokens on the rank, Tn = T / t of them with
+// sequence parallelism, heads a / t = hq, latents r_q and r_kv, head dims d_n, d_r, d_v:
+//   q_down  [Tn, h] x [h, r_q]  (TELinear, every TP rank the whole weight, on its sequence shard)
+//   q_norm  RMSNorm over Tn x r_q, then (SP) all-gather of the normed latent, T x r_q
+//           (TELayerNormColumnParallelLinear: the norm runs on the shard, its output is gathered)
+//   q_up    [T, r_q] x [r_q, hq (d_n + d_r)]
+//   kv_down [Tn, h] x [h, r_kv + d_r]; (SP) all-gather of the RoPE key k_pe, T x d_r
+//           (gather_from_sequence_parallel_region)
+//   kv_norm RMSNorm over Tn x r_kv, (SP) all-gather T x r_kv
+//   kv_up   [T, r_kv] x [r_kv, hq (d_n + d_v)]
+//   rope    on q_pe (T x hq x d_r) and k_pe (T x 1 x d_r): rope_ops with d_r-wide heads, hq + 1 of them
+//   cat     query = cat(q_nope, q_pe), key = cat(k_nope, k_pe expanded to hq heads), value made contiguous
+//           (TE takes contiguous tensors only): reads T hq (d_n + d_r) + T hq d_n + T d_r + T hq d_v,
+//           writes T hq (2 (d_n + d_r) + d_v), 2 B each.
+// Without query compression (r_q = 0) q_proj [T, h] x [h, hq (d_n + d_r)] is column-parallel on the
+// whole hidden state, so (SP) the norm output is all-gathered first, as for a QKV GEMM.
+// Backward: the cat's gradients are assembled (dQ's halves into one tensor, dK's no-RoPE part with dV
+// into kv_up's output gradient, k_pe's gradient summed over the heads: reads and writes the same
+// bytes); the RoPE backward; each up-projection's backward as a column-parallel GEMM's (SP: the
+// latent all-gathered again for the wgrad, dgrad, reduce-scatter of the latent's gradient, wgrad), the
+// norm's backward; the k_pe gradient reduce-scattered; each down-projection's dgrad and wgrad on the
+// shard; the two input gradients summed (reads 2, writes 1 Tn x h). Not modelled: the TP all-reduce of
+// the duplicated down-projections' weight gradients under SP (once per step, beside the DP reduction).
+// `up_again` receives the forward ops recompute_modules "mla_up_proj" re-runs (Megatron-Core's
+// qkv_up_proj_and_rope_apply under CheckpointWithoutOutput, multi_latent_attention.py @ 13f8f526): everything
+// from the latents to Q, K, V -- the norms, the latents' all-gathers, the up-projections, RoPE and the cat --
+// but the down-projections and the RoPE key's gather, which run before the checkpoint.
+void mla_projection_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, std::vector<Op>& fwd,
+                        std::vector<Op>& bwd, std::vector<Op>& up_again) {
+  const MlaConfig& a = m.mla;
+  const std::int64_t hq = x.hq, dqk = a.qk_head_dim();
+  const auto norm_of = [](std::string name, std::int64_t rows, std::int64_t width, bool backward) {
+    return mem(std::move(name), MemOpKind::norm, (backward ? 3.0 : 2.0) * d(rows) * d(width) * kActBytes);
+  };
+  const auto gather = [&](std::string name, std::int64_t width) {
+    return coll(std::move(name), CollectiveKind::all_gather, ProcessGroup::tp, d(x.T) * d(width) * kActBytes);
+  };
+  const auto scatter = [&](std::string name, std::int64_t width) {
+    return coll(std::move(name), CollectiveKind::reduce_scatter, ProcessGroup::tp, d(x.T) * d(width) * kActBytes);
+  };
+  // An up-projection's backward: column_parallel_bwd with the latent's width instead of h.
+  const auto up_bwd = [&](const Op& up, const std::string& suffix, std::int64_t width, std::vector<Op>& out) {
+    if (x.sp) out.push_back(gather("ag" + suffix + "_bwd", width));
+    out.push_back(dgrad(up));
+    if (x.sp) out.push_back(scatter("rs" + suffix + "_bwd", width));
+    out.push_back(wgrad(up));
+  };
+  std::vector<Op> q_bwd, kv_bwd, down_bwd;
+  // Query.
+  if (a.q_lora_rank > 0) {
+    const Op down = gemm("q_down", x.Tn, a.q_lora_rank, x.h, x.gemm_dtype);
+    const Op up = gemm("q_up", x.T, hq * dqk, a.q_lora_rank, x.gemm_dtype);
+    fwd.push_back(down);
+    fwd.push_back(norm_of("q_norm", x.Tn, a.q_lora_rank, false));
+    if (x.sp) fwd.push_back(gather("ag_q", a.q_lora_rank));
+    fwd.push_back(up);
+    up_bwd(up, "_q", a.q_lora_rank, q_bwd);
+    q_bwd.push_back(norm_of("q_norm_bwd", x.Tn, a.q_lora_rank, true));
+    down_bwd.push_back(dgrad(down));
+    down_bwd.push_back(wgrad(down));
+  } else {
+    if (x.sp) fwd.push_back(coll("ag_attn", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
+    const Op q = gemm("q_proj", x.T, hq * dqk, x.h, x.gemm_dtype);
+    fwd.push_back(q);
+    column_parallel_bwd(q, x, "_attn", q_bwd);
+  }
+  // Key and value.
+  const Op kv_down = gemm("kv_down", x.Tn, a.kv_lora_rank + a.qk_rope_head_dim, x.h, x.gemm_dtype);
+  const Op kv_up = gemm("kv_up", x.T, hq * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, x.gemm_dtype);
+  fwd.push_back(kv_down);
+  if (x.sp) fwd.push_back(gather("ag_kpe", a.qk_rope_head_dim));
+  fwd.push_back(norm_of("kv_norm", x.Tn, a.kv_lora_rank, false));
+  if (x.sp) fwd.push_back(gather("ag_kv", a.kv_lora_rank));
+  fwd.push_back(kv_up);
+  up_bwd(kv_up, "_kv", a.kv_lora_rank, kv_bwd);
+  kv_bwd.push_back(norm_of("kv_norm_bwd", x.Tn, a.kv_lora_rank, true));
+  if (x.sp) kv_bwd.push_back(scatter("rs_kpe_bwd", a.qk_rope_head_dim));
+  // RoPE on the decoupled parts: hq query heads and one key head of d_r dims.
+  Dims r = x;
+  r.hq = hq;
+  r.hkv = 1;
+  r.dh = a.qk_rope_head_dim;
+  const bool rotary = position_embedding(m) == PositionEmbedding::rope;
+  if (rotary) rope_ops("rope", m, t, r, false, fwd);
+  const double cat_bytes = d(x.T) * (d(hq) * d(a.qk_nope_head_dim + a.qk_rope_head_dim) + d(hq) * d(a.qk_nope_head_dim) +
+                                     d(a.qk_rope_head_dim) + d(hq) * d(a.v_head_dim) + d(hq) * d(2 * dqk + a.v_head_dim)) * kActBytes;
+  fwd.push_back(mem("mla_qkv_cat", MemOpKind::copy, cat_bytes));
+  for (const Op& op : fwd)
+    if (op.name != "ln1" && op.name != "q_down" && op.name != "kv_down" && op.name != "ag_kpe" && op.name != "ag_attn" && op.name != "q_proj")
+      up_again.push_back(op);
+  bwd.push_back(mem("mla_qkv_cat_bwd", MemOpKind::copy, cat_bytes));
+  if (rotary) rope_ops("rope_bwd", m, t, r, true, bwd);
+  for (auto& op : kv_bwd) bwd.push_back(std::move(op));
+  for (auto& op : q_bwd) bwd.push_back(std::move(op));
+  down_bwd.push_back(dgrad(kv_down));
+  down_bwd.push_back(wgrad(kv_down));
+  for (auto& op : down_bwd) bwd.push_back(std::move(op));
+  bwd.push_back(mem("mla_dx_add", MemOpKind::elementwise, 3.0 * d(x.Tn) * d(x.h) * kActBytes));
+}
+
 // Backward of a column-parallel GEMM (QKV, FC1, logits) in Megatron's issue order, with the input
 // gradient's TP collective. `ag_name` / `grad_name` name the collectives.
 void column_parallel_bwd(const Op& fwd, const Dims& x, const std::string& suffix, std::vector<Op>& out) {
@@ -522,7 +656,8 @@ void row_parallel_bwd_coll(const Dims& x, const std::string& suffix, std::vector
 // Touvron et al. 2023 and the HF configs meta-llama/Llama-2-{7b,13b,70b}-hf. Llama 3 / 3.1 — HF configs
 // meta-llama/Meta-Llama-3-8B, -70B, Llama-3.1-405B. BERT-large — Devlin et al. 2019 / HF
 // bert-large-uncased. Mixtral 8x7B — HF mistralai/Mixtral-8x7B-v0.1 (Jiang et al. 2024). DeepSeekMoE
-// 16B -- HF deepseek-ai/deepseek-moe-16b-base (Dai et al. 2024).
+// 16B -- HF deepseek-ai/deepseek-moe-16b-base (Dai et al. 2024). DeepSeek-V3 -- deepseek-ai/DeepSeek-V3
+// config_671B.json (beside its row).
 namespace {
 struct PresetRow {
   const char* name;
@@ -534,8 +669,9 @@ struct PresetRow {
   std::int64_t positions;
   // Fine-grained MoE: expert width, shared experts' total width, leading dense layers.
   std::int64_t moe_ffn = 0, shared = 0, first_dense = 0;
+  MlaConfig mla{};  // multi-head latent attention (kv_lora_rank 0: none)
 };
-constexpr std::array<PresetRow, 10> kPresets{{
+constexpr std::array<PresetRow, 11> kPresets{{
     // GPT-3 175B: Brown et al. 2020 table 2.1; tied input/output embeddings, learned positions, dropout 0.1.
     {"gpt3-175b", 96, 12288, 96, 96, 49152, 50257, Activation::gelu, 0, 0, true, false, 0.1, 2048},
     // Llama 2 7B: HF Llama-2-7b-hf config.json.
@@ -560,6 +696,17 @@ constexpr std::array<PresetRow, 10> kPresets{{
     // of width 1408, top-6, 2 shared experts (2 x 1408), the first layer dense (first_k_dense_replace 1,
     // intermediate_size 10944). 16.4B parameters, 2.8B per token.
     {"deepseek-moe-16b", 28, 2048, 16, 16, 10944, 102400, Activation::swiglu, 64, 6, true, true, 0.0, 0, 1408, 2816, 1},
+    // DeepSeek-V3 (DeepSeek-AI 2024, arXiv:2412.19437; deepseek-ai/DeepSeek-V3 inference/configs/
+    // config_671B.json @ 9b4e978, the same numbers as the Hugging Face config.json of deepseek-ai/DeepSeek-V3):
+    // 61 layers (n_layers), hidden 7168 (dim), 128 heads, dense FFN 18432 (inter_dim) in the first 3 layers
+    // (n_dense_layers, HF first_k_dense_replace), vocabulary 129280, untied (HF tie_word_embeddings false);
+    // 256 routed experts of width 2048 (moe_inter_dim), top-8 (n_activated_experts), 1 shared expert of
+    // the same width; MLA with q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64,
+    // v_head_dim 128. The multi-token-prediction module (HF num_nextn_predict_layers 1) is not part of the
+    // 671B main model and not simulated. Group-limited routing (n_expert_groups 8, n_limited_groups 4),
+    // sigmoid scoring and the routed scaling factor change no shape.
+    {"deepseek-v3", 61, 7168, 128, 128, 18432, 129280, Activation::swiglu, 256, 8, true, true, 0.0, 0, 2048, 2048, 3,
+     MlaConfig{1536, 512, 128, 64, 128}},
 }};
 }  // namespace
 
@@ -584,6 +731,7 @@ std::optional<ModelConfig> find_preset(std::string_view name) {
     m.max_position_embeddings = r.positions;
     m.moe_ffn_hidden_size = r.moe_ffn;
     m.moe_shared_expert_intermediate_size = r.shared;
+    m.mla = r.mla;
     if (r.first_dense > 0) {
       m.moe_layer_pattern.assign(static_cast<std::size_t>(r.layers), true);
       for (std::int64_t l = 0; l < r.first_dense; ++l) m.moe_layer_pattern[static_cast<std::size_t>(l)] = false;
@@ -603,7 +751,8 @@ namespace {
 double bias_parameters_per_layer(const ModelConfig& m, bool moe_layer) {
   if (!m.add_bias_linear) return 0;
   const double h = d(m.hidden_size);
-  const double attention = d(m.num_attention_heads + 2 * m.num_query_groups) * d(m.head_dim()) + h;
+  // MLA's projections have no bias (MLASelfAttention builds them with bias=False); its out-projection has.
+  const double attention = m.mla.enabled() ? h : d(m.num_attention_heads + 2 * m.num_query_groups) * d(m.head_dim()) + h;
   if (m.num_moe_experts > 0 && moe_layer) {
     const double shared = m.moe_shared_expert_intermediate_size > 0 ? d(fc1_width(m, m.moe_shared_expert_intermediate_size)) + h : 0;
     return attention + d(m.num_moe_experts) * (1.0 + d(fc1_width(m, expert_ffn(m))) + h) + shared;
@@ -621,7 +770,7 @@ double parameters_per_layer(const ModelConfig& m, bool moe_layer) {
   } else {
     mlp = mlp_matrices(m) * h * d(m.ffn_hidden_size);
   }
-  return attention_gemm_params(m) + mlp + 2.0 * norm_params(m) + bias_parameters_per_layer(m, moe_layer);
+  return attention_gemm_params(m) + attention_norm_params(m) + mlp + 2.0 * norm_params(m) + bias_parameters_per_layer(m, moe_layer);
 }
 
 double embedding_parameters(const ModelConfig& m) {
@@ -632,9 +781,24 @@ double embedding_parameters(const ModelConfig& m) {
 
 double final_norm_parameters(const ModelConfig& m) { return norm_params(m); }
 
+double mtp_parameters(const ModelConfig& m) {
+  if (m.mtp_num_layers <= 0) return 0;
+  const double h = d(m.hidden_size);
+  return d(m.mtp_num_layers) * (parameters_per_layer(m, is_moe_layer(m, m.num_layers - 1)) + 3.0 * norm_params(m) + 2.0 * h * h);
+}
+
 double parameter_count(const ModelConfig& m) {
   double layers = 0;
   for (std::int64_t l = 0; l < m.num_layers; ++l) layers += parameters_per_layer(m, is_moe_layer(m, l));
+  return layers + embedding_parameters(m) + final_norm_parameters(m) + mtp_parameters(m);
+}
+
+double activated_parameters(const ModelConfig& m) {
+  double layers = 0;
+  for (std::int64_t l = 0; l < m.num_layers; ++l) {
+    const bool moe_layer = is_moe_layer(m, l);
+    layers += attention_gemm_params(m) + attention_norm_params(m) + mlp_params_per_token(m, moe_layer) + 2.0 * norm_params(m);
+  }
   return layers + embedding_parameters(m) + final_norm_parameters(m);
 }
 
@@ -689,6 +853,19 @@ std::vector<std::string> pipeline_split_problems(const ModelConfig& m, const Tra
   const bool uneven = first >= 0 || last >= 0;
   const bool accounted = t.account_for_embedding_in_pipeline_split || t.account_for_loss_in_pipeline_split;
   const std::int64_t pv = static_cast<std::int64_t>(t.pp) * t.vp;
+  if (!t.pipeline_layout.empty()) {
+    std::int64_t total = 0;
+    for (std::int64_t n : t.pipeline_layout) total += n;
+    if (uneven || accounted)
+      p.push_back("pipeline_model_parallel_layout cannot be combined with decoder_first/last_pipeline_num_layers or account_for_embedding/loss_in_pipeline_split");
+    else if (static_cast<std::int64_t>(t.pipeline_layout.size()) != pv)
+      p.push_back("pipeline_model_parallel_layout has " + std::to_string(t.pipeline_layout.size()) +
+                  " virtual stages, expected pipeline_model_parallel_size x virtual_pipeline_model_parallel_size = " + std::to_string(pv));
+    else if (total != m.num_layers)
+      p.push_back("pipeline_model_parallel_layout holds " + std::to_string(total) + " transformer layers, expected num_layers = " +
+                  std::to_string(m.num_layers));
+    return p;
+  }
   if (uneven && accounted) {
     p.push_back("decoder_first/last_pipeline_num_layers cannot be combined with account_for_embedding/loss_in_pipeline_split");
     return p;
@@ -736,6 +913,11 @@ std::vector<std::string> pipeline_split_problems(const ModelConfig& m, const Tra
 
 std::int64_t layers_in_chunk(const ModelConfig& m, const TrainingConfig& t, int stage, int chunk) {
   CS_CHECK(stage >= 0 && stage < t.pp && chunk >= 0 && chunk < t.vp);
+  if (!t.pipeline_layout.empty()) {
+    const auto at = static_cast<std::size_t>(chunk) * static_cast<std::size_t>(t.pp) + static_cast<std::size_t>(stage);
+    CS_CHECK(at < t.pipeline_layout.size());
+    return t.pipeline_layout[at];
+  }
   std::int64_t n = stage_share(m, t, stage) / t.vp;
   if (t.account_for_embedding_in_pipeline_split && stage == 0 && chunk == 0) --n;
   if (t.account_for_loss_in_pipeline_split && stage == t.pp - 1 && chunk == t.vp - 1) --n;
@@ -779,6 +961,14 @@ std::vector<std::string> layout_problems(const ModelConfig& m, const TrainingCon
   need(m.num_query_groups % t.tp == 0, "num_query_groups must be divisible by tensor_model_parallel_size");
   need(m.ffn_hidden_size % t.tp == 0, "ffn_hidden_size must be divisible by tensor_model_parallel_size");
   for (auto& problem : pipeline_split_problems(m, t)) p.push_back(std::move(problem));
+  if (m.mla.enabled()) {
+    need(m.mla.q_lora_rank >= 0 && m.mla.qk_nope_head_dim > 0 && m.mla.qk_rope_head_dim > 0 && m.mla.v_head_dim > 0,
+         "mla: q_lora_rank must be at least 0, qk_nope_head_dim, qk_rope_head_dim and v_head_dim at least 1");
+    need(m.num_query_groups == m.num_attention_heads, "mla needs num_query_groups = num_attention_heads (every head its own key and value)");
+    need(t.tp == 1 || t.sequence_parallel,
+         "mla with tensor_model_parallel_size > 1 needs sequence_parallel (Megatron-Core gathers the RoPE key over the sequence-parallel region)");
+    need(m.attention_impl != AttentionImpl::unfused, "mla needs a fused attention kernel (attention_backend other than unfused)");
+  }
   if (m.window_size > 0) {
     need(m.causal, "window_size needs a causal model");
     need(t.cp == 1, "window_size with context_parallel_size > 1 is not simulated (ring attention over a sliding window)");
@@ -852,8 +1042,23 @@ double model_flops_per_step(const ModelConfig& m, const TrainingConfig& t, Atten
       attention_keys += window ? (s * w - w * w / 2.0) / s : s / 2.0;
     }
   }
-  const double layers_fwd = 2.0 * gemm_params + 4.0 * attention_keys * ad;
+  // MLA: the score GEMM is d_qk and the context GEMM d_v per pair and head (4 a d is the case d_qk = d_v).
+  const double layers_fwd = m.mla.enabled()
+                                ? 2.0 * gemm_params + 2.0 * attention_keys * d(m.num_attention_heads) * d(m.mla.qk_head_dim() + m.mla.v_head_dim)
+                                : 2.0 * gemm_params + 4.0 * attention_keys * ad;
   const double head_fwd = 2.0 * d(m.hidden_size) * d(m.vocab_size);
+  if (m.mtp_num_layers > 0) {
+    // Each multi-token-prediction module: its layer (of the last layer's kind, full attention), eh_proj
+    // (2h x h) and one more pass through the LM head, as Megatron-LM's num_floating_point_operations counts
+    // mtp_num_layers.
+    const double h = d(m.hidden_size);
+    const double keys = causal && m.causal ? s / 2.0 : s;
+    const double attention_core = m.mla.enabled() ? 2.0 * keys * d(m.num_attention_heads) * d(m.mla.qk_head_dim() + m.mla.v_head_dim)
+                                                  : 4.0 * keys * ad;
+    const double module_fwd = 2.0 * (attention_gemm_params(m) + mlp_params_per_token(m, is_moe_layer(m, m.num_layers - 1)) + 2.0 * h * h) +
+                              attention_core + head_fwd;
+    return d(t.global_batch_size) * s * (3.0 * layers_fwd + 3.0 * head_fwd + 3.0 * d(m.mtp_num_layers) * module_fwd);
+  }
   return d(t.global_batch_size) * s * (3.0 * layers_fwd + 3.0 * head_fwd);
 }
 
@@ -973,19 +1178,29 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
 
   // Attention block, forward.
   f.push_back(norm_fwd("ln1", x));
-  if (x.sp) f.push_back(coll("ag_attn", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
-  const Op qkv = gemm("qkv", x.T, (x.hq + 2 * x.hkv) * x.dh, x.h, x.gemm_dtype);
-  f.push_back(qkv);
+  const bool mla = m.mla.enabled();
   const bool rotary = position_embedding(m) == PositionEmbedding::rope;
-  if (rotary) rope_ops("rope", m, t, x, false, f);
-  // Ring attention (cp > 1): each rank passes its K and V chunk around the ring, cp - 1 hops.
-  const double kv_chunk_bytes = 2.0 * d(x.T) * d(x.hkv) * d(x.dh) * kActBytes;
+  Op qkv;
+  std::vector<Op> mla_bwd;       // MLA: its projections' backward (mla_projection_ops)
+  std::vector<Op> mla_up_again;  // and what recompute_modules "mla_up_proj" re-runs
+  if (mla) {
+    mla_projection_ops(m, t, x, f, mla_bwd, mla_up_again);
+  } else {
+    if (x.sp) f.push_back(coll("ag_attn", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
+    qkv = gemm("qkv", x.T, (x.hq + 2 * x.hkv) * x.dh, x.h, x.gemm_dtype);
+    f.push_back(qkv);
+    if (rotary) rope_ops("rope", m, t, x, false, f);
+  }
+  // Ring attention (cp > 1): each rank passes its K and V chunk around the ring, cp - 1 hops (MLA: the
+  // per-head K and V after the up-projection, d_qk + d_v wide).
+  const double kv_chunk_bytes = mla ? d(x.T) * d(x.hq) * d(m.mla.qk_head_dim() + m.mla.v_head_dim) * kActBytes
+                                    : 2.0 * d(x.T) * d(x.hkv) * d(x.dh) * kActBytes;
   if (t.cp > 1) {
     f.push_back(coll("cp_kv", CollectiveKind::send_recv, ProcessGroup::cp, d(t.cp - 1) * kv_chunk_bytes));
   }
   if (unfused) unfused_attention_fwd("attn", us, attention_dropout, f);
   else f.push_back(attention_fwd("attn", as, window));
-  const Op proj = gemm("proj", x.T, x.h, x.hq * x.dh, x.gemm_dtype);
+  const Op proj = gemm("proj", x.T, x.h, mla ? x.hq * m.mla.v_head_dim : x.hq * x.dh, x.gemm_dtype);
   f.push_back(proj);
   row_parallel_fwd_coll(x, "_attn", f);
   f.push_back(residual("add1", x, hidden_dropout));
@@ -1027,6 +1242,9 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
   row_parallel_bwd_coll(x, "_attn", b);
   b.push_back(dgrad(proj));
   b.push_back(wgrad(proj));
+  // MLA's Q, K, V re-made before anything in the attention's backward needs them.
+  if (mla && t.recompute == Recompute::selective && t.recompute_modules.mla_up_proj)
+    for (const auto& op : mla_up_again) b.push_back(recomputed(op));
   if (t.recompute == Recompute::selective && t.recompute_modules.core_attn) {
     // Re-running ring attention re-runs its KV exchange (Megatron checkpoints TE's core attention,
     // communication included).
@@ -1044,8 +1262,12 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
   }
   if (unfused) unfused_attention_bwd("attn_bwd", us, attention_dropout, b);
   else b.push_back(attention_bwd("attn_bwd", as, window));
-  if (rotary) rope_ops("rope_bwd", m, t, x, true, b);
-  column_parallel_bwd(qkv, x, "_attn", b);
+  if (mla) {
+    for (auto& op : mla_bwd) b.push_back(std::move(op));
+  } else {
+    if (rotary) rope_ops("rope_bwd", m, t, x, true, b);
+    column_parallel_bwd(qkv, x, "_attn", b);
+  }
   b.push_back(norm_bwd("ln1_bwd", x));
   add_quantize_casts(ops.forward, t);
   add_quantize_casts(ops.backward, t);
@@ -1078,30 +1300,93 @@ LayerOps embedding_ops(const ModelConfig& m, const TrainingConfig& t) {
 // Cross-entropy bytes: read the bf16 logits and write fp32 (6 B / element), then read and write the fp32
 // softmax in place (8 B): 14 B per logit; the fp32 softmax is kept for backward. Backward reads it and
 // writes the bf16 logit gradient (6 B).
-LayerOps lm_head_ops(const ModelConfig& m, const TrainingConfig& t) {
-  check_layout(m, t);
-  const Dims x = dims(m, t);
+namespace {
+
+// The output layer and its loss on a final norm's output (`prefix` names the ops: "" for the main model's,
+// "mtpK_" for multi-token-prediction module K's pass through the same shared weights).
+void head_and_loss_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, const std::string& prefix, std::vector<Op>& f,
+                       std::vector<Op>& b) {
   const std::int64_t v = padded_vocab_size(m, t.tp) / t.tp;
   const double logits = d(x.T) * d(v);
-  LayerOps ops;
-  auto& f = ops.forward;
-  f.push_back(norm_fwd("ln_f", x));
-  if (x.sp) f.push_back(coll("ag_head", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
+  if (x.sp) f.push_back(coll(prefix + "ag_head", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
   // bf16 even in fp8 training: Megatron-Core's output layer is tensor_parallel.ColumnParallelLinear, a
   // plain matmul outside Transformer Engine's fp8 autocast (megatron/core/models/gpt/gpt_model.py), and
   // NeMo and Megatron-Bridge keep it so; TE's fp8 recipes leave the LM head in higher precision.
-  const Op head = gemm("logits", x.T, v, x.h, Dtype::bf16);
+  const Op head = gemm(prefix + "logits", x.T, v, x.h, Dtype::bf16);
   f.push_back(head);
-  f.push_back(mem("cross_entropy", MemOpKind::cross_entropy, 14.0 * logits));
+  f.push_back(mem(prefix + "cross_entropy", MemOpKind::cross_entropy, 14.0 * logits));
   if (x.t > 1) {
     for (const char* name : {"ar_ce_max", "ar_ce_target", "ar_ce_sum"}) {
-      f.push_back(coll(name, CollectiveKind::all_reduce, ProcessGroup::tp, d(x.T) * 4.0));
+      f.push_back(coll(prefix + name, CollectiveKind::all_reduce, ProcessGroup::tp, d(x.T) * 4.0));
     }
   }
+  b.push_back(mem(prefix + "cross_entropy_bwd", MemOpKind::cross_entropy, 6.0 * logits));
+  column_parallel_bwd(head, x, "_" + prefix + "head", b);
+}
+
+// Multi-token-prediction module `k` (1-based; ModelConfig::mtp_num_layers), as MultiTokenPredictionLayer
+// runs it (megatron/core/transformer/multi_token_prediction.py @ NVIDIA/Megatron-LM 13f8f526): the
+// embedding of the input shifted by k (the vocab-parallel lookup and its TP reduction, as embedding_ops),
+// enorm and hnorm, their concatenation (a copy: reads 2, writes 2 T h), eh_proj [T, 2h] x [2h, h / t]
+// (column-parallel, gather_output False: with SP the 2h-wide input is all-gathered first, and the output is
+// all-gathered over TP back to h), one transformer layer of the model's last-layer kind, its final norm,
+// then the shared output layer and a loss of its own. Forward into `f`, backward (in backward order) into
+// `b`. eh_proj runs in bf16 here whatever the recipe (its FP8 casts are not counted).
+void mtp_module_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, std::int64_t k, std::vector<Op>& f,
+                    std::vector<Op>& b) {
+  const std::string p = "mtp" + std::to_string(k) + "_";
+  const auto prefixed = [&](Op op) {
+    op.name = p + op.name;
+    return op;
+  };
+  f.push_back(mem(p + "embed", MemOpKind::embedding, 2.0 * hidden_bytes(x) + d(x.T) * 8.0));
+  row_parallel_fwd_coll(x, "_" + p + "embed", f);
+  f.push_back(norm_fwd(p + "enorm", x));
+  f.push_back(norm_fwd(p + "hnorm", x));
+  const double cat_bytes = 4.0 * d(x.Tn) * d(x.h) * kActBytes;
+  f.push_back(mem(p + "cat", MemOpKind::copy, cat_bytes));
+  if (x.sp) f.push_back(coll("ag_" + p + "eh", CollectiveKind::all_gather, ProcessGroup::tp, 2.0 * hidden_bytes(x)));
+  const Op eh = gemm(p + "eh_proj", x.T, x.h / x.t, 2 * x.h, Dtype::bf16);
+  f.push_back(eh);
+  if (x.t > 1) f.push_back(coll("ag_" + p + "eh_out", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
+  const LayerOps layer = transformer_layer_ops(m, t, false, is_moe_layer(m, m.num_layers - 1));
+  for (const Op& op : layer.forward) f.push_back(prefixed(op));
+  f.push_back(norm_fwd(p + "ln_f", x));
+  std::vector<Op> head_bwd;
+  head_and_loss_ops(m, t, x, p, f, head_bwd);
+  for (auto& op : head_bwd) b.push_back(std::move(op));
+  b.push_back(norm_bwd(p + "ln_f_bwd", x));
+  for (const Op& op : layer.backward) b.push_back(prefixed(op));
+  // eh_proj's backward as a column-parallel GEMM's with its 2h-wide input (the output gather's backward is
+  // a split, no communication).
+  if (x.sp) b.push_back(coll("ag_" + p + "eh_bwd", CollectiveKind::all_gather, ProcessGroup::tp, 2.0 * hidden_bytes(x)));
+  b.push_back(dgrad(eh));
+  if (x.t > 1)
+    b.push_back(coll((x.sp ? "rs_" : "ar_") + p + "eh_bwd", x.sp ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
+                     ProcessGroup::tp, 2.0 * hidden_bytes(x)));
+  b.push_back(wgrad(eh));
+  b.push_back(norm_bwd(p + "enorm_bwd", x));
+  b.push_back(norm_bwd(p + "hnorm_bwd", x));
+  row_parallel_bwd_coll(x, "_" + p + "embed", b);
+  b.push_back(mem(p + "embed_bwd", MemOpKind::embedding, 3.0 * hidden_bytes(x) + d(x.T) * 8.0));
+}
+
+}  // namespace
+
+LayerOps lm_head_ops(const ModelConfig& m, const TrainingConfig& t) {
+  check_layout(m, t);
+  const Dims x = dims(m, t);
+  LayerOps ops;
+  auto& f = ops.forward;
   auto& b = ops.backward;
-  b.push_back(mem("cross_entropy_bwd", MemOpKind::cross_entropy, 6.0 * logits));
-  column_parallel_bwd(head, x, "_head", b);
+  // Multi-token prediction: its modules run on the decoder's output before the main model's final norm
+  // and head; their backward after the main head's.
+  std::vector<Op> mtp_bwd;
+  for (std::int64_t k = 1; k <= m.mtp_num_layers; ++k) mtp_module_ops(m, t, x, k, f, mtp_bwd);
+  f.push_back(norm_fwd("ln_f", x));
+  head_and_loss_ops(m, t, x, "", f, b);
   b.push_back(norm_bwd("ln_f_bwd", x));
+  for (auto& op : mtp_bwd) b.push_back(std::move(op));
   mark_backward(ops);
   return ops;
 }

@@ -20,7 +20,7 @@
 // default, above), layernorm (both norms re-run before the backward that needs their outputs, which are
 // then not stored), mlp (a dense MLP's forward re-run before its backward: FC1's output and FC2's input
 // not stored) and moe_act (each expert's activation re-run before its FC2 backward: FC2's input not
-// stored).
+// stored), and with MLA mla_up_proj (MlaConfig below).
 // MoE layers (num_moe_experts > 0) replace the MLP with a router GEMM and top-k experts: each token's FC1
 // and FC2 run k times (FLOPs x k), with all-to-all dispatch and combine on the EP group.
 // Sliding-window attention (Megatron's window_size (w, 0) and window_attn_skip_freq; gpt-oss windows
@@ -59,11 +59,42 @@ enum class Recompute { none, selective, full };
 // What recompute_granularity "selective" re-runs: Megatron-Core's recompute_modules.
 struct RecomputeModules {
   bool core_attn = true, layernorm = false, mlp = false, moe_act = false;
+  // MLA's up-projections (Megatron-Core's "mla_up_proj"): the latents' norms, their gathers, the up-
+  // projections, RoPE and the Q / K / V assembly re-run before the attention's backward; Q, K and V not
+  // stored after the attention's forward (MLASelfAttention's qkv_up_checkpoint).
+  bool mla_up_proj = false;
   bool operator==(const RecomputeModules&) const = default;
 };
 // Megatron's position_embedding_type. none: no position signal in the kernels (ALiBi folds its bias into
 // the attention kernel, NoPE has none).
 enum class PositionEmbedding { rope, learned_absolute, none };
+
+// Multi-head latent attention (DeepSeek-AI, "DeepSeek-V2", arXiv:2405.04434, sec. 2.1; Megatron-Core's
+// MLASelfAttention, megatron/core/transformer/multi_latent_attention.py @ NVIDIA/Megatron-LM 13f8f526).
+// With hidden h, heads a, the layer's projections are
+//   query   q_lora_rank r_q > 0: linear_q_down_proj [h -> r_q], q_layernorm (RMSNorm over r_q) and
+//           linear_q_up_proj [r_q -> a (d_n + d_r)]; r_q = 0: linear_q_proj [h -> a (d_n + d_r)];
+//   key/val linear_kv_down_proj [h -> r_kv + d_r] (the compressed latent and the one shared RoPE key
+//           per token), kv_layernorm (over r_kv) and linear_kv_up_proj [r_kv -> a (d_n + d_v)];
+//   core    queries and keys of d_n + d_r = 192 dims (the no-RoPE part from the up-projections, the
+//           decoupled RoPE part: per head for Q, one per token broadcast to every head for K), values
+//           of d_v = 128: the score GEMM Q K^T is 2 d_qk and the context GEMM P V 2 d_v FLOPs per
+//           query-key pair and head;
+//   output  linear_proj [a d_v -> h].
+// Tensor parallelism (megatron/core/models/gpt/gpt_layer_specs.py @ 13f8f526, the MLA spec): the two
+// down-projections are TELinear, duplicated on every TP rank (with sequence parallelism they run on the
+// rank's sequence shard), the up-projections TELayerNormColumnParallelLinear (the q / kv norm fused in,
+// heads split by TP, the latent all-gathered over the sequence first), linear_proj row-parallel.
+struct MlaConfig {
+  std::int64_t q_lora_rank = 0;       // 0: no query compression (linear_q_proj)
+  std::int64_t kv_lora_rank = 0;      // > 0: MLA is on
+  std::int64_t qk_nope_head_dim = 0;  // Megatron's qk_head_dim
+  std::int64_t qk_rope_head_dim = 0;  // Megatron's qk_pos_emb_head_dim
+  std::int64_t v_head_dim = 0;
+  bool enabled() const { return kv_lora_rank > 0; }
+  std::int64_t qk_head_dim() const { return qk_nope_head_dim + qk_rope_head_dim; }  // Megatron's q_head_dim
+  bool operator==(const MlaConfig&) const = default;
+};
 
 struct ModelConfig {
   std::string name;
@@ -123,8 +154,24 @@ struct ModelConfig {
   std::int64_t moe_shared_expert_intermediate_size = 0;
   std::int64_t moe_layer_freq = 1;
   std::vector<bool> moe_layer_pattern;
+  // Multi-head latent attention (model.mla; DeepSeek-V2/V3, Kimi-K2): MlaConfig below; off unless
+  // mla.kv_lora_rank > 0.
+  MlaConfig mla;
+  // Multi-token prediction (DeepSeek-V3 sec. 2.2; Megatron-Core's mtp_num_layers, HF num_nextn_predict_layers):
+  // modules after the last layer, each predicting one token further. Module k takes the hidden state of the
+  // module before (the main model's for k = 1) and the embedding of the input shifted by k, normalizes both
+  // (enorm, hnorm), concatenates them and projects 2h -> h (eh_proj), runs one transformer layer of the
+  // model's last-layer kind and its own final norm, then the shared LM head and a loss of its own
+  // (megatron/core/transformer/multi_token_prediction.py @ NVIDIA/Megatron-LM 13f8f526,
+  // MultiTokenPredictionLayer). The embedding and the LM head are the main model's (shared). On the last
+  // pipeline stage, before the LM head (lm_head_ops).
+  std::int64_t mtp_num_layers = 0;
   std::int64_t head_dim() const { return kv_channels > 0 ? kv_channels : hidden_size / num_attention_heads; }
-  std::int64_t query_projection_size() const { return num_attention_heads * head_dim(); }  // Megatron's a d
+  // Megatron's query_projection_size: a d, and with MLA a v_head_dim (the out-projection's input,
+  // MultiLatentAttention.__init__).
+  std::int64_t query_projection_size() const {
+    return mla.enabled() ? num_attention_heads * mla.v_head_dim : num_attention_heads * head_dim();
+  }
 };
 
 // The position embedding the model uses: position_embedding_type, else the default above.
@@ -139,7 +186,7 @@ bool is_moe_layer(const ModelConfig& m, std::int64_t layer);
 // Norm type follows the activation, as in every preset: GeLU models use LayerNorm (weight + bias, 2h
 // parameters), SwiGLU models RMSNorm (weight only, h parameters).
 // Presets: gpt3-175b, llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, llama3-405b, bert-large,
-// mixtral-8x7b, deepseek-moe-16b (architectures from the published configs; source beside each).
+// mixtral-8x7b, deepseek-moe-16b, deepseek-v3 (architectures from the published configs; source beside each).
 std::optional<ModelConfig> find_preset(std::string_view name);
 std::vector<std::string> preset_names();
 
@@ -296,6 +343,12 @@ struct TrainingConfig {
   std::int64_t decoder_first_pipeline_num_layers = -1;
   std::int64_t decoder_last_pipeline_num_layers = -1;
   FinetuneConfig finetune;  // training.finetune (LoRA / QLoRA: models/workload/finetune.hpp)
+  // Megatron-Core's pipeline_model_parallel_layout (training.pipeline_model_parallel_layout; megatron/core/
+  // transformer/pipeline_parallel_layer_layout.py): the transformer layers of every virtual stage, in
+  // Megatron's order -- stage s of model chunk c at index c * pp + s -- so pp * vp entries summing to
+  // num_layers; the embedding is in the first, the loss in the last. Empty: the split above. Excludes the
+  // other split knobs.
+  std::vector<std::int64_t> pipeline_layout;
   std::int64_t num_micro_batches() const { return global_batch_size / (micro_batch_size * dp); }
   std::int64_t tokens_per_step() const { return global_batch_size * seq_length; }
 };
@@ -310,10 +363,26 @@ double mlp_matrices(const ModelConfig& m);                       // the MLP's we
 std::int64_t expert_ffn(const ModelConfig& m);                   // one expert's FFN width
 std::int64_t fc1_width(const ModelConfig& m, std::int64_t ffn);  // FC1's output: gate and up together for SwiGLU
 double parameters_per_layer(const ModelConfig& m, bool moe_layer = true);
+// The attention block's GEMM weights (QKV or MLA's projections, and the out-projection), and the part of
+// them every TP rank holds whole (MLA's down-projections; 0 otherwise). The rest is split by TP.
+double attention_gemm_params(const ModelConfig& m);
+double attention_replicated_params(const ModelConfig& m);
+// Norm weights inside the attention block beyond the layer's two norms (MLA's q and kv layernorms over the
+// latents, replicated on every TP rank; 0 otherwise).
+double attention_norm_params(const ModelConfig& m);
 double embedding_parameters(const ModelConfig& m);  // input embedding + untied LM head
 double final_norm_parameters(const ModelConfig& m);  // the norm before the LM head
 // parameter_count = the layers' parameters_per_layer (MoE or dense, is_moe_layer) + embedding_parameters
-// + final_norm_parameters.
+// + final_norm_parameters + mtp_parameters.
+// The parameters one token passes through (DeepSeek's "activated parameters"): per layer the attention
+// block and the norms, and of an MoE layer the top-k experts, the router and the shared experts (a dense
+// layer's whole MLP); plus embedding_parameters and the final norm, as DeepSeek counts them. Biases
+// (add_bias_linear) are not counted.
+double activated_parameters(const ModelConfig& m);
+// The multi-token-prediction modules' parameters (mtp_num_layers x (a layer of the last layer's kind, enorm,
+// hnorm, eh_proj 2h x h, a final norm)); part of parameter_count, not of activated_parameters (DeepSeek
+// quotes its 671B and 37B without them).
+double mtp_parameters(const ModelConfig& m);
 
 // Megatron pads the vocabulary to a multiple of 128 * tp (--make-vocab-size-divisible-by 128) so that the
 // vocab-parallel embedding and LM head split evenly. The op lists and the memory model use the padded

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <cctype>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -786,12 +787,30 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
       errors.add("model.window_attn_skip_freq", "needs model.window_size (the sliding window it applies to)");
   }
   set_int("moe_shared_expert_intermediate_size", m.moe_shared_expert_intermediate_size, false);
+  set_int("mtp_num_layers", m.mtp_num_layers, false);
   if (const json* f = r.raw("moe_layer_freq"); f && freq_in_range("moe_layer_freq", *f)) {
     m.moe_layer_pattern.clear();  // the scenario's knob replaces a preset's
     m.moe_layer_freq = 1;
     if (!layer_freq(*f, m.moe_layer_freq, m.moe_layer_pattern))
       errors.add("model.moe_layer_freq",
                  "expected an integer >= 1 (every N-th layer MoE) or a list of 0/1, one per layer (1: MoE), got " + f->dump());
+  }
+  // Multi-head latent attention: an object of Megatron-Core's MLATransformerConfig dims (names as the
+  // DeepSeek configs spell them); a preset's values stay where the object leaves a key out.
+  const json* mla = r.raw("mla");
+  if (mla && expect_object(mla, "model.mla", errors)) {
+    ObjectReader mr(*mla, "model.mla", errors);
+    models::MlaConfig& a = m.mla;
+    const bool base = a.enabled();  // a preset's MLA: every key optional
+    auto set = [&](const char* key, std::int64_t& field, bool required) {
+      if (auto x = mr.integer(key, required)) field = *x;
+    };
+    set("q_lora_rank", a.q_lora_rank, false);
+    set("kv_lora_rank", a.kv_lora_rank, !base);
+    set("qk_nope_head_dim", a.qk_nope_head_dim, !base);
+    set("qk_rope_head_dim", a.qk_rope_head_dim, !base);
+    set("v_head_dim", a.v_head_dim, !base);
+    mr.finish();
   }
   if (auto a = r.named("activation", kActivationNames)) m.activation = *a;
   if (auto c = r.boolean("causal")) m.causal = *c;
@@ -829,12 +848,133 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
                "needs a mixture-of-experts model (model.num_moe_experts > 0)");
   if (m.window_size > 0 && !m.causal)
     errors.add("model.window_size", "a sliding window needs a causal model (model.causal true)");
+  if (m.mla.enabled()) {
+    // MLA has no query groups and no kv_channels: every head has its own key and value, up-projected from
+    // the latent, of the head dims model.mla gives (MultiLatentAttention.__init__).
+    if (r.raw("kv_channels"))
+      errors.add("model.kv_channels", "is not used with model.mla (the head dims are model.mla.qk_nope_head_dim + qk_rope_head_dim and v_head_dim)");
+    if (m.num_query_groups != m.num_attention_heads)
+      errors.add("model.num_query_groups", std::to_string(m.num_query_groups) + " with model.mla: MLA gives every head its own key and value "
+                                           "(expected num_attention_heads, " + std::to_string(m.num_attention_heads) + ")");
+    if (m.attention_impl == models::AttentionImpl::unfused)
+      errors.add("model.attention_backend", "\"unfused\" with model.mla is not simulated (MLA runs Transformer Engine's fused attention with "
+                                            "192-dim queries and keys and 128-dim values)");
+  }
   if (m.num_query_groups > 0 && m.num_attention_heads % m.num_query_groups != 0)
     errors.add("model.num_query_groups", std::to_string(m.num_query_groups) + " does not divide model.num_attention_heads (" +
                                              std::to_string(m.num_attention_heads) + ")");
   if (m.num_moe_experts > 0 && (m.moe_router_topk < 1 || m.moe_router_topk > m.num_moe_experts))
     errors.add("model.moe_router_topk", std::to_string(m.moe_router_topk) + " must be between 1 and model.num_moe_experts (" +
                                             std::to_string(m.num_moe_experts) + ")");
+}
+
+// Megatron-Core's pipeline_model_parallel_layout string (PipelineParallelLayerLayout.parse_str_to_list,
+// megatron/core/transformer/pipeline_parallel_layer_layout.py @ NVIDIA/Megatron-LM b1030e9): commas are
+// cosmetic and dropped, "(group)*n" and then "x*n" are unrolled, '|' separates the virtual stages (in
+// Megatron's order: every stage of model chunk 0, then of chunk 1, ...), and each character is a layer: E the
+// embedding, t a transformer layer, m a multi-token-prediction layer, L the loss. Returns each virtual
+// stage's characters, or nothing with `problem` set.
+std::optional<std::vector<std::string>> unroll_pipeline_layout(std::string text, std::string& problem) {
+  constexpr std::size_t kMaxChars = 1000000;  // 1e6 layers: the num_layers bound
+  text.erase(std::remove(text.begin(), text.end(), ','), text.end());
+  const auto count_at = [&](std::size_t at, std::size_t& end) -> long long {
+    if (at + 1 >= text.size() || text[at] != '*' || !std::isdigit(static_cast<unsigned char>(text[at + 1]))) return -1;
+    end = at + 1;
+    long long n = 0;
+    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end])) && n <= static_cast<long long>(kMaxChars))
+      n = n * 10 + (text[end++] - '0');
+    return n;
+  };
+  const auto unroll = [&](bool groups) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size();) {
+      std::size_t end = 0;
+      if (groups && text[i] == '(') {
+        const std::size_t close = text.find(')', i + 1);
+        const long long n = close == std::string::npos || close == i + 1 ? -1 : count_at(close + 1, end);
+        if (n >= 0) {
+          for (long long k = 0; k < n && out.size() <= kMaxChars; ++k) out += text.substr(i + 1, close - i - 1);
+          i = end;
+          continue;
+        }
+      } else if (!groups) {
+        const long long n = count_at(i + 1, end);
+        if (n >= 0) {
+          out.append(static_cast<std::size_t>(std::min<long long>(n, static_cast<long long>(kMaxChars) + 1)), text[i]);
+          i = end;
+          continue;
+        }
+      }
+      out += text[i++];
+      if (out.size() > kMaxChars) break;
+    }
+    text = std::move(out);
+    return text.size() <= kMaxChars;
+  };
+  if (!unroll(true) || !unroll(false)) {
+    problem = "expands to more than " + std::to_string(kMaxChars) + " layers";
+    return std::nullopt;
+  }
+  std::vector<std::string> stages(1);
+  for (char c : text) {
+    if (c == '|') {
+      stages.emplace_back();
+    } else if (c == 'E' || c == 'L' || c == 't' || c == 'm') {
+      stages.back() += c;
+    } else {
+      problem = std::string("invalid layer character '") + c + "' (known: E embedding, t transformer layer, m MTP layer, L loss, '|' between stages, (...)*n and x*n repeats)";
+      return std::nullopt;
+    }
+  }
+  return stages;
+}
+
+// training.pipeline_model_parallel_layout into TrainingConfig::pipeline_layout (and the virtual stages it
+// implies), with Megatron-Core's checks (validate_layer_layout): E once, at the start of the first virtual
+// stage; L once, at the end of the last; as many t as model.num_layers. MTP layers ('m') place nothing: the
+// modules of model.mtp_num_layers run with the LM head (a note says so where the counts differ).
+void read_pipeline_layout(const std::string& text, Scenario& s, bool vp_given, Errors& errors) {
+  const std::string at = "training.pipeline_model_parallel_layout";
+  models::TrainingConfig& t = s.training;
+  std::string problem;
+  const auto stages = unroll_pipeline_layout(text, problem);
+  if (!stages) {
+    errors.add(at, "\"" + text + "\" " + problem);
+    return;
+  }
+  const auto n = static_cast<std::int64_t>(stages->size());
+  if (n % t.pp != 0) {
+    errors.add(at, "\"" + text + "\" has " + std::to_string(n) + " virtual stages, not a multiple of pipeline_model_parallel_size (" +
+                       std::to_string(t.pp) + ")");
+    return;
+  }
+  if (vp_given && n / t.pp != t.vp) {
+    errors.add(at, "\"" + text + "\" has " + std::to_string(n) + " virtual stages, " + std::to_string(n / t.pp) +
+                       " per pipeline stage, but virtual_pipeline_model_parallel_size is " + std::to_string(t.vp));
+    return;
+  }
+  std::string all;
+  for (const auto& st : *stages) all += st;
+  const auto count = [&](char c) { return std::count(all.begin(), all.end(), c); };
+  if (count('E') != 1 || stages->front().empty() || stages->front().front() != 'E') {
+    errors.add(at, "\"" + text + "\" must start with the embedding E, once, in the first virtual stage");
+    return;
+  }
+  if (count('L') != 1 || stages->back().empty() || stages->back().back() != 'L') {
+    errors.add(at, "\"" + text + "\" must end with the loss L, once, in the last virtual stage");
+    return;
+  }
+  if (count('t') != s.model.num_layers) {
+    errors.add(at, "\"" + text + "\" holds " + std::to_string(count('t')) + " transformer layers (t), expected model.num_layers (" +
+                       std::to_string(s.model.num_layers) + ")");
+    return;
+  }
+  t.vp = static_cast<int>(n / t.pp);
+  t.pipeline_layout.clear();
+  for (const auto& st : *stages) t.pipeline_layout.push_back(std::count(st.begin(), st.end(), 't'));
+  if (count('m') != s.model.mtp_num_layers)
+    s.notes.push_back("training.pipeline_model_parallel_layout places " + std::to_string(count('m')) + " multi-token-prediction layer(s) 'm'; " +
+                      std::to_string(s.model.mtp_num_layers) + " (model.mtp_num_layers) run with the LM head on the last stage");
 }
 
 void read_training(const json* v, Scenario& s, Errors& errors) {
@@ -860,7 +1000,9 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   if (auto p = r.named("precision", kPrecisionNames)) t.recipe = *p, t.precision = models::gemm_dtype_of(*p);
   t.tp = r.small_integer("tensor_model_parallel_size", false).value_or(1);
   t.pp = r.small_integer("pipeline_model_parallel_size", false).value_or(1);
-  t.vp = r.small_integer("virtual_pipeline_model_parallel_size", false).value_or(1);
+  const auto vp = r.small_integer("virtual_pipeline_model_parallel_size", false);
+  t.vp = vp.value_or(1);
+  if (auto layout = r.string("pipeline_model_parallel_layout", false)) read_pipeline_layout(*layout, s, vp.has_value(), errors);
   t.cp = r.small_integer("context_parallel_size", false).value_or(1);
   t.ep = r.small_integer("expert_model_parallel_size", false).value_or(1);
   t.etp = r.small_integer("expert_tensor_parallel_size", false).value_or(0);
@@ -889,10 +1031,13 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
         else if (name == "layernorm") rm.layernorm = true;
         else if (name == "mlp") rm.mlp = true;
         else if (name == "moe_act") rm.moe_act = true;
-        else if (name == "moe" || name == "shared_experts" || name == "mla_up_proj")
-          errors.add(at + "[" + std::to_string(i) + "]", "\"" + name + "\" is a Megatron-Core module this simulator does not recompute yet (modelled: core_attn, layernorm, mlp, moe_act)");
+        else if (name == "mla_up_proj" && s.model.mla.enabled()) rm.mla_up_proj = true;
+        else if (name == "mla_up_proj")
+          errors.add(at + "[" + std::to_string(i) + "]", "\"mla_up_proj\" recomputes multi-head latent attention's up-projections and needs model.mla");
+        else if (name == "moe" || name == "shared_experts")
+          errors.add(at + "[" + std::to_string(i) + "]", "\"" + name + "\" is a Megatron-Core module this simulator does not recompute yet (modelled: core_attn, layernorm, mlp, moe_act, mla_up_proj)");
         else
-          errors.add(at + "[" + std::to_string(i) + "]", "unknown module " + item.dump() + " (expected core_attn, layernorm, mlp or moe_act)");
+          errors.add(at + "[" + std::to_string(i) + "]", "unknown module " + item.dump() + " (expected core_attn, layernorm, mlp, moe_act or mla_up_proj)");
       }
       t.recompute_modules = rm;
     }
@@ -1049,7 +1194,9 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
     const bool uneven = t.decoder_first_pipeline_num_layers >= 0 || t.decoder_last_pipeline_num_layers >= 0;
     const bool accounted = t.account_for_embedding_in_pipeline_split || t.account_for_loss_in_pipeline_split;
     const std::string layout = std::to_string(t.pp) + (t.vp > 1 ? " x virtual " + std::to_string(t.vp) : std::string{});
-    if (uneven)
+    if (!t.pipeline_layout.empty())
+      errors.add("training.pipeline_model_parallel_layout", split.front());
+    else if (uneven)
       errors.add(t.decoder_first_pipeline_num_layers >= 0 ? "training.decoder_first_pipeline_num_layers" : "training.decoder_last_pipeline_num_layers",
                  split.front() + " (model.num_layers " + std::to_string(m.num_layers) + ", pipeline " + layout + ")");
     else if (accounted)
@@ -1164,6 +1311,11 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   if (t.grad_accumulation != models::GradAccumulation::fused && t.zero_stage > 1)
     errors.add("training.gradient_accumulation", "\"" + std::string(name_of(kGradAccumulationNames, t.grad_accumulation)) +
                                                      "\" is modelled with training.zero_stage 0 or 1 only (the whole gradient accumulated on each rank)");
+  // Megatron-Core's MLA gathers the RoPE key from the sequence-parallel region whenever TP > 1
+  // (multi_latent_attention.py @ 13f8f526, get_query_key_value_tensors): TP without SP is not what it runs.
+  if (m.mla.enabled() && t.tp > 1 && !t.sequence_parallel)
+    errors.add("training.sequence_parallel", "model.mla with tensor_model_parallel_size " + std::to_string(t.tp) +
+                                                 " needs sequence_parallel true (Megatron-Core's MLA gathers the RoPE key over the sequence-parallel region)");
   if (t.sequence_parallel && t.seq_length % t.tp != 0)
     errors.add("training.sequence_parallel", "needs training.seq_length (" + std::to_string(t.seq_length) +
                                                  ") divisible by tensor_model_parallel_size (" + std::to_string(t.tp) + ")");

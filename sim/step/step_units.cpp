@@ -99,7 +99,13 @@ StageUnits stage_units(const models::ModelConfig& m, const models::TrainingConfi
                                 : (window ? UnitKind::dense_window_layer : UnitKind::dense_layer);
       units.push_back({kind, lp.dense, lp.expert});
     }
-    if (at == p - 1 && c == v - 1) units.push_back({UnitKind::head, head_params, 0});
+    if (at == p - 1 && c == v - 1) {
+      // The multi-token-prediction modules run with the head (models::lm_head_ops), their parameters with it
+      // (frozen with it under fine-tuning).
+      const models::RankParameters mtp = frozen ? models::RankParameters{} : models::mtp_parameters_on_rank(m, t);
+      if (out.separate_experts) units.push_back({UnitKind::head, head_params + mtp.dense, mtp.expert});
+      else units.push_back({UnitKind::head, head_params + mtp.dense + mtp.expert, 0});
+    }
   }
   return out;
 }

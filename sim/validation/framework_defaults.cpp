@@ -62,7 +62,9 @@ const std::vector<KnobSpec>& knob_specs() {
       {"expert_tensor_parallel", "", false},  {"pipeline_split", "", false},
       {"overlap_grad_reduce", "", false},     {"tp_comm_overlap", "", false},
       {"training_framework", "", false},      {"virtual_pipeline", "integer", false},
-      {"gradient_accumulation", "", false},   {"pipeline_p2p", "", false}};
+      {"gradient_accumulation", "", false},   {"pipeline_p2p", "", false},
+      {"pipeline_layout", "", false},         {"mtp", "", false},
+      {"mla", "", false}};
   return specs;
 }
 const KnobSpec* find_knob(const std::string& name) {

@@ -190,7 +190,9 @@ void audit_fields(const json& entry, const EntryDefaults& d, bool inter_node_und
   // Numbers and booleans the converter maps one to one.
   static const std::vector<std::string> mapped = {
       "model.layers", "model.hidden", "model.heads", "model.kv_heads", "model.ffn_hidden", "model.vocab", "model.head_dim",
-      "model.kv_channels", "model.moe.experts", "model.moe.topk", "model.moe.moe_ffn_hidden", "cluster.count",
+      "model.kv_channels", "model.moe.experts", "model.moe.topk", "model.moe.moe_ffn_hidden", "model.moe.shared_experts",
+      "model.moe.shared_expert_ffn_hidden", "model.moe.dense_layers_first", "model.moe.dense_layers", "model.mla.q_lora_rank",
+      "model.mla.kv_lora_rank", "model.mla.qk_head_dim", "model.mla.qk_pos_emb_head_dim", "model.mla.v_head_dim", "cluster.count",
       "cluster.gpus_per_node", "cluster.gpu", "parallel.tp", "parallel.pp", "parallel.dp", "parallel.cp", "parallel.ep",
       "parallel.vp", "batch.global", "batch.micro", "batch.seq"};
   // Free text read by the published_text rules of framework-defaults.json, knob by field.
@@ -283,7 +285,23 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
   // What the simulator cannot express.
   const std::string arch = str(model, "arch");
   if (has(arch, "mamba")) return skip("hybrid Mamba-Transformer layers are not modelled");
-  if (has(arch, "mla")) return skip("multi-head latent attention (MLA) and shared experts are not modelled");
+  // Multi-head latent attention: the entry's model.mla, Megatron-Core's MLATransformerConfig names (qk_head_dim
+  // the no-RoPE part, qk_pos_emb_head_dim the RoPE part) into model.mla.
+  // Without them, the model family's published config (framework-defaults.json's "mla" rule).
+  const json& mla_dims = sub(model, "mla");
+  json mla = nullptr;
+  bool mla_of_family = false;
+  if (has(arch, "mla")) {
+    const auto kv = num(mla_dims, "kv_lora_rank"), nope = num(mla_dims, "qk_head_dim"), rope = num(mla_dims, "qk_pos_emb_head_dim"),
+               v = num(mla_dims, "v_head_dim");
+    if (mla_dims.is_object() && kv && nope && rope && v)
+      mla = {{"q_lora_rank", num(mla_dims, "q_lora_rank").value_or(0)}, {"kv_lora_rank", *kv}, {"qk_nope_head_dim", *nope},
+             {"qk_rope_head_dim", *rope}, {"v_head_dim", *v}};
+    else if (defaults.rule("mla"))
+      mla_of_family = true;
+    else
+      return skip("multi-head latent attention (MLA) without its dimensions (model.mla: kv_lora_rank, qk_head_dim, qk_pos_emb_head_dim, v_head_dim)");
+  }
   const auto layers = num(model, "layers"), hidden = num(model, "hidden"), heads = num(model, "heads");
   auto ffn = num(model, "ffn_hidden");
   const json& moe_dims = sub(model, "moe");
@@ -355,7 +373,30 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
     m["num_moe_experts"] = num(moe, "experts").value_or(0);
     m["moe_router_topk"] = num(moe, "topk").value_or(0);
     if (auto f = num(moe, "moe_ffn_hidden")) m["moe_ffn_hidden_size"] = *f;
+    // Shared experts (Megatron's moe_shared_expert_intermediate_size: their summed width): the count times
+    // the width of one, which is the routed experts' width where the entry gives none (DeepSeekMoE's shared
+    // experts are routed-sized: HF n_shared_experts x moe_intermediate_size).
+    if (const auto shared = num(moe, "shared_experts"); shared && *shared > 0) {
+      const auto width = num(moe, "shared_expert_ffn_hidden");
+      const auto routed = num(moe, "moe_ffn_hidden");
+      if (!width && !routed) return skip("shared experts without a width (model.moe.shared_expert_ffn_hidden or moe_ffn_hidden)");
+      if (!width)
+        p.assumptions.push_back(fmt("%g", *shared) + " shared expert(s) of the routed experts' width " + fmt("%g", *routed) + " (no shared_expert_ffn_hidden)");
+      m["moe_shared_expert_intermediate_size"] = *shared * width.value_or(routed.value_or(0));
+    }
+    // Leading dense layers (DeepSeek's first_k_dense_replace; Megatron's moe_layer_freq as a list).
+    if (const auto dense = num(moe, "dense_layers_first").has_value() ? num(moe, "dense_layers_first") : num(moe, "dense_layers");
+        dense && *dense > 0) {
+      if (*dense >= *layers) return skip("model.moe dense layers (" + fmt("%g", *dense) + ") not fewer than the layers");
+      json pattern = json::array();
+      for (std::int64_t l = 0; l < static_cast<std::int64_t>(*layers); ++l) pattern.push_back(l < static_cast<std::int64_t>(*dense) ? 0 : 1);
+      m["moe_layer_freq"] = pattern;
+    }
   }
+  if (!mla.is_null()) m["mla"] = mla;
+  else if (mla_of_family) knob_apply(defaults, "mla", p, m, tr);
+  if (!mla.is_null() || mla_of_family) kv_channels = 0;  // MLA's head dims are its own
+  knob_apply(defaults, "mtp", p, m, tr);  // the recipe's multi-token-prediction modules
   if (kv_channels > 0) m["kv_channels"] = kv_channels;
   knob_apply(defaults, "position_embedding", p, m, tr);  // where the MLP kind does not imply it
   knob_apply(defaults, "attention", p, m, tr);           // the framework release's attention kernel
@@ -394,7 +435,9 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
   // convention is named.
   const auto layer_count = static_cast<std::int64_t>(*layers);
   const auto chunks = static_cast<std::int64_t>(*pp * vp);
-  if (*pp > 1 && layer_count % chunks != 0 && (layer_count + 2) % chunks == 0) {
+  if (*pp > 1 && layer_count % chunks != 0 && knob_apply(defaults, "pipeline_layout", p, m, tr)) {
+    // The model's recipe lays the layers out stage by stage (Megatron-Core's pipeline_model_parallel_layout).
+  } else if (*pp > 1 && layer_count % chunks != 0 && (layer_count + 2) % chunks == 0) {
     tr["account_for_embedding_in_pipeline_split"] = true;
     tr["account_for_loss_in_pipeline_split"] = true;
     const DefaultRule* convention = defaults.rule("pipeline_split");
@@ -606,6 +649,12 @@ constexpr EntryNumber kEntryNumbers[] = {
     {"model.moe.experts", "model.num_moe_experts", false},
     {"model.moe.topk", "model.moe_router_topk", false},
     {"model.moe.moe_ffn_hidden", "model.moe_ffn_hidden_size", false},
+    {"model.moe.shared_expert_ffn_hidden", "model.moe_shared_expert_intermediate_size", true},
+    {"model.mla.q_lora_rank", "model.mla.q_lora_rank", false},
+    {"model.mla.kv_lora_rank", "model.mla.kv_lora_rank", false},
+    {"model.mla.qk_head_dim", "model.mla.qk_nope_head_dim", false},
+    {"model.mla.qk_pos_emb_head_dim", "model.mla.qk_rope_head_dim", false},
+    {"model.mla.v_head_dim", "model.mla.v_head_dim", false},
     {"parallel.tp", "training.tensor_model_parallel_size", false},
     {"parallel.pp", "training.pipeline_model_parallel_size", false},
     {"parallel.cp", "training.context_parallel_size", false},

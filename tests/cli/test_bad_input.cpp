@@ -762,6 +762,11 @@ TEST_CASE("recompute_modules must be a list of the modules modelled", "[cli]") {
     const auto r = run_doc(dir, doc, file);
     check_single_error(r, file, "training.recompute_modules[0]", {"unknown module", "core_attn"});
   }
+  SECTION("MLA's up-projections on a model without MLA") {
+    doc["training"]["recompute_modules"] = {"mla_up_proj"};
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.recompute_modules[0]", {"\"mla_up_proj\"", "needs model.mla"});
+  }
 }
 
 TEST_CASE("validate: an SDPA backends row of the wrong type names the file and the row", "[cli]") {
@@ -970,4 +975,137 @@ TEST_CASE("training.finetune names its bad keys and values", "[cli]") {
   doc["training"]["finetune"] = {{"dim", 16}};
   r = run_doc(dir, doc, file);
   check_single_error(r, file, "training.finetune.method", {"missing"});
+}
+
+namespace {
+// A small dense MLA model on the Llama-3 8B scenario's node (TP 2 with SP): valid as it is.
+json mla_doc() {
+  json doc = scenario_json(k8b);
+  doc["model"] = {{"num_layers", 2},       {"hidden_size", 1024}, {"num_attention_heads", 16}, {"ffn_hidden_size", 2816},
+                  {"vocab_size", 32000},   {"activation", "swiglu"},
+                  {"mla", {{"q_lora_rank", 256}, {"kv_lora_rank", 128}, {"qk_nope_head_dim", 64}, {"qk_rope_head_dim", 32}, {"v_head_dim", 64}}}};
+  return doc;
+}
+}  // namespace
+
+TEST_CASE("model.mla: every bad value is one line naming its path", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = mla_doc();
+  SECTION("valid as given") {
+    const auto r = run_doc(dir, doc, file);
+    INFO(r.describe());
+    CHECK(r.exit_code == 0);
+  }
+  SECTION("not an object") {
+    doc["model"]["mla"] = 512;
+    check_single_error(run_doc(dir, doc, file), file, "model.mla", {"expected an object", "integer"});
+  }
+  SECTION("kv_lora_rank missing") {
+    doc["model"]["mla"].erase("kv_lora_rank");
+    check_single_error(run_doc(dir, doc, file), file, "model.mla.kv_lora_rank", {"missing", "integer >= 1"});
+  }
+  SECTION("a head dim of 0") {
+    doc["model"]["mla"]["v_head_dim"] = 0;
+    check_single_error(run_doc(dir, doc, file), file, "model.mla.v_head_dim", {"out of range", ">= 1"});
+  }
+  SECTION("a negative query rank") {
+    doc["model"]["mla"]["q_lora_rank"] = -1;
+    check_single_error(run_doc(dir, doc, file), file, "model.mla.q_lora_rank", {"out of range", ">= 0"});
+  }
+  SECTION("Megatron's own name for the no-RoPE head dim suggests ours") {
+    doc["model"]["mla"]["qk_head_dim"] = 64;
+    doc["model"]["mla"].erase("qk_nope_head_dim");
+    const auto r = run_doc(dir, doc, file);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, "model.mla.qk_head_dim: unknown key"));
+    CHECK(contains(r.err, "model.mla.qk_nope_head_dim: missing"));
+  }
+  SECTION("query groups other than the heads") {
+    doc["model"]["num_query_groups"] = 4;
+    check_single_error(run_doc(dir, doc, file), file, "model.num_query_groups", {"model.mla", "expected num_attention_heads, 16"});
+  }
+  SECTION("kv_channels beside it") {
+    doc["model"]["kv_channels"] = 128;
+    check_single_error(run_doc(dir, doc, file), file, "model.kv_channels", {"not used with model.mla"});
+  }
+  SECTION("the unfused attention") {
+    doc["model"]["attention_backend"] = "unfused";
+    check_single_error(run_doc(dir, doc, file), file, "model.attention_backend", {"unfused", "model.mla"});
+  }
+  SECTION("recompute_modules mla_up_proj runs") {
+    doc["training"]["recompute_granularity"] = "selective";
+    doc["training"]["recompute_modules"] = {"mla_up_proj"};
+    const auto r = run_doc(dir, doc, file);
+    INFO(r.describe());
+    CHECK(r.exit_code == 0);
+  }
+  SECTION("tensor parallelism without sequence parallelism") {
+    doc["training"]["sequence_parallel"] = false;
+    check_single_error(run_doc(dir, doc, file), file, "training.sequence_parallel", {"model.mla", "tensor_model_parallel_size 2"});
+  }
+}
+
+TEST_CASE("training.pipeline_model_parallel_layout: Megatron-Core's layout string, its checks one line each", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);  // Llama 3 8B: 32 layers; TP 2 on 8 GPUs, here with PP 2
+  doc["training"]["pipeline_model_parallel_size"] = 2;
+  SECTION("the even split written as a layout is the even split: the same report") {
+    const auto plain = run_doc(dir, doc, file, {"--json"});
+    doc["training"]["pipeline_model_parallel_layout"] = "Et*16|t*16L";
+    const auto laid = run_doc(dir, doc, file, {"--json"});
+    INFO(laid.describe());
+    REQUIRE(plain.exit_code == 0);
+    REQUIRE(laid.exit_code == 0);
+    CHECK(json::parse(plain.out)["step_time_s"] == json::parse(laid.out)["step_time_s"]);
+  }
+  SECTION("an uneven layout with two chunks a stage, repeats and cosmetic commas") {
+    doc["training"]["pipeline_model_parallel_layout"] = "Et*6|(t*8|)*2,t*10L";  // 6 + 8 | 8 + 10
+    const auto r = run_doc(dir, doc, file, {"--json"});
+    INFO(r.describe());
+    CHECK(r.exit_code == 0);
+  }
+  SECTION("an unknown character") {
+    doc["training"]["pipeline_model_parallel_layout"] = "Et*16|x*16L";
+    check_single_error(run_doc(dir, doc, file), file, "training.pipeline_model_parallel_layout", {"invalid layer character 'x'"});
+  }
+  SECTION("stages not a multiple of the pipeline size") {
+    doc["training"]["pipeline_model_parallel_layout"] = "Et*10|t*10|t*12L";
+    check_single_error(run_doc(dir, doc, file), file, "training.pipeline_model_parallel_layout", {"3 virtual stages", "pipeline_model_parallel_size (2)"});
+  }
+  SECTION("virtual stages other than the given virtual_pipeline_model_parallel_size") {
+    doc["training"]["virtual_pipeline_model_parallel_size"] = 2;
+    doc["training"]["pipeline_model_parallel_layout"] = "Et*16|t*16L";
+    check_single_error(run_doc(dir, doc, file), file, "training.pipeline_model_parallel_layout", {"2 virtual stages", "virtual_pipeline_model_parallel_size is 2"});
+  }
+  SECTION("no embedding first") {
+    doc["training"]["pipeline_model_parallel_layout"] = "t*16|Et*16L";
+    check_single_error(run_doc(dir, doc, file), file, "training.pipeline_model_parallel_layout", {"must start with the embedding E"});
+  }
+  SECTION("the loss not last") {
+    doc["training"]["pipeline_model_parallel_layout"] = "Et*16L|t*16";
+    check_single_error(run_doc(dir, doc, file), file, "training.pipeline_model_parallel_layout", {"must end with the loss L"});
+  }
+  SECTION("layers other than num_layers") {
+    doc["training"]["pipeline_model_parallel_layout"] = "Et*16|t*15L";
+    check_single_error(run_doc(dir, doc, file), file, "training.pipeline_model_parallel_layout", {"31 transformer layers", "model.num_layers (32)"});
+  }
+  SECTION("with another split knob") {
+    doc["training"]["pipeline_model_parallel_layout"] = "Et*16|t*16L";
+    doc["training"]["decoder_first_pipeline_num_layers"] = 16;
+    check_single_error(run_doc(dir, doc, file), file, "training.pipeline_model_parallel_layout", {"cannot be combined"});
+  }
+}
+
+TEST_CASE("model.mtp_num_layers: a count of modules, not negative", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = mla_doc();
+  doc["model"]["mtp_num_layers"] = -1;
+  check_single_error(run_doc(dir, doc, file), file, "model.mtp_num_layers", {"out of range", ">= 0"});
+  doc["model"]["mtp_num_layers"] = 1;
+  const auto r = run_doc(dir, doc, file);
+  INFO(r.describe());
+  CHECK(r.exit_code == 0);
 }

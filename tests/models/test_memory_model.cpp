@@ -358,3 +358,69 @@ TEST_CASE("memory: add_bias_linear's biases on the rank, expert ones over EP", "
   CHECK(after.expert - before.expert == 16.0 * 8640);
   CHECK((after.dense - before.dense) + 8 * (after.expert - before.expert) == 1114048.0);
 }
+
+TEST_CASE("memory: MLA's parameters per TP rank and its stored activations, by hand", "[models]") {
+  // DeepSeek-V3's dense layer (layer 0) at TP 2 with SP: the down-projections 7168 x (1536 + 512 + 64) =
+  // 15,138,816 and the latent norms 1536 + 512 whole on each rank (TELinear, duplicated); the up- and
+  // out-projections 37,748,736 + 16,777,216 + 117,440,512 = 171,966,464 halved; the two layer norms
+  // 14,336; the MLP 3 x 7168 x 18432 / 2 = 198,180,864.
+  const ModelConfig m = preset("deepseek-v3");
+  TrainingConfig t = layout(4096, 2, 1, 1, 1);
+  t.sequence_parallel = true;
+  const RankParameters p = layer_parameters_on_rank(m, t, false);
+  CHECK(p.dense == 15138816.0 + 2048 + 171966464.0 / 2 + 14336 + 198180864.0);
+  CHECK(p.expert == 0);
+  // Stored activations of that layer at TP 1, bf16, no recompute, T = 4096, h = 7168:
+  //   the two norm inputs and their outputs (QKV's = the down-projections' input, FC1's): 8 T h
+  //   Q and K 128 x 192, V 128 x 128 per token, 2 B: 2 T 128 (192 + 192 + 128)
+  //   O (the out-proj input, 2 B): 2 T 128 x 128; the fp32 log-sum-exp 4 T 128
+  //   the latents before and after their norm (the up-projections' inputs): 4 T (1536 + 512)
+  //   the MLP: FC1 output 2 x 18432 and FC2 input 18432 wide, 2 B: 6 T 18432.
+  TrainingConfig one = layout(4096, 1, 1, 1, 1);
+  const double T = 4096, h = 7168;
+  const double expected = 8 * T * h + 2 * T * 128 * 512 + 2 * T * 128 * 128 + 4 * T * 128 + 4 * T * 2048 + 6 * T * 18432;
+  CHECK(activation_bytes_per_layer(m, one, false) == Approx(expected).epsilon(1e-12));
+  // With SP at TP 2 the latents are the rank's sequence shard; the heads halve.
+  const double sp = 8 * T * h / 2 + 2 * T * 64 * 512 + 2 * T * 64 * 128 + 4 * T * 64 + 4 * T / 2 * 2048 + 6 * T * 9216;
+  CHECK(activation_bytes_per_layer(m, t, false) == Approx(sp).epsilon(1e-12));
+}
+
+TEST_CASE("memory: the multi-token-prediction module sits on the last pipeline stage", "[models]") {
+  // DeepSeek-V3 with one MTP module on PP 4 x EP 8 (DP 8, TP 1): the last stage holds, beyond its layers and
+  // the head, the module's MoE layer (the 256 / 8 = 32 local experts of 3 x 7168 x 2048 as expert
+  // parameters, its attention, norms, router and shared expert as dense ones), its three norms and eh_proj
+  // 2 x 7168^2; the other stages nothing more.
+  ModelConfig m = preset("deepseek-v3");
+  m.num_layers = 4;  // one layer a stage (the first dense), so the stages are cheap to compute
+  m.moe_layer_pattern = {false, true, true, true};
+  TrainingConfig t = layout(4096, 1, 4, 8, 64);
+  t.ep = 8;
+  const RankParameters without = parameters_on_rank(m, t, 3);
+  const RankParameters first = parameters_on_rank(m, t, 0);
+  m.mtp_num_layers = 1;
+  const RankParameters with = parameters_on_rank(m, t, 3);
+  const RankParameters layer = layer_parameters_on_rank(m, t, true);
+  CHECK(with.expert - without.expert == layer.expert);
+  CHECK(layer.expert == 32 * 3 * 7168.0 * 2048);
+  CHECK(with.dense - without.dense == Approx(layer.dense + 3 * 7168.0 + 2 * 7168.0 * 7168).epsilon(1e-12));
+  CHECK(parameters_on_rank(m, t, 0).total() == first.total());
+  // Activations: one micro-batch in flight on the last stage of 1F1B: the module's layer and its extras.
+  m.mtp_num_layers = 0;
+  const double base = memory_per_gpu(m, t, 3).activations_bytes;
+  m.mtp_num_layers = 1;
+  const double T = 4096, h = 7168, v = 129280;
+  // extras: enorm and hnorm inputs 2 + 2, eh_proj input 2 x 2 and output 2, the final norm and head inputs 2 + 2 (x T h).
+  const double extra = activation_bytes_per_layer(m, t, true) + 14 * T * h + 4 * T * v;
+  CHECK(memory_per_gpu(m, t, 3).activations_bytes - base == Approx(extra).epsilon(1e-9));
+}
+
+TEST_CASE("memory: recompute_modules mla_up_proj stores no Q, K, V", "[models]") {
+  // Megatron-Core's qkv_up_checkpoint discards the attention's Q, K (128 heads x 192) and V (128 x 128)
+  // after the forward: 2 B x T x 128 x (192 + 192 + 128) less per layer, T = 4096.
+  const ModelConfig m = preset("deepseek-v3");
+  TrainingConfig t = layout(4096, 1, 1, 1, 1);
+  t.recompute = Recompute::selective;
+  const double kept = activation_bytes_per_layer(m, t, false);
+  t.recompute_modules.mla_up_proj = true;
+  CHECK(kept - activation_bytes_per_layer(m, t, false) == 2.0 * 4096 * 128 * 512);
+}

@@ -60,7 +60,7 @@ TEST_CASE("presets are found by name, in a fixed order, and unknown names are no
   const std::vector<std::string> expected{"gpt3-175b",  "llama2-7b",   "llama2-13b",
                                           "llama2-70b", "llama3-8b",   "llama3-70b",
                                           "llama3-405b", "bert-large", "mixtral-8x7b",
-                                          "deepseek-moe-16b"};
+                                          "deepseek-moe-16b", "deepseek-v3"};
   CHECK(preset_names() == expected);
   for (const auto& n : expected) {
     auto m = find_preset(n);
@@ -1038,4 +1038,219 @@ TEST_CASE("expert bias: refused with expert tensor parallelism, as Transformer E
   m.add_bias_linear = false;
   t.etp = 0;
   CHECK(layout_problems(m, t).empty());
+}
+
+TEST_CASE("DeepSeek-V3: 671B parameters, 37B activated and its FLOPs per token, by hand", "[models]") {
+  // deepseek-ai/DeepSeek-V3 config_671B.json: h 7168, 128 heads, MLA q_lora 1536, kv_lora 512, head dims
+  // 128 (no RoPE) + 64 (RoPE) for Q and K, 128 for V; 61 layers, the first 3 dense (18432), then 256
+  // routed experts of 2048, top-8, one shared expert of 2048; vocabulary 129280, untied; SwiGLU, RMSNorm.
+  //   MLA    q_down 7168 x 1536 = 11,010,048; q_up 1536 x 128 x 192 = 37,748,736;
+  //          kv_down 7168 x (512 + 64) = 4,128,768; kv_up 512 x 128 x (128 + 128) = 16,777,216;
+  //          out 128 x 128 x 7168 = 117,440,512                       -> 187,105,280 GEMM weights
+  //          + q and kv norms 1536 + 512                                -> 187,107,328
+  //   layer norms 2 x 7168 = 14,336
+  //   dense layer  + 3 x 7168 x 18432 = 396,361,728                     -> 583,483,392
+  //   MoE layer    + 256 x 3 x 7168 x 2048 = 11,274,289,152, router 7168 x 256 = 1,835,008,
+  //                  shared 3 x 7168 x 2048 = 44,040,192                -> 11,507,286,016
+  //   3 dense + 58 MoE = 669,173,039,104; embeddings 2 x 129280 x 7168 = 1,853,358,080; final norm 7168
+  //   total 671,026,404,352: the paper's 671B (README_WEIGHTS.md: "Total parameters: 671B").
+  const ModelConfig m = preset("deepseek-v3");
+  CHECK(m.mla.enabled());
+  CHECK(attention_gemm_params(m) == 187105280.0);
+  CHECK(attention_replicated_params(m) == 7168.0 * (1536 + 512 + 64));
+  CHECK(parameters_per_layer(m, false) == 583483392.0);
+  CHECK(parameters_per_layer(m, true) == 11507286016.0);
+  CHECK(parameter_count(m) == 671026404352.0);
+  CHECK(parameter_count(m) == Approx(671e9).epsilon(0.001));
+  // Activated per token: an MoE layer passes 8 of the experts, 8 x 44,040,192 = 352,321,536, with the
+  // router and the shared expert: 187,107,328 + 14,336 + 352,321,536 + 1,835,008 + 44,040,192 =
+  // 585,318,400; 3 x 583,483,392 + 58 x 585,318,400 + 1,853,358,080 + 7168 = 37,552,282,624. The paper
+  // says 37B; DeepSeek's README_WEIGHTS.md 36.7B "including 0.9B for Embedding and 0.9B for the output
+  // Head" (their count is 0.85B lower, about the input embedding table: ours counts all of it, as for
+  // the total).
+  CHECK(activated_parameters(m) == 37552282624.0);
+  CHECK(activated_parameters(m) == Approx(37e9).epsilon(0.02));
+  // Model FLOPs per token at s = 4096 (attention counted in full, Megatron's convention):
+  //   GEMMs  2 x (61 x 187,105,280 + 3 x 396,361,728 + 58 x (352,321,536 + 1,835,008 + 44,040,192))
+  //          = 2 x 35,697,917,952 forward
+  //   core   per layer and query 2 x s x 128 heads x (192 + 128) (scores over d_qk, context over d_v):
+  //          61 x 2 x 4096 x 128 x 320 = 20,468,203,520 forward
+  //   head   2 x 7168 x 129280 = 1,853,358,080 forward
+  //   x 3 (forward + backward): 3 x (71,395,835,904 + 20,468,203,520) + 3 x 1,853,358,080 = 281,152,192,512.
+  // Against the 6N rule with N = 37.55e9 activated (225.31 GF): less the input embedding's 6 x 0.93e9
+  // (a lookup, no FLOPs: -5.56 GF) and the norms' 6 x (61 x (14,336 + 2,048) + 7,168) = 6 x 1,006,592 (no
+  // GEMM), plus the attention core's 3 x 20.47 GF = 61.40 GF: 281.15 GF, 1.25x the 6N rule.
+  TrainingConfig t = training(4096, 1);
+  const double per_token = model_flops_per_step(m, t) / 4096.0;
+  CHECK(per_token == Approx(281152192512.0).epsilon(1e-12));
+  const double six_n = 6.0 * activated_parameters(m);
+  CHECK(per_token == Approx(six_n - 6.0 * 129280.0 * 7168.0 - 6.0 * 1006592.0 + 3.0 * 20468203520.0).epsilon(1e-12));
+  // Causal-aware: the core's pairs halve, 281.15 - 3 x 10.23 = 250.45 GF.
+  CHECK(model_flops_per_step(m, t, AttentionFlops::causal) / 4096.0 == Approx(281152192512.0 - 1.5 * 20468203520.0).epsilon(1e-12));
+}
+
+TEST_CASE("MLA kernels: latent projections, asymmetric 192/128 attention, TP with sequence parallelism", "[models]") {
+  const ModelConfig m = preset("deepseek-v3");
+  SECTION("one GPU: the projections' shapes and the attention's FLOPs") {
+    TrainingConfig t = training(4096, 1);
+    const LayerOps ops = transformer_layer_ops(m, t, false, false);
+    const auto& f = ops.forward;
+    CHECK_FALSE(has_op(f, "qkv"));
+    CHECK(find_op(f, "q_down").gemm.m == 4096);
+    CHECK(find_op(f, "q_down").gemm.n == 1536);
+    CHECK(find_op(f, "q_down").gemm.k == 7168);
+    CHECK(find_op(f, "q_up").gemm.n == 128 * 192);
+    CHECK(find_op(f, "q_up").gemm.k == 1536);
+    CHECK(find_op(f, "kv_down").gemm.n == 512 + 64);
+    CHECK(find_op(f, "kv_up").gemm.n == 128 * 256);
+    CHECK(find_op(f, "kv_up").gemm.k == 512);
+    CHECK(find_op(f, "proj").gemm.k == 128 * 128);
+    CHECK(collective_names(f).empty());
+    // Flash attention, causal: s^2 / 2 pairs per head, 2 x (192 + 128) FLOPs each:
+    // 128 x 4096^2 / 2 x 640 = 687,194,767,360; backward 2.5x.
+    const Op& attn = find_op(f, "attn");
+    CHECK(attn.attention.head_dim == 192);
+    CHECK(attn.attention.head_dim_v == 128);
+    CHECK(attn.attention.heads_kv == 128);
+    CHECK(attn.flops == 128.0 * 4096.0 * 4096.0 / 2.0 * 640.0);
+    CHECK(find_op(ops.backward, "attn_bwd").flops == 2.5 * attn.flops);
+    // RoPE on the decoupled parts only: 128 query heads and the one shared key of 64 dims (DeepSeek-V3's
+    // YaRN would take the unfused path in Megatron; the preset keeps the fused kernel, rope_fusion true):
+    // 2 x 4096 x 129 x 64 x 2 B.
+    CHECK(find_op(f, "rope").bytes == 2.0 * 4096 * 129 * 64 * 2);
+    // The layer's GEMM FLOPs forward are 2 T x its GEMM weights.
+    double gemm = 0;
+    for (const auto& o : f)
+      if (o.kind == OpKind::gemm) gemm += o.flops * o.repeat;
+    CHECK(gemm == 2.0 * 4096 * (attention_gemm_params(m) + 3.0 * 7168 * 18432));
+  }
+  SECTION("TP 2 with SP: the down-projections on the sequence shard, the latents gathered, not the hidden state") {
+    TrainingConfig t = training(4096, 1, 2, true);
+    t.ep = 1;
+    const LayerOps ops = transformer_layer_ops(m, t, false, false);
+    const auto& f = ops.forward;
+    CHECK(find_op(f, "q_down").gemm.m == 2048);   // T / t tokens, the whole weight
+    CHECK(find_op(f, "q_down").gemm.n == 1536);
+    CHECK(find_op(f, "kv_down").gemm.m == 2048);
+    CHECK(find_op(f, "q_up").gemm.m == 4096);     // the gathered latent, half the heads
+    CHECK(find_op(f, "q_up").gemm.n == 64 * 192);
+    CHECK(find_op(f, "kv_up").gemm.n == 64 * 256);
+    CHECK(find_op(f, "proj").gemm.k == 64 * 128);
+    // All-gathers of the latents (T x 1536, T x 512) and of the RoPE key (T x 64), 2 B each; no
+    // all-gather of the T x 7168 hidden state before attention.
+    CHECK_FALSE(has_op(f, "ag_attn"));
+    CHECK(find_op(f, "ag_q").comm_bytes == 4096.0 * 1536 * 2);
+    CHECK(find_op(f, "ag_kv").comm_bytes == 4096.0 * 512 * 2);
+    CHECK(find_op(f, "ag_kpe").comm_bytes == 4096.0 * 64 * 2);
+    CHECK(has_op(f, "rs_attn"));
+    // Backward: each up-projection re-gathers its latent for the wgrad and reduce-scatters its input
+    // gradient; the RoPE key's gradient is reduce-scattered.
+    const auto& b = ops.backward;
+    CHECK(find_op(b, "ag_q_bwd").comm_bytes == 4096.0 * 1536 * 2);
+    CHECK(find_op(b, "rs_q_bwd").comm_bytes == 4096.0 * 1536 * 2);
+    CHECK(find_op(b, "rs_kv_bwd").comm_bytes == 4096.0 * 512 * 2);
+    CHECK(find_op(b, "rs_kpe_bwd").comm_bytes == 4096.0 * 64 * 2);
+    CHECK(has_op(b, "q_down_dgrad"));
+    CHECK(has_op(b, "kv_down_wgrad"));
+    CHECK_FALSE(has_op(b, "ar_attn_bwd"));
+  }
+  SECTION("recompute_modules mla_up_proj re-runs the latents' norms, gathers, up-projections, RoPE and cat") {
+    TrainingConfig t = training(4096, 1, 2, true);
+    t.recompute = Recompute::selective;
+    t.recompute_modules.mla_up_proj = true;
+    const LayerOps ops = transformer_layer_ops(m, t, false, false);
+    std::vector<std::string> again;
+    for (const auto& o : ops.backward)
+      if (o.role == OpRole::recompute) again.push_back(o.name);
+    // Before the core attention's own recompute (core_attn stays on by default), which needs Q, K, V.
+    const std::vector<std::string> expected{"recompute_q_norm", "recompute_ag_q", "recompute_q_up", "recompute_kv_norm", "recompute_ag_kv",
+                                            "recompute_kv_up", "recompute_rope", "recompute_mla_qkv_cat", "recompute_attn"};
+    CHECK(again == expected);
+  }
+  SECTION("TP without SP is refused, as Megatron-Core's MLA cannot run it") {
+    TrainingConfig t = training(4096, 1, 2, false);
+    const auto problems = layout_problems(m, t);
+    CHECK(std::any_of(problems.begin(), problems.end(), [](const std::string& p) { return p.find("sequence_parallel") != std::string::npos; }));
+  }
+  SECTION("without query compression a column-parallel q_proj reads the gathered hidden state") {
+    ModelConfig lite = m;
+    lite.mla.q_lora_rank = 0;
+    TrainingConfig t = training(4096, 1, 2, true);
+    const LayerOps ops = transformer_layer_ops(lite, t, false, false);
+    CHECK(has_op(ops.forward, "ag_attn"));
+    CHECK(find_op(ops.forward, "q_proj").gemm.k == 7168);
+    CHECK(find_op(ops.forward, "q_proj").gemm.n == 64 * 192);
+    CHECK_FALSE(has_op(ops.forward, "q_down"));
+    // Parameters: 7168 x 128 x 192 = 176,160,768 for the query instead of 48,758,784, no q norm.
+    CHECK(attention_gemm_params(lite) == 187105280.0 - 48758784.0 + 176160768.0);
+  }
+}
+
+TEST_CASE("multi-token prediction: DeepSeek-V3's MTP module's parameters, FLOPs and kernels, by hand", "[models]") {
+  // One module (DeepSeek-V3 trains with num_nextn_predict_layers 1): a layer of the last layer's kind (MoE,
+  // 11,507,286,016), enorm, hnorm and its final norm (3 x 7168 = 21,504), eh_proj 2 x 7168 x 7168 =
+  // 102,760,448: 11,610,067,968 (README_WEIGHTS.md: "11.5B unique parameters", the embedding and the
+  // head shared with the main model); the total becomes 682,636,472,320.
+  ModelConfig m = preset("deepseek-v3");
+  const double main_model = parameter_count(m);
+  const double active = activated_parameters(m);
+  m.mtp_num_layers = 1;
+  CHECK(mtp_parameters(m) == 11610067968.0);
+  CHECK(parameter_count(m) == main_model + 11610067968.0);
+  CHECK(activated_parameters(m) == active);  // DeepSeek's 37B is the main model's
+  // FLOPs per token at s = 4096 (attention in full): the module's forward is its layer's GEMMs
+  // 2 x (187,105,280 + 398,196,736), eh_proj 2 x 102,760,448, the core 2 x 4096 x 128 x 320 =
+  // 335,544,320 and one more head 2 x 7168 x 129280 = 1,853,358,080: 3,565,027,328, x 3 with the backward:
+  // 281,152,192,512 + 10,695,081,984 = 291,847,274,496.
+  TrainingConfig t = training(4096, 1);
+  CHECK(model_flops_per_step(m, t) / 4096.0 == Approx(291847274496.0).epsilon(1e-12));
+  // Kernels, with the head: the shifted tokens' embedding, the two norms and the concatenation, eh_proj
+  // [T, 2h] -> h, the module's layer (MLA and the MoE MLP), its norm, then a second pass through the
+  // output layer and a loss; the main model's head after it.
+  const LayerOps head = lm_head_ops(m, t);
+  const Op& eh = find_op(head.forward, "mtp1_eh_proj");
+  CHECK(eh.gemm.m == 4096);
+  CHECK(eh.gemm.n == 7168);
+  CHECK(eh.gemm.k == 2 * 7168);
+  CHECK(has_op(head.forward, "mtp1_kv_up"));
+  CHECK(find_op(head.forward, "mtp1_fc1.experts").repeat == 256);
+  CHECK(find_op(head.forward, "mtp1_logits").gemm.n == 129280);
+  CHECK(has_op(head.forward, "logits"));
+  CHECK(has_op(head.backward, "mtp1_eh_proj_wgrad"));
+  CHECK(has_op(head.backward, "mtp1_logits_dgrad"));
+  // Without MTP the head is what it was: the final norm, the logits and the loss.
+  m.mtp_num_layers = 0;
+  const LayerOps plain = lm_head_ops(m, t);
+  CHECK(plain.forward.size() == 3);
+  CHECK(plain.forward.front().name == "ln_f");
+}
+
+TEST_CASE("pipeline_model_parallel_layout: the layers of each virtual stage, in Megatron's order", "[models]") {
+  // "Et*6|t*8|t*8|t*10L" on PP 2: Megatron lists every stage of chunk 0, then of chunk 1, so stage 0 holds
+  // chunks of 6 and 8 layers (virtual stages 0 and 2), stage 1 of 8 and 10 (1 and 3); in model order the
+  // chunks start at layers 0 (stage 0), 6 (stage 1), 14 (stage 0, chunk 1) and 22 (stage 1, chunk 1).
+  const ModelConfig m = preset("llama3-8b");  // 32 layers
+  TrainingConfig t = training(4096, 1);
+  t.pp = 2;
+  t.vp = 2;
+  t.pipeline_layout = {6, 8, 8, 10};
+  CHECK(pipeline_split_problems(m, t).empty());
+  CHECK(layers_in_chunk(m, t, 0, 0) == 6);
+  CHECK(layers_in_chunk(m, t, 1, 0) == 8);
+  CHECK(layers_in_chunk(m, t, 0, 1) == 8);
+  CHECK(layers_in_chunk(m, t, 1, 1) == 10);
+  CHECK(first_layer_of_chunk(m, t, 1, 0) == 6);
+  CHECK(first_layer_of_chunk(m, t, 0, 1) == 14);
+  CHECK(first_layer_of_chunk(m, t, 1, 1) == 22);
+  CHECK(layers_on_stage(m, t, 0) == 14);
+  CHECK(layers_on_stage(m, t, 1) == 18);
+  // Megatron's checks: as many virtual stages as PP x VP, as many layers as num_layers, no other split knob.
+  t.pipeline_layout = {6, 8, 8, 9};
+  CHECK(pipeline_split_problems(m, t).front().find("31 transformer layers") != std::string::npos);
+  t.pipeline_layout = {16, 16};
+  CHECK(pipeline_split_problems(m, t).front().find("expected pipeline_model_parallel_size x virtual_pipeline_model_parallel_size = 4") !=
+        std::string::npos);
+  t.pipeline_layout = {6, 8, 8, 10};
+  t.account_for_loss_in_pipeline_split = true;
+  CHECK(pipeline_split_problems(m, t).front().find("cannot be combined") != std::string::npos);
 }

@@ -224,9 +224,12 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   // TEGroupedMLP._apply_bias, 33 + 65 kernels a layer; YaRN's mscale forcing the unfused RoPE, 24 + 14
   // kernels): its 26.x rows +21..+25% -> +8..+11%, 25.11 +2.8% -> -7.6%; 7.86% -> 7.51% (8.31% ->
   // 7.97% over the 151), 127 -> 131 within 15%.
+  // Issue 31: the DeepSeek-V3 1024-H100 run is compared (MLA, shared experts, MTP, Bridge's layout), -36.2%
+  // (its EP64 all-to-all crosses 8 nodes; Bridge's HybridEP dispatcher is not modelled): 7.51% over 149 ->
+  // 7.71% over 150, 132 within 15%.
   CHECK(high.conflicting == 4);
-  CHECK(high.mean_abs_error < 0.0755);  // today 7.51% over the other 149
-  CHECK(high.within_15pct >= 131);      // of 149
+  CHECK(high.mean_abs_error < 0.0775);  // today 7.71% over the other 150
+  CHECK(high.within_15pct >= 131);      // of 150
   CHECK(summary("conflicting").compared == 4);
 
   // NeMo 24.03 long-sequence runs (4k..1M tokens, CP up to 32) meet the target: attention through
@@ -330,7 +333,7 @@ TEST_CASE("validate is honest: every field of an entry is mapped or listed as no
   e["parallel"]["zero"] = 1;                  // a ZeRO stage given as an integer: understood
   e["parallel"]["sp"] = "likely (TP>1)";      // words where a boolean belongs: not understood
   e["parallel"]["weird_knob"] = "on";         // a field the converter has no mapping for
-  e["model"]["moe"] = {{"shared_experts", 2}};  // shared experts are not modelled
+  e["model"]["moe"] = {{"capacity_factor", 1.25}};  // token dropping is not modelled
   const auto points = convert_published_training(json::array({e}), "p.json");
   REQUIRE(points.size() == 1);
   const TrainingPoint& p = points[0];
@@ -342,7 +345,7 @@ TEST_CASE("validate is honest: every field of an entry is mapped or listed as no
   // Exactly the three fields above, each with its value and what was used instead; "mixed" precision,
   // "full" recompute, the HDR200 network, NVSwitch nodes and the numbers are all mapped.
   CHECK(not_understood == std::vector<std::string>{
-                              "not understood: model.moe.shared_experts = 2 (not modelled; ignored)",
+                              "not understood: model.moe.capacity_factor = 1.25 (not modelled; ignored)",
                               "not understood: parallel.sp = \"likely (TP>1)\" (sequence parallelism from the framework's default)",
                               "not understood: parallel.weird_knob = \"on\" (not modelled; ignored)"});
   // ZeRO in words.
@@ -733,4 +736,46 @@ TEST_CASE("validate runs llm-foundry's benchmark rows through the Triton flash k
     CHECK(p.scenario["model"]["attention_backend"] == "flash1");
   }
   CHECK(mpt == 68);
+}
+
+TEST_CASE("validate converts a DeepSeek-V3 run: MLA, shared experts, dense first layers, MTP and the recipe's layout", "[sim][validate]") {
+  // blackwell-moe-train.json's 26.08 GB200 row: MLA q_lora 1536, kv_lora 512, qk 128 + 64 RoPE, v 128; 256
+  // experts top-8 of 2048, 1 shared of 2048, the first 3 layers dense; PP4 x VP4, EP64, MXFP8. The converter
+  // maps the dims into model.mla (Megatron's qk_head_dim / qk_pos_emb_head_dim into qk_nope_head_dim /
+  // qk_rope_head_dim), the shared experts into moe_shared_expert_intermediate_size 1 x 2048, the dense layers
+  // into a moe_layer_freq list, and takes Megatron-Bridge's DeepSeek-V3 recipe for what the row leaves out:
+  // SwiGLU, one MTP module, the 16-virtual-stage layout and recompute_modules [mla_up_proj].
+  const std::string file = std::string(CLUSTERSIM_SOURCE_DIR) + "/calibrate/published/blackwell-moe-train.json";
+  const json doc = read_json_file(file);
+  json row;
+  for (const auto& e : doc)
+    if (e.value("id", "") == "mb26.08_gb200_deepseekv3_256g_mxfp8_gbs4096") row = e;
+  REQUIRE(row.is_object());
+  const auto points = convert_published_training(json::array({row}), "b.json");
+  REQUIRE(points.size() == 1);
+  const TrainingPoint& p = points[0];
+  INFO(p.skip_reason);
+  REQUIRE_FALSE(p.skipped);
+  const json& m = p.scenario["model"];
+  CHECK(m["mla"] == json({{"q_lora_rank", 1536}, {"kv_lora_rank", 512}, {"qk_nope_head_dim", 128}, {"qk_rope_head_dim", 64}, {"v_head_dim", 128}}));
+  CHECK(m["moe_shared_expert_intermediate_size"] == 2048);
+  REQUIRE(m["moe_layer_freq"].size() == 61);
+  CHECK(m["moe_layer_freq"][2] == 0);
+  CHECK(m["moe_layer_freq"][3] == 1);
+  CHECK(m["activation"] == "swiglu");
+  CHECK(m["mtp_num_layers"] == 1);
+  CHECK_FALSE(m.contains("kv_channels"));
+  const json& t = p.scenario["training"];
+  CHECK(t["pipeline_model_parallel_layout"] == "Et*4|(t*4|)*14tmL");
+  CHECK(t["recompute_modules"] == json::array({"mla_up_proj"}));
+  // No field of the row is left unread.
+  for (const auto& a : p.assumptions) CHECK(a.find("not understood: model.mla") == std::string::npos);
+  for (const auto& a : p.assumptions) CHECK(a.find("not understood: model.moe") == std::string::npos);
+  // The scenario loads: 671B + the MTP module, 16 virtual stages of 4 layers but the last (1).
+  const Scenario s = parse_scenario(p.scenario, "b.json");
+  CHECK(s.model.mla.kv_lora_rank == 512);
+  CHECK(s.training.vp == 4);
+  CHECK(s.training.pipeline_layout.size() == 16);
+  CHECK(s.training.pipeline_layout.back() == 1);
+  CHECK(cs::models::parameter_count(s.model) == 671026404352.0 + 11610067968.0);
 }
