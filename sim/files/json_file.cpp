@@ -199,4 +199,13 @@ std::optional<json> parse_json_value(const std::string& text) {
   }
 }
 
+bool valid_utf8(const std::string& text) {
+  try {
+    (void)json(text).dump();  // nlohmann's serializer validates UTF-8 (type_error 316 on a bad byte)
+    return true;
+  } catch (const json::type_error&) {
+    return false;
+  }
+}
+
 }  // namespace cs::files

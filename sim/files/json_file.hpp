@@ -30,4 +30,9 @@ nlohmann::json parse_json(const std::string& text, const std::string& file, Synt
 // acceptable JSON (a bare word is then taken as a string by the caller).
 std::optional<nlohmann::json> parse_json_value(const std::string& text);
 
+// Whether `text` is valid UTF-8. A JSON file is checked as it is parsed; a value typed on the command line
+// (--set, --vary, Python's set=) becomes a JSON string without that check, and a string of invalid UTF-8
+// would throw from every later dump() (an error message quoting it, a report), so those are refused first.
+bool valid_utf8(const std::string& text);
+
 }  // namespace cs::files

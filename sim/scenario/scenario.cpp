@@ -1551,6 +1551,9 @@ void apply_override(json& doc, const std::string& assignment, const std::string&
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
     throw InputError(file + ": --set " + assignment + ": expected path=value (e.g. training.tensor_model_parallel_size=4)");
+  if (!files::valid_utf8(assignment))
+    throw InputError(file + ": --set " + json(assignment).dump(-1, ' ', false, json::error_handler_t::replace) +
+                     ": not valid UTF-8 (a path or value must be text)");
   const std::string path = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
   json value = files::parse_json_value(text).value_or(json(text));  // a bare word is a string

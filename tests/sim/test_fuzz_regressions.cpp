@@ -12,6 +12,7 @@
 #include "sim/base/input_error.hpp"
 #include "sim/engine/event_queue.hpp"
 #include "sim/engine/task_graph.hpp"
+#include "sim/explore/sweep.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "models/compute/profile_json.hpp"
 
@@ -135,4 +136,22 @@ TEST_CASE("fuzz regression: the engine refuses a time out of its range with an e
   } catch (const std::runtime_error& e) {
     CHECK(std::string(e.what()) == "event queue: an event at -5 ps is before now (10 ps): simulated time passed the engine's 106 days or a duration was not a number");
   }
+}
+
+TEST_CASE("fuzz regression: a --set or --vary value of invalid UTF-8 is refused, not thrown from a later dump", "[fuzz]") {
+  // fuzz_python_core (session 14): an override's bare-word value with the byte 0x8C became a JSON string of
+  // invalid UTF-8; the validator's message quoted it with dump(), which threw nlohmann's type_error 316 out
+  // of parse_scenario (std::terminate under the harness). Now the override itself is refused, naming it.
+  nlohmann::json doc = {{"training", {{"micro_batch_size", 1}}}};
+  const std::string bad = std::string("training.micro_batch_size=2") + '\x8c';
+  try {
+    cs::sim::apply_override(doc, bad, "s.json");
+    FAIL("no error");
+  } catch (const cs::InputError& e) {
+    REQUIRE(e.messages().size() == 1);
+    CHECK(e.messages()[0] == "s.json: --set \"training.micro_batch_size=2\xef\xbf\xbd\": not valid UTF-8 (a path or value must be text)");
+  }
+  CHECK(doc["training"]["micro_batch_size"] == 1);  // untouched
+  CHECK_THROWS_WITH(cs::sim::parse_axis(std::string("training.micro_batch_size=1,") + '\xff'),
+                    "--vary \"training.micro_batch_size=1,\xef\xbf\xbd\": not valid UTF-8 (a path or value must be text)");
 }
