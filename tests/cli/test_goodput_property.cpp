@@ -122,7 +122,7 @@ std::string first_bad(const json& v, const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("goodput property: no exit-0 report holds null, NaN or inf; every refusal is exit 2 naming the file", "[cli][goodput][slow]") {
+TEST_CASE("goodput property: no exit-0 report holds null, NaN or inf, every refusal is exit 2 naming the file", "[cli][goodput][slow]") {
   TempDir dir;
   Draw d(32);
   int reports = 0, refusals = 0;

@@ -13,7 +13,7 @@ namespace {
 std::string scenario() { return (scenarios_dir() / "llama3-8b-h100x8.json").string(); }
 }  // namespace
 
-TEST_CASE("sweep --gpus prints each row's outlook and checks the deadline at P90", "[cli][plans][outlook]") {
+TEST_CASE("sweep --gpus prints each row's outlook and checks the deadline at P90", "[cli][plans][outlook][slow]") {
   const CliResult text = run_cli({"sweep", scenario(), "--gpus", "8,16", "--quiet", "--runs", "200", "--for-days", "30"});
   INFO(text.describe());
   REQUIRE(text.exit_code == 0);

@@ -352,7 +352,7 @@ TEST_CASE("run --trace writes a Chrome trace: X events, named processes and thre
   SECTION("two jobs") { CHECK(check_trace(kTwoJobs) == 2); }
 }
 
-TEST_CASE("run of a multi-job scenario: one report per job with its slowdown; --set reaches a job", "[cli]") {
+TEST_CASE("run of a multi-job scenario: one report per job with its slowdown, --set reaches a job", "[cli]") {
   const auto file = (scenarios_dir() / kTwoJobs).string();
   const auto j = run_cli({"run", file, "--json"});
   INFO(j.describe());

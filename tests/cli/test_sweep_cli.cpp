@@ -320,7 +320,7 @@ TEST_CASE("sweep bad input: --shard, --part, --verify, --slurm-script and merge"
   }
 }
 
-TEST_CASE("sweep: the points simulated at once share one memory budget; threads change no result", "[cli][sweep]") {
+TEST_CASE("sweep: the points simulated at once share one memory budget, threads change no result", "[cli][sweep]") {
   TempDir dir;
   const auto file = dir.write_json("small.json", small_doc()).string();
   // A budget of 10 MiB: each point (about 8 MiB estimated) fits on its own, two together do not, so the
@@ -468,7 +468,7 @@ TEST_CASE("sweep --vary: more points than --max-points are refused before the li
   check_refused(run_cli({"sweep", file, "--search", "--max-points", "5"}), "clustersim sweep: --max-points needs --vary");
 }
 
-TEST_CASE("sweep merge --parts-list: the parts named one a line; an empty line or a missing part refused with its line", "[cli][sweep]") {
+TEST_CASE("sweep merge --parts-list: the parts named one a line, an empty line or a missing part refused with its line", "[cli][sweep]") {
   TempDir dir;
   const auto file = dir.write_json("small.json", small_doc()).string();
   const std::vector<std::string> vary = {"sweep", file, "--vary", "training.micro_batch_size=1,2,4", "--quiet"};

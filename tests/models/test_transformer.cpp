@@ -733,7 +733,7 @@ TEST_CASE("RoPE: Llama 3 8B rotates Q and K, 20480 B per token per layer at tp 1
   CHECK(find_op(ring.forward, "rope").bytes == 20480.0 * 4096);  // 8192 / cp tokens
 }
 
-TEST_CASE("RoPE: learned absolute positions have none; position_embedding_type overrides", "[models]") {
+TEST_CASE("RoPE: learned absolute positions have none, position_embedding_type overrides", "[models]") {
   for (const char* name : {"gpt3-175b", "bert-large"}) {
     const ModelConfig m = preset(name);
     CHECK(position_embedding(m) == PositionEmbedding::learned_absolute);
@@ -864,7 +864,7 @@ TEST_CASE("unfused attention: Megatron's core attention as batched GEMMs, softma
   CHECK(find_op(transformer_layer_ops(quiet, t).forward, "add1").bytes == Approx(6.0 * 512 * 12288).epsilon(1e-12));
 }
 
-TEST_CASE("unfused attention: recompute re-runs the whole core; no ring attention", "[models]") {
+TEST_CASE("unfused attention: recompute re-runs the whole core, no ring attention", "[models]") {
   ModelConfig m = preset("gpt3-175b");
   m.attention_impl = AttentionImpl::unfused;
   TrainingConfig t = training(2048, 1, 8, true);

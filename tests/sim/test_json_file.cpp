@@ -32,7 +32,7 @@ TEST_CASE("json reader: 256 levels are read, 257 are not", "[sim][files]") {
         "t.json:1:257: objects and arrays nested deeper than 256 levels");
 }
 
-TEST_CASE("json reader: one key in two objects is no duplicate; twice in one is", "[sim][files]") {
+TEST_CASE("json reader: one key in two objects is no duplicate, twice in one is", "[sim][files]") {
   const auto v = parse_json(R"({"a": {"x": 1}, "b": {"x": 2}, "c": [{"x": 3}, {"x": 4}]})", "t.json");
   CHECK(v["b"]["x"] == 2);
   CHECK(v["c"][1]["x"] == 4);

@@ -61,7 +61,7 @@ TEST_CASE("maxmin: two flows on one link share it equally", "[sim][maxmin]") {
   REQUIRE(done[1].first == seconds(0.02));
 }
 
-TEST_CASE("maxmin: a flow over a B and a B/2 link gets B/2; a flow alone on the B link the other B/2", "[sim][maxmin]") {
+TEST_CASE("maxmin: a flow over a B and a B/2 link gets B/2, a flow alone on the B link the other B/2", "[sim][maxmin]") {
   // Link 0: B, link 1: B/2. Flow a crosses both, flow b only link 0.
   // Link 1's fair share B/2 (one flow) equals link 0's B/2 (two flows): a = B/2; link 0 has B/2 left for b.
   MaxMinSolver s({B, B / 2});

@@ -73,7 +73,7 @@ double dp_busy(const Report& r) { return r.busy_s[static_cast<std::size_t>(Categ
 
 }  // namespace
 
-TEST_CASE("jobs: placement by count, by first_node and by list; each job validated on its own GPUs", "[sim]") {
+TEST_CASE("jobs: placement by count, by first_node and by list, each job validated on its own GPUs", "[sim]") {
   json doc = two_jobs(4, 4, 0);
   doc["jobs"][0]["nodes"] = 4;  // nodes 0..3
   doc["jobs"][1].erase("nodes");

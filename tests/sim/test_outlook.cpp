@@ -130,7 +130,7 @@ TEST_CASE("outlook without a band: the days are the failure Monte Carlo's, draw 
   CHECK(outlook_basis_text(defaults).find("resilience defaults") != std::string::npos);
 }
 
-TEST_CASE("outlook: deterministic per seed; --for-days tokens; JSON", "[sim][outlook]") {
+TEST_CASE("outlook: deterministic per seed, --for-days tokens, JSON", "[sim][outlook]") {
   Scenario s;
   s.cluster.nics_per_node = 8;
   Report r = job_report();

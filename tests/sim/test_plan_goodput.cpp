@@ -121,7 +121,7 @@ TEST_CASE("capacity plan with the screening tier: every GPU type and count gets 
   CHECK(r.points[*r.cheapest].simulated());
 }
 
-TEST_CASE("capacity plan: each simulated layout has an outlook; the deadline is checked at its P90", "[sim][sweep][goodput][outlook]") {
+TEST_CASE("capacity plan: each simulated layout has an outlook, the deadline checked at its P90", "[sim][sweep][goodput][outlook]") {
   const json doc = small_plan(1e11);
   CapacityOptions opts;
   opts.gpu_counts = {4, 8};

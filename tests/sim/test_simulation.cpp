@@ -67,7 +67,7 @@ TEST_CASE("simulation: more micro-batches shrink the bubble as (p-1)/(m+p-1)", "
   REQUIRE(r.breakdown.pipeline_bubble_s / pipelined == Approx(3.0 / 35.0).epsilon(0.02));
 }
 
-TEST_CASE("simulation: DP gradient reduction overlaps backward; turning overlap off adds the hidden part", "[sim]") {
+TEST_CASE("simulation: DP gradient reduction overlaps backward, turning overlap off adds the hidden part", "[sim]") {
   // Data parallel over 4 nodes, one micro-batch per step, no TP or PP, no contention: all communication
   // is the DP gradient reduction. With overlap the buckets reduce while backward continues; without, the
   // same buckets reduce after backward. So step_off - step_on = total_comm - exposed_on exactly.

@@ -108,7 +108,7 @@ TEST_CASE("sweep output is identical on 1 and 2 threads", "[sim][sweep]") {
   for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i].assignment == b[i].assignment);
 }
 
-TEST_CASE("progress is reported once per point; cancel stops the sweep", "[sim][sweep]") {
+TEST_CASE("progress is reported once per point, cancel stops the sweep", "[sim][sweep]") {
   std::size_t calls = 0, last_done = 0;
   SweepOptions opts;
   opts.threads = 2;

@@ -108,7 +108,7 @@ TEST_CASE("PCIe host: a ring over the node crosses the inter-socket link twice, 
   CHECK(c.scaleup_ring_Bps(zigzag) == Approx(kPcieBps / 2));
 }
 
-TEST_CASE("PCIe host: a faster inter-socket link leaves PCIe as the bottleneck; one socket is one switch", "[topologies][pcie]") {
+TEST_CASE("PCIe host: a faster inter-socket link leaves PCIe as the bottleneck, one socket is one switch", "[topologies][pcie]") {
   ClusterSpec s = pcie_node();
   s.intra.inter_socket_GBps = 60;  // above the 51.2 GB/s of a PCIe link
   const std::vector<int> ring = {0, 1, 2, 3, 4, 5, 6, 7};
@@ -129,7 +129,7 @@ TEST_CASE("PCIe host: a faster inter-socket link leaves PCIe as the bottleneck; 
   CHECK(pcie_inter_socket_GBps(d) == 22.0);
 }
 
-TEST_CASE("PCIe host: across nodes a GPU's NIC is reached without the sockets; the ring's intra hops still cross", "[topologies][pcie]") {
+TEST_CASE("PCIe host: across nodes a GPU's NIC is reached without the sockets, the ring's intra hops still cross", "[topologies][pcie]") {
   const Cluster c(pcie_node(2));
   using K = VertexKind;
   // GPU 3 (socket 0) to GPU 11 (node 1, local 3): GPU -> NIC directly (its PCIe switch's NIC), no root complex.

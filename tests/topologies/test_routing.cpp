@@ -93,7 +93,7 @@ TEST_CASE("routes: across nodes under one leaf go GPU -> NIC -> leaf -> NIC -> G
   CHECK(c.edges()[static_cast<std::size_t>(r[1])].kind == EdgeKind::network);
 }
 
-TEST_CASE("routes: different leaves climb to a spine; affinity NIC with fewer NICs than GPUs", "[topologies]") {
+TEST_CASE("routes: different leaves climb to a spine, affinity NIC with fewer NICs than GPUs", "[topologies]") {
   SECTION("radix 16: nodes 0,1 on leaf 0, nodes 2,3 on leaf 1") {
     const Cluster c(h100_spec(4, 8, 16));
     const std::vector<int> r = c.route(0, 16, 1);
