@@ -147,7 +147,7 @@ SweepAxis parse_axis(const std::string& text) {
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
     throw InputError("--vary " + text + ": expected path=v1,v2,... (e.g. training.tensor_model_parallel_size=2,4,8)");
   if (!files::valid_utf8(text))
-    throw InputError("--vary " + json(text).dump(-1, ' ', false, json::error_handler_t::replace) +
+    throw InputError("--vary " + files::quoted_for_message(text) +
                      ": not valid UTF-8 (a path or value must be text)");
   SweepAxis axis;
   axis.path = text.substr(0, eq);

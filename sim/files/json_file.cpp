@@ -208,4 +208,8 @@ bool valid_utf8(const std::string& text) {
   }
 }
 
+std::string quoted_for_message(const std::string& text) {
+  return json(text).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 }  // namespace cs::files

@@ -34,5 +34,7 @@ std::optional<nlohmann::json> parse_json_value(const std::string& text);
 // (--set, --vary, Python's set=) becomes a JSON string without that check, and a string of invalid UTF-8
 // would throw from every later dump() (an error message quoting it, a report), so those are refused first.
 bool valid_utf8(const std::string& text);
+// `text` as a JSON string literal with each invalid UTF-8 byte shown as U+FFFD, for a message that quotes it.
+std::string quoted_for_message(const std::string& text);
 
 }  // namespace cs::files

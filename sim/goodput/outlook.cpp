@@ -92,8 +92,7 @@ Outlook run_outlook(const Scenario& s, const Report& r, const OutlookOptions& op
   out.usd_p10 = nearest_rank(usd, 0.10);
   out.usd_p50 = nearest_rank(usd, 0.50);
   out.usd_p90 = nearest_rank(usd, 0.90);
-  const auto k50 = static_cast<std::size_t>(std::max(1.0, std::ceil(0.5 * static_cast<double>(usd.size())))) - 1;
-  out.power_usd_p50 = draws[k50].power_usd;
+  out.power_usd_p50 = draws[nearest_rank_index(draws.size(), 0.50)].power_usd;
   if (options.for_days > 0) {
     // A run of D days trains tokens_to_train; in N days it trains N / D of them (the same throughput over
     // the same kind of run: failures per day do not depend on the length). Fewer days is more tokens, so

@@ -35,13 +35,16 @@ class Rng {
   bool have_spare_ = false;
 };
 
-// The q-quantile of sorted samples by the nearest-rank rule: the ceil(q n)-th smallest.
-inline double nearest_rank(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0;
-  auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+// The index of the q-quantile of n > 0 sorted samples by the nearest-rank rule: the ceil(q n)-th smallest.
+inline std::size_t nearest_rank_index(std::size_t n, double q) {
+  auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(n)));
   if (k < 1) k = 1;
-  if (k > sorted.size()) k = sorted.size();
-  return sorted[k - 1];
+  if (k > n) k = n;
+  return k - 1;
+}
+// The q-quantile of sorted samples by the nearest-rank rule.
+inline double nearest_rank(const std::vector<double>& sorted, double q) {
+  return sorted.empty() ? 0 : sorted[nearest_rank_index(sorted.size(), q)];
 }
 
 }  // namespace cs::sim::goodput

@@ -1552,7 +1552,7 @@ void apply_override(json& doc, const std::string& assignment, const std::string&
   if (eq == std::string::npos || eq == 0)
     throw InputError(file + ": --set " + assignment + ": expected path=value (e.g. training.tensor_model_parallel_size=4)");
   if (!files::valid_utf8(assignment))
-    throw InputError(file + ": --set " + json(assignment).dump(-1, ' ', false, json::error_handler_t::replace) +
+    throw InputError(file + ": --set " + files::quoted_for_message(assignment) +
                      ": not valid UTF-8 (a path or value must be text)");
   const std::string path = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
