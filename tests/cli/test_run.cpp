@@ -373,7 +373,8 @@ TEST_CASE("run of a multi-job scenario: one report per job with its slowdown, --
   const auto apart = run_cli({"run", file, "--json", "--set", "jobs[0].nodes=16", "--set", "jobs.1.nodes=16"});
   INFO(apart.describe());
   REQUIRE(apart.exit_code == 0);
-  for (const json& r : json::parse(apart.out).at("jobs")) CHECK(r.at("slowdown").get<double>() == Approx(1.0).epsilon(1e-9));
+  const json apart_doc = json::parse(apart.out);  // a named document: a range-for over a temporary's member dangles
+  for (const json& r : apart_doc.at("jobs")) CHECK(r.at("slowdown").get<double>() == Approx(1.0).epsilon(1e-9));
 
   // Bad input in a job names its path.
   const auto bad = run_cli({"run", file, "--set", "jobs[1].training.tensor_model_parallel_size=3"});
