@@ -3,8 +3,8 @@
 //
 // Vertices are devices (GPU, NVSwitch, PCIe switch, NIC, leaf / spine / core switch); each physical cable is
 // a pair of directed edges, one per direction, each with its own bandwidth (bytes/s), latency and kind.
-// The graph is a Boost.Graph adjacency_list inside the implementation; this header exposes only integer
-// ids and plain vectors so that callers never see Boost types.
+// The graph is plain vectors of vertices and edges (connected() runs Boost.Graph's BFS over a compressed
+// sparse row view built when asked); this header exposes only integer ids and plain vectors.
 //
 // Builders: a node of `gpus_per_node` GPUs on NVSwitch (every GPU one NVLink bundle to the switch, at the
 // GPU's per-direction NVLink bandwidth), or on a PCIe switch (optionally with NVLink bridges between

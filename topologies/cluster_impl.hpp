@@ -1,8 +1,6 @@
 #pragma once
 // Internal to topologies/: the state behind Cluster, shared by cluster.cpp (builders, group view),
-// routing.cpp (routes) and from_graph. Included by topologies/*.cpp only, never by a public header, so
-// Boost stays out of what callers see.
-#include <boost/graph/adjacency_list.hpp>
+// routing.cpp (routes) and from_graph. Included by topologies/*.cpp only, never by a public header.
 #include <cstdint>
 #include <set>
 #include <string>
@@ -13,21 +11,6 @@
 
 namespace cs::topo {
 namespace detail {
-
-struct VertexProps {
-  VertexKind kind = VertexKind::gpu;
-  int node = -1;
-  int index = 0;
-};
-
-struct EdgeProps {
-  EdgeKind kind = EdgeKind::network;
-  double bandwidth_Bps = 0;
-  double latency_s = 0;
-};
-
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, VertexProps,
-                                    EdgeProps>;
 
 constexpr double kUs = 1e-6;
 
@@ -53,7 +36,6 @@ inline int ecmp_pick(std::uint64_t flow_id, int src, int dst, int decision, int 
 
 struct Cluster::Impl {
   ClusterSpec spec;
-  detail::Graph graph;
   std::vector<Vertex> vertices;
   std::vector<Edge> edges;
   bool loaded = false;  // built by from_graph

@@ -209,16 +209,9 @@ void Cluster::Impl::build_loaded() {
   const int per_node = num_gpu / nodes;
   for (int gpu = 0; gpu < num_gpu; ++gpu) CS_CHECK(vertices[at(gpu)].node == gpu / per_node);
 
-  for (const Vertex& x : vertices) {
-    const auto v = boost::add_vertex(detail::VertexProps{x.kind, x.node, x.index}, graph);
-    (void)v;
-  }
   for (const Edge& e : edges) {
     CS_CHECK(e.src >= 0 && e.src < v_count && e.dst >= 0 && e.dst < v_count && e.src != e.dst);
     CS_CHECK(e.bandwidth_Bps > 0 && e.latency_s >= 0);
-    boost::add_edge(static_cast<detail::Graph::vertex_descriptor>(e.src),
-                    static_cast<detail::Graph::vertex_descriptor>(e.dst),
-                    detail::EdgeProps{e.kind, e.bandwidth_Bps, e.latency_s}, graph);
   }
 
   // CSR adjacency (out and in), edges in id order so that routes do not depend on Boost's storage.

@@ -17,6 +17,10 @@ namespace {
 // them out (same node order, channel rotation, tree shape); transfers inside a node are left out.
 void inter_node_transfers(const topo::Cluster& cluster, std::span<const int> gpus, NcclAlgorithm algorithm,
                           std::vector<std::pair<int, int>>& out) {
+  if (algorithm == NcclAlgorithm::p2p && gpus.size() == 2) {  // a pipeline pair (as the case below), without the tables
+    if (cluster.node_of_gpu(gpus[0]) != cluster.node_of_gpu(gpus[1])) out.emplace_back(gpus[0], gpus[1]);
+    return;
+  }
   std::vector<std::vector<int>> nodes;  // in order of first appearance
   std::map<int, std::size_t> slot;
   for (int g : gpus) {
@@ -146,29 +150,51 @@ const AnalyticalNetwork::Cost& AnalyticalNetwork::cost(std::uint32_t collective)
 
 void AnalyticalNetwork::tier_capacities() {
   const auto& vertices = cluster_.vertices();
-  const std::size_t nv = vertices.size();
-  leaf_up_Bps_.assign(nv, 0);
-  leaf_down_Bps_.assign(nv, 0);
-  pod_up_Bps_.assign(nv, 0);
-  pod_down_Bps_.assign(nv, 0);
-  pod_key_.assign(nv, -1);
+  const auto& edges = cluster_.edges();
   auto kind = [&](int v) { return vertices[static_cast<std::size_t>(v)].kind; };
+  // The fabric's switches (leaves, spines, cores) are numbered from the smallest such vertex id, so the
+  // per-switch tables are as long as the switch range, not the vertex count (10^6 GPUs and NICs).
+  int lo = static_cast<int>(vertices.size()), hi = -1;
+  for (std::size_t v = 0; v < vertices.size(); ++v) {
+    const auto k = vertices[v].kind;
+    if (k == topo::VertexKind::leaf || k == topo::VertexKind::spine || k == topo::VertexKind::core) {
+      lo = std::min(lo, static_cast<int>(v));
+      hi = std::max(hi, static_cast<int>(v));
+    }
+  }
+  const auto range = static_cast<std::size_t>(std::max(0, hi - lo + 1));
+  auto at = [&](int v) { return static_cast<std::size_t>(v - lo); };
   // A spine belongs to the pod of the leaves under it; its key is the smallest leaf vertex below it.
-  for (const auto& e : cluster_.edges()) {
+  std::vector<int> pod_key(range, -1);
+  for (const auto& e : edges) {
     if (kind(e.src) == topo::VertexKind::leaf && kind(e.dst) == topo::VertexKind::spine) {
-      int& key = pod_key_[static_cast<std::size_t>(e.dst)];
+      int& key = pod_key[at(e.dst)];
       key = key < 0 ? e.src : std::min(key, e.src);
     }
   }
-  for (const auto& e : cluster_.edges()) {
+  // Slots: one per edge into or out of a NIC (each cable counts on its own), then per switch vertex v four
+  // aggregate resources, the leaf's up-links and down-links and the pod's (keyed by its first leaf) links
+  // to and from the cores.
+  edge_slot_.assign(edges.size(), -1);
+  std::int32_t nic_slots = 0;
+  for (std::size_t l = 0; l < edges.size(); ++l)
+    if (kind(edges[l].src) == topo::VertexKind::nic || kind(edges[l].dst) == topo::VertexKind::nic) edge_slot_[l] = nic_slots++;
+  enum { kLeafUp, kLeafDown, kPodUp, kPodDown };
+  auto slot = [&](int v, int which) { return nic_slots + static_cast<std::int32_t>(4 * at(v)) + which; };
+  slot_cap_Bps_.assign(static_cast<std::size_t>(nic_slots) + 4 * range, 0);
+  for (std::size_t l = 0; l < edges.size(); ++l) {
+    const auto& e = edges[l];
     const auto s = kind(e.src), d = kind(e.dst);
-    if (s == topo::VertexKind::leaf && d == topo::VertexKind::spine) leaf_up_Bps_[static_cast<std::size_t>(e.src)] += e.bandwidth_Bps;
-    if (s == topo::VertexKind::spine && d == topo::VertexKind::leaf) leaf_down_Bps_[static_cast<std::size_t>(e.dst)] += e.bandwidth_Bps;
-    if (s == topo::VertexKind::spine && d == topo::VertexKind::core)
-      pod_up_Bps_[static_cast<std::size_t>(pod_key_[static_cast<std::size_t>(e.src)])] += e.bandwidth_Bps;
-    if (s == topo::VertexKind::core && d == topo::VertexKind::spine)
-      pod_down_Bps_[static_cast<std::size_t>(pod_key_[static_cast<std::size_t>(e.dst)])] += e.bandwidth_Bps;
+    std::int32_t k = edge_slot_[l];
+    if (s == topo::VertexKind::leaf && d == topo::VertexKind::spine) k = slot(e.src, kLeafUp);
+    if (s == topo::VertexKind::spine && d == topo::VertexKind::leaf) k = slot(e.dst, kLeafDown);
+    if (s == topo::VertexKind::spine && d == topo::VertexKind::core) k = slot(pod_key[at(e.src)], kPodUp);
+    if (s == topo::VertexKind::core && d == topo::VertexKind::spine) k = slot(pod_key[at(e.dst)], kPodDown);
+    edge_slot_[l] = k;
+    if (k >= 0) slot_cap_Bps_[static_cast<std::size_t>(k)] += e.bandwidth_Bps;  // summed in edge order
   }
+  slot_units_.assign(slot_cap_Bps_.size(), 0);
+  sent_.assign(static_cast<std::size_t>(cluster_.num_gpus()), 0);
   have_capacities_ = true;
 }
 
@@ -178,10 +204,11 @@ double AnalyticalNetwork::tier_factor(std::uint32_t group, NcclAlgorithm algorit
   if (!have_capacities_) tier_capacities();
   const auto& spec = cluster_.spec();
   // The groups on the fabric at once: the mirrors, or else the group's translates by local GPU index.
-  std::vector<std::vector<int>> family;
+  std::vector<std::pair<int, int>>& transfers = transfers_;  // scratch: its capacity is kept across calls
+  transfers.clear();
   const auto& mirrors = graph_.mirrors(group);
   if (mirrors.size() > 1) {
-    for (std::uint32_t m : mirrors) family.push_back(graph_.group(m));
+    for (std::uint32_t m : mirrors) inter_node_transfers(cluster_, graph_.group(m), algorithm, transfers);
   } else {
     std::set<std::vector<int>> seen;
     const int G = spec.gpus_per_node;
@@ -190,61 +217,32 @@ double AnalyticalNetwork::tier_factor(std::uint32_t group, NcclAlgorithm algorit
       for (int g : graph_.group(group)) shifted.push_back(g - g % G + (g % G + d) % G);
       std::vector<int> sorted = shifted;
       std::sort(sorted.begin(), sorted.end());
-      if (seen.insert(sorted).second) family.push_back(std::move(shifted));
+      if (seen.insert(sorted).second) inter_node_transfers(cluster_, shifted, algorithm, transfers);
     }
   }
-  std::vector<std::pair<int, int>> transfers;
-  for (const auto& gpus : family) inter_node_transfers(cluster_, gpus, algorithm, transfers);
-  const auto& vertices = cluster_.vertices();
-  const auto& edges = cluster_.edges();
-  // Units per edge / leaf / pod and sent per GPU, in scratch kept across calls: only what the transfers
-  // touch is counted, maximised and reset (a call per group: 10^4 groups with every rank simulated, each
-  // a few dozen transfers on a fabric of 10^5 edges). A maximum is exact in any order.
-  if (edge_units_.empty()) {
-    edge_units_.assign(edges.size(), 0);
-    up_.assign(vertices.size(), 0);
-    down_.assign(vertices.size(), 0);
-    pod_up_.assign(vertices.size(), 0);
-    pod_down_.assign(vertices.size(), 0);
-    sent_.assign(static_cast<std::size_t>(cluster_.num_gpus()), 0);
-  }
-  std::vector<std::size_t> touched_edges, touched_vertices, touched_gpus;
-  auto bump = [](std::vector<double>& v, std::size_t i, std::vector<std::size_t>& touched) {
-    if (v[i] == 0) touched.push_back(i);
-    v[i] += 1;
-  };
-  auto kind = [&](int v) { return vertices[static_cast<std::size_t>(v)].kind; };
+  // Units per tier resource (a NIC cable, a leaf's up- or down-links, a pod's core links) and sent per GPU,
+  // in scratch kept across calls: only what the transfers touch is counted, maximised and reset (a call per
+  // group: 10^4 groups with every rank simulated, each a few dozen transfers on a fabric of 10^5 edges;
+  // 10^6 transfers for a mirrored group of a million GPUs). A maximum is exact in any order.
+  std::vector<std::int32_t> touched_slots, touched_gpus;
   std::vector<int> path;
   path.reserve(static_cast<std::size_t>(cluster_.max_route_edges()));
   std::uint64_t flow_id = 0;
   for (const auto& [src, dst] : transfers) {
-    bump(sent_, static_cast<std::size_t>(src), touched_gpus);
+    if (sent_[static_cast<std::size_t>(src)]++ == 0) touched_gpus.push_back(src);
     cluster_.route(src, dst, flow_id++, path);
     for (int l : path) {
-      const auto& e = edges[static_cast<std::size_t>(l)];
-      const auto s = kind(e.src), d = kind(e.dst);
-      if (s == topo::VertexKind::nic || d == topo::VertexKind::nic) bump(edge_units_, static_cast<std::size_t>(l), touched_edges);
-      if (s == topo::VertexKind::leaf && d == topo::VertexKind::spine) bump(up_, static_cast<std::size_t>(e.src), touched_vertices);
-      if (s == topo::VertexKind::spine && d == topo::VertexKind::leaf) bump(down_, static_cast<std::size_t>(e.dst), touched_vertices);
-      if (s == topo::VertexKind::spine && d == topo::VertexKind::core)
-        bump(pod_up_, static_cast<std::size_t>(pod_key_[static_cast<std::size_t>(e.src)]), touched_vertices);
-      if (s == topo::VertexKind::core && d == topo::VertexKind::spine)
-        bump(pod_down_, static_cast<std::size_t>(pod_key_[static_cast<std::size_t>(e.dst)]), touched_vertices);
+      const std::int32_t k = edge_slot_[static_cast<std::size_t>(l)];
+      if (k >= 0 && slot_units_[static_cast<std::size_t>(k)]++ == 0) touched_slots.push_back(k);
     }
   }
   double busiest = 0;  // seconds per unit byte on the busiest tier resource
-  for (const std::size_t l : touched_edges) busiest = std::max(busiest, edge_units_[l] / edges[l].bandwidth_Bps);
-  for (const std::size_t v : touched_vertices) {
-    if (up_[v] > 0) busiest = std::max(busiest, up_[v] / leaf_up_Bps_[v]);
-    if (down_[v] > 0) busiest = std::max(busiest, down_[v] / leaf_down_Bps_[v]);
-    if (pod_up_[v] > 0) busiest = std::max(busiest, pod_up_[v] / pod_up_Bps_[v]);
-    if (pod_down_[v] > 0) busiest = std::max(busiest, pod_down_[v] / pod_down_Bps_[v]);
-  }
+  for (const std::int32_t k : touched_slots)
+    busiest = std::max(busiest, slot_units_[static_cast<std::size_t>(k)] / slot_cap_Bps_[static_cast<std::size_t>(k)]);
   double most_sent = 0;
-  for (const std::size_t g : touched_gpus) most_sent = std::max(most_sent, sent_[g]);
-  for (const std::size_t l : touched_edges) edge_units_[l] = 0;
-  for (const std::size_t v : touched_vertices) up_[v] = down_[v] = pod_up_[v] = pod_down_[v] = 0;
-  for (const std::size_t g : touched_gpus) sent_[g] = 0;
+  for (const std::int32_t g : touched_gpus) most_sent = std::max(most_sent, sent_[static_cast<std::size_t>(g)]);
+  for (const std::int32_t k : touched_slots) slot_units_[static_cast<std::size_t>(k)] = 0;
+  for (const std::int32_t g : touched_gpus) sent_[static_cast<std::size_t>(g)] = 0;
   const double share_Bps = spec.nic.payload_GBps() * 1e9 * spec.nics_per_node / spec.gpus_per_node;
   const double tau = most_sent > 0 ? std::max(1.0, busiest * share_Bps / most_sent) : 1.0;
   return tier_factors_.emplace(key, tau).first->second;

@@ -34,6 +34,7 @@
 // imbalance (the flow back-end's greedy path choice can leave two flows on one up-link where a perfect
 // spread leaves one), and collectives of different groups overlapping in time.
 // Clusters loaded from a topology file have no tiers to count; they keep group_geometry()'s bandwidth.
+#include <cstdint>
 #include <map>
 #include <queue>
 #include <string>
@@ -91,10 +92,11 @@ class AnalyticalNetwork : public CommBackend {
   using Pending = std::tuple<Time, std::uint64_t, std::uint32_t>;  // (end, start order, collective)
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> in_flight_;
   std::map<std::pair<std::uint32_t, int>, double> tier_factors_;
-  // Tier capacities (bytes/s), indexed by vertex id: the leaf's up-links (and down-links) summed over all
-  // its spines; a pod's spine-to-core links summed, indexed by the pod's first leaf vertex.
-  std::vector<double> leaf_up_Bps_, leaf_down_Bps_, pod_up_Bps_, pod_down_Bps_;
-  std::vector<int> pod_key_;  // vertex id (spine) -> key of its pod in pod_up_Bps_ / pod_down_Bps_
+  // Tier resources (tier_capacities()): each edge into or out of a NIC on its own; a leaf's up-links (and
+  // down-links) summed over all its spines; a pod's spine-to-core links (and back) summed. edge_slot_[edge]
+  // is the resource the edge belongs to (-1: none, e.g. NVLink), slot_cap_Bps_ its capacity in bytes/s.
+  std::vector<std::int32_t> edge_slot_;
+  std::vector<double> slot_cap_Bps_;
   bool have_capacities_ = false;
   std::uint64_t started_ = 0;
   double scaleup_bytes_ = 0, scaleout_bytes_ = 0;  // summed over member ranks
@@ -102,7 +104,8 @@ class AnalyticalNetwork : public CommBackend {
   // that the mean per GPU weighs each by its class.
   std::vector<std::pair<double, double>> rank_bytes_;
   std::vector<std::uint32_t> member_ranks_;  // scratch for start()
-  std::vector<double> edge_units_, up_, down_, pod_up_, pod_down_, sent_;  // scratch for tier_factor(), all 0 between calls
+  std::vector<double> slot_units_, sent_;  // scratch for tier_factor() per slot and GPU, all 0 between calls
+  std::vector<std::pair<int, int>> transfers_;  // scratch for tier_factor(): the inter-node transfers
 };
 
 }  // namespace cs::sim
