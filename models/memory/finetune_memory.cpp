@@ -1,5 +1,6 @@
 #include "models/memory/finetune_memory.hpp"
 
+#include "models/parallelism/pipeline_schedule.hpp"
 #include "models/workload/finetune.hpp"
 
 namespace cs::models {
@@ -11,7 +12,7 @@ template <class F>
 double over_stage_layers(const ModelConfig& m, const TrainingConfig& t, int stage, F f) {
   double sum = 0;
   for (int c = 0; c < t.vp; ++c) {
-    const int at = t.pipeline_schedule == PipelineSchedule::zbv && c == 1 ? t.pp - 1 - stage : stage;
+    const int at = sim::v_shape(t.pipeline_schedule) && c == 1 ? t.pp - 1 - stage : stage;
     const std::int64_t first = first_layer_of_chunk(m, t, at, c);
     for (std::int64_t l = first; l < first + layers_in_chunk(m, t, at, c); ++l) sum += f(m.num_moe_experts > 0 && is_moe_layer(m, l));
   }

@@ -99,7 +99,7 @@ struct LayerKinds {
 LayerKinds chunk_layer_kinds(const ModelConfig& m, const TrainingConfig& t, int stage, int chunk) {
   LayerKinds k;
   // ZBV's chunk 1 of rank s is the split's chunk 1 of stage p - 1 - s (pipeline_schedule.hpp).
-  if (t.pipeline_schedule == PipelineSchedule::zbv && chunk == 1) stage = t.pp - 1 - stage;
+  if (sim::v_shape(t.pipeline_schedule) && chunk == 1) stage = t.pp - 1 - stage;
   const std::int64_t first = first_layer_of_chunk(m, t, stage, chunk);
   for (std::int64_t l = first; l < first + layers_in_chunk(m, t, stage, chunk); ++l) (is_moe_layer(m, l) ? k.moe : k.dense) += 1;
   return k;
@@ -138,7 +138,7 @@ double stage_activation_bytes(const ModelConfig& m, const TrainingConfig& t, int
 }
 
 // The stage holding the final norm, the LM head and the loss: the last, or rank 0 in ZBV's V.
-int head_stage(const TrainingConfig& t) { return t.pipeline_schedule == PipelineSchedule::zbv ? 0 : t.pp - 1; }
+int head_stage(const TrainingConfig& t) { return sim::v_shape(t.pipeline_schedule) ? 0 : t.pp - 1; }
 
 // Micro-batches whose first-stage input (embedding output) is alive, and whose last-stage output
 // (logits) is alive.

@@ -97,6 +97,55 @@ std::vector<PipelineAction> zbv_order(int p, int m, int s) {
   return order;
 }
 
+// DualPipeV (pipeline_schedule.hpp; DualPipeV.step in deepseek-ai/DualPipe dualpipe/dualpipev.py @ 3da1bbe):
+// its eight steps, a split backward's W queued until a W action takes the oldest.
+std::vector<PipelineAction> dualpipev_order(int p, int m, int s) {
+  CS_CHECK(m >= 2 * p);
+  std::vector<PipelineAction> order;
+  order.reserve(static_cast<std::size_t>(6 * m));
+  int f0 = 0, f1 = 0, b0 = 0, b1 = 0;
+  std::vector<std::pair<int, int>> weights;  // (chunk, micro-batch) of the split backwards, FIFO
+  std::size_t next_w = 0;
+  auto f = [&](int chunk, bool paired = false) {
+    PipelineAction a{true, chunk == 0 ? f0++ : f1++, chunk};
+    a.paired_with_next = paired;
+    order.push_back(a);
+  };
+  auto b = [&](int chunk, bool split) {
+    const int mb = chunk == 0 ? b0++ : b1++;
+    order.push_back({false, mb, chunk, split ? BackwardPart::input : BackwardPart::whole});
+    if (split) weights.emplace_back(chunk, mb);
+  };
+  auto w = [&] {
+    CS_CHECK(next_w < weights.size());
+    const auto [chunk, mb] = weights[next_w++];
+    order.push_back({false, mb, chunk, BackwardPart::weight});
+  };
+  auto pair = [&](int f_chunk, int b_chunk) { f(f_chunk, true), b(b_chunk, false); };
+  for (int i = 0; i < 2 * (p - s - 1); ++i) f(0);                    // step 1: nF0
+  for (int i = 0; i < s + 1; ++i) f(0), f(1);                        // step 2: nF0F1
+  for (int i = 0; i < p - s - 1; ++i) b(1, true), w(), f(1);         // step 3: nB1W1F1
+  for (int i = 0; i < m - 2 * p + s + 1; ++i) {                      // step 4: nF0B1F1B0
+    if (i == 0 && s == p - 1)
+      f(0), b(1, false);  // "we don't overlap these two chunks to further reduce bubble size"
+    else
+      pair(0, 1);
+    pair(1, 0);
+  }
+  for (int i = 0; i < p - s - 1; ++i) b(1, false), pair(1, 0);      // step 5: nB1F1B0
+  bool split = false;                                                // step 6: nB1B0, the later half split
+  for (int i = 0; i < s + 1; ++i) {
+    if (i == (s + 1) / 2 && s % 2 == 1) split = true;
+    b(1, split);
+    if (i == (s + 1) / 2 && s % 2 == 0) split = true;
+    b(0, split);
+  }
+  for (int i = 0; i < p - s - 1; ++i) w(), b(0, true);               // step 7: nWB0
+  for (int i = 0; i < s + 1; ++i) w();                               // step 8: nW
+  CS_CHECK(f0 == m && f1 == m && b0 == m && b1 == m && next_w == weights.size());
+  return order;
+}
+
 }  // namespace
 
 int warmup_forwards(PipelineSchedule schedule, int stages, int micro_batches, int stage, int virtual_stages) {
@@ -104,8 +153,10 @@ int warmup_forwards(PipelineSchedule schedule, int stages, int micro_batches, in
     case PipelineSchedule::gpipe: return micro_batches;
     case PipelineSchedule::interleaved:
       return std::min((stages - stage - 1) * 2 + (virtual_stages - 1) * stages, micro_batches * virtual_stages);
-    case PipelineSchedule::zbv: {
-      const auto order = zbv_order(stages, micro_batches, stage);
+    case PipelineSchedule::zbv:
+    case PipelineSchedule::dualpipev: {
+      const auto order = schedule == PipelineSchedule::zbv ? zbv_order(stages, micro_batches, stage)
+                                                           : dualpipev_order(stages, micro_batches, stage);
       int forwards = 0;
       while (order[static_cast<std::size_t>(forwards)].forward) ++forwards;
       return forwards - 1;
@@ -125,6 +176,10 @@ std::vector<PipelineAction> pipeline_order(PipelineSchedule schedule, int stages
   if (schedule == PipelineSchedule::zbv) {
     CS_CHECK(virtual_stages == 2);
     return zbv_order(stages, micro_batches, stage);
+  }
+  if (schedule == PipelineSchedule::dualpipev) {
+    CS_CHECK(virtual_stages == 2);
+    return dualpipev_order(stages, micro_batches, stage);
   }
   CS_CHECK(virtual_stages == 1);
   if (schedule == PipelineSchedule::zb_h1) return zb_h1_order(stages, micro_batches, stage);
@@ -156,6 +211,9 @@ InFlight split_in_flight(PipelineSchedule schedule, int stages, int micro_batche
     const std::size_t c = static_cast<std::size_t>(a.chunk);
     if (a.forward) {
       ++now.full[c];
+    } else if (a.part == BackwardPart::whole) {  // DualPipeV's unsplit backwards free it all
+      --now.full[c];
+      continue;
     } else if (a.part == BackwardPart::input) {
       --now.full[c], ++now.weight[c];
     } else {

@@ -51,6 +51,20 @@
 //   oldest); the Ws left of chunk 1, then of chunk 0.
 // With equal chunk times rank s waits only for the first micro-batch's chunk-0 forward to reach it (s F)
 // and never again: the step is 6 m F + (p - 1) F.
+//
+// DualPipeV (deepseek-ai/DualPipe dualpipe/dualpipev.py @ 3da1bbea53606543d7f5f232338fc58096db30e3,
+// DualPipeV.step; Sea AI Lab's "cut-in-half" of DualPipe, DeepSeek-V3 technical report sec. 3.2.1): ZBV's V
+// (rank s holds virtual stages s and 2p - 1 - s, one copy of the parameters) with DualPipe's order, whose
+// steady state runs a forward of one chunk and the whole backward of the other as one overlapped pair
+// (_forward_backward_chunk: the two passes interleaved layer by layer so each one's expert-parallel
+// all-to-all and pipeline transfers run beside the other's compute; the step builder runs a pair's layers
+// as Megatron-Core's combined 1F1B does, step_builder.cpp). Rank s of p, n >= 2p micro-batches:
+//   1: 2(p - s - 1) F0;  2: s + 1 times (F0, F1);  3: p - s - 1 times (B1 split, W, F1);
+//   4: n - 2p + s + 1 times (F0 & B1, F1 & B0) (the last rank's first F0, B1 not overlapped);
+//   5: p - s - 1 times (B1, F1 & B0);  6: s + 1 times (B1, B0), the later half split into B and W;
+//   7: p - s - 1 times (W, B0 split);  8: s + 1 W.
+// A W runs the weight gradients of the oldest split backward (DualPipe's WeightGradStore queue). The
+// bubble is the DualPipe repository's (PP/2 - 1)(F&B + B - 3W) over its PP = 2p stages, F&B a pair's time.
 #include <vector>
 
 #include "models/workload/transformer.hpp"
@@ -68,17 +82,22 @@ struct PipelineAction {
   int micro_batch;
   int chunk = 0;  // model chunk (virtual stage) of the interleaved and ZBV schedules; 0 otherwise
   BackwardPart part = BackwardPart::whole;  // a backward's part (whole for a forward)
+  // DualPipeV: this forward and the backward right after it in the order run as one overlapped pair.
+  bool paired_with_next = false;
 };
 
+// The V-shaped schedules (ZBV, DualPipeV): rank s holds virtual stages s (chunk 0) and 2p - 1 - s (chunk 1).
+inline bool v_shape(PipelineSchedule s) { return s == PipelineSchedule::zbv || s == PipelineSchedule::dualpipev; }
+
 // Whether a schedule splits its backwards into B and W passes.
-inline bool splits_backward(PipelineSchedule s) { return s == PipelineSchedule::zb_h1 || s == PipelineSchedule::zbv; }
+inline bool splits_backward(PipelineSchedule s) { return s == PipelineSchedule::zb_h1 || v_shape(s); }
 
 std::vector<PipelineAction> pipeline_order(PipelineSchedule schedule, int stages, int micro_batches, int stage,
                                            int virtual_stages = 1);
 
 // The forwards stage `stage` runs before its first backward's turn, the warm-up above: GPipe m, 1F1B and
 // ZB-H1 min(p - s - 1, m), interleaved min((p - s - 1) 2 + (v - 1) p, m v), ZBV its forwards before its first B
-// less one (2p - 1 of both chunks when m >= 2p - 1). The memory model sizes the
+// less one (2p - 1 of both chunks when m >= 2p - 1), DualPipeV likewise. The memory model sizes the
 // activations in flight from it (memory_model.cpp), so the schedule and the memory model cannot disagree.
 int warmup_forwards(PipelineSchedule schedule, int stages, int micro_batches, int stage, int virtual_stages = 1);
 

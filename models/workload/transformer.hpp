@@ -190,7 +190,7 @@ bool is_moe_layer(const ModelConfig& m, std::int64_t layer);
 std::optional<ModelConfig> find_preset(std::string_view name);
 std::vector<std::string> preset_names();
 
-enum class PipelineSchedule { one_f_one_b, gpipe, interleaved, zb_h1, zbv };  // zb_*: models/parallelism/pipeline_schedule.hpp
+enum class PipelineSchedule { one_f_one_b, gpipe, interleaved, zb_h1, zbv, dualpipev };  // zb_*, dualpipev: models/parallelism/pipeline_schedule.hpp
 
 // How a micro-batch's weight gradients join the gradients of the micro-batches before it
 // (training.gradient_accumulation; grad_accumulation_op below counts the bytes):

@@ -36,8 +36,15 @@ enum class StreamKind : std::uint8_t {
   pp_recv_fwd,
   pp_send_bwd,  // gradients to the previous stage
   pp_recv_bwd,
+  // DualPipeV's chunk-1 transfers (the V's way back up; step_builder.cpp): activations to the previous rank,
+  // gradients to the next, each on a stream of its own as PyTorch gives each peer pair its own NCCL
+  // communicator, so a transfer to one neighbour never waits behind one to the other.
+  pp_send_fwd_up,
+  pp_recv_fwd_up,
+  pp_send_bwd_down,
+  pp_recv_bwd_down,
 };
-inline constexpr int kStreamsPerRank = 7;
+inline constexpr int kStreamsPerRank = 11;
 const char* to_string(StreamKind s);
 
 // What a task's time counts as in the report.

@@ -484,7 +484,8 @@ class TemplateExecutor {
     std::array<Time, kNumCategories> busy_time{};       // RankTotals::busy
     std::array<Time, kNumCategories> exposed_by_kind{};
   };
-  static_assert(sizeof(RankSlot) == 5 * 64 && offsetof(RankSlot, base) == 64 && offsetof(RankSlot, start) == 2 * 64);
+  // Six lines since DualPipeV's four streams (task_graph.hpp) lengthened head and start (five before).
+  static_assert(sizeof(RankSlot) == 6 * 64 && offsetof(RankSlot, base) == 64);
 
   // The predecessors of template task t that rank `st` has not finished (see the constructor).
   int pending(const RankSlot& st, TaskId t) const {

@@ -43,6 +43,12 @@ void write_events(const Scenario& s, const TraceInput& run, EventWriter& events)
   for (const Job& j : s.jobs)
     for (int n : j.nodes) job_of_node[n] = j.name;
   std::set<int> nodes;
+  // A stream's row: the seven classic streams of each GPU in turn (the rows traces have always had), then
+  // DualPipeV's four after every GPU's.
+  constexpr int classic = static_cast<int>(StreamKind::pp_send_fwd_up);
+  auto tid_of = [&](int gpu, int st) {
+    return st < classic ? (gpu % per_node) * classic + st : per_node * classic + (gpu % per_node) * (kStreamsPerRank - classic) + st - classic;
+  };
   for (std::size_t k = 0; k < run.global_rank.size(); ++k) {
     const int gpu = run.global_rank[k];
     const int node = gpu / per_node;
@@ -51,7 +57,9 @@ void write_events(const Scenario& s, const TraceInput& run, EventWriter& events)
     if (nodes.insert(node).second)
       events.add(json({{"ph", "M"}, {"name", "process_name"}, {"pid", node}, {"args", {{"name", name}}}}));
     for (int st = 0; st < kStreamsPerRank; ++st) {
-      const int tid = (gpu % per_node) * kStreamsPerRank + st;
+      // DualPipeV's own streams get a row only where they carry something (no other schedule uses them).
+      if (st >= classic && g.stream_tasks(static_cast<int>(k), static_cast<StreamKind>(st)).empty()) continue;
+      const int tid = tid_of(gpu, st);
       json args = {{"name", "GPU " + std::to_string(gpu) + " " + to_string(static_cast<StreamKind>(st))}};
       // A class of equal ranks (orbits): its members' GPUs, on the compute stream's row.
       if (run.class_gpus && k < run.class_gpus->size() && st == 0) args["stands_for"] = (*run.class_gpus)[k];
@@ -67,7 +75,7 @@ void write_events(const Scenario& s, const TraceInput& run, EventWriter& events)
                {"name", g.name(t.name)},
                {"cat", to_string(t.category)},
                {"pid", gpu / per_node},
-               {"tid", (gpu % per_node) * kStreamsPerRank + static_cast<int>(t.stream)},
+               {"tid", tid_of(gpu, static_cast<int>(t.stream))},
                {"ts", to_microseconds(rec.start)},
                {"dur", to_microseconds(rec.end - rec.start)}};
     json args = {{"micro_batch", t.micro_batch}};

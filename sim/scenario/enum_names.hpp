@@ -20,10 +20,10 @@ inline constexpr std::array<Named<models::Recompute>, 3> kRecomputeNames{{
     {models::Recompute::full, "full"},
 }};
 
-inline constexpr std::array<Named<models::PipelineSchedule>, 5> kPipelineScheduleNames{{
+inline constexpr std::array<Named<models::PipelineSchedule>, 6> kPipelineScheduleNames{{
     {models::PipelineSchedule::one_f_one_b, "1f1b"}, {models::PipelineSchedule::gpipe, "gpipe"},
     {models::PipelineSchedule::interleaved, "interleaved"}, {models::PipelineSchedule::zb_h1, "zb-h1"},
-    {models::PipelineSchedule::zbv, "zbv"},
+    {models::PipelineSchedule::zbv, "zbv"}, {models::PipelineSchedule::dualpipev, "dualpipev"},
 }};
 
 // training.finetune.method (models/workload/finetune.hpp).

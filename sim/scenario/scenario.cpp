@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/compute/profile_json.hpp"
+#include "models/parallelism/pipeline_schedule.hpp"
 #include "models/workload/finetune.hpp"
 #include "sim/base/check.hpp"
 #include "sim/base/input_error.hpp"
@@ -1222,9 +1223,11 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   // ZBV exactly two in a V (torch's ScheduleZBVZeroBubble refuses other counts). Their B / W split is
   // modelled on the asynchronous sends of Megatron-Core and PyTorch, with gradients reduced by DDP or the
   // distributed optimizer (ZeRO-3 would gather the weights again for W).
-  if (models::PipelineSchedule sc = t.pipeline_schedule; sc == PipelineSchedule::zb_h1 || sc == PipelineSchedule::zbv) {
-    const std::string name = sc == PipelineSchedule::zbv ? "\"zbv\"" : "\"zb-h1\"";
-    if (sc == PipelineSchedule::zbv && t.vp != 2)
+  // DualPipeV (pipeline_schedule.hpp) is ZBV's V with DualPipe's order: two chunks, and at least 2p
+  // micro-batches (DualPipeV.step asserts num_chunks >= num_ranks * 2, deepseek-ai/DualPipe @ 3da1bbe).
+  if (models::PipelineSchedule sc = t.pipeline_schedule; sim::splits_backward(sc)) {
+    const std::string name = "\"" + std::string(name_of(kPipelineScheduleNames, sc)) + "\"";
+    if (sim::v_shape(sc) && t.vp != 2)
       errors.add("training.pipeline_schedule", name + " needs training.virtual_pipeline_model_parallel_size 2 (two model chunks per rank in a V; got " +
                                                    std::to_string(t.vp) + ")");
     if (sc == PipelineSchedule::zb_h1 && t.vp != 1)
@@ -1234,6 +1237,20 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
       errors.add("training.pipeline_schedule", name + " cannot run with training.pipeline_p2p_blocking (its runtime sends asynchronously)");
     if (t.zero_stage >= 3)
       errors.add("training.pipeline_schedule", name + " is modelled with training.zero_stage 0 to 2 (got 3)");
+    if (sc == PipelineSchedule::dualpipev && t.pp >= 2 && t.micro_batch_size * t.dp > 0 && t.global_batch_size % (t.micro_batch_size * t.dp) == 0 &&
+        t.num_micro_batches() < 2 * t.pp)
+      errors.add("training.global_batch_size", name + " needs at least 2 x pipeline_model_parallel_size = " + std::to_string(2 * t.pp) +
+                                                   " micro-batches per step (got " + std::to_string(t.num_micro_batches()) + ")");
+    // Its overlapped pairs run as the combined 1F1B's do (step_builder.cpp run_pair), under the same limits.
+    if (sc == PipelineSchedule::dualpipev) {
+      if (t.zero_stage == 2)
+        errors.add("training.zero_stage", name + " is modelled with training.zero_stage 0 or 1 (got 2)");
+      if (t.recompute == models::Recompute::full)
+        errors.add("training.recompute_granularity", name + " is modelled without \"full\" recompute (its overlapped pairs split each layer's passes)");
+      if (t.pipeline_tensor_split != models::PipelineTensorSplit::none)
+        errors.add("training.pipeline_tensor_split", name + " sends whole pipeline tensors (got \"" +
+                                                         std::string(name_of(kPipelineTensorSplitNames, t.pipeline_tensor_split)) + "\")");
+    }
   }
   if (t.vp > 1 && t.pp < 2)
     errors.add("training.virtual_pipeline_model_parallel_size", std::to_string(t.vp) + " needs pipeline_model_parallel_size >= 2 (got " +

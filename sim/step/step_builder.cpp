@@ -558,8 +558,10 @@ class Builder {
     c.pp = peer_stage;
     const int peer = layout_.rank(c);
     const std::vector<int> members = {std::min(e.global, peer), std::max(e.global, peer)};
-    const bool fwd = stream == StreamKind::pp_send_fwd || stream == StreamKind::pp_recv_fwd;
-    const bool send = stream == StreamKind::pp_send_fwd || stream == StreamKind::pp_send_bwd;
+    const bool fwd = stream == StreamKind::pp_send_fwd || stream == StreamKind::pp_recv_fwd || stream == StreamKind::pp_send_fwd_up ||
+                     stream == StreamKind::pp_recv_fwd_up;
+    const bool send = stream == StreamKind::pp_send_fwd || stream == StreamKind::pp_send_bwd || stream == StreamKind::pp_send_fwd_up ||
+                      stream == StreamKind::pp_send_bwd_down;
     const int sender = send ? e.global : peer;
     const int channel = 1 + (fwd ? 0 : 2) + (sender == members[0] ? 0 : 1);
     return emit_collective(e, stream, Category::pp_comm, CollectiveKind::send_recv, bytes, GroupKind::pp, members, channel,
@@ -811,7 +813,7 @@ class Builder {
     // (pipeline_schedule.hpp): chunk c of this rank is virtual stage k = s (c 0) or 2p - 1 - s (c 1),
     // virtual stage j runs on rank j (j < p) or 2p - 1 - j; a forward receives from k - 1 and sends to k + 1,
     // a backward the other way; the turn at rank p - 1 stays on the rank (program order carries it).
-    const bool v_shape = t_.pipeline_schedule == models::PipelineSchedule::zbv;
+    const bool v_shape = sim::v_shape(t_.pipeline_schedule);
     auto peer_of = [&](const PipelineAction& a, bool send) {
       if (a.part == BackwardPart::weight) return -1;
       const bool up = a.forward != send;  // towards the embedding in layer order
@@ -820,6 +822,14 @@ class Builder {
       if (j < 0 || j >= 2 * p) return -1;
       const int rank = j < p ? j : 2 * p - 1 - j;
       return rank == stage ? -1 : rank;
+    };
+    // The stream of an action's transfer: DualPipeV's chunk 1 (the V's way back up) on streams of its own
+    // (task_graph.hpp), so each stream talks to one neighbour about one kind of tensor.
+    const bool own_up_streams = t_.pipeline_schedule == models::PipelineSchedule::dualpipev;
+    auto p2p_stream = [&](const PipelineAction& a, bool send) {
+      const bool up = own_up_streams && a.chunk == 1;
+      if (a.forward) return send ? (up ? StreamKind::pp_send_fwd_up : StreamKind::pp_send_fwd) : (up ? StreamKind::pp_recv_fwd_up : StreamKind::pp_recv_fwd);
+      return send ? (up ? StreamKind::pp_send_bwd_down : StreamKind::pp_send_bwd) : (up ? StreamKind::pp_recv_bwd_down : StreamKind::pp_recv_bwd);
     };
     // Blocking: the point before action k (none between an interleaved steady-state forward and its backward).
     auto point_before = [&](std::size_t k) {
@@ -864,24 +874,24 @@ class Builder {
       const bool final_action = k + 1 == order.size();
       if (blocking_p2p && point_before(k)) run_point(k);
       if (a.forward) {
-        if (from >= 0 && !blocking_p2p) recv_p2p(StreamKind::pp_recv_fwd, from, mb);
+        if (from >= 0 && !blocking_p2p) recv_p2p(p2p_stream(a, false), from, mb);
         const bool first_forward = !chunk_gathered[static_cast<std::size_t>(c)];
         chunk_gathered[static_cast<std::size_t>(c)] = true;
         run_units(units, mb, false, false, first_forward);
         if (to >= 0) {
           if (blocking_p2p) pending_sends.push_back({StreamKind::pp_send_fwd, to, mb});
-          else send_p2p(StreamKind::pp_send_fwd, to, mb);
+          else send_p2p(p2p_stream(a, true), to, mb);
         }
         if (blocking_p2p && final_action) run_point(order.size());
       } else {
         // DDP / ZeRO-1 reduce the accumulated gradients once, in the last micro-batch's backward (its W
         // under a zero-bubble schedule); ZeRO-2 every micro-batch.
         const bool reducing = zero == 2 || mb == m - 1;
-        if (from >= 0 && !blocking_p2p) recv_p2p(StreamKind::pp_recv_bwd, from, mb);
+        if (from >= 0 && !blocking_p2p) recv_p2p(p2p_stream(a, false), from, mb);
         run_units(units, mb, true, reducing, false, a.part);
         if (to >= 0) {
           if (blocking_p2p) pending_sends.push_back({StreamKind::pp_send_bwd, to, mb});
-          else send_p2p(StreamKind::pp_send_bwd, to, mb);
+          else send_p2p(p2p_stream(a, true), to, mb);
         }
         if (blocking_p2p && final_action) run_point(order.size());  // the last sends, before the deferred buckets
         // Without overlap the buckets go after the backward: after each micro-batch's (ZeRO-2), else after
@@ -976,11 +986,11 @@ class Builder {
       const PipelineAction& fa = order[kf];
       const PipelineAction& ba = order[kb];
       const int fc = fa.chunk, bc = ba.chunk;
-      const bool f_prev = !(first && fc == 0), f_next = !(last && fc == v - 1);
-      const bool b_prev = !(first && bc == 0), b_next = !(last && bc == v - 1);
+      // The peers of the two passes (peer_of: the V's turn and ends on a V-shaped schedule).
+      const int f_from = peer_of(fa, false), f_to = peer_of(fa, true), b_from = peer_of(ba, false), b_to = peer_of(ba, true);
       Pass f{fa.micro_batch, {}, kNone}, b{ba.micro_batch, {}, kNone};
-      if (f_prev) f.wait.push_back(emit_p2p(e, StreamKind::pp_recv_fwd, prev_stage, p2p_bytes, f.mb));
-      if (b_next) b.wait.push_back(emit_p2p(e, StreamKind::pp_recv_bwd, next_stage, p2p_bytes, b.mb));
+      if (f_from >= 0) f.wait.push_back(emit_p2p(e, p2p_stream(fa, false), f_from, p2p_bytes, f.mb));
+      if (b_from >= 0) b.wait.push_back(emit_p2p(e, p2p_stream(ba, false), b_from, p2p_bytes, b.mb));
       for (TaskId w : e.wait_for) f.wait.push_back(w);
       e.wait_for.clear();
       const bool reducing = b.mb == m - 1;
@@ -1024,8 +1034,8 @@ class Builder {
         if (pass.last != kNone) g_->add_dependency(pass.last, t);
         for (TaskId w : pass.wait) g_->add_dependency(w, t);
       };
-      if (f_next) send(f, StreamKind::pp_send_fwd, next_stage);
-      if (b_prev) send(b, StreamKind::pp_send_bwd, prev_stage);
+      if (f_to >= 0) send(f, p2p_stream(fa, true), f_to);
+      if (b_to >= 0) send(b, p2p_stream(ba, true), b_to);
       for (const Pass* pass : {&f, &b})
         for (TaskId w : pass->wait) e.wait_for.push_back(w);
       if (!deferred.empty() && kb + 1 == order.size()) {
@@ -1034,7 +1044,19 @@ class Builder {
       }
     };
 
-    if (!t_.overlap_moe_expert_parallel_comm || t_.ep < 2) {  // EP 1: no all-to-all, the plain schedule
+    if (t_.pipeline_schedule == models::PipelineSchedule::dualpipev) {
+      // DualPipeV's own pairs (pipeline_schedule.hpp: _forward_backward_chunk), whatever
+      // overlap_moe_expert_parallel_comm says: the overlap is the schedule's.
+      for (std::size_t k = 0; k < order.size(); ++k) {
+        if (order[k].paired_with_next && chunk_gathered[static_cast<std::size_t>(order[k].chunk)]) {
+          CS_CHECK(k + 1 < order.size() && !order[k + 1].forward && order[k + 1].part == BackwardPart::whole);
+          run_pair(k, k + 1);
+          ++k;
+        } else {
+          run_action(k);
+        }
+      }
+    } else if (!t_.overlap_moe_expert_parallel_comm || t_.ep < 2) {  // EP 1: no all-to-all, the plain schedule
       for (std::size_t k = 0; k < order.size(); ++k) run_action(k);
     } else {
       std::vector<std::size_t> forwards, backwards;

@@ -55,7 +55,7 @@ StageUnits stage_units(const models::ModelConfig& m, const models::TrainingConfi
   const int p = t.pp, v = t.vp;
   // ZBV's V (pipeline_schedule.hpp): the rank's chunk 1 is virtual stage 2p - 1 - s, the interleaved
   // split's chunk 1 of stage p - 1 - s, so rank 0 holds the embedding and the LM head.
-  const bool v_shape = t.pipeline_schedule == models::PipelineSchedule::zbv;
+  const bool v_shape = sim::v_shape(t.pipeline_schedule);
   const bool first = stage == 0, last = stage == p - 1, has_head = v_shape ? first : last;
   // Parameters this rank holds before sharding (models::parameters_on_rank), split into units: the
   // embedding (vocab-parallel word embedding + learned positions) on stage 0, the final norm and the

@@ -1109,3 +1109,15 @@ TEST_CASE("model.mtp_num_layers: a count of modules, not negative", "[cli]") {
   INFO(r.describe());
   CHECK(r.exit_code == 0);
 }
+
+TEST_CASE("dualpipev with fewer micro-batches than twice the pipeline is refused in one line", "[cli]") {
+  // scenarios/deepseek-v3-h800x2048.json runs DualPipeV over PP 16; DualPipeV.step asserts num_chunks >=
+  // 2 x num_ranks (deepseek-ai/DualPipe dualpipev.py @ 3da1bbe). 3,840 sequences over DP 128 at micro-batch 1
+  // are 30 micro-batches, fewer than 32.
+  TempDir dir;
+  json doc = scenario_json("deepseek-v3-h800x2048.json");
+  doc["training"]["global_batch_size"] = 3840;
+  const auto file = dir.write_json("dualpipev-short.json", doc);
+  check_single_error(run_cli({"run", file.string()}), file, "training.global_batch_size",
+                     {"\"dualpipev\"", "at least 2 x pipeline_model_parallel_size = 32 micro-batches per step (got 30)"});
+}
