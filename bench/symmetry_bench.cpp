@@ -1,4 +1,8 @@
-// clustersim-symmetry-bench [SCENARIO.json] [--only analytical|flow] [--only-unmirrored] [--mirrored-only] [--materialised]
+// clustersim-symmetry-bench [SCENARIO.json | --frontier] [--only analytical|flow] [--only-unmirrored] [--mirrored-only] [--materialised]
+//
+// --frontier (issue 33): instead of one scenario, the 405B layout at 16,384 GPUs (the scenario below) and grown
+// by data parallelism on a three-tier fat tree to 131,072 and 1,048,576 GPUs (bench/scenarios/), mirrored, and
+// with BENCH_FULL=1 or --only-unmirrored every rank at 16,384 and 131,072.
 //
 // What simulating every rank costs, and what symmetry by orbits (sim/step/orbits.hpp) saves on unequal
 // GPUs: one training step of the scenario (default: scenarios/llama3-405b-h100x16384.json, Llama-3 405B on
@@ -108,7 +112,7 @@ int main(int argc, char** argv) {
   std::vector<Variant> variants = {Variant::mirrored, Variant::stragglers, Variant::node_groups};
   const std::vector<Variant> every_rank = {Variant::full, Variant::full_stragglers, Variant::full_speedvar};
   if (full) variants.insert(variants.end(), every_rank.begin(), every_rank.end());
-  bool materialised = false;
+  bool materialised = false, frontier = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--only" && i + 1 < argc) {
@@ -119,21 +123,34 @@ int main(int argc, char** argv) {
       variants = {Variant::mirrored, Variant::stragglers, Variant::node_groups};
     } else if (a == "--materialised") {
       materialised = true;
+    } else if (a == "--frontier") {
+      frontier = true;
     } else if (!a.empty() && a[0] != '-') {
       file = a;
     } else {
-      std::fprintf(stderr, "usage: clustersim-symmetry-bench [SCENARIO.json] [--only analytical|flow] [--only-unmirrored|--mirrored-only] [--materialised]\n");
+      std::fprintf(stderr, "usage: clustersim-symmetry-bench [SCENARIO.json | --frontier] [--only analytical|flow] [--only-unmirrored|--mirrored-only] [--materialised]\n");
       return 2;
     }
   }
   if (materialised) variants.push_back(Variant::materialised);
-  std::printf("%s\n", file.substr(file.find_last_of('/') + 1).c_str());
+  // --frontier: the 405B layout grown by data parallelism (issue 33): 16,384, 131,072 and 1,048,576 GPUs
+  // mirrored, and every rank at 16,384 and 131,072 (BENCH_FULL=1 or --only-unmirrored), each network.
+  std::vector<std::string> files = {file};
+  if (frontier) {
+    const std::string dir = std::string(CLUSTERSIM_SOURCE_DIR) + "/bench/scenarios/";
+    files = {std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/llama3-405b-h100x16384.json", dir + "llama3-405b-h100x131k-3tier.json",
+             dir + "llama3-405b-h100x1m-3tier.json"};
+  }
+  int status_all = 0;
+  for (const std::string& f : files) {
+  std::printf("%s\n", f.substr(f.find_last_of('/') + 1).c_str());
   std::printf("%-10s  %-15s  %8s  %8s  %8s  %8s  %11s  %11s  %12s  %9s\n", "network", "run", "wall_s", "cpu_s", "rss_gib",
               "classes", "tasks", "events", "events_per_s", "step_s");
   std::fflush(stdout);
-  int status_all = 0;
   for (const char* network : networks) {
     for (const Variant v : variants) {
+      if (frontier && v != Variant::mirrored && v != Variant::full) continue;
+      if (frontier && v == Variant::full && f == files.back()) continue;  // every rank of 10^6 GPUs: not a target
       const pid_t pid = fork();
       if (pid < 0) {
         std::perror("fork");
@@ -151,6 +168,7 @@ int main(int argc, char** argv) {
       waitpid(pid, &status, 0);
       if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) status_all = 1;
     }
+  }
   }
   return status_all;
 }
