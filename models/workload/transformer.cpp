@@ -1441,24 +1441,24 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
   const double kv_chunk_bytes = mla ? d(x.T) * d(x.hq) * d(m.mla.qk_head_dim() + m.mla.v_head_dim) * kActBytes
                                     : 2.0 * d(x.T) * d(x.hkv) * d(x.dh) * kActBytes;
   if (with_attention) {
-  f.push_back(norm_fwd("ln1", x));
-  if (mla) {
-    mla_projection_ops(m, t, x, f, mla_bwd, mla_up_again);
-  } else {
-    if (x.sp) f.push_back(coll("ag_attn", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
-    qkv = gemm("qkv", x.T, (x.hq + 2 * x.hkv) * x.dh, x.h, x.gemm_dtype);
-    f.push_back(qkv);
-    if (rotary) rope_ops("rope", m, t, x, false, f);
-  }
-  if (t.cp > 1) {
-    f.push_back(coll("cp_kv", CollectiveKind::send_recv, ProcessGroup::cp, d(t.cp - 1) * kv_chunk_bytes));
-  }
-  if (unfused) unfused_attention_fwd("attn", us, attention_dropout, f);
-  else f.push_back(attention_fwd("attn", as, window));
-  proj = gemm("proj", x.T, x.h, mla ? x.hq * m.mla.v_head_dim : x.hq * x.dh, x.gemm_dtype);
-  f.push_back(proj);
-  row_parallel_fwd_coll(x, "_attn", f);
-  f.push_back(residual("add1", x, hidden_dropout));
+    f.push_back(norm_fwd("ln1", x));
+    if (mla) {
+      mla_projection_ops(m, t, x, f, mla_bwd, mla_up_again);
+    } else {
+      if (x.sp) f.push_back(coll("ag_attn", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
+      qkv = gemm("qkv", x.T, (x.hq + 2 * x.hkv) * x.dh, x.h, x.gemm_dtype);
+      f.push_back(qkv);
+      if (rotary) rope_ops("rope", m, t, x, false, f);
+    }
+    if (t.cp > 1) {
+      f.push_back(coll("cp_kv", CollectiveKind::send_recv, ProcessGroup::cp, d(t.cp - 1) * kv_chunk_bytes));
+    }
+    if (unfused) unfused_attention_fwd("attn", us, attention_dropout, f);
+    else f.push_back(attention_fwd("attn", as, window));
+    proj = gemm("proj", x.T, x.h, mla ? x.hq * m.mla.v_head_dim : x.hq * x.dh, x.gemm_dtype);
+    f.push_back(proj);
+    row_parallel_fwd_coll(x, "_attn", f);
+    f.push_back(residual("add1", x, hidden_dropout));
   }
 
   // MLP block, forward (backward collected alongside). A dense MLP with its TP collectives; an MoE MLP
@@ -1496,38 +1496,38 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
 
   // Attention block, backward.
   if (with_attention) {
-  b.push_back(residual("add1_bwd", x, hidden_dropout));
-  if (recompute_norms) b.push_back(recomputed(norm_fwd("ln1", x)));
-  row_parallel_bwd_coll(x, "_attn", b);
-  b.push_back(dgrad(proj));
-  b.push_back(wgrad(proj));
-  // MLA's Q, K, V re-made before anything in the attention's backward needs them.
-  if (mla && t.recompute == Recompute::selective && t.recompute_modules.mla_up_proj)
-    for (const auto& op : mla_up_again) b.push_back(recomputed(op));
-  if (t.recompute == Recompute::selective && t.recompute_modules.core_attn) {
-    // Re-running ring attention re-runs its KV exchange (Megatron checkpoints TE's core attention,
-    // communication included).
-    if (t.cp > 1) {
-      b.push_back(recomputed(coll("cp_kv", CollectiveKind::send_recv, ProcessGroup::cp, d(t.cp - 1) * kv_chunk_bytes)));
+    b.push_back(residual("add1_bwd", x, hidden_dropout));
+    if (recompute_norms) b.push_back(recomputed(norm_fwd("ln1", x)));
+    row_parallel_bwd_coll(x, "_attn", b);
+    b.push_back(dgrad(proj));
+    b.push_back(wgrad(proj));
+    // MLA's Q, K, V re-made before anything in the attention's backward needs them.
+    if (mla && t.recompute == Recompute::selective && t.recompute_modules.mla_up_proj)
+      for (const auto& op : mla_up_again) b.push_back(recomputed(op));
+    if (t.recompute == Recompute::selective && t.recompute_modules.core_attn) {
+      // Re-running ring attention re-runs its KV exchange (Megatron checkpoints TE's core attention,
+      // communication included).
+      if (t.cp > 1) {
+        b.push_back(recomputed(coll("cp_kv", CollectiveKind::send_recv, ProcessGroup::cp, d(t.cp - 1) * kv_chunk_bytes)));
+      }
+      std::vector<Op> attn;
+      if (unfused) unfused_attention_fwd("attn", us, attention_dropout, attn);
+      else attn.push_back(attention_fwd("attn", as, window));
+      for (const auto& op : attn) b.push_back(recomputed(op));
     }
-    std::vector<Op> attn;
-    if (unfused) unfused_attention_fwd("attn", us, attention_dropout, attn);
-    else attn.push_back(attention_fwd("attn", as, window));
-    for (const auto& op : attn) b.push_back(recomputed(op));
-  }
-  if (t.cp > 1) {
-    // Backward passes K, V around the ring again and their gradients back: twice the forward traffic.
-    b.push_back(coll("cp_kv_bwd", CollectiveKind::send_recv, ProcessGroup::cp, 2.0 * d(t.cp - 1) * kv_chunk_bytes));
-  }
-  if (unfused) unfused_attention_bwd("attn_bwd", us, attention_dropout, b);
-  else b.push_back(attention_bwd("attn_bwd", as, window));
-  if (mla) {
-    for (auto& op : mla_bwd) b.push_back(std::move(op));
-  } else {
-    if (rotary) rope_ops("rope_bwd", m, t, x, true, b);
-    column_parallel_bwd(qkv, x, "_attn", b);
-  }
-  b.push_back(norm_bwd("ln1_bwd", x));
+    if (t.cp > 1) {
+      // Backward passes K, V around the ring again and their gradients back: twice the forward traffic.
+      b.push_back(coll("cp_kv_bwd", CollectiveKind::send_recv, ProcessGroup::cp, 2.0 * d(t.cp - 1) * kv_chunk_bytes));
+    }
+    if (unfused) unfused_attention_bwd("attn_bwd", us, attention_dropout, b);
+    else b.push_back(attention_bwd("attn_bwd", as, window));
+    if (mla) {
+      for (auto& op : mla_bwd) b.push_back(std::move(op));
+    } else {
+      if (rotary) rope_ops("rope_bwd", m, t, x, true, b);
+      column_parallel_bwd(qkv, x, "_attn", b);
+    }
+    b.push_back(norm_bwd("ln1_bwd", x));
   }
   add_quantize_casts(ops.forward, t);
   add_quantize_casts(ops.backward, t);
