@@ -31,6 +31,10 @@
 // non-causal attention over w' keys (AttentionShape{causal = false, seq_kv = w'}), with the exact
 // FLOPs above. Attention sinks (gpt-oss's learned per-head logit) add one column to the softmax and
 // are ignored.
+// Hybrid models (ModelConfig::hybrid_override_pattern; Nemotron-H, Nemotron 3): each layer is one block of its
+// letter -- a Mamba-2 mixer ('M': norm, in_proj, causal conv1d, the SSD chunked scan, gated RMSNorm, out_proj;
+// mamba_layer_ops in transformer.cpp derives its kernels from mamba_ssm's), attention alone ('*'), an MLP ('-')
+// or an MoE MLP ('E') -- each with its own norm and residual (LayerKind, layer_kind).
 // Rotary position embedding (RoPE; Megatron's position_embedding_type "rope", Llama / Mistral / Mixtral /
 // Qwen / gpt-oss) is its own memory-bound kernel on Q and K after the QKV GEMM (Transformer Engine's
 // fused RoPE), and on their gradients in backward; learned absolute positions (GPT-3, BERT) are an
