@@ -1,6 +1,7 @@
 #include "models/memory/memory_model.hpp"
 
 #include <algorithm>
+#include <array>
 #include <vector>
 
 #include "models/memory/finetune_memory.hpp"
@@ -91,49 +92,54 @@ std::vector<std::int64_t> chunk_microbatches_in_flight(const TrainingConfig& t, 
   return n;
 }
 
-// The MoE and dense layers of model chunk `chunk` of stage `stage` (moe_layer_freq; a dense model's are
-// all dense). The pipeline split may give chunks different layer counts.
+// The layers of model chunk `chunk` of stage `stage` by kind: MoE or dense (moe_layer_freq; a dense model's
+// are all dense), and in a hybrid model Mamba, attention-only or MLP-only (layer_kind). The pipeline split
+// may give chunks different layer counts.
 struct LayerKinds {
-  double moe = 0, dense = 0;
+  std::array<double, 8> n{};  // layers, index 2 LayerKind + MoE
+  double& at(LayerKind k, bool moe) { return n[2 * static_cast<std::size_t>(k) + (moe ? 1 : 0)]; }
+  // The sum over the kinds present of count x f(kind, moe).
+  template <class F>
+  double sum(F f) const {
+    double total = 0;
+    for (std::size_t i = 0; i < n.size(); ++i)
+      if (n[i] > 0) total += n[i] * f(static_cast<LayerKind>(i / 2), i % 2 == 1);
+    return total;
+  }
+  void add(const LayerKinds& o) {
+    for (std::size_t i = 0; i < n.size(); ++i) n[i] += o.n[i];
+  }
 };
 LayerKinds chunk_layer_kinds(const ModelConfig& m, const TrainingConfig& t, int stage, int chunk) {
   LayerKinds k;
   // ZBV's chunk 1 of rank s is the split's chunk 1 of stage p - 1 - s (pipeline_schedule.hpp).
   if (sim::v_shape(t.pipeline_schedule) && chunk == 1) stage = t.pp - 1 - stage;
   const std::int64_t first = first_layer_of_chunk(m, t, stage, chunk);
-  for (std::int64_t l = first; l < first + layers_in_chunk(m, t, stage, chunk); ++l) (is_moe_layer(m, l) ? k.moe : k.dense) += 1;
+  for (std::int64_t l = first; l < first + layers_in_chunk(m, t, stage, chunk); ++l) k.at(layer_kind(m, l), is_moe_layer(m, l)) += 1;
   return k;
 }
 LayerKinds stage_layer_kinds(const ModelConfig& m, const TrainingConfig& t, int stage) {
   LayerKinds k;
-  for (int c = 0; c < t.vp; ++c) {
-    const LayerKinds ck = chunk_layer_kinds(m, t, stage, c);
-    k.moe += ck.moe;
-    k.dense += ck.dense;
-  }
+  for (int c = 0; c < t.vp; ++c) k.add(chunk_layer_kinds(m, t, stage, c));
   return k;
 }
 
 // Activations stage `stage` holds at its peak: each chunk's micro-batches in flight times the stored
 // bytes of its layers.
 double stage_activation_bytes(const ModelConfig& m, const TrainingConfig& t, int stage) {
-  const double moe = activation_bytes_per_layer(m, t, true), dense = activation_bytes_per_layer(m, t, false);
+  const auto stored = [&](LayerKind kind, bool moe) { return activation_bytes_per_layer(m, t, moe, kind); };
   double bytes = 0;
-  if (sim::splits_backward(t.pipeline_schedule)) {
+  if (sim::splits_backward(t.pipeline_schedule)) {  // transformer layers only (layout_problems)
     const SplitInFlight n = split_in_flight(m, t, stage);
-    const double w_moe = weight_pass_bytes_per_layer(m, t, true), w_dense = weight_pass_bytes_per_layer(m, t, false);
+    const auto weight_pass = [&](LayerKind, bool moe) { return weight_pass_bytes_per_layer(m, t, moe); };
     for (int c = 0; c < t.vp; ++c) {
       const LayerKinds k = chunk_layer_kinds(m, t, stage, c);
-      bytes += d(n.full[static_cast<std::size_t>(c)]) * (k.moe * moe + k.dense * dense) +
-               d(n.weight[static_cast<std::size_t>(c)]) * (k.moe * w_moe + k.dense * w_dense);
+      bytes += d(n.full[static_cast<std::size_t>(c)]) * k.sum(stored) + d(n.weight[static_cast<std::size_t>(c)]) * k.sum(weight_pass);
     }
     return bytes;
   }
   const auto n = chunk_microbatches_in_flight(t, stage);
-  for (int c = 0; c < t.vp; ++c) {
-    const LayerKinds k = chunk_layer_kinds(m, t, stage, c);
-    bytes += d(n[static_cast<std::size_t>(c)]) * (k.moe * moe + k.dense * dense);
-  }
+  for (int c = 0; c < t.vp; ++c) bytes += d(n[static_cast<std::size_t>(c)]) * chunk_layer_kinds(m, t, stage, c).sum(stored);
   return bytes;
 }
 
@@ -171,7 +177,11 @@ double last_stage_microbatches(const TrainingConfig& t) {
 // "saved_inputmat = inputmat", the quantized input, with its row-wise data discarded when backward needs
 // only the column-wise copy; layernorm_linear.py and layernorm_mlp.py save ln_out and the FC2 input the
 // same way).
-double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t, bool moe_layer) {
+namespace {
+void add_mlp_activation_bytes(const ModelConfig& m, const TrainingConfig& t, bool moe_layer, double T, double gemm_in, double& bytes);
+}  // namespace
+
+double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t, bool moe_layer, LayerKind kind) {
   CS_CHECK(layout_problems(m, t).empty());
   const bool sp = t.sequence_parallel && t.tp > 1;
   const double tp = t.tp;
@@ -191,8 +201,26 @@ double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t,
   const RecomputeModules& rm = t.recompute_modules;
   const double gemm_in = saved_gemm_input_bytes(t.effective_recipe());  // bytes of a saved GEMM input (above)
   // Inputs of the two norms (2 bytes each), of QKV and of FC1 (the norm outputs, GEMM inputs, not stored
-  // when recompute_modules re-runs the norms), plus the two residual-branch dropout masks.
-  double bytes = (4.0 + (selective && rm.layernorm ? 0.0 : 2.0 * gemm_in)) * th + 2.0 * dropout_masks * th;
+  // when recompute_modules re-runs the norms), plus the two residual-branch dropout masks. A hybrid model's
+  // layers have one norm, one GEMM input after it and one residual each.
+  double bytes = kind == LayerKind::transformer ? (4.0 + (selective && rm.layernorm ? 0.0 : 2.0 * gemm_in)) * th + 2.0 * dropout_masks * th
+                                                : (2.0 + (selective && rm.layernorm ? 0.0 : gemm_in)) * th + dropout_masks * th;
+  if (kind == LayerKind::mamba) {
+    // The Mamba-2 mixer (transformer.cpp mamba_layer_ops), per token on the rank (heads H / t, groups G / t):
+    // mamba_ssm's MambaSplitConv1dScanCombinedFn saves in_proj's output zxBCdt (2 d_inner + 2 G N + H wide)
+    // and the scan's un-gated output (d_inner) -- the conv output, chunk states and dA are recomputed in its
+    // backward -- the gated norm keeps its input (d_inner), and out_proj its input (a GEMM input, d_inner).
+    // Its norm is not re-run by recompute_modules "layernorm" (MambaLayer has no recompute of its own), so
+    // in_proj's input is kept.
+    const MambaConfig& c = m.mamba;
+    const double heads = d(m.mamba_heads()) / tp, groups = d(c.num_groups) / tp, d_in = heads * d(c.head_dim);
+    bytes = (2.0 + gemm_in) * th + dropout_masks * th;
+    return bytes + 2.0 * T * (2.0 * d_in + 2.0 * groups * d(c.state_dim) + heads) + (4.0 + gemm_in) * T * d_in;
+  }
+  if (kind == LayerKind::mlp) {
+    add_mlp_activation_bytes(m, t, moe_layer, T, gemm_in, bytes);
+    return bytes;
+  }
   // Q, K, V and the attention output (the out-proj input). A fused attention kernel keeps its output O
   // for its own backward too: one bf16 tensor with out-proj's input in 16-bit training, a second (FP8)
   // copy beside it in FP8.
@@ -220,6 +248,18 @@ double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t,
       bytes += 2.0 * scores + (m.attention_dropout > 0 ? 3.0 * scores : 0.0);  // softmax; its mask and output
     }
   }
+  if (kind != LayerKind::attention) add_mlp_activation_bytes(m, t, moe_layer, T, gemm_in, bytes);
+  return bytes;
+}
+
+namespace {
+// What an MLP block stores beyond its norm input and its first GEMM's input (activation_bytes_per_layer),
+// added to `bytes`.
+void add_mlp_activation_bytes(const ModelConfig& m, const TrainingConfig& t, bool moe_layer, double T, double gemm_in, double& bytes) {
+  const bool sp = t.sequence_parallel && t.tp > 1;
+  const double tp = t.tp, h = d(m.hidden_size);
+  const bool selective = t.recompute == Recompute::selective;
+  const RecomputeModules& rm = t.recompute_modules;
   if (m.num_moe_experts == 0 || !moe_layer) {
     const double f = d(m.ffn_hidden_size) / tp;
     const double fc1_out = m.activation == Activation::swiglu ? 2.0 * f : f;
@@ -239,27 +279,33 @@ double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t,
     const double fs = d(m.moe_shared_expert_intermediate_size) / tp;
     bytes += 2.0 * T * (m.activation == Activation::swiglu ? 2.0 * fs : fs) + gemm_in * T * fs;
   }
-  return bytes;
 }
+}  // namespace
 
 double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t) {
   return activation_bytes_per_layer(m, t, true);
 }
 
-RankParameters layer_parameters_on_rank(const ModelConfig& m, const TrainingConfig& t, bool moe_layer) {
+RankParameters layer_parameters_on_rank(const ModelConfig& m, const TrainingConfig& t, bool moe_layer, LayerKind kind) {
   const double tp = t.tp;
   const double h = d(m.hidden_size), dh = d(m.head_dim());
   // TP splits the GEMM weights; norms (and the router) are replicated on every TP rank, and so are MLA's
   // down-projections (TELinear, duplicated) and its latent norms.
   RankParameters p;
-  if (m.mla.enabled()) {
+  // A Mamba-2 layer: everything but its pre-norm is split by TP (MambaMixer: in_proj column-, out_proj
+  // row-parallel; conv1d, dt_bias, A_log, D and the gated norm's weight by heads / channels).
+  if (kind == LayerKind::mamba) return {norm_params(m) + (mamba_layer_params(m) - norm_params(m)) / tp, 0};
+  if (kind == LayerKind::mlp) {
+    p.dense = norm_params(m);  // an MLP-only layer: its norm, then the MLP below
+  } else if (m.mla.enabled()) {
     const double replicated = attention_replicated_params(m);
     p.dense = (attention_gemm_params(m) - replicated) / tp + replicated + attention_norm_params(m) + 2.0 * norm_params(m);
   } else {
     const double attention = h * d(m.num_attention_heads + 2 * m.num_query_groups) * dh +
                              d(m.num_attention_heads) * dh * h;
-    p.dense = attention / tp + 2.0 * norm_params(m);
+    p.dense = attention / tp + (kind == LayerKind::transformer ? 2.0 : 1.0) * norm_params(m);
   }
+  if (kind == LayerKind::attention) return p;  // an attention-only layer (add_bias_linear: layout_problems)
   if (m.num_moe_experts > 0 && moe_layer) {
     // Router (replicated) and shared experts (TP-split, like a dense MLP) are dense parameters.
     p.dense += h * d(m.num_moe_experts) + mlp_matrices(m) * h * d(m.moe_shared_expert_intermediate_size) / tp;
@@ -295,9 +341,9 @@ RankParameters parameters_on_rank(const ModelConfig& m, const TrainingConfig& t,
   CS_CHECK(layout_problems(m, t).empty());
   CS_CHECK(stage >= 0 && stage < t.pp);
   const double h = d(m.hidden_size), tp = t.tp;
-  const RankParameters moe = layer_parameters_on_rank(m, t, true), dense = layer_parameters_on_rank(m, t, false);
   const LayerKinds k = stage_layer_kinds(m, t, stage);
-  RankParameters p{k.moe * moe.dense + k.dense * dense.dense, k.moe * moe.expert + k.dense * dense.expert};
+  RankParameters p{k.sum([&](LayerKind kind, bool moe) { return layer_parameters_on_rank(m, t, moe, kind).dense; }),
+                   k.sum([&](LayerKind kind, bool moe) { return layer_parameters_on_rank(m, t, moe, kind).expert; })};
   const double word = d(padded_vocab_size(m, t.tp)) * h / tp;
   if (stage == 0) p.dense += word + d(m.max_position_embeddings) * h;
   if (stage == head_stage(t)) {
@@ -347,16 +393,17 @@ MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, in
     no_recompute.recompute = Recompute::none;
     const LayerKinds k = stage_layer_kinds(m, t, stage);
     double largest = 0;
-    if (k.moe > 0) largest = activation_bytes_per_layer(m, no_recompute, true);
-    if (k.dense > 0) largest = std::max(largest, activation_bytes_per_layer(m, no_recompute, false));
+    k.sum([&](LayerKind kind, bool moe) {
+      largest = std::max(largest, activation_bytes_per_layer(m, no_recompute, moe, kind));
+      return 0.0;
+    });
     act += largest;
   }
   if (t.finetune.active()) {  // each adapter's x A, for the micro-batches in flight
     const auto n = chunk_microbatches_in_flight(t, stage);
     for (int c = 0; c < t.vp; ++c) {
-      const LayerKinds k = chunk_layer_kinds(m, t, stage, c);
-      act += d(n[static_cast<std::size_t>(c)]) *
-             (k.moe * adapter_activation_bytes_per_layer(m, t, true) + k.dense * adapter_activation_bytes_per_layer(m, t, false));
+      const LayerKinds k = chunk_layer_kinds(m, t, stage, c);  // transformer layers only (layout_problems)
+      act += d(n[static_cast<std::size_t>(c)]) * k.sum([&](LayerKind, bool moe) { return adapter_activation_bytes_per_layer(m, t, moe); });
     }
   }
   if (stage == 0 && m.hidden_dropout > 0) act += first_stage_microbatches(t) * th;

@@ -47,7 +47,9 @@ struct MemoryBreakdown {
 // keeps the softmax output (and with attention dropout its mask and output).
 double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t);
 // The same for an MoE layer (`moe_layer`, when the model has experts) or a dense one (moe_layer_freq).
-double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t, bool moe_layer);
+// `kind`: a hybrid model's Mamba-2, attention-only or MLP-only layer (LayerKind; transformer.hpp).
+double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t, bool moe_layer,
+                                  LayerKind kind = LayerKind::transformer);
 
 // Parameters held by one rank of pipeline stage `stage` before any ZeRO sharding: the stage's layers
 // split by TP (experts by EP and TP), the embedding on stage 0, the final norm and the LM head on the
@@ -61,7 +63,8 @@ struct RankParameters {
 RankParameters parameters_on_rank(const ModelConfig& m, const TrainingConfig& t, int stage);
 // One transformer layer's share of it: an MoE layer's (`moe_layer`, when the model has experts; the
 // router and shared experts count as dense) or a dense layer's.
-RankParameters layer_parameters_on_rank(const ModelConfig& m, const TrainingConfig& t, bool moe_layer);
+RankParameters layer_parameters_on_rank(const ModelConfig& m, const TrainingConfig& t, bool moe_layer,
+                                        LayerKind kind = LayerKind::transformer);
 // The multi-token-prediction modules' share (model.mtp_num_layers; on the last stage): per module its
 // transformer layer (the kind of the model's last layer), its two input norms, the eh_proj GEMM split by
 // TP and its final norm.

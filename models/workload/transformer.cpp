@@ -670,8 +670,13 @@ struct PresetRow {
   // Fine-grained MoE: expert width, shared experts' total width, leading dense layers.
   std::int64_t moe_ffn = 0, shared = 0, first_dense = 0;
   MlaConfig mla{};  // multi-head latent attention (kv_lora_rank 0: none)
+  // Hybrid models: Megatron's hybrid_override_pattern and the Mamba-2 sizes; the head dim (kv_channels, 0:
+  // hidden / heads).
+  const char* hybrid = nullptr;
+  MambaConfig mamba{};
+  std::int64_t kv_channels = 0;
 };
-constexpr std::array<PresetRow, 11> kPresets{{
+constexpr std::array<PresetRow, 14> kPresets{{
     // GPT-3 175B: Brown et al. 2020 table 2.1; tied input/output embeddings, learned positions, dropout 0.1.
     {"gpt3-175b", 96, 12288, 96, 96, 49152, 50257, Activation::gelu, 0, 0, true, false, 0.1, 2048},
     // Llama 2 7B: HF Llama-2-7b-hf config.json.
@@ -707,6 +712,29 @@ constexpr std::array<PresetRow, 11> kPresets{{
     // sigmoid scoring and the routed scaling factor change no shape.
     {"deepseek-v3", 61, 7168, 128, 128, 18432, 129280, Activation::swiglu, 256, 8, true, true, 0.0, 0, 2048, 2048, 3,
      MlaConfig{1536, 512, 128, 64, 128}},
+    // Nemotron-H 56B (NVIDIA 2025, "Nemotron-H", arXiv:2504.03624; Megatron-Bridge src/megatron/bridge/recipes/
+    // nemotronh/h100/nemotronh.py @ NVIDIA-NeMo/Megatron-Bridge 067f987d, nemotronh_56b_pretrain_8gpu_h100_bf16_config):
+    // 118 layers (54 Mamba-2, 10 attention, 54 MLP), hidden 8192, 64 heads with 8 query groups (head dim 128),
+    // squared-ReLU MLP of 32768, Mamba state 256, 256 heads of 64, 8 groups; vocabulary 131072 (HF
+    // nvidia/Nemotron-H-56B-Base-8K config.json vocab_size, as Bridge's NemotronH tests use it), untied, no
+    // position embedding (HybridModelProvider: position_embedding_type "none", share_embeddings_and_output_weights
+    // False, normalization RMSNorm, add_bias_linear False).
+    {"nemotron-h-56b", 118, 8192, 64, 8, 32768, 131072, Activation::squared_relu, 0, 0, true, true, 0.0, 0, 0, 0, 0, MlaConfig{},
+     "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
+     MambaConfig{256, 64, 8, 256, 2, 4, 128}},
+    // Nemotron-H 8B: the same recipe file, nemotronh_8b_pretrain_2gpu_h100_bf16_config: 52 layers (24 Mamba-2,
+    // 4 attention, 24 MLP), hidden 4096, 32 heads, 8 query groups, MLP 21504, Mamba state 128, 128 heads of 64,
+    // 8 groups.
+    {"nemotron-h-8b", 52, 4096, 32, 8, 21504, 131072, Activation::squared_relu, 0, 0, true, true, 0.0, 0, 0, 0, 0, MlaConfig{},
+     "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-", MambaConfig{128, 64, 8, 128, 2, 4, 128}},
+    // Nemotron 3 Nano 30B-A3B (Megatron-Bridge src/megatron/bridge/recipes/nemotronh/h100/nemotron_3_nano.py @
+    // 067f987d, nemotron_3_nano_pretrain_8gpu_h100_bf16_config, the HF nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16
+    // config as Bridge's tests/unit_tests/models/nemotronh/test_nemotron_h_bridge.py @ 067f987d mirror it): 52
+    // layers (23 Mamba-2, 6 attention, 23 MoE), hidden 2688, 32 heads of 128 (kv_channels) with 2 query
+    // groups, 128 routed experts of 1856 (squared ReLU), top-6, shared experts 3712 wide, Mamba state 128, 64
+    // heads of 64, 8 groups; vocabulary 131072, untied. (ffn_hidden_size 1856 is unused: no dense MLP layer.)
+    {"nemotron3-nano-30b-a3b", 52, 2688, 32, 2, 1856, 131072, Activation::squared_relu, 128, 6, true, true, 0.0, 0, 1856, 3712, 0,
+     MlaConfig{}, "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME", MambaConfig{128, 64, 8, 64, 2, 4, 128}, 128},
 }};
 }  // namespace
 
@@ -732,6 +760,12 @@ std::optional<ModelConfig> find_preset(std::string_view name) {
     m.moe_ffn_hidden_size = r.moe_ffn;
     m.moe_shared_expert_intermediate_size = r.shared;
     m.mla = r.mla;
+    m.kv_channels = r.kv_channels;
+    if (r.hybrid != nullptr) {
+      m.hybrid_override_pattern = r.hybrid;
+      m.mamba = r.mamba;
+      m.position_embedding_type = PositionEmbedding::none;  // HybridModelProvider's default "none"
+    }
     if (r.first_dense > 0) {
       m.moe_layer_pattern.assign(static_cast<std::size_t>(r.layers), true);
       for (std::int64_t l = 0; l < r.first_dense; ++l) m.moe_layer_pattern[static_cast<std::size_t>(l)] = false;
@@ -748,6 +782,12 @@ std::vector<std::string> preset_names() { return sim::names_in(kPresets); }
 // Megatron's TopKRouter, counted like the other parameters), each expert's FC1 and FC2, the shared
 // experts' FC1 and FC2.
 namespace {
+// The attention block's biases (QKV and out-proj; MLA's out-proj only).
+double attention_bias_parameters(const ModelConfig& m) {
+  if (!m.add_bias_linear) return 0;
+  const double h = d(m.hidden_size);
+  return m.mla.enabled() ? h : d(m.num_attention_heads + 2 * m.num_query_groups) * d(m.head_dim()) + h;
+}
 double bias_parameters_per_layer(const ModelConfig& m, bool moe_layer) {
   if (!m.add_bias_linear) return 0;
   const double h = d(m.hidden_size);
@@ -761,8 +801,30 @@ double bias_parameters_per_layer(const ModelConfig& m, bool moe_layer) {
 }
 }  // namespace
 
-double parameters_per_layer(const ModelConfig& m, bool moe_layer) {
+double mamba_gemm_params(const ModelConfig& m) {
+  const MambaConfig& c = m.mamba;
+  const double h = d(m.hidden_size), d_in = d(m.mamba_d_inner());
+  return h * (2.0 * d_in + 2.0 * d(c.num_groups) * d(c.state_dim) + d(m.mamba_heads())) + d_in * h;
+}
+
+double mamba_scan_flops_per_token(const ModelConfig& m) {
+  const MambaConfig& c = m.mamba;
+  const double G = d(c.num_groups), H = d(m.mamba_heads()), N = d(c.state_dim), P = d(c.head_dim), Q = d(c.chunk_size);
+  return 2.0 * G * Q * N + 4.0 * H * N * P + H * Q * P;
+}
+
+double mamba_layer_params(const ModelConfig& m) {
+  const MambaConfig& c = m.mamba;
+  const double h = d(m.hidden_size), heads = d(m.mamba_heads()), d_in = d(m.mamba_d_inner());
+  const double gn = d(c.num_groups) * d(c.state_dim), conv_ch = d_in + 2.0 * gn;
+  const double in_proj = h * (2.0 * d_in + 2.0 * gn + heads), out_proj = d_in * h;
+  const double conv = conv_ch * d(c.conv_kernel) + conv_ch;  // depthwise weight and bias
+  return norm_params(m) + in_proj + conv + 3.0 * heads + d_in + out_proj;  // dt_bias, A_log, D; the gated norm
+}
+
+double parameters_per_layer(const ModelConfig& m, bool moe_layer, LayerKind kind) {
   const double h = d(m.hidden_size);
+  if (kind == LayerKind::mamba) return mamba_layer_params(m);
   double mlp = 0;
   if (m.num_moe_experts > 0 && moe_layer) {
     mlp = d(m.num_moe_experts) * mlp_matrices(m) * h * d(expert_ffn(m)) + h * d(m.num_moe_experts) +
@@ -770,7 +832,11 @@ double parameters_per_layer(const ModelConfig& m, bool moe_layer) {
   } else {
     mlp = mlp_matrices(m) * h * d(m.ffn_hidden_size);
   }
-  return attention_gemm_params(m) + attention_norm_params(m) + mlp + 2.0 * norm_params(m) + bias_parameters_per_layer(m, moe_layer);
+  const double attention = attention_gemm_params(m) + attention_norm_params(m) + norm_params(m);
+  const double bias = bias_parameters_per_layer(m, moe_layer);
+  if (kind == LayerKind::attention) return attention + attention_bias_parameters(m);
+  if (kind == LayerKind::mlp) return mlp + norm_params(m) + bias - attention_bias_parameters(m);
+  return attention + mlp + norm_params(m) + bias;
 }
 
 double embedding_parameters(const ModelConfig& m) {
@@ -781,6 +847,43 @@ double embedding_parameters(const ModelConfig& m) {
 
 double final_norm_parameters(const ModelConfig& m) { return norm_params(m); }
 
+LayerKind layer_kind(const ModelConfig& m, std::int64_t layer) {
+  if (!m.hybrid()) return LayerKind::transformer;
+  CS_CHECK(layer >= 0 && layer < static_cast<std::int64_t>(m.hybrid_override_pattern.size()));
+  switch (m.hybrid_override_pattern[static_cast<std::size_t>(layer)]) {
+    case 'M': return LayerKind::mamba;
+    case '*': return LayerKind::attention;
+    default: return LayerKind::mlp;  // '-' and 'E' (hybrid_problems refuses any other letter)
+  }
+}
+
+std::vector<std::string> hybrid_problems(const ModelConfig& m) {
+  std::vector<std::string> p;
+  if (!m.hybrid()) return p;
+  const std::string& pat = m.hybrid_override_pattern;
+  for (std::size_t i = 0; i < pat.size(); ++i) {
+    const char ch = pat[i];
+    if (ch == 'M' || ch == '*' || ch == '-' || ch == 'E') continue;
+    const bool megatron = ch == 'G' || ch == 'D' || ch == '+' || ch == '|' || ch == '/';
+    p.push_back("hybrid_override_pattern: '" + std::string(1, ch) + "' at position " + std::to_string(i) +
+                (megatron ? " is a Megatron layer symbol not simulated (expected M, *, - or E)"
+                          : " is not a layer symbol (expected M Mamba-2, * attention, - MLP, E MoE)"));
+    return p;
+  }
+  if (m.num_layers > 0 && static_cast<std::int64_t>(pat.size()) != m.num_layers)
+    p.push_back("hybrid_override_pattern has " + std::to_string(pat.size()) + " layers, expected num_layers = " + std::to_string(m.num_layers));
+  if (pat.find('E') != std::string::npos && m.num_moe_experts <= 0)
+    p.push_back("hybrid_override_pattern has MoE layers ('E') but num_moe_experts is 0");
+  if (pat.find('M') != std::string::npos) {
+    const MambaConfig& c = m.mamba;
+    if (c.state_dim <= 0 || c.head_dim <= 0 || c.num_groups <= 0 || c.conv_kernel <= 0 || c.chunk_size <= 0 || m.mamba_heads() <= 0)
+      p.push_back("Mamba layers ('M') need mamba_state_dim, mamba_head_dim and mamba_num_groups (and mamba_num_heads or an expand) of at least 1");
+    else if (m.mamba_heads() % c.num_groups != 0)
+      p.push_back("mamba_num_heads (" + std::to_string(m.mamba_heads()) + ") must be divisible by mamba_num_groups (MambaMixer's assertion)");
+  }
+  return p;
+}
+
 double mtp_parameters(const ModelConfig& m) {
   if (m.mtp_num_layers <= 0) return 0;
   const double h = d(m.hidden_size);
@@ -789,7 +892,7 @@ double mtp_parameters(const ModelConfig& m) {
 
 double parameter_count(const ModelConfig& m) {
   double layers = 0;
-  for (std::int64_t l = 0; l < m.num_layers; ++l) layers += parameters_per_layer(m, is_moe_layer(m, l));
+  for (std::int64_t l = 0; l < m.num_layers; ++l) layers += parameters_per_layer(m, is_moe_layer(m, l), layer_kind(m, l));
   return layers + embedding_parameters(m) + final_norm_parameters(m) + mtp_parameters(m);
 }
 
@@ -797,7 +900,11 @@ double activated_parameters(const ModelConfig& m) {
   double layers = 0;
   for (std::int64_t l = 0; l < m.num_layers; ++l) {
     const bool moe_layer = is_moe_layer(m, l);
-    layers += attention_gemm_params(m) + attention_norm_params(m) + mlp_params_per_token(m, moe_layer) + 2.0 * norm_params(m);
+    const LayerKind kind = layer_kind(m, l);
+    if (kind == LayerKind::mamba) layers += mamba_layer_params(m);
+    if (kind == LayerKind::transformer || kind == LayerKind::attention)
+      layers += attention_gemm_params(m) + attention_norm_params(m) + norm_params(m);
+    if (kind == LayerKind::transformer || kind == LayerKind::mlp) layers += mlp_params_per_token(m, moe_layer) + norm_params(m);
   }
   return layers + embedding_parameters(m) + final_norm_parameters(m);
 }
@@ -809,6 +916,10 @@ std::int64_t padded_vocab_size(const ModelConfig& m, int tp) {
 
 bool is_moe_layer(const ModelConfig& m, std::int64_t layer) {
   if (m.num_moe_experts <= 0) return false;
+  if (m.hybrid()) {
+    CS_CHECK(layer >= 0 && layer < static_cast<std::int64_t>(m.hybrid_override_pattern.size()));
+    return m.hybrid_override_pattern[static_cast<std::size_t>(layer)] == 'E';
+  }
   if (!m.moe_layer_pattern.empty()) {
     CS_CHECK(layer >= 0 && layer < static_cast<std::int64_t>(m.moe_layer_pattern.size()));
     return m.moe_layer_pattern[static_cast<std::size_t>(layer)];
@@ -975,6 +1086,21 @@ std::vector<std::string> layout_problems(const ModelConfig& m, const TrainingCon
     need(m.window_attn_pattern.empty() || static_cast<std::int64_t>(m.window_attn_pattern.size()) == m.num_layers,
          "window_attn_skip_freq as a list needs one entry per layer (num_layers)");
   }
+  if (m.hybrid()) {
+    for (auto& problem : hybrid_problems(m)) p.push_back(std::move(problem));
+    if (m.hybrid_override_pattern.find('M') != std::string::npos && m.mamba.num_groups > 0 && m.mamba_heads() > 0) {
+      // MambaMixer.__init__: "nheads must be evenly divisble by tp_size", "ngroups must be evenly divisible by tp_size".
+      need(m.mamba_heads() % t.tp == 0, "mamba_num_heads must be divisible by tensor_model_parallel_size");
+      need(m.mamba.num_groups % t.tp == 0, "mamba_num_groups must be divisible by tensor_model_parallel_size");
+    }
+    need(t.cp == 1, "hybrid_override_pattern with context_parallel_size > 1 is not simulated (Megatron's MambaContextParallel)");
+    need(m.window_size == 0 && !m.mla.enabled() && m.mtp_num_layers == 0,
+         "hybrid_override_pattern with window_size, mla or mtp_num_layers is not simulated");
+    need(!t.finetune.active(), "hybrid_override_pattern with training.finetune (LoRA) is not simulated");
+    need(!m.add_bias_linear, "hybrid_override_pattern with add_bias_linear is not simulated");
+    need(t.pipeline_schedule != PipelineSchedule::zb_h1 && t.pipeline_schedule != PipelineSchedule::zbv,
+         "hybrid_override_pattern with a zero-bubble schedule (zb_h1, zbv) is not simulated");
+  }
   need(m.attention_impl != AttentionImpl::unfused || t.cp == 1,
        "context_parallel_size > 1 needs a fused attention kernel (Megatron-Core's ring attention is Transformer "
        "Engine's); attention_backend \"unfused\" has none");
@@ -1032,8 +1158,18 @@ double model_flops_per_step(const ModelConfig& m, const TrainingConfig& t, Atten
   const bool causal = attention == AttentionFlops::causal && m.causal;
   double gemm_params = 0;     // sum over layers of the GEMM parameters one token passes
   double attention_keys = 0;  // sum over layers of the keys one query sees
+  double mamba_fwd = 0;       // sum over Mamba layers of their forward FLOPs per token
   for (std::int64_t l = 0; l < m.num_layers; ++l) {
-    gemm_params += attention_gemm_params(m) + mlp_params_per_token(m, is_moe_layer(m, l));
+    const LayerKind kind = layer_kind(m, l);
+    if (kind == LayerKind::mamba) {
+      mamba_fwd += 2.0 * mamba_gemm_params(m) + mamba_scan_flops_per_token(m);
+      continue;
+    }
+    if (kind == LayerKind::mlp) {
+      gemm_params += mlp_params_per_token(m, is_moe_layer(m, l));
+      continue;
+    }
+    gemm_params += attention_gemm_params(m) + (kind == LayerKind::transformer ? mlp_params_per_token(m, is_moe_layer(m, l)) : 0.0);
     const bool window = is_window_attention_layer(m, l);
     const double w = d(window_keys(m, t));
     if (!causal) {
@@ -1043,9 +1179,10 @@ double model_flops_per_step(const ModelConfig& m, const TrainingConfig& t, Atten
     }
   }
   // MLA: the score GEMM is d_qk and the context GEMM d_v per pair and head (4 a d is the case d_qk = d_v).
-  const double layers_fwd = m.mla.enabled()
+  const double blocks_fwd = m.mla.enabled()
                                 ? 2.0 * gemm_params + 2.0 * attention_keys * d(m.num_attention_heads) * d(m.mla.qk_head_dim() + m.mla.v_head_dim)
                                 : 2.0 * gemm_params + 4.0 * attention_keys * ad;
+  const double layers_fwd = blocks_fwd + mamba_fwd;
   const double head_fwd = 2.0 * d(m.hidden_size) * d(m.vocab_size);
   if (m.mtp_num_layers > 0) {
     // Each multi-token-prediction module: its layer (of the last layer's kind, full attention), eh_proj
@@ -1164,8 +1301,125 @@ std::string_view to_string(PositionEmbedding p) {
   return "?";
 }
 
-LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bool window_attention, bool moe_layer) {
+namespace {
+
+// One Mamba-2 mixer layer of a hybrid model (ModelConfig::hybrid_override_pattern 'M'), as Megatron-Core's
+// MambaLayer runs it in training (megatron/core/ssm/mamba_layer.py and mamba_mixer.py @ NVIDIA/Megatron-LM
+// d98e8a64, MambaMixer.forward -> _ssm_training): the pre-norm, in_proj (column-parallel; with SP the
+// sequence shards all-gathered first), mamba_split_conv1d_scan_combined (mamba_ssm's fused causal conv1d +
+// SSD scan, chunk_size Q = 128), the gated RMSNorm, out_proj (row-parallel, its TP all-reduce or
+// reduce-scatter after, like attention's out-projection) and the residual add. Per rank with TP t: heads
+// H' = H / t, groups G' = G / t, d_inner' = H' P, the conv's channels c' = d_inner' + 2 G' N.
+// The SSD scan as its kernels run it (Dao and Gu 2024, arXiv:2405.21060, sec. 6 "the SSD algorithm";
+// mamba_ssm ops/triton ssd_combined.py _mamba_chunk_scan_combined_fwd), over b (s / Q) chunks of Q tokens:
+//   chunk_cumsum   dt' = softplus(dt + dt_bias), dA = cumsum(A dt') per chunk: memory-bound, reads dt (2 B)
+//                  and writes dt' and dA in fp32 (8 B) per token and head;
+//   bmm_chunk      CB = C B^T per chunk and group: a batched GEMM [Q, N] x [N, Q], b (s/Q) G' of them;
+//   chunk_state    each chunk's final state, B^T (decay x) per head: batched GEMM [N, Q] x [Q, P];
+//   state_passing  the recurrence over chunks, per head an N x P fp32 state read and written (memory-bound);
+//   chunk_scan     Y = C state (batched GEMM [Q, N] x [N, P]) + (L o CB) x ([Q, Q] x [Q, P], causal: the
+//                  kernel skips the blocks above the diagonal, so half of it), with D x and the z gate in
+//                  its epilogue (reads x and z, writes y and the un-gated y it saves: 4 x T d_inner' x 2 B).
+// So the forward scan is 2 G' Q N + 4 H' N P + H' Q P FLOPs per token (mamba_scan_flops_per_token). The
+// backward is mamba_ssm's, kernel by kernel (below): the conv and the forward's chunk states re-run, then
+// about 2.5x the forward's batched-GEMM FLOPs, then the conv's own backward (reads the gradient and the
+// input, writes the input gradient). What it ignores: the conv and dt/A/D weight gradients' reductions (a
+// few channels), the rstd of the norm, the packing of zxBCdt's slices.
+// Selective recompute re-runs nothing here (Megatron's recompute_modules name attention and MLP parts);
+// full recompute re-runs the whole layer as for a transformer layer.
+LayerOps mamba_layer_ops(const ModelConfig& m, const TrainingConfig& t) {
+  const Dims x = dims(m, t);
+  const MambaConfig& c = m.mamba;
+  const std::int64_t heads = m.mamba_heads() / x.t, groups = c.num_groups / x.t;
+  const std::int64_t P = c.head_dim, N = c.state_dim, Q = c.chunk_size;
+  const std::int64_t d_in = heads * P, conv_ch = d_in + 2 * groups * N;
+  const std::int64_t chunks = t.micro_batch_size * ((t.seq_length / t.cp + Q - 1) / Q);
+  const bool hidden_dropout = m.hidden_dropout > 0;
+  const double T = d(x.T);
+  LayerOps ops;
+  auto& f = ops.forward;
+  auto& b = ops.backward;
+  f.push_back(norm_fwd("ln1", x));
+  if (x.sp) f.push_back(coll("ag_mamba", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
+  const Op in_proj = gemm("in_proj", x.T, 2 * d_in + 2 * groups * N + heads, x.h, x.gemm_dtype);
+  f.push_back(in_proj);
+  // The causal depthwise conv over the xBC channels, then SiLU: reads and writes T x c' (2 K FLOPs each).
+  const Op conv = mem("mamba_conv1d", MemOpKind::elementwise, 2.0 * T * d(conv_ch) * kActBytes, 2.0 * d(c.conv_kernel) * T * d(conv_ch));
+  f.push_back(conv);
+  const Op cumsum = mem("ssd_chunk_cumsum", MemOpKind::elementwise, T * d(heads) * (kActBytes + 8.0), 4.0 * T * d(heads));
+  f.push_back(cumsum);
+  const Op cb = bmm("ssd_bmm_chunk", chunks * groups, Q, Q, N);
+  const Op state = bmm("ssd_chunk_state", chunks * heads, N, P, Q);
+  const double state_bytes = d(chunks) * d(heads) * d(N) * d(P) * 4.0;  // fp32 states
+  const Op passing = mem("ssd_state_passing", MemOpKind::elementwise, 2.0 * state_bytes, 2.0 * d(chunks) * d(heads) * d(N) * d(P));
+  const Op scan_off = bmm("ssd_chunk_scan_states", chunks * heads, Q, P, N);
+  Op scan_diag = bmm("ssd_chunk_scan_diag", chunks * heads, Q, P, Q);
+  scan_diag.flops /= 2.0;  // causal within the chunk
+  const Op gate = mem("ssd_gate_skip", MemOpKind::elementwise, 4.0 * T * d(d_in) * kActBytes, 3.0 * T * d(d_in));
+  for (const Op& op : {state, passing, cb, scan_off, scan_diag, gate}) f.push_back(op);  // _mamba_chunk_scan_combined_fwd's order
+  // The gated RMSNorm over d_inner' (ExtendedRMSNorm on the gated output).
+  f.push_back(mem("mamba_norm", MemOpKind::norm, 2.0 * T * d(d_in) * kActBytes));
+  const Op out_proj = gemm("out_proj", x.T, x.h, d_in, x.gemm_dtype);
+  f.push_back(out_proj);
+  row_parallel_fwd_coll(x, "_mamba", f);
+  f.push_back(residual("add1", x, hidden_dropout));
+
+  if (t.recompute == Recompute::full)
+    for (const auto& op : ops.forward) b.push_back(recomputed(op));
+  b.push_back(residual("add1_bwd", x, hidden_dropout));
+  row_parallel_bwd_coll(x, "_mamba", b);
+  b.push_back(dgrad(out_proj));
+  b.push_back(wgrad(out_proj));
+  b.push_back(mem("mamba_norm_bwd", MemOpKind::norm, 3.0 * T * d(d_in) * kActBytes));
+  // mamba_ssm's backward (MambaSplitConv1dScanCombinedFn.backward -> _mamba_chunk_scan_combined_bwd,
+  // mamba_ssm/ops/triton/ssd_combined.py @ state-spaces/mamba e9594ce1): the conv re-run; the forward's
+  // cumsum, CB, chunk states and state passing re-run (they are not saved); _chunk_scan_bwd_dz (reads x, z,
+  // the output and its gradient, writes dz and the un-gated gradient); then per chunk and head (group for
+  // CB) the batched GEMMs dstates = C^T dY [N, Q] x [Q, P], the states' backward recurrence, dx = (L o CB)^T dY
+  // [Q, Q] x [Q, P] (causal: half) + B dstates [Q, N] x [N, P], dB = x dstates^T [Q, P] x [P, N], dC = dY
+  // states^T [Q, P] x [P, N], dCB = dY x^T [Q, P] x [P, Q] (causal: half), its two products back to dB and
+  // dC per group [Q, Q] x [Q, N], and ddA from dY, x and CB [Q, P] x [P, Q] (causal: half).
+  Op conv_again = conv;
+  conv_again.name = "mamba_conv1d_again";
+  b.push_back(conv_again);
+  for (const Op& op : {cumsum, cb, state, passing}) {
+    Op again = op;
+    again.name += "_again";
+    b.push_back(again);
+  }
+  b.push_back(mem("ssd_bwd_dz", MemOpKind::elementwise, 6.0 * T * d(d_in) * kActBytes, 4.0 * T * d(d_in)));
+  const auto half = [](Op op) {
+    op.flops /= 2.0;
+    return op;
+  };
+  b.push_back(bmm("ssd_bwd_dstates", chunks * heads, N, P, Q));
+  b.push_back(mem("ssd_state_passing_bwd", MemOpKind::elementwise, 3.0 * state_bytes, 2.0 * d(chunks) * d(heads) * d(N) * d(P)));
+  b.push_back(half(bmm("ssd_bwd_dx_diag", chunks * heads, Q, P, Q)));
+  b.push_back(bmm("ssd_bwd_dx_states", chunks * heads, Q, P, N));
+  b.push_back(bmm("ssd_bwd_db", chunks * heads, Q, N, P));
+  b.push_back(bmm("ssd_bwd_dc", chunks * heads, Q, N, P));
+  b.push_back(half(bmm("ssd_bwd_dcb", chunks * heads, Q, Q, P)));
+  b.push_back(bmm("ssd_bmm_chunk_bwd_b", chunks * groups, Q, N, Q));
+  b.push_back(bmm("ssd_bmm_chunk_bwd_c", chunks * groups, Q, N, Q));
+  b.push_back(half(bmm("ssd_bwd_ddacs", chunks * heads, Q, Q, P)));
+  b.push_back(mem("ssd_chunk_cumsum_bwd", MemOpKind::elementwise, T * d(heads) * (2.0 * kActBytes + 8.0), 4.0 * T * d(heads)));
+  b.push_back(mem("mamba_conv1d_bwd", MemOpKind::elementwise, 3.0 * T * d(conv_ch) * kActBytes, 4.0 * d(c.conv_kernel) * T * d(conv_ch)));
+  column_parallel_bwd(in_proj, x, "_mamba", b);
+  b.push_back(norm_bwd("ln1_bwd", x));
+  add_quantize_casts(ops.forward, t);
+  add_quantize_casts(ops.backward, t);
+  mark_backward(ops);
+  return ops;
+}
+
+}  // namespace
+
+LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bool window_attention, bool moe_layer, LayerKind kind) {
   check_layout(m, t);
+  if (kind == LayerKind::mamba) return mamba_layer_ops(m, t);
+  // A hybrid model's attention-only ('*') and MLP-only ('-', 'E') layers: the transformer layer's one block,
+  // with its own norm and residual.
+  const bool with_attention = kind != LayerKind::mlp, with_mlp = kind != LayerKind::attention;
   const bool moe = m.num_moe_experts > 0 && moe_layer;
   const bool window = window_attention && m.window_size > 0;
   const Dims x = dims(m, t);
@@ -1177,40 +1431,42 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
   auto& f = ops.forward;
 
   // Attention block, forward.
-  f.push_back(norm_fwd("ln1", x));
   const bool mla = m.mla.enabled();
   const bool rotary = position_embedding(m) == PositionEmbedding::rope;
-  Op qkv;
+  Op qkv, proj;
   std::vector<Op> mla_bwd;       // MLA: its projections' backward (mla_projection_ops)
   std::vector<Op> mla_up_again;  // and what recompute_modules "mla_up_proj" re-runs
-  if (mla) {
-    mla_projection_ops(m, t, x, f, mla_bwd, mla_up_again);
-  } else {
-    if (x.sp) f.push_back(coll("ag_attn", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
-    qkv = gemm("qkv", x.T, (x.hq + 2 * x.hkv) * x.dh, x.h, x.gemm_dtype);
-    f.push_back(qkv);
-    if (rotary) rope_ops("rope", m, t, x, false, f);
-  }
   // Ring attention (cp > 1): each rank passes its K and V chunk around the ring, cp - 1 hops (MLA: the
   // per-head K and V after the up-projection, d_qk + d_v wide).
   const double kv_chunk_bytes = mla ? d(x.T) * d(x.hq) * d(m.mla.qk_head_dim() + m.mla.v_head_dim) * kActBytes
                                     : 2.0 * d(x.T) * d(x.hkv) * d(x.dh) * kActBytes;
-  if (t.cp > 1) {
-    f.push_back(coll("cp_kv", CollectiveKind::send_recv, ProcessGroup::cp, d(t.cp - 1) * kv_chunk_bytes));
+  if (with_attention) {
+    f.push_back(norm_fwd("ln1", x));
+    if (mla) {
+      mla_projection_ops(m, t, x, f, mla_bwd, mla_up_again);
+    } else {
+      if (x.sp) f.push_back(coll("ag_attn", CollectiveKind::all_gather, ProcessGroup::tp, hidden_bytes(x)));
+      qkv = gemm("qkv", x.T, (x.hq + 2 * x.hkv) * x.dh, x.h, x.gemm_dtype);
+      f.push_back(qkv);
+      if (rotary) rope_ops("rope", m, t, x, false, f);
+    }
+    if (t.cp > 1) {
+      f.push_back(coll("cp_kv", CollectiveKind::send_recv, ProcessGroup::cp, d(t.cp - 1) * kv_chunk_bytes));
+    }
+    if (unfused) unfused_attention_fwd("attn", us, attention_dropout, f);
+    else f.push_back(attention_fwd("attn", as, window));
+    proj = gemm("proj", x.T, x.h, mla ? x.hq * m.mla.v_head_dim : x.hq * x.dh, x.gemm_dtype);
+    f.push_back(proj);
+    row_parallel_fwd_coll(x, "_attn", f);
+    f.push_back(residual("add1", x, hidden_dropout));
   }
-  if (unfused) unfused_attention_fwd("attn", us, attention_dropout, f);
-  else f.push_back(attention_fwd("attn", as, window));
-  const Op proj = gemm("proj", x.T, x.h, mla ? x.hq * m.mla.v_head_dim : x.hq * x.dh, x.gemm_dtype);
-  f.push_back(proj);
-  row_parallel_fwd_coll(x, "_attn", f);
-  f.push_back(residual("add1", x, hidden_dropout));
 
   // MLP block, forward (backward collected alongside). A dense MLP with its TP collectives; an MoE MLP
   // moves its own tokens (moe_mlp_ops), with no TP collective around it.
-  f.push_back(norm_fwd("ln2", x));
   std::vector<Op> mlp_bwd;
   std::vector<Op> mlp_again;  // recompute_modules "mlp" (dense MLPs): the MLP's kernels, re-run in backward
-  {
+  if (with_mlp) {
+    f.push_back(norm_fwd("ln2", x));
     std::vector<Op> mlp_fwd;
     if (moe) moe_mlp_ops(m, t, x, mlp_fwd, mlp_bwd);
     else tp_mlp_ops(m, x, "", "_mlp", m.ffn_hidden_size, mlp_fwd, mlp_bwd);
@@ -1219,9 +1475,9 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
       for (const auto& op : mlp_fwd)
         if (op.kind != OpKind::collective) mlp_again.push_back(recomputed(op));
     for (auto& op : mlp_fwd) f.push_back(std::move(op));
+    f.push_back(residual("add2", x, hidden_dropout));
   }
   const bool recompute_norms = t.recompute == Recompute::selective && t.recompute_modules.layernorm;
-  f.push_back(residual("add2", x, hidden_dropout));
 
   auto& b = ops.backward;
   if (t.recompute == Recompute::full) {
@@ -1230,45 +1486,49 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
 
   // MLP block, backward: first re-run what recompute_modules discarded (the norm output FC1's wgrad
   // needs; the MLP's own forward).
-  b.push_back(residual("add2_bwd", x, hidden_dropout));
-  if (recompute_norms) b.push_back(recomputed(norm_fwd("ln2", x)));
-  for (auto& op : mlp_again) b.push_back(std::move(op));
-  for (auto& op : mlp_bwd) b.push_back(std::move(op));
-  b.push_back(norm_bwd("ln2_bwd", x));
+  if (with_mlp) {
+    b.push_back(residual("add2_bwd", x, hidden_dropout));
+    if (recompute_norms) b.push_back(recomputed(norm_fwd("ln2", x)));
+    for (auto& op : mlp_again) b.push_back(std::move(op));
+    for (auto& op : mlp_bwd) b.push_back(std::move(op));
+    b.push_back(norm_bwd("ln2_bwd", x));
+  }
 
   // Attention block, backward.
-  b.push_back(residual("add1_bwd", x, hidden_dropout));
-  if (recompute_norms) b.push_back(recomputed(norm_fwd("ln1", x)));
-  row_parallel_bwd_coll(x, "_attn", b);
-  b.push_back(dgrad(proj));
-  b.push_back(wgrad(proj));
-  // MLA's Q, K, V re-made before anything in the attention's backward needs them.
-  if (mla && t.recompute == Recompute::selective && t.recompute_modules.mla_up_proj)
-    for (const auto& op : mla_up_again) b.push_back(recomputed(op));
-  if (t.recompute == Recompute::selective && t.recompute_modules.core_attn) {
-    // Re-running ring attention re-runs its KV exchange (Megatron checkpoints TE's core attention,
-    // communication included).
-    if (t.cp > 1) {
-      b.push_back(recomputed(coll("cp_kv", CollectiveKind::send_recv, ProcessGroup::cp, d(t.cp - 1) * kv_chunk_bytes)));
+  if (with_attention) {
+    b.push_back(residual("add1_bwd", x, hidden_dropout));
+    if (recompute_norms) b.push_back(recomputed(norm_fwd("ln1", x)));
+    row_parallel_bwd_coll(x, "_attn", b);
+    b.push_back(dgrad(proj));
+    b.push_back(wgrad(proj));
+    // MLA's Q, K, V re-made before anything in the attention's backward needs them.
+    if (mla && t.recompute == Recompute::selective && t.recompute_modules.mla_up_proj)
+      for (const auto& op : mla_up_again) b.push_back(recomputed(op));
+    if (t.recompute == Recompute::selective && t.recompute_modules.core_attn) {
+      // Re-running ring attention re-runs its KV exchange (Megatron checkpoints TE's core attention,
+      // communication included).
+      if (t.cp > 1) {
+        b.push_back(recomputed(coll("cp_kv", CollectiveKind::send_recv, ProcessGroup::cp, d(t.cp - 1) * kv_chunk_bytes)));
+      }
+      std::vector<Op> attn;
+      if (unfused) unfused_attention_fwd("attn", us, attention_dropout, attn);
+      else attn.push_back(attention_fwd("attn", as, window));
+      for (const auto& op : attn) b.push_back(recomputed(op));
     }
-    std::vector<Op> attn;
-    if (unfused) unfused_attention_fwd("attn", us, attention_dropout, attn);
-    else attn.push_back(attention_fwd("attn", as, window));
-    for (const auto& op : attn) b.push_back(recomputed(op));
+    if (t.cp > 1) {
+      // Backward passes K, V around the ring again and their gradients back: twice the forward traffic.
+      b.push_back(coll("cp_kv_bwd", CollectiveKind::send_recv, ProcessGroup::cp, 2.0 * d(t.cp - 1) * kv_chunk_bytes));
+    }
+    if (unfused) unfused_attention_bwd("attn_bwd", us, attention_dropout, b);
+    else b.push_back(attention_bwd("attn_bwd", as, window));
+    if (mla) {
+      for (auto& op : mla_bwd) b.push_back(std::move(op));
+    } else {
+      if (rotary) rope_ops("rope_bwd", m, t, x, true, b);
+      column_parallel_bwd(qkv, x, "_attn", b);
+    }
+    b.push_back(norm_bwd("ln1_bwd", x));
   }
-  if (t.cp > 1) {
-    // Backward passes K, V around the ring again and their gradients back: twice the forward traffic.
-    b.push_back(coll("cp_kv_bwd", CollectiveKind::send_recv, ProcessGroup::cp, 2.0 * d(t.cp - 1) * kv_chunk_bytes));
-  }
-  if (unfused) unfused_attention_bwd("attn_bwd", us, attention_dropout, b);
-  else b.push_back(attention_bwd("attn_bwd", as, window));
-  if (mla) {
-    for (auto& op : mla_bwd) b.push_back(std::move(op));
-  } else {
-    if (rotary) rope_ops("rope_bwd", m, t, x, true, b);
-    column_parallel_bwd(qkv, x, "_attn", b);
-  }
-  b.push_back(norm_bwd("ln1_bwd", x));
   add_quantize_casts(ops.forward, t);
   add_quantize_casts(ops.backward, t);
   mark_backward(ops);

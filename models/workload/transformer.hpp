@@ -31,6 +31,10 @@
 // non-causal attention over w' keys (AttentionShape{causal = false, seq_kv = w'}), with the exact
 // FLOPs above. Attention sinks (gpt-oss's learned per-head logit) add one column to the softmax and
 // are ignored.
+// Hybrid models (ModelConfig::hybrid_override_pattern; Nemotron-H, Nemotron 3): each layer is one block of its
+// letter -- a Mamba-2 mixer ('M': norm, in_proj, causal conv1d, the SSD chunked scan, gated RMSNorm, out_proj;
+// mamba_layer_ops in transformer.cpp derives its kernels from mamba_ssm's), attention alone ('*'), an MLP ('-')
+// or an MoE MLP ('E') -- each with its own norm and residual (LayerKind, layer_kind).
 // Rotary position embedding (RoPE; Megatron's position_embedding_type "rope", Llama / Mistral / Mixtral /
 // Qwen / gpt-oss) is its own memory-bound kernel on Q and K after the QKV GEMM (Transformer Engine's
 // fused RoPE), and on their gradients in backward; learned absolute positions (GPT-3, BERT) are an
@@ -54,7 +58,9 @@
 
 namespace cs::models {
 
-enum class Activation { gelu, swiglu };
+// squared_relu: Megatron-Core's squared_relu (relu(x)^2), the non-gated 2-matrix MLP of Nemotron-H and
+// Nemotron 3 (HF mlp_hidden_act "relu2"), with RMSNorm like SwiGLU models (norm_params).
+enum class Activation { gelu, swiglu, squared_relu };
 enum class Recompute { none, selective, full };
 // What recompute_granularity "selective" re-runs: Megatron-Core's recompute_modules.
 struct RecomputeModules {
@@ -94,6 +100,28 @@ struct MlaConfig {
   bool enabled() const { return kv_lora_rank > 0; }
   std::int64_t qk_head_dim() const { return qk_nope_head_dim + qk_rope_head_dim; }  // Megatron's q_head_dim
   bool operator==(const MlaConfig&) const = default;
+};
+
+// The Mamba-2 mixer (Dao and Gu 2024, "Transformers are SSMs", arXiv:2405.21060, sec. 7; Megatron-Core's
+// MambaMixer, megatron/core/ssm/mamba_mixer.py @ NVIDIA/Megatron-LM d98e8a64): with hidden h, heads H of
+// head dim P (d_inner = H P; H = expand h / P when mamba_num_heads is not given), G groups of state N:
+//   in_proj  [h -> 2 d_inner + 2 G N + H]: z (the gate), x, B, C and dt in one column-parallel GEMM;
+//   conv1d   a depthwise causal convolution of width conv_kernel (4) over the xBC channels (d_inner + 2 G N),
+//            with bias, then SiLU;
+//   SSD      the chunked state-space scan (mamba_split_conv1d_scan_combined, chunk_size 128), per head
+//            dt_bias, A_log and D;
+//   norm     the gated RMSNorm over d_inner (norm(y silu(z)), group size d_inner / G);
+//   out_proj [d_inner -> h], row-parallel.
+// Tensor parallelism splits heads, groups and d_inner (nheads and ngroups divisible by TP).
+struct MambaConfig {
+  std::int64_t state_dim = 0;   // Megatron's mamba_state_dim (N; HF ssm_state_size)
+  std::int64_t head_dim = 0;    // mamba_head_dim (P)
+  std::int64_t num_groups = 0;  // mamba_num_groups (G; HF n_groups)
+  std::int64_t num_heads = 0;   // mamba_num_heads (H); 0: expand x hidden / head_dim
+  std::int64_t expand = 2;      // MambaMixer's expand (used when num_heads is 0)
+  std::int64_t conv_kernel = 4;   // MambaMixer's d_conv
+  std::int64_t chunk_size = 128;  // MambaMixer's chunk_size, the SSD scan's chunk
+  bool operator==(const MambaConfig&) const = default;
 };
 
 struct ModelConfig {
@@ -166,6 +194,20 @@ struct ModelConfig {
   // MultiTokenPredictionLayer). The embedding and the LM head are the main model's (shared). On the last
   // pipeline stage, before the LM head (lm_head_ops).
   std::int64_t mtp_num_layers = 0;
+  // Hybrid models (Megatron-Core's MambaModel / HybridModel; Nemotron-H, Nemotron 3): Megatron's
+  // hybrid_override_pattern, one character per layer -- 'M' a Mamba-2 mixer layer, '*' a self-attention
+  // layer, '-' an MLP layer, 'E' an MoE layer (megatron/core/models/hybrid/hybrid_layer_allocation.py @
+  // NVIDIA/Megatron-LM d98e8a64, Symbols), each with its own pre-norm and residual (mamba_layer.py,
+  // TransformerLayer with only attention or only an MLP); num_layers is the pattern's length. Empty: every
+  // layer is a transformer layer (attention then MLP). The Mamba layers' sizes: `mamba`.
+  std::string hybrid_override_pattern;
+  MambaConfig mamba;
+  bool hybrid() const { return !hybrid_override_pattern.empty(); }
+  // The Mamba mixer's heads and inner width (MambaMixer.__init__: nheads given, or d_inner = expand h).
+  std::int64_t mamba_heads() const {
+    return mamba.num_heads > 0 ? mamba.num_heads : (mamba.head_dim > 0 ? mamba.expand * hidden_size / mamba.head_dim : 0);
+  }
+  std::int64_t mamba_d_inner() const { return mamba_heads() * mamba.head_dim; }
   std::int64_t head_dim() const { return kv_channels > 0 ? kv_channels : hidden_size / num_attention_heads; }
   // Megatron's query_projection_size: a d, and with MLA a v_head_dim (the out-projection's input,
   // MultiLatentAttention.__init__).
@@ -180,13 +222,32 @@ std::string_view to_string(PositionEmbedding p);  // "rope", "learned_absolute",
 
 // Whether transformer layer `layer` (0-based) uses the sliding window.
 bool is_window_attention_layer(const ModelConfig& m, std::int64_t layer);
-// Whether transformer layer `layer` (0-based) has the MoE MLP (false for every layer of a dense model).
+// Whether transformer layer `layer` (0-based) has the MoE MLP (false for every layer of a dense model; in
+// a hybrid model the 'E' layers).
 bool is_moe_layer(const ModelConfig& m, std::int64_t layer);
+// What one layer is: a transformer layer (attention then MLP), or in a hybrid model (hybrid_override_pattern)
+// a Mamba-2 mixer layer ('M'), an attention-only layer ('*') or an MLP-only layer ('-', and 'E' whose MLP is
+// the MoE one: is_moe_layer). Every function below that takes a LayerKind builds / counts that layer.
+enum class LayerKind : std::uint8_t { transformer, mamba, attention, mlp };
+LayerKind layer_kind(const ModelConfig& m, std::int64_t layer);
+// Problems of model.hybrid_override_pattern and the Mamba sizes (an unknown letter, a length other than
+// num_layers, an 'E' without experts, Mamba sizes missing or not dividing), one message each; empty when fine.
+std::vector<std::string> hybrid_problems(const ModelConfig& m);
+// A Mamba-2 mixer layer's parameters (pre-norm, in_proj, conv1d weight and bias, dt_bias, A_log, D, the
+// gated norm, out_proj), and the share of them TP splits (all but the pre-norm).
+double mamba_layer_params(const ModelConfig& m);
+// The Mamba-2 mixer's GEMM weights (in_proj and out_proj): 2 FLOPs per token each, forward.
+double mamba_gemm_params(const ModelConfig& m);
+// The SSD scan's forward FLOPs per token of one Mamba layer, the whole layer (a rank's share is 1 / TP):
+// 2 G Q N (C B^T per chunk and group) + 4 H N P (the chunk states and their read-out) + H Q P (the in-chunk
+// product, causal: half of 2 H Q P), chunk size Q (transformer.cpp mamba_layer_ops derives it).
+double mamba_scan_flops_per_token(const ModelConfig& m);
 
 // Norm type follows the activation, as in every preset: GeLU models use LayerNorm (weight + bias, 2h
-// parameters), SwiGLU models RMSNorm (weight only, h parameters).
+// parameters), SwiGLU and squared-ReLU models RMSNorm (weight only, h parameters).
 // Presets: gpt3-175b, llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, llama3-405b, bert-large,
-// mixtral-8x7b, deepseek-moe-16b, deepseek-v3 (architectures from the published configs; source beside each).
+// mixtral-8x7b, deepseek-moe-16b, deepseek-v3, nemotron-h-56b, nemotron-h-8b, nemotron3-nano-30b-a3b
+// (architectures from the published configs; source beside each).
 std::optional<ModelConfig> find_preset(std::string_view name);
 std::vector<std::string> preset_names();
 
@@ -362,7 +423,7 @@ double norm_params(const ModelConfig& m);                        // one norm's p
 double mlp_matrices(const ModelConfig& m);                       // the MLP's weight matrices (3 for SwiGLU, else 2)
 std::int64_t expert_ffn(const ModelConfig& m);                   // one expert's FFN width
 std::int64_t fc1_width(const ModelConfig& m, std::int64_t ffn);  // FC1's output: gate and up together for SwiGLU
-double parameters_per_layer(const ModelConfig& m, bool moe_layer = true);
+double parameters_per_layer(const ModelConfig& m, bool moe_layer = true, LayerKind kind = LayerKind::transformer);
 // The attention block's GEMM weights (QKV or MLA's projections, and the out-projection), and the part of
 // them every TP rank holds whole (MLA's down-projections; 0 otherwise). The rest is split by TP.
 double attention_gemm_params(const ModelConfig& m);
@@ -428,8 +489,9 @@ struct LayerOps {
 // `window_attention`: the layer's attention is the sliding window (model.window_size > 0).
 // `moe_layer`: the layer's MLP is the MoE one when the model has experts (false: a dense layer of an MoE
 // model, moe_layer_freq).
+// `kind`: the layer of a hybrid model (LayerKind; the Mamba layer's ops: mamba_layer_ops in transformer.cpp).
 LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bool window_attention = false,
-                               bool moe_layer = true);
+                               bool moe_layer = true, LayerKind kind = LayerKind::transformer);
 LayerOps embedding_ops(const ModelConfig& m, const TrainingConfig& t);  // first stage
 LayerOps lm_head_ops(const ModelConfig& m, const TrainingConfig& t);    // last stage: logits + loss
 // The separate kernel(s) adding one micro-batch's weight gradients of `params` parameters into the

@@ -555,12 +555,12 @@ class Screen {
   }
 
   // stage_units of `stage`. In a model whose layers are all alike (no sliding-window layers, no dense
-  // layers among MoE ones) a middle stage's units and parameters are those of any middle stage with as
+  // layers among MoE ones, not hybrid) a middle stage's units and parameters are those of any middle stage with as
   // many layers in each chunk (step_units.cpp and models::parameters_on_rank read nothing else of it):
   // the last one's are reused rather than recounted, a pipeline of p stages counting three kinds.
   StageUnits units_of(int stage) {
     const int p = t_.pp, v = t_.vp;
-    const bool middle = stage > 0 && stage < p - 1 && s_.model.window_size <= 0 && !has_dense_layers_;
+    const bool middle = stage > 0 && stage < p - 1 && s_.model.window_size <= 0 && !has_dense_layers_ && !s_.model.hybrid();
     auto layers = [&](int s) {
       return std::span<const std::int64_t>(split_).subspan(static_cast<std::size_t>(s) * static_cast<std::size_t>(v), static_cast<std::size_t>(v));
     };

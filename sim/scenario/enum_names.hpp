@@ -10,8 +10,8 @@
 
 namespace cs::sim {
 
-inline constexpr std::array<Named<models::Activation>, 2> kActivationNames{{
-    {models::Activation::gelu, "gelu"}, {models::Activation::swiglu, "swiglu"},
+inline constexpr std::array<Named<models::Activation>, 3> kActivationNames{{
+    {models::Activation::gelu, "gelu"}, {models::Activation::swiglu, "swiglu"}, {models::Activation::squared_relu, "squared_relu"},
 }};
 
 // Megatron's recompute_granularity; the order is the search's: each one only adds kernels to the step.

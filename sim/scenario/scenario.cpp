@@ -813,6 +813,13 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
     set("v_head_dim", a.v_head_dim, !base);
     mr.finish();
   }
+  // Hybrid Mamba-Transformer models: Megatron's hybrid_override_pattern (one letter per layer) and the
+  // Mamba-2 mixer's sizes (Megatron's mamba_* knobs); a preset's values stay where a key is left out.
+  if (auto pattern = r.string("hybrid_override_pattern", false)) m.hybrid_override_pattern = *pattern;
+  set_int("mamba_state_dim", m.mamba.state_dim, false);
+  set_int("mamba_head_dim", m.mamba.head_dim, false);
+  set_int("mamba_num_groups", m.mamba.num_groups, false);
+  set_int("mamba_num_heads", m.mamba.num_heads, false);
   if (auto a = r.named("activation", kActivationNames)) m.activation = *a;
   if (auto c = r.boolean("causal")) m.causal = *c;
   if (auto b = r.named("attention_backend", kAttentionBackendNames)) m.attention_impl = *b;
@@ -860,6 +867,25 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
     if (m.attention_impl == models::AttentionImpl::unfused)
       errors.add("model.attention_backend", "\"unfused\" with model.mla is not simulated (MLA runs Transformer Engine's fused attention with "
                                             "192-dim queries and keys and 128-dim values)");
+  }
+  if (m.hybrid() || r.raw("mamba_state_dim") || r.raw("mamba_head_dim") || r.raw("mamba_num_groups") || r.raw("mamba_num_heads")) {
+    const auto problems = models::hybrid_problems(m);
+    for (const auto& p : problems) {
+      const bool heads = p.rfind("mamba_num_heads", 0) == 0, sizes = p.rfind("Mamba", 0) == 0;
+      errors.add(heads ? "model.mamba_num_heads" : sizes ? "model.mamba_state_dim" : "model.hybrid_override_pattern", p);
+    }
+    if (!m.hybrid())
+      errors.add("model.mamba_state_dim", "the Mamba sizes need model.hybrid_override_pattern (which layers are Mamba-2 layers)");
+    if (!problems.empty()) m.hybrid_override_pattern.clear();  // the layer functions never see a bad pattern
+    if (m.hybrid()) {
+      if (m.window_size > 0) errors.add("model.window_size", "a sliding window with model.hybrid_override_pattern is not simulated");
+      if (m.mla.enabled()) errors.add("model.mla", "multi-head latent attention with model.hybrid_override_pattern is not simulated");
+      if (m.mtp_num_layers > 0)
+        errors.add("model.mtp_num_layers", "multi-token prediction with model.hybrid_override_pattern is not simulated (Megatron's '/' patterns)");
+      if (r.raw("moe_layer_freq"))
+        errors.add("model.moe_layer_freq", "the MoE layers of a hybrid model are its 'E' layers (model.hybrid_override_pattern)");
+      if (m.add_bias_linear) errors.add("model.add_bias_linear", "biases with model.hybrid_override_pattern are not simulated");
+    }
   }
   if (m.num_query_groups > 0 && m.num_attention_heads % m.num_query_groups != 0)
     errors.add("model.num_query_groups", std::to_string(m.num_query_groups) + " does not divide model.num_attention_heads (" +
@@ -1348,6 +1374,16 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
                    "parallel (" + std::to_string(t.tp) + " x " + std::to_string(t.cp) + " x " + std::to_string(t.dp) + ")");
   if (t.etp > 0 && m.num_moe_experts == 0 && t.etp != t.tp)
     errors.add("training.expert_tensor_parallel_size", std::to_string(t.etp) + " needs a mixture-of-experts model (model.num_moe_experts > 0)");
+  if (m.hybrid()) {
+    const bool mamba = m.hybrid_override_pattern.find('M') != std::string::npos;
+    if (mamba && (m.mamba_heads() % t.tp != 0 || m.mamba.num_groups % t.tp != 0))
+      errors.add("training.tensor_model_parallel_size", std::to_string(t.tp) + " must divide the Mamba heads (" + std::to_string(m.mamba_heads()) +
+                                                            ") and groups (" + std::to_string(m.mamba.num_groups) + ") of model.hybrid_override_pattern's Mamba layers");
+    if (t.cp > 1) errors.add("training.context_parallel_size", "a hybrid model (model.hybrid_override_pattern) with context parallelism is not simulated");
+    if (t.finetune.active()) errors.add("training.finetune", "LoRA of a hybrid model (model.hybrid_override_pattern) is not simulated");
+    if (t.pipeline_schedule == models::PipelineSchedule::zb_h1 || t.pipeline_schedule == models::PipelineSchedule::zbv)
+      errors.add("training.pipeline_schedule", "a zero-bubble schedule with a hybrid model (model.hybrid_override_pattern) is not simulated");
+  }
   check_precision(t, s.gpu, errors);
   t.fp8_transposed_copy = s.gpu.fp8_needs_transposed_copy;  // the cast's second copy (models/workload/transformer.cpp)
   // Backstop: whatever else the workload model cannot build (each check above has a precise path; this

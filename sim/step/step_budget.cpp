@@ -73,12 +73,12 @@ JobEstimate estimate_job(const models::ModelConfig& model, const models::Trainin
   const Layout layout(t.tp, t.cp, t.dp, t.pp, t.ep, t.zero_stage >= 3 ? t.fsdp_shard_size : 0, t.expert_tp());
   const bool moe = model.num_moe_experts > 0;
   const bool window = model.window_size > 0;
-  // Tasks of a layer's forward + backward, per (moe, window) kind; built only for the kinds the model has.
-  double layer_tasks[2][2] = {{0, 0}, {0, 0}};
-  auto kind_tasks = [&](bool moe_layer, bool window_layer) {
-    double& v = layer_tasks[moe_layer][window_layer];
+  // Tasks of a layer's forward + backward, per (layer kind, moe, window); built only for the kinds the model has.
+  double layer_tasks[4][2][2] = {};
+  auto kind_tasks = [&](bool moe_layer, bool window_layer, models::LayerKind kind) {
+    double& v = layer_tasks[static_cast<int>(kind)][moe_layer][window_layer];
     if (v == 0) {
-      models::LayerOps ops = models::transformer_layer_ops(model, t, window_layer, moe_layer);
+      models::LayerOps ops = models::transformer_layer_ops(model, t, window_layer, moe_layer, kind);
       models::apply_finetune(ops, t);  // LoRA's adapter GEMMs, no frozen wgrads (as UnitOps)
       v = list_tasks(ops.forward, layout, t) + list_tasks(ops.backward, layout, t);
     }
@@ -102,7 +102,7 @@ JobEstimate estimate_job(const models::ModelConfig& model, const models::Trainin
       const std::int64_t n = models::layers_in_chunk(model, t, stage, c);
       for (std::int64_t l = 0; l < n; ++l) {
         const bool moe_layer = !moe || models::is_moe_layer(model, first + l);  // as build_step picks its op list
-        per_mb += kind_tasks(moe_layer, window && models::is_window_attention_layer(model, first + l));
+        per_mb += kind_tasks(moe_layer, window && models::is_window_attention_layer(model, first + l), models::layer_kind(model, first + l));
       }
       layers += static_cast<double>(n);
       units += static_cast<double>(n);

@@ -19,9 +19,29 @@ UnitOps::UnitOps(const models::ModelConfig& m, const models::TrainingConfig& t)
   if (window) window_layer = models::transformer_layer_ops(m, t, true);
   if (mixed) dense_layer = models::transformer_layer_ops(m, t, false, false);
   if (mixed && window) dense_window_layer = models::transformer_layer_ops(m, t, true, false);
+  if (m.hybrid()) {
+    const std::string& pattern = m.hybrid_override_pattern;
+    const auto has = [&](char c) { return pattern.find(c) != std::string::npos; };
+    if (has('M')) hybrid_mamba = models::transformer_layer_ops(m, t, false, false, models::LayerKind::mamba);
+    if (has('*')) hybrid_attention = models::transformer_layer_ops(m, t, false, false, models::LayerKind::attention);
+    if (has('-')) hybrid_mlp = models::transformer_layer_ops(m, t, false, false, models::LayerKind::mlp);
+    if (has('E')) hybrid_moe = models::transformer_layer_ops(m, t, false, true, models::LayerKind::mlp);
+  }
   // LoRA / QLoRA: no frozen wgrads, the adapters' GEMMs (models/workload/finetune.hpp).
   for (models::LayerOps* ops : {&embedding, &layer, &window_layer, &dense_layer, &dense_window_layer, &head})
     models::apply_finetune(*ops, t);
+}
+
+UnitKind layer_unit_kind(const models::ModelConfig& m, std::int64_t layer, bool mixed) {
+  switch (models::layer_kind(m, layer)) {
+    case models::LayerKind::mamba: return UnitKind::hybrid_mamba;
+    case models::LayerKind::attention: return UnitKind::hybrid_attention;
+    case models::LayerKind::mlp: return models::is_moe_layer(m, layer) ? UnitKind::hybrid_moe : UnitKind::hybrid_mlp;
+    case models::LayerKind::transformer: break;
+  }
+  const bool window = m.window_size > 0 && models::is_window_attention_layer(m, layer);
+  const bool moe = !mixed || models::is_moe_layer(m, layer);
+  return moe ? (window ? UnitKind::window_layer : UnitKind::layer) : (window ? UnitKind::dense_window_layer : UnitKind::dense_layer);
 }
 
 const models::LayerOps& UnitOps::of(UnitKind k) const {
@@ -32,6 +52,10 @@ const models::LayerOps& UnitOps::of(UnitKind k) const {
     case UnitKind::dense_layer: return dense_layer;
     case UnitKind::dense_window_layer: return dense_window_layer;
     case UnitKind::head: return head;
+    case UnitKind::hybrid_mamba: return hybrid_mamba;
+    case UnitKind::hybrid_attention: return hybrid_attention;
+    case UnitKind::hybrid_mlp: return hybrid_mlp;
+    case UnitKind::hybrid_moe: return hybrid_moe;
   }
   return layer;
 }
@@ -71,10 +95,10 @@ StageUnits stage_units(const models::ModelConfig& m, const models::TrainingConfi
   // The pipeline split (models::layers_in_chunk): chunks may hold different numbers of layers, and an
   // MoE model's layers may be MoE or dense (moe_layer_freq).
   out.separate_experts = t.ep > 1 && out.rank.expert > 0;
-  auto layer_params = [&](bool moe) {
+  auto layer_params = [&](bool moe, models::LayerKind kind = models::LayerKind::transformer) {
     // Fine-tuning trains, reduces and updates the adapters alone (models/workload/finetune.hpp).
     if (t.finetune.active()) return models::RankParameters{models::adapter_parameters_per_layer(m, t, moe), 0};
-    const models::RankParameters lp = models::layer_parameters_on_rank(m, t, moe);
+    const models::RankParameters lp = models::layer_parameters_on_rank(m, t, moe, kind);
     return out.separate_experts ? lp : models::RankParameters{lp.dense + lp.expert, 0};
   };
   const bool mixed = has_dense_layers(m);
@@ -92,12 +116,15 @@ StageUnits stage_units(const models::ModelConfig& m, const models::TrainingConfi
     units.reserve(static_cast<std::size_t>(n) + 2);
     if (at == 0 && c == 0) units.push_back({UnitKind::embedding, emb_params, 0});
     for (std::int64_t l = 0; l < n; ++l) {
-      const bool window = m.window_size > 0 && models::is_window_attention_layer(m, first_layer + l);
+      if (m.hybrid()) {  // each kind of hybrid layer its own parameters
+        const models::LayerKind lk = models::layer_kind(m, first_layer + l);
+        const models::RankParameters lp = layer_params(models::is_moe_layer(m, first_layer + l), lk);
+        units.push_back({layer_unit_kind(m, first_layer + l, mixed), lp.dense, lp.expert});
+        continue;
+      }
       const bool moe = !mixed || models::is_moe_layer(m, first_layer + l);
       const models::RankParameters& lp = moe ? moe_lp : dense_lp;
-      const UnitKind kind = moe ? (window ? UnitKind::window_layer : UnitKind::layer)
-                                : (window ? UnitKind::dense_window_layer : UnitKind::dense_layer);
-      units.push_back({kind, lp.dense, lp.expert});
+      units.push_back({layer_unit_kind(m, first_layer + l, mixed), lp.dense, lp.expert});
     }
     if (at == p - 1 && c == v - 1) {
       // The multi-token-prediction modules run with the head (models::lm_head_ops), their parameters with it

@@ -18,17 +18,25 @@
 
 namespace cs::sim {
 
-// Which op list a unit runs (models::embedding_ops, transformer_layer_ops(window, moe), lm_head_ops).
-enum class UnitKind : std::uint8_t { embedding, layer, window_layer, dense_layer, dense_window_layer, head };
+// Which op list a unit runs (models::embedding_ops, transformer_layer_ops(window, moe, kind), lm_head_ops);
+// the hybrid_* kinds are a hybrid model's Mamba-2, attention-only, MLP-only and MoE-only layers.
+enum class UnitKind : std::uint8_t {
+  embedding, layer, window_layer, dense_layer, dense_window_layer, head,
+  hybrid_mamba, hybrid_attention, hybrid_mlp, hybrid_moe
+};
 
 // The op list of every unit kind, built once per scenario (the step builder's op-duration cache keys by
 // an op's address, so the lists stay put for its build). A list the model has no use for stays empty:
-// window_* without sliding-window attention, dense_* unless an MoE model has dense layers.
+// window_* without sliding-window attention, dense_* unless an MoE model has dense layers, hybrid_* unless
+// the model is hybrid (model.hybrid_override_pattern).
 struct UnitOps {
   UnitOps(const models::ModelConfig& m, const models::TrainingConfig& t);
   const models::LayerOps& of(UnitKind k) const;
   models::LayerOps embedding, layer, window_layer, dense_layer, dense_window_layer, head;
+  models::LayerOps hybrid_mamba, hybrid_attention, hybrid_mlp, hybrid_moe;
 };
+// The unit kind of layer `layer` (0-based) of the model; `mixed`: has_dense_layers(m).
+UnitKind layer_unit_kind(const models::ModelConfig& m, std::int64_t layer, bool mixed);
 
 struct UnitParams {
   UnitKind kind;

@@ -64,7 +64,7 @@ const std::vector<KnobSpec>& knob_specs() {
       {"training_framework", "", false},      {"virtual_pipeline", "integer", false},
       {"gradient_accumulation", "", false},   {"pipeline_p2p", "", false},
       {"pipeline_layout", "", false},         {"mtp", "", false},
-      {"mla", "", false}};
+      {"mla", "", false},                     {"architecture", "", false}};
   return specs;
 }
 const KnobSpec* find_knob(const std::string& name) {

@@ -284,7 +284,23 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
 
   // What the simulator cannot express.
   const std::string arch = str(model, "arch");
-  if (has(arch, "mamba")) return skip("hybrid Mamba-Transformer layers are not modelled");
+  // Hybrid Mamba-Transformer models (model.hybrid_override_pattern): the entries carry no dimensions ("built
+  // from the HF config at run time"), so the model family's published architecture, framework-defaults.json's
+  // "architecture" rule naming a preset (models/workload/transformer.cpp, its sources beside it), is the model.
+  std::optional<models::ModelConfig> preset;
+  std::string preset_name;
+  if (has(arch, "mamba")) {
+    const DefaultRule* architecture = nullptr;
+    knob_value(defaults, "architecture", p, &architecture);
+    if (!architecture)
+      return skip("hybrid Mamba-Transformer model without its architecture (no \"architecture\" rule of its model family in "
+                  "framework-defaults.json: its hybrid_override_pattern and Mamba sizes)");
+    json pm = json::object(), pt = json::object();
+    EntryDefaults::apply(*architecture, pm, pt);
+    preset_name = pm.value("preset", std::string());
+    preset = models::find_preset(preset_name);
+    if (!preset || !preset->hybrid()) return skip("the model family's architecture rule names no hybrid preset (\"" + preset_name + "\")");
+  }
   // Multi-head latent attention: the entry's model.mla, Megatron-Core's MLATransformerConfig names (qk_head_dim
   // the no-RoPE part, qk_pos_emb_head_dim the RoPE part) into model.mla.
   // Without them, the model family's published config (framework-defaults.json's "mla" rule).
@@ -302,8 +318,16 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
     else
       return skip("multi-head latent attention (MLA) without its dimensions (model.mla: kv_lora_rank, qk_head_dim, qk_pos_emb_head_dim, v_head_dim)");
   }
-  const auto layers = num(model, "layers"), hidden = num(model, "hidden"), heads = num(model, "heads");
+  auto layers = num(model, "layers"), hidden = num(model, "hidden"), heads = num(model, "heads");
   auto ffn = num(model, "ffn_hidden");
+  if (preset) {  // the entry's own dimensions, where it has any, must be the preset's
+    const auto differs = [](const std::optional<double>& v, std::int64_t x) { return v && *v != static_cast<double>(x); };
+    if (differs(layers, preset->num_layers) || differs(hidden, preset->hidden_size) || differs(heads, preset->num_attention_heads) ||
+        differs(ffn, preset->ffn_hidden_size))
+      return skip("the entry's model dimensions differ from the family's architecture (preset " + preset_name + ")");
+    layers = static_cast<double>(preset->num_layers), hidden = static_cast<double>(preset->hidden_size);
+    heads = static_cast<double>(preset->num_attention_heads), ffn = static_cast<double>(preset->ffn_hidden_size);
+  }
   const json& moe_dims = sub(model, "moe");
   if (!ffn && moe_dims.is_object() && num(moe_dims, "moe_ffn_hidden")) {
     // Every layer is MoE (Qwen3 MoE: decoder_sparse_step 1, no mlp_only_layers): the dense FFN width is
@@ -358,15 +382,21 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
 
   // Model.
   std::int64_t vocab = static_cast<std::int64_t>(num(model, "vocab").value_or(0));
-  if (vocab <= 0) vocab = knob_value(defaults, "vocab", p).get<std::int64_t>();
-  const double groups = num(model, "kv_heads").value_or(*heads);
-  m = {{"name", p.model},
-       {"num_layers", *layers},
-       {"hidden_size", *hidden},
-       {"num_attention_heads", *heads},
-       {"num_query_groups", groups},
-       {"ffn_hidden_size", *ffn},
-       {"vocab_size", vocab}};
+  if (vocab <= 0) vocab = preset ? preset->vocab_size : knob_value(defaults, "vocab", p).get<std::int64_t>();
+  const double groups = num(model, "kv_heads").value_or(preset ? static_cast<double>(preset->num_query_groups) : *heads);
+  if (preset) {
+    m = {{"name", p.model}, {"preset", preset_name}, {"vocab_size", vocab}};
+    p.assumptions.push_back("hybrid Mamba-Transformer architecture of the model family: preset " + preset_name + " (" +
+                            std::to_string(preset->num_layers) + " layers, pattern " + preset->hybrid_override_pattern + ")");
+  } else {
+    m = {{"name", p.model},
+         {"num_layers", *layers},
+         {"hidden_size", *hidden},
+         {"num_attention_heads", *heads},
+         {"num_query_groups", groups},
+         {"ffn_hidden_size", *ffn},
+         {"vocab_size", vocab}};
+  }
   knob_apply(defaults, "mlp", p, m, tr);  // activation, untied output layer
   const bool swiglu = m.value("activation", std::string()) == "swiglu";
   if (const json& moe = sub(model, "moe"); moe.is_object()) {

@@ -1121,3 +1121,65 @@ TEST_CASE("dualpipev with fewer micro-batches than twice the pipeline is refused
   check_single_error(run_cli({"run", file.string()}), file, "training.global_batch_size",
                      {"\"dualpipev\"", "at least 2 x pipeline_model_parallel_size = 32 micro-batches per step (got 30)"});
 }
+
+namespace {
+// A small hybrid Mamba-Transformer model (Megatron's hybrid_override_pattern) on the 8-GPU scenario.
+json hybrid_doc() {
+  json doc = scenario_json(k8b);
+  doc["model"] = {{"num_layers", 4},        {"hidden_size", 1024},        {"num_attention_heads", 8},
+                  {"num_query_groups", 2},  {"ffn_hidden_size", 4096},    {"vocab_size", 32000},
+                  {"activation", "squared_relu"}, {"hybrid_override_pattern", "M-M*"},
+                  {"mamba_state_dim", 64},  {"mamba_head_dim", 64},       {"mamba_num_groups", 4}};
+  return doc;
+}
+}  // namespace
+
+TEST_CASE("model.hybrid_override_pattern: a bad pattern or Mamba size is one line naming its path", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = hybrid_doc();
+  SECTION("valid as given") {
+    const auto r = run_doc(dir, doc, file);
+    INFO(r.describe());
+    CHECK(r.exit_code == 0);
+  }
+  SECTION("an unknown letter") {
+    doc["model"]["hybrid_override_pattern"] = "M-X*";
+    check_single_error(run_doc(dir, doc, file), file, "model.hybrid_override_pattern", {"'X' at position 2", "expected M Mamba-2"});
+  }
+  SECTION("a Megatron symbol not simulated") {
+    doc["model"]["hybrid_override_pattern"] = "M-G*";
+    check_single_error(run_doc(dir, doc, file), file, "model.hybrid_override_pattern", {"'G'", "not simulated"});
+  }
+  SECTION("a length other than num_layers") {
+    doc["model"]["hybrid_override_pattern"] = "M-M*M-";
+    check_single_error(run_doc(dir, doc, file), file, "model.hybrid_override_pattern", {"has 6 layers", "num_layers = 4"});
+  }
+  SECTION("MoE layers without experts") {
+    doc["model"]["hybrid_override_pattern"] = "MEM*";
+    check_single_error(run_doc(dir, doc, file), file, "model.hybrid_override_pattern", {"'E'", "num_moe_experts"});
+  }
+  SECTION("Mamba layers without their sizes") {
+    doc["model"].erase("mamba_state_dim");
+    check_single_error(run_doc(dir, doc, file), file, "model.mamba_state_dim", {"mamba_state_dim"});
+  }
+  SECTION("Mamba heads not divisible by the groups") {
+    doc["model"]["mamba_num_heads"] = 30;
+    check_single_error(run_doc(dir, doc, file), file, "model.mamba_num_heads", {"mamba_num_heads (30)", "mamba_num_groups"});
+  }
+  SECTION("Mamba sizes without a pattern") {
+    doc["model"].erase("hybrid_override_pattern");
+    check_single_error(run_doc(dir, doc, file), file, "model.mamba_state_dim", {"need model.hybrid_override_pattern"});
+  }
+  SECTION("a TP degree that does not divide the Mamba groups") {
+    doc["training"]["tensor_model_parallel_size"] = 8;
+    doc["training"]["sequence_parallel"] = true;
+    doc["model"]["num_attention_heads"] = 16;
+    doc["model"]["num_query_groups"] = 8;
+    check_single_error(run_doc(dir, doc, file), file, "training.tensor_model_parallel_size", {"Mamba heads (32)", "groups (4)"});
+  }
+  SECTION("context parallelism") {
+    doc["training"]["context_parallel_size"] = 2;
+    check_single_error(run_doc(dir, doc, file), file, "training.context_parallel_size", {"hybrid model", "not simulated"});
+  }
+}

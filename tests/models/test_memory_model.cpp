@@ -424,3 +424,30 @@ TEST_CASE("memory: recompute_modules mla_up_proj stores no Q, K, V", "[models]")
   t.recompute_modules.mla_up_proj = true;
   CHECK(kept - activation_bytes_per_layer(m, t, false) == 2.0 * 4096 * 128 * 512);
 }
+
+TEST_CASE("memory: a Mamba-2 layer's stored tensors and its parameters under TP, by hand", "[models]") {
+  // Nemotron 3 Nano's Mamba layer (h 2688, 64 heads of 64: d_inner 4096, 8 groups of state 128), bf16, one
+  // micro-batch of T = 8192 tokens, TP 1, no recompute. Per token: the pre-norm's input (2 h) and in_proj's
+  // input (2 h); what mamba_ssm's MambaSplitConv1dScanCombinedFn saves, in_proj's output zxBCdt
+  // 2 (2 x 4096 + 2 x 8 x 128 + 64) = 20,608 B and the un-gated scan output 2 x 4096; the gated norm's input
+  // 2 x 4096; out_proj's input 2 x 4096: 4 x 2688 + 20,608 + 6 x 4096 = 55,936 B, 458,227,712 B per layer.
+  // Full recompute keeps the layer input only, 2 T h.
+  const ModelConfig m = preset("nemotron3-nano-30b-a3b");
+  TrainingConfig t = layout(8192, 1, 1, 8, 8);
+  t.ep = 8;
+  CHECK(activation_bytes_per_layer(m, t, false, LayerKind::mamba) == 458227712.0);
+  TrainingConfig full = t;
+  full.recompute = Recompute::full;
+  CHECK(activation_bytes_per_layer(m, full, false, LayerKind::mamba) == 2.0 * 8192 * 2688);
+  // TP 2 with sequence parallelism: the norm and in_proj inputs on the sequence shard, the rest per head
+  // shard: (4 x 2688 + 2 (4096 + 1024 + 32) + 6 x 2048) / 2 ... = T (4 x 2688 / 2 + 10,304 + 12,288) = T x 27,968.
+  TrainingConfig t2 = layout(8192, 2, 1, 4, 4);
+  t2.sequence_parallel = true;
+  t2.ep = 4;
+  CHECK(activation_bytes_per_layer(m, t2, false, LayerKind::mamba) == 8192.0 * 27968.0);
+  // Parameters on a TP 2 rank: the pre-norm whole, the rest (in_proj, conv, dt_bias, A_log, D, the gated
+  // norm, out_proj: 38,744,896 - 2688) halved: 2688 + 19,371,104 = 19,373,792.
+  const RankParameters p = layer_parameters_on_rank(m, t2, false, LayerKind::mamba);
+  CHECK(p.dense == 19373792.0);
+  CHECK(p.expert == 0.0);
+}

@@ -60,7 +60,8 @@ TEST_CASE("presets are found by name, in a fixed order, and unknown names are no
   const std::vector<std::string> expected{"gpt3-175b",  "llama2-7b",   "llama2-13b",
                                           "llama2-70b", "llama3-8b",   "llama3-70b",
                                           "llama3-405b", "bert-large", "mixtral-8x7b",
-                                          "deepseek-moe-16b", "deepseek-v3"};
+                                          "deepseek-moe-16b", "deepseek-v3", "nemotron-h-56b",
+                                          "nemotron-h-8b", "nemotron3-nano-30b-a3b"};
   CHECK(preset_names() == expected);
   for (const auto& n : expected) {
     auto m = find_preset(n);
@@ -1253,4 +1254,99 @@ TEST_CASE("pipeline_model_parallel_layout: the layers of each virtual stage, in 
   t.pipeline_layout = {6, 8, 8, 10};
   t.account_for_loss_in_pipeline_split = true;
   CHECK(pipeline_split_problems(m, t).front().find("cannot be combined") != std::string::npos);
+}
+
+TEST_CASE("Nemotron-H 56B and Nemotron 3 Nano: parameters against the published figures, by hand", "[models]") {
+  // Nemotron-H 56B (Megatron-Bridge nemotronh_56b_pretrain config @ 067f987d): h 8192, 118 layers = 54 Mamba-2
+  // (M), 10 attention (*), 54 MLP (-); Mamba 256 heads of 64 (d_inner 16384), 8 groups of state 256, conv 4;
+  // attention 64 heads of 128, 8 query groups; squared-ReLU MLP 32768; RMSNorm; vocabulary 131072, untied.
+  //   Mamba layer  norm 8192; in_proj 8192 x (2 x 16384 + 2 x 8 x 256 + 256) = 8192 x 37120 = 304,087,040;
+  //                conv1d (16384 + 4096) x 4 + 20480 = 102,400; dt_bias, A_log, D 3 x 256; gated norm 16384;
+  //                out_proj 16384 x 8192 = 134,217,728                         -> 438,432,512
+  //   attention    8192 x (64 + 16) x 128 + 64 x 128 x 8192 = 150,994,944 + norm 8192 -> 151,003,136
+  //   MLP          2 x 8192 x 32768 = 536,870,912 + norm 8192                  -> 536,879,104
+  //   54 x 438,432,512 + 10 x 151,003,136 + 54 x 536,879,104 + 2 x 131072 x 8192 + 8192 = 56,324,350,464:
+  //   the paper's 56B (Nemotron-H, arXiv:2504.03624; Bridge's docs/models/nemotron/nemotronh.md "Parameters: 56B").
+  const ModelConfig h = preset("nemotron-h-56b");
+  CHECK(h.hybrid());
+  CHECK(h.mamba_d_inner() == 16384);
+  CHECK(mamba_layer_params(h) == 438432512.0);
+  CHECK(parameters_per_layer(h, false, LayerKind::mamba) == 438432512.0);
+  CHECK(parameters_per_layer(h, false, LayerKind::attention) == 151003136.0);
+  CHECK(parameters_per_layer(h, false, LayerKind::mlp) == 536879104.0);
+  CHECK(parameter_count(h) == 56324350464.0);
+  CHECK(parameter_count(h) == Approx(56e9).epsilon(0.01));
+  CHECK(activated_parameters(h) == parameter_count(h));  // dense
+  // Nemotron 3 Nano 30B-A3B: h 2688, 52 layers = 23 M, 6 *, 23 E; Mamba 64 heads of 64 (d_inner 4096), 8
+  // groups of 128; attention 32 heads of 128 (kv_channels), 2 query groups; 128 experts of 1856 (squared
+  // ReLU, 2 matrices), top-6, shared 3712; vocabulary 131072, untied.
+  //   Mamba layer  2688 + 2688 x (8192 + 2048 + 64) + (4096 + 2048) x 5 + 3 x 64 + 4096 + 4096 x 2688 = 38,744,896
+  //   attention    2688 x (32 + 4) x 128 + 32 x 128 x 2688 + 2688 = 23,399,040
+  //   MoE layer    128 x 2 x 2688 x 1856 + router 2688 x 128 + shared 2 x 2688 x 3712 + norm 2688 = 1,297,468,032
+  //   23 x 38,744,896 + 6 x 23,399,040 + 23 x 1,297,468,032 + 2 x 131072 x 2688 + 2688 = 31,577,937,344
+  //   activated: the MoE layer's 6 experts 6 x 2 x 2688 x 1856 instead of 128: 3,580,073,408 with the
+  //   embeddings. Published (NVIDIA's model card): 31.6B total, 3.6B active with the embeddings; Megatron-
+  //   Bridge's docs/models/nemotron/nemotron3-nano.md @ 067f987d: "3.5B active parameters and 30B parameters
+  //   in total" (rounded).
+  const ModelConfig n = preset("nemotron3-nano-30b-a3b");
+  CHECK(mamba_layer_params(n) == 38744896.0);
+  CHECK(parameters_per_layer(n, false, LayerKind::attention) == 23399040.0);
+  CHECK(parameters_per_layer(n, true, LayerKind::mlp) == 1297468032.0);
+  CHECK(parameter_count(n) == 31577937344.0);
+  CHECK(parameter_count(n) == Approx(31.6e9).epsilon(0.001));
+  CHECK(activated_parameters(n) == 3580073408.0);
+  CHECK(activated_parameters(n) == Approx(3.5e9).epsilon(0.03));
+  int mamba = 0, attention = 0, moe = 0;
+  for (std::int64_t l = 0; l < n.num_layers; ++l) {
+    mamba += layer_kind(n, l) == LayerKind::mamba;
+    attention += layer_kind(n, l) == LayerKind::attention;
+    moe += layer_kind(n, l) == LayerKind::mlp && is_moe_layer(n, l);
+  }
+  CHECK(mamba == 23);
+  CHECK(attention == 6);
+  CHECK(moe == 23);
+}
+
+TEST_CASE("One Mamba-2 layer's FLOPs by hand, and TP splits its heads", "[models]") {
+  // Nemotron 3 Nano's Mamba layer (h 2688, H 64 heads of P 64, G 8 groups of N 128, conv 4, chunk Q 128) on
+  // one micro-batch of T = 8192 tokens, one GPU:
+  //   in_proj   2 T h (2 H P + 2 G N + H) = 2 x 8192 x 2688 x 10304 = 453,790,138,368
+  //   conv1d    2 x 4 x T x (H P + 2 G N) = 8 x 8192 x 6144          = 402,653,184
+  //   SSD scan  T (2 G Q N + 4 H N P + H Q P) (the chunked algorithm of the Mamba-2 paper, sec. 6: C B^T per
+  //             chunk and group, the chunk states B^T x and their read-out C state per head, the in-chunk
+  //             (L o C B^T) x per head, causal so half of it) = 8192 x (262,144 + 2,097,152 + 524,288)
+  //             = 8192 x 2,883,584                                     = 23,622,320,128
+  //   out_proj  2 T H P h = 2 x 8192 x 4096 x 2688                     = 180,388,626,432
+  // The scan's batched GEMMs over T / Q = 64 chunks: bmm_chunk 64 x 8 of [128, 128] x [128, 128]; chunk_state
+  // and the read-out 64 x 64 of [128, 128] x [128, 64]; the in-chunk product 64 x 64 of [128, 128] x [128, 64].
+  const ModelConfig m = preset("nemotron3-nano-30b-a3b");
+  CHECK(mamba_scan_flops_per_token(m) == 2883584.0);
+  TrainingConfig t = training(8192, 1);
+  const LayerOps ops = transformer_layer_ops(m, t, false, false, LayerKind::mamba);
+  const auto& f = ops.forward;
+  CHECK(find_op(f, "in_proj").flops == 453790138368.0);
+  CHECK(find_op(f, "in_proj").gemm.n == 10304);
+  CHECK(find_op(f, "mamba_conv1d").flops == 402653184.0);
+  CHECK(find_op(f, "out_proj").flops == 180388626432.0);
+  const double scan = find_op(f, "ssd_bmm_chunk").flops + find_op(f, "ssd_chunk_state").flops + find_op(f, "ssd_chunk_scan_states").flops +
+                      find_op(f, "ssd_chunk_scan_diag").flops;
+  CHECK(scan == 23622320128.0);
+  CHECK(find_op(f, "ssd_bmm_chunk").gemm.m == 64 * 8 * 128);
+  CHECK(collective_names(f).empty());
+  // The whole model's FLOPs count the same layer: 2 x in_proj and out_proj weights + the scan per token.
+  CHECK(mamba_gemm_params(m) * 2.0 * 8192.0 == 453790138368.0 + 180388626432.0);
+  // TP 2 with sequence parallelism: half the heads and groups per rank, the sequence gathered before in_proj
+  // and reduce-scattered after out_proj, as for attention.
+  TrainingConfig t2 = training(8192, 1, 2, true);
+  const LayerOps tp = transformer_layer_ops(m, t2, false, false, LayerKind::mamba);
+  CHECK(find_op(tp.forward, "in_proj").gemm.n == 10304 / 2);
+  CHECK(find_op(tp.forward, "out_proj").gemm.k == 4096 / 2);
+  CHECK(find_op(tp.forward, "ssd_chunk_state").flops == Approx(find_op(f, "ssd_chunk_state").flops / 2.0));
+  CHECK(collective_names(tp.forward) == std::vector<std::string>{"ag_mamba", "rs_mamba"});
+  // Backward: the out_proj and in_proj gradients (2 x each forward GEMM), and more scan work than forward.
+  double bwd_scan = 0, fwd_scan = scan;
+  for (const Op& op : ops.backward)
+    if (op.kind == OpKind::gemm && op.name.rfind("ssd_", 0) == 0) bwd_scan += op.flops;
+  CHECK(bwd_scan > 2.0 * fwd_scan);
+  CHECK(bwd_scan < 4.0 * fwd_scan);
 }

@@ -73,7 +73,7 @@ TEST_CASE("framework defaults: the compiled-in table is calibrate/published/fram
   CHECK(std::string(framework_defaults_text()) == slurp(kDefaultsFile));  // rebuilt whenever the file changes
   const DefaultsTable& t = framework_defaults();
   CHECK(t.frameworks.size() == 7);
-  CHECK(t.model_families.size() == 5);
+  CHECK(t.model_families.size() == 6);
   // Every rule says where it comes from (the parser requires it; this is the file's own count of rules).
   std::size_t rules = 0;
   auto count = [&](const DefaultScope& s) {
@@ -105,8 +105,10 @@ TEST_CASE("framework defaults: the compiled-in table is calibrate/published/fram
   // the --overlap-param-gather / --overlap-grad-reduce an entry's framework text names (78) + issue 30's
   // Blackwell rules (83) + Megatron-Bridge's NVFP4 configs turning tp_comm_overlap off (84) + issue 31's
   // DeepSeek-V3 family: SwiGLU untied, its MLA dims, one MTP module, 9 pipeline layouts by PP x VP, and
-  // Megatron-Bridge's DeepSeek-V3 recompute, [mla_up_proj, mlp] on H100 and [mla_up_proj] elsewhere (98)
-  CHECK(rules == 98);
+  // Megatron-Bridge's DeepSeek-V3 recompute, [mla_up_proj, mlp] on H100 and [mla_up_proj] elsewhere (98) +
+  // the Nemotron 3 Nano family: its architecture (a hybrid preset), squared-ReLU untied MLP, no position
+  // embedding, and Bridge's performance-recipe recompute, [layernorm] on H100 and none elsewhere (103)
+  CHECK(rules == 103);
 }
 
 TEST_CASE("framework defaults: every published run matches a framework and release by the file's patterns", "[sim][validate]") {
@@ -276,7 +278,7 @@ TEST_CASE("framework defaults: an unknown knob", "[sim][validate]") {
         "fd.json: defaults.attention_kernel: unknown knob (expected one of head_dim, sliding_window, mlp, vocab, "
         "position_embedding, attention, micro_batch_size, sequence_parallel, recompute, optimizer_sharding, fsdp, precision, "
         "expert_tensor_parallel, pipeline_split, overlap_grad_reduce, tp_comm_overlap, training_framework, virtual_pipeline, "
-                             "gradient_accumulation, pipeline_p2p, pipeline_layout, mtp, mla)");
+                             "gradient_accumulation, pipeline_p2p, pipeline_layout, mtp, mla, architecture)");
 }
 
 TEST_CASE("framework defaults: a rule without a source", "[sim][validate]") {
