@@ -110,7 +110,7 @@ int ScenarioDocument::job_count() const { return multi_job() ? static_cast<int>(
 
 void ScenarioDocument::set(const std::string& assignment) {
   json copy = doc_;  // apply_override may throw half-way through a path
-  sim::apply_override(copy, assignment, display_name());
+  sim::apply_override_pinned(copy, assignment, display_name());  // as clustersim run does (price included)
   if (copy == doc_) return;
   doc_ = std::move(copy);
   edits_.push_back(assignment);

@@ -967,8 +967,7 @@ int sweep_run(const std::vector<std::string>& args, RunContext& ctx) {
 
   json doc = ctx.merged ? ctx.scenario : read_json_file(file);
   ctx.scenario = doc;
-  if (vm.count("set"))
-    for (const auto& o : vm["set"].as<std::vector<std::string>>()) apply_override(doc, o, file);
+  if (vm.count("set")) apply_overrides(doc, vm["set"].as<std::vector<std::string>>(), file);  // as run does (price included)
   {
     std::vector<std::string> budget;
     add_max_memory_override(vm, "sweep", budget);

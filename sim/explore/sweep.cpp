@@ -51,8 +51,7 @@ Report unsimulated_report(const Scenario& s, const models::MemoryBreakdown& memo
 }
 
 void set_path(json& doc, const std::string& path, const json& value, const std::string& file) {
-  if (path == "cluster.gpu") pin_price_to_gpu(doc);  // the old GPU's price stays the old GPU's
-  apply_override(doc, path + "=" + value.dump(), file);
+  apply_override_pinned(doc, path + "=" + value.dump(), file);  // the old GPU's price stays the old GPU's
 }
 
 std::vector<std::int64_t> divisors(std::int64_t n) {

@@ -26,10 +26,8 @@ ScenarioInput scenario_input(const std::string& path, const std::string& text, c
     // a deeply nested text until the stack overflowed).
     in.doc = files::as_input_error([&] { return files::parse_json(text, in.file); });
   }
-  for (const auto& s : set) {
-    check_no_nul("set", s);
-    apply_override(in.doc, s, in.file);
-  }
+  for (const auto& s : set) check_no_nul("set", s);
+  apply_overrides(in.doc, set, in.file);  // as clustersim run does (the file's price stays with its GPU)
   return in;
 }
 

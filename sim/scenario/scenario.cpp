@@ -1776,16 +1776,22 @@ std::shared_ptr<const topo::Cluster> make_cluster(const Scenario& s) {
   return std::make_shared<const topo::Cluster>(s.cluster);
 }
 
-Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  json doc = read_json_file(path);
+void apply_override_pinned(json& doc, const std::string& assignment, const std::string& file) {
+  if (assignment.rfind("cluster.gpu=", 0) == 0) pin_price_to_gpu(doc);  // the file's price stays with the file's GPU
+  apply_override(doc, assignment, file);
+}
+
+void apply_overrides(json& doc, const std::vector<std::string>& overrides, const std::string& file) {
   // A topology file first: it clears the cluster's wiring and counts (apply_override), which the other
   // overrides may then set again, whatever their order on the command line.
   std::vector<std::string> ordered = overrides;
   std::stable_partition(ordered.begin(), ordered.end(), [](const std::string& o) { return o.rfind("cluster.topology_file=", 0) == 0; });
-  for (const auto& o : ordered) {
-    if (o.rfind("cluster.gpu=", 0) == 0) pin_price_to_gpu(doc);  // the file's price stays with the file's GPU
-    apply_override(doc, o, path);
-  }
+  for (const auto& o : ordered) apply_override_pinned(doc, o, file);
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  json doc = read_json_file(path);
+  apply_overrides(doc, overrides, path);
   try {
     return parse_scenario(doc, path);
   } catch (const InputError& e) {

@@ -132,6 +132,13 @@ void pin_price_to_gpu(nlohmann::json& doc);
 // pin_price_to_gpu), else one line naming the types that fall back to catalog list prices and those prices.
 std::string price_basis_note(const nlohmann::json& doc, const std::vector<std::string>& gpu_types);
 
+// The one way a front end changes a scenario document (run, sweep, Python, the GUI), so that the same
+// overrides give the same scenario and price everywhere: apply_override, after pin_price_to_gpu when the
+// assignment sets cluster.gpu. apply_overrides applies a list as load_scenario does: a topology file first
+// (it clears the cluster's wiring and counts, which the others may set again), the rest in their order.
+void apply_override_pinned(nlohmann::json& doc, const std::string& assignment, const std::string& file);
+void apply_overrides(nlohmann::json& doc, const std::vector<std::string>& overrides, const std::string& file);
+
 // Reads and validates a scenario file; throws InputError.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
 // Validates an already-parsed document; `file` names it in messages. Throws InputError.

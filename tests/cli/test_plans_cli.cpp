@@ -3,6 +3,7 @@
 // --set cluster.gpu taking the new GPU's price (sim/scenario/scenario.hpp, "Price basis").
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <string>
 
 #include "cli_helpers.hpp"
@@ -78,4 +79,25 @@ TEST_CASE("plans: --set cluster.gpu takes the new GPU's price unless the scenari
   CHECK(price(run_cli({"run", table, "--json", "--set", "cluster.gpu=H200"})) == h200);
   // --set of the price after the GPU prices the new GPU.
   CHECK(price(run_cli({"run", number, "--json", "--set", "cluster.gpu=H200", "--set", "cluster.price_per_gpu_hour=3"})) == 3);
+
+  // The same overrides through sweep price as run does (issue 28: sweep --set kept the file's $2.50 for the
+  // new GPU; Python's set= and the GUI's knobs go through the same sim::apply_overrides, tests/python and
+  // tests/gui check theirs).
+  const auto swept = run_cli({"sweep", number, "--json", "--set", "cluster.gpu=H200", "--vary", "training.micro_batch_size=1"});
+  INFO(swept.describe());
+  REQUIRE(swept.exit_code == 0);
+  std::vector<double> prices;
+  std::function<void(const json&)> find = [&](const json& j) {
+    if (j.is_object()) {
+      for (const auto& [key, value] : j.items()) {
+        if (key == "price_per_gpu_hour_usd" && value.is_number()) prices.push_back(value.get<double>());
+        find(value);
+      }
+    } else if (j.is_array()) {
+      for (const auto& value : j) find(value);
+    }
+  };
+  find(json::parse(swept.out));
+  REQUIRE_FALSE(prices.empty());
+  for (const double p : prices) CHECK(p == h200);
 }

@@ -142,6 +142,25 @@ TEST_CASE("TP knob edit shows the step time simulate gives for --set", "[gui]") 
   CHECK(json.at("step_time_s").get<double>() == w.current_report()->step_time_s);
 }
 
+TEST_CASE("A GPU changed in the GUI takes its price as clustersim run --set does", "[gui]") {
+  // llama3-8b-h100x8.json prices its H100 at $2.50; on a B200 the run (and so the GUI) charges the B200's
+  // catalog price, not the file's number (issue 28: one front door for overrides, sim::apply_overrides).
+  MainWindow w;
+  w.set_headless(true);
+  const QString path = scenario("llama3-8b-h100x8.json");
+  REQUIRE(w.open_file(path));
+  w.show();
+  REQUIRE(w.wait_until_idle(120000));
+  QString error;
+  REQUIRE(w.apply_overrides({"cluster.gpu=B200"}, &error));
+  REQUIRE(w.wait_until_idle(120000));
+  REQUIRE(w.current_report() != nullptr);
+  const auto expected = cs::sim::simulate(cs::sim::load_scenario(path.toStdString(), {"cluster.gpu=B200"})).report;
+  CHECK(expected.price_per_gpu_hour_usd != 2.5);
+  CHECK(w.current_report()->price_per_gpu_hour_usd == expected.price_per_gpu_hour_usd);
+  CHECK(w.current_report()->step_time_s == expected.step_time_s);
+}
+
 TEST_CASE("An impossible knob combination shows the library's message and keeps the last result", "[gui]") {
   MainWindow w;
   w.set_headless(true);

@@ -31,6 +31,15 @@ def test_run_takes_a_dict_and_overrides():
     assert by_dict["step_time_s"] != clustersim.run(doc)["step_time_s"]
 
 
+def test_a_new_gpu_takes_its_price_as_in_the_cli():
+    # The scenario prices its H100 at $2.50; cluster.gpu=B200 must not keep that price (issue 28), in
+    # Python as in `clustersim run --set`.
+    by_py = clustersim.run(SCENARIO, set={"cluster.gpu": "B200"})
+    by_cli = cli_json("run", SCENARIO, "--json", "--set", "cluster.gpu=B200")
+    assert by_py == by_cli
+    assert by_py["cost"]["price_per_gpu_hour_usd"] != 2.5
+
+
 def test_input_error_carries_file_and_path():
     with pytest.raises(clustersim.InputError) as e:
         clustersim.run(SCENARIO, set={"training.micro_batch_size": 0})
