@@ -158,7 +158,7 @@ int main(int argc, char** argv) {
       }
       if (pid == 0) {
         try {
-          _exit(run_one(file, network, v));
+          _exit(run_one(f, network, v));
         } catch (const std::exception& e) {
           std::fprintf(stderr, "%s %s: %s\n", network, name(v), e.what());
           _exit(1);
