@@ -1098,8 +1098,9 @@ std::vector<std::string> layout_problems(const ModelConfig& m, const TrainingCon
          "hybrid_override_pattern with window_size, mla or mtp_num_layers is not simulated");
     need(!t.finetune.active(), "hybrid_override_pattern with training.finetune (LoRA) is not simulated");
     need(!m.add_bias_linear, "hybrid_override_pattern with add_bias_linear is not simulated");
-    need(t.pipeline_schedule != PipelineSchedule::zb_h1 && t.pipeline_schedule != PipelineSchedule::zbv,
-         "hybrid_override_pattern with a zero-bubble schedule (zb_h1, zbv) is not simulated");
+    need(t.pipeline_schedule != PipelineSchedule::zb_h1 && t.pipeline_schedule != PipelineSchedule::zbv &&
+             t.pipeline_schedule != PipelineSchedule::dualpipev,
+         "hybrid_override_pattern with a zero-bubble schedule (zb_h1, zbv, dualpipev) is not simulated");
   }
   need(m.attention_impl != AttentionImpl::unfused || t.cp == 1,
        "context_parallel_size > 1 needs a fused attention kernel (Megatron-Core's ring attention is Transformer "

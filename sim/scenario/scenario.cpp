@@ -1381,7 +1381,9 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
                                                             ") and groups (" + std::to_string(m.mamba.num_groups) + ") of model.hybrid_override_pattern's Mamba layers");
     if (t.cp > 1) errors.add("training.context_parallel_size", "a hybrid model (model.hybrid_override_pattern) with context parallelism is not simulated");
     if (t.finetune.active()) errors.add("training.finetune", "LoRA of a hybrid model (model.hybrid_override_pattern) is not simulated");
-    if (t.pipeline_schedule == models::PipelineSchedule::zb_h1 || t.pipeline_schedule == models::PipelineSchedule::zbv)
+    // DualPipeV splits the backward into input and weight gradients as the zero-bubble schedules do.
+    if (t.pipeline_schedule == models::PipelineSchedule::zb_h1 || t.pipeline_schedule == models::PipelineSchedule::zbv ||
+        t.pipeline_schedule == models::PipelineSchedule::dualpipev)
       errors.add("training.pipeline_schedule", "a zero-bubble schedule with a hybrid model (model.hybrid_override_pattern) is not simulated");
   }
   check_precision(t, s.gpu, errors);

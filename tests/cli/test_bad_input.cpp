@@ -1182,4 +1182,10 @@ TEST_CASE("model.hybrid_override_pattern: a bad pattern or Mamba size is one lin
     doc["training"]["context_parallel_size"] = 2;
     check_single_error(run_doc(dir, doc, file), file, "training.context_parallel_size", {"hybrid model", "not simulated"});
   }
+  SECTION("DualPipeV, whose backward splits as the zero-bubble schedules' does") {
+    doc["training"]["pipeline_model_parallel_size"] = 2;
+    doc["training"]["virtual_pipeline_model_parallel_size"] = 2;
+    doc["training"]["pipeline_schedule"] = "dualpipev";
+    check_single_error(run_doc(dir, doc, file), file, "training.pipeline_schedule", {"zero-bubble schedule with a hybrid model", "not simulated"});
+  }
 }
