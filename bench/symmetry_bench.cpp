@@ -143,32 +143,32 @@ int main(int argc, char** argv) {
   }
   int status_all = 0;
   for (const std::string& f : files) {
-  std::printf("%s\n", f.substr(f.find_last_of('/') + 1).c_str());
-  std::printf("%-10s  %-15s  %8s  %8s  %8s  %8s  %11s  %11s  %12s  %9s\n", "network", "run", "wall_s", "cpu_s", "rss_gib",
-              "classes", "tasks", "events", "events_per_s", "step_s");
-  std::fflush(stdout);
-  for (const char* network : networks) {
-    for (const Variant v : variants) {
-      if (frontier && v != Variant::mirrored && v != Variant::full) continue;
-      if (frontier && v == Variant::full && f == files.back()) continue;  // every rank of 10^6 GPUs: not a target
-      const pid_t pid = fork();
-      if (pid < 0) {
-        std::perror("fork");
-        return 1;
-      }
-      if (pid == 0) {
-        try {
-          _exit(run_one(f, network, v));
-        } catch (const std::exception& e) {
-          std::fprintf(stderr, "%s %s: %s\n", network, name(v), e.what());
-          _exit(1);
+    std::printf("%s\n", f.substr(f.find_last_of('/') + 1).c_str());
+    std::printf("%-10s  %-15s  %8s  %8s  %8s  %8s  %11s  %11s  %12s  %9s\n", "network", "run", "wall_s", "cpu_s", "rss_gib",
+                "classes", "tasks", "events", "events_per_s", "step_s");
+    std::fflush(stdout);
+    for (const char* network : networks) {
+      for (const Variant v : variants) {
+        if (frontier && v != Variant::mirrored && v != Variant::full) continue;
+        if (frontier && v == Variant::full && f == files.back()) continue;  // every rank of 10^6 GPUs: not a target
+        const pid_t pid = fork();
+        if (pid < 0) {
+          std::perror("fork");
+          return 1;
         }
+        if (pid == 0) {
+          try {
+            _exit(run_one(f, network, v));
+          } catch (const std::exception& e) {
+            std::fprintf(stderr, "%s %s: %s\n", network, name(v), e.what());
+            _exit(1);
+          }
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) status_all = 1;
       }
-      int status = 0;
-      waitpid(pid, &status, 0);
-      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) status_all = 1;
     }
-  }
   }
   return status_all;
 }

@@ -154,8 +154,8 @@ void Cluster::Impl::build() {
     const std::size_t leaves = nics / static_cast<std::size_t>(std::max(1, s.leaf_radix)) + N + 1;
     const std::size_t bridges = s.intra.bridge_bandwidth_GBps > 0 ? G / 2 : 0;
     edges.reserve(2 * (G + pcie + bridges + G * std::max<std::size_t>(1, owned) + 3 * nics + 2 * leaves));
-    // Vertices: GPUs, scale-up and PCIe switches and root complexes, NICs, and at most as many spines and
-    // cores as leaves plus one each.
+    // Vertices: GPUs, scale-up and PCIe switches and root complexes, NICs, and spines and cores estimated at
+    // as many as the leaves each (a small fabric can have more spines than leaves: the vector then grows).
     vertices.reserve(G + N * (G / N + sockets + 1) + nics + 3 * leaves);
   }
   for (int gpu = 0; gpu < num_gpus; ++gpu) add_vertex(VertexKind::gpu, gpu / s.gpus_per_node, gpu);
