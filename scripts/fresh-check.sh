@@ -9,6 +9,8 @@
 #   FRESH_ROOT=DIR    where to build the root (default: a new folder under /var/tmp, removed afterwards)
 #   FRESH_MIRROR=URL  the Debian mirror (default: http://deb.debian.org/debian)
 #   FRESH_KEEP=1      keep the root afterwards
+#   FRESH_CMAKE_ARGS  CMake options for the root's first configure (make's CMAKE_ARGS), e.g.
+#                     -DCLUSTERSIM_WERROR=ON (CI); letters, digits and -_=.:/ only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -18,8 +20,11 @@ fail() { say "FAILED: $*"; exit 1; }
 
 if [ "$(id -u)" -ne 0 ]; then
   command -v sudo > /dev/null || fail "needs root (debootstrap and chroot): run it as root, or install sudo"
-  exec sudo --preserve-env=FRESH_ROOT,FRESH_MIRROR,FRESH_KEEP "$0" "$@"
+  exec sudo --preserve-env=FRESH_ROOT,FRESH_MIRROR,FRESH_KEEP,FRESH_CMAKE_ARGS "$0" "$@"
 fi
+cmake_args=${FRESH_CMAKE_ARGS:-}
+# It goes into a command line run in the root: anything but plain option characters is refused, not quoted.
+[[ "$cmake_args" =~ ^[-A-Za-z0-9_=.:/\ ]*$ ]] || fail "FRESH_CMAKE_ARGS may hold only letters, digits, spaces and -_=.:/"
 ./scripts/install-deps.sh debootstrap git || fail "cannot install debootstrap"
 mirror=${FRESH_MIRROR:-http://deb.debian.org/debian}
 root=${FRESH_ROOT:-$(mktemp -d /var/tmp/clustersim-fresh.XXXXXX)}
@@ -60,7 +65,7 @@ say "the README's prerequisites: apt-get install make sudo"
 in_root "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends make sudo ca-certificates > /dev/null" \
   || fail "apt-get in the root"
 say "make demo"
-in_root "make demo" > "$root.demo.log" 2>&1 || { tail -20 "$root.demo.log"; fail "make demo"; }
+in_root "make demo${cmake_args:+ CMAKE_ARGS='$cmake_args'}" > "$root.demo.log" 2>&1 || { tail -20 "$root.demo.log"; fail "make demo"; }
 tail -7 "$root.demo.log"
 say "make test"
 in_root "make test" > "$root.test.log" 2>&1 || { tail -30 "$root.test.log"; fail "make test"; }
