@@ -124,6 +124,23 @@ LayerKinds stage_layer_kinds(const ModelConfig& m, const TrainingConfig& t, int 
   return k;
 }
 
+// What one micro-batch leaves stored in model chunk `chunk` of stage `stage` under full recompute other than
+// every layer on its own (TrainingConfig::partial_full_recompute; Megatron-Core's TransformerBlock.
+// _checkpointed_forward): uniform keeps the input of each group of recompute_num_layers layers, block the
+// input of its first recompute_num_layers layers and everything the other layers save (as without recompute).
+double partial_recompute_chunk_bytes(const ModelConfig& m, const TrainingConfig& t, int stage, int chunk) {
+  TrainingConfig kept = t;
+  kept.recompute = Recompute::none;
+  const double input = activation_bytes_per_layer(m, t, true);  // a checkpoint: the layer's input, any kind
+  const std::int64_t first = first_layer_of_chunk(m, t, stage, chunk), n = layers_in_chunk(m, t, stage, chunk);
+  double bytes = 0;
+  for (std::int64_t l = 0; l < n; ++l) {
+    if (t.recompute_method == RecomputeMethod::uniform) bytes += l % t.recompute_num_layers == 0 ? input : 0.0;
+    else bytes += t.layer_recomputed(l) ? input : activation_bytes_per_layer(m, kept, is_moe_layer(m, first + l), layer_kind(m, first + l));
+  }
+  return bytes;
+}
+
 // Activations stage `stage` holds at its peak: each chunk's micro-batches in flight times the stored
 // bytes of its layers.
 double stage_activation_bytes(const ModelConfig& m, const TrainingConfig& t, int stage) {
@@ -139,7 +156,9 @@ double stage_activation_bytes(const ModelConfig& m, const TrainingConfig& t, int
     return bytes;
   }
   const auto n = chunk_microbatches_in_flight(t, stage);
-  for (int c = 0; c < t.vp; ++c) bytes += d(n[static_cast<std::size_t>(c)]) * chunk_layer_kinds(m, t, stage, c).sum(stored);
+  for (int c = 0; c < t.vp; ++c)
+    bytes += d(n[static_cast<std::size_t>(c)]) *
+             (t.partial_full_recompute() ? partial_recompute_chunk_bytes(m, t, stage, c) : chunk_layer_kinds(m, t, stage, c).sum(stored));
   return bytes;
 }
 
@@ -388,7 +407,10 @@ MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, in
   double act = stage_activation_bytes(m, t, stage);
   if (t.recompute == Recompute::full) {
     // While a layer is recomputed and back-propagated its full activations exist once (the stage's
-    // largest kind of layer).
+    // largest kind of layer); under uniform with groups of recompute_num_layers a whole group's (at most
+    // the largest chunk's layers) are alive together. Under block the checkpointed layers are a chunk's
+    // first, back-propagated after its kept ones have freed theirs, so a chunk that keeps a layer never
+    // exceeds what it stored; only a chunk checkpointed whole adds the re-run layer.
     TrainingConfig no_recompute = t;
     no_recompute.recompute = Recompute::none;
     const LayerKinds k = stage_layer_kinds(m, t, stage);
@@ -397,7 +419,13 @@ MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, in
       largest = std::max(largest, activation_bytes_per_layer(m, no_recompute, moe, kind));
       return 0.0;
     });
-    act += largest;
+    std::int64_t group = t.recompute_method == RecomputeMethod::uniform ? 1 : 0;
+    for (int c = 0; c < t.vp; ++c) {
+      const std::int64_t n = layers_in_chunk(m, t, stage, c);
+      if (t.recompute_method == RecomputeMethod::uniform) group = std::max(group, std::min(t.recompute_num_layers, n));
+      else if (n > 0 && n <= t.recompute_num_layers) group = 1;
+    }
+    act += d(group) * largest;
   }
   if (t.finetune.active()) {  // each adapter's x A, for the micro-batches in flight
     const auto n = chunk_microbatches_in_flight(t, stage);

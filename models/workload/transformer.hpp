@@ -62,6 +62,15 @@ namespace cs::models {
 // Nemotron 3 (HF mlp_hidden_act "relu2"), with RMSNorm like SwiGLU models (norm_params).
 enum class Activation { gelu, swiglu, squared_relu };
 enum class Recompute { none, selective, full };
+// How recompute_granularity "full" checkpoints a model chunk's layers (Megatron-Core's recompute_method,
+// NVIDIA/Megatron-LM @ 767a8a8 megatron/core/transformer/transformer_block.py _checkpointed_forward):
+//   uniform: the chunk's layers in groups of recompute_num_layers, each group checkpointed as one (its
+//            first layer's input kept; the whole group re-run in the backward pass, its activations
+//            alive together while it back-propagates);
+//   block:   the first recompute_num_layers layers of the chunk checkpointed one by one, the others run
+//            without recompute (everything they save kept).
+// uniform with 1 layer is what "full" always meant here.
+enum class RecomputeMethod { uniform, block };
 // What recompute_granularity "selective" re-runs: Megatron-Core's recompute_modules.
 struct RecomputeModules {
   bool core_attn = true, layernorm = false, mlp = false, moe_act = false;
@@ -352,6 +361,17 @@ struct TrainingConfig {
   int fsdp_shard_size = 0;
   Recompute recompute = Recompute::none;
   RecomputeModules recompute_modules;  // applies when recompute == selective
+  RecomputeMethod recompute_method = RecomputeMethod::uniform;  // apply when recompute == full
+  std::int64_t recompute_num_layers = 1;
+  // Under full recompute: whether the layer at 0-based position `index` of its model chunk re-runs its
+  // forward in the backward pass (every layer under uniform; the first recompute_num_layers under block).
+  bool layer_recomputed(std::int64_t index) const {
+    return recompute == Recompute::full && (recompute_method == RecomputeMethod::uniform || index < recompute_num_layers);
+  }
+  // Full recompute that is not Megatron's uniform-1 (every layer checkpointed on its own).
+  bool partial_full_recompute() const {
+    return recompute == Recompute::full && (recompute_method == RecomputeMethod::block || recompute_num_layers > 1);
+  }
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   // Megatron/NeMo tp_comm_overlap (Transformer Engine userbuffers): with sequence parallelism, the TP

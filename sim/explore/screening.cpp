@@ -584,7 +584,7 @@ class Screen {
     const double gb = dps_.grad_bytes;
     for (int c = 0; c < v; ++c) {
       auto& units = st.chunks[static_cast<std::size_t>(c)];
-      for (const UnitParams& up : su.chunks[static_cast<std::size_t>(c)]) units.push_back({&ops_.of(up.kind), up.dense, up.expert});
+      for (const UnitParams& up : su.chunks[static_cast<std::size_t>(c)]) units.push_back({&ops_.of(up.kind, up.recomputed), up.dense, up.expert});
       for (std::size_t i = 0; i < units.size(); ++i) {
         Unit& u = units[i];
         if (i > 0 && u.ops == units[i - 1].ops && u.dense == units[i - 1].dense && u.expert == units[i - 1].expert) {

@@ -69,6 +69,10 @@ Report job_report(const Scenario& s) {
   r.precision = std::string(name_of(kPrecisionNames, t.effective_recipe()));
   r.schedule = std::string(name_of(kPipelineScheduleNames, t.pipeline_schedule));
   r.recompute = std::string(name_of(kRecomputeNames, t.recompute));
+  if (t.partial_full_recompute()) {
+    r.recompute_method = std::string(name_of(kRecomputeMethodNames, t.recompute_method));
+    r.recompute_num_layers = t.recompute_num_layers;
+  }
   r.zero_stage = t.zero_stage;
   r.sequence_parallel = t.sequence_parallel;
   r.framework = t.framework;
@@ -136,6 +140,10 @@ json to_json(const Report& r) {
       {"utilization", {{"gpu_busy", r.gpu_busy}, {"links", links}}},
       {"simulator", {{"network", r.network}, {"simulated_ranks", r.simulated_ranks}, {"tasks", r.tasks}, {"events", r.events}}},
   };
+  if (r.recompute_num_layers > 0) {
+    out["layout"]["recompute_method"] = r.recompute_method;
+    out["layout"]["recompute_num_layers"] = r.recompute_num_layers;
+  }
   if (!r.topology_file.empty()) out["cluster"]["topology_file"] = r.topology_file;
   if (!r.gpu_mix.empty()) out["cluster"]["gpu_mix"] = r.gpu_mix;
   if (!r.notes.empty()) out["notes"] = r.notes;
@@ -169,6 +177,7 @@ std::string to_text(const Report& r) {
                      std::to_string(r.cp) + "  EP " + std::to_string(r.ep) +
                      (r.etp != r.tp ? "  ETP " + std::to_string(r.etp) : std::string{}) + (r.sequence_parallel ? "  SP" : "") +
                      (r.zero_stage ? "  ZeRO-" + std::to_string(r.zero_stage) : std::string{}) + "  recompute " + r.recompute +
+                     (r.recompute_num_layers > 0 ? " (" + r.recompute_method + " " + std::to_string(r.recompute_num_layers) + ")" : std::string{}) +
                      (r.framework != "generic" ? "  (" + r.framework + " " + r.framework_release + ")" : std::string{}));
   line("batch", "global " + std::to_string(r.global_batch_size) + " = micro " + std::to_string(r.micro_batch_size) + " x " +
                     std::to_string(r.num_micro_batches) + " micro-batches x DP " + std::to_string(r.dp) + ", seq " +

@@ -68,6 +68,10 @@ struct Report {
   int etp = 1;  // expert_tensor_parallel_size (= tp unless set)
   long long micro_batch_size = 1, num_micro_batches = 1, global_batch_size = 1, seq_length = 0;
   std::string precision, schedule, recompute;
+  // Full recompute other than every layer on its own: Megatron's recompute_method and recompute_num_layers
+  // (the JSON layout carries them, and the text layout line names them, only then); empty / 0 otherwise.
+  std::string recompute_method;
+  std::int64_t recompute_num_layers = 0;
   int zero_stage = 0;
   bool sequence_parallel = false;
 

@@ -20,6 +20,11 @@ inline constexpr std::array<Named<models::Recompute>, 3> kRecomputeNames{{
     {models::Recompute::full, "full"},
 }};
 
+// Megatron-Core's recompute_method (models::RecomputeMethod).
+inline constexpr std::array<Named<models::RecomputeMethod>, 2> kRecomputeMethodNames{{
+    {models::RecomputeMethod::uniform, "uniform"}, {models::RecomputeMethod::block, "block"},
+}};
+
 inline constexpr std::array<Named<models::PipelineSchedule>, 6> kPipelineScheduleNames{{
     {models::PipelineSchedule::one_f_one_b, "1f1b"}, {models::PipelineSchedule::gpipe, "gpipe"},
     {models::PipelineSchedule::interleaved, "interleaved"}, {models::PipelineSchedule::zb_h1, "zb-h1"},

@@ -1069,6 +1069,10 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
       t.recompute_modules = rm;
     }
   }
+  // Megatron-Core's recompute_method and recompute_num_layers: how "full" checkpoints a chunk's layers. As
+  // recompute_modules under selective, they only matter under full (a layout search varies the granularity).
+  if (auto method = r.named("recompute_method", kRecomputeMethodNames)) t.recompute_method = *method;
+  t.recompute_num_layers = r.integer("recompute_num_layers", false).value_or(1);
   // training.finetune: LoRA / QLoRA (models/workload/finetune.hpp), Megatron-Bridge's names (LoRA(
   // target_modules, dim, alpha), megatron/bridge/peft/lora.py).
   if (const json* ft = r.raw("finetune"); ft && expect_object(ft, "training.finetune", errors)) {
@@ -1245,6 +1249,19 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
     errors.add("training.finetune", "is modelled with training.zero_stage 0 to 2 (the frozen base is not sharded; got 3)");
   if (t.finetune.method == models::FinetuneMethod::qlora && (t.precision == models::Dtype::fp8 || t.precision == models::Dtype::fp4))
     errors.add("training.finetune.method", "\"qlora\" runs its GEMMs in bf16 on dequantized NF4 weights (training.precision must be bf16)");
+  // Full recompute other than every layer on its own (recompute_method block, or groups of
+  // recompute_num_layers): modelled for the transformer block of 1F1B, GPipe and the interleaved schedule,
+  // the block Megatron-Core's TransformerBlock._checkpointed_forward checkpoints.
+  if (t.partial_full_recompute()) {
+    const std::string what = "recompute_method \"" + std::string(name_of(kRecomputeMethodNames, t.recompute_method)) +
+                             "\" with recompute_num_layers " + std::to_string(t.recompute_num_layers);
+    if (sim::splits_backward(t.pipeline_schedule))
+      errors.add("training.recompute_method", what + " is modelled with the 1f1b, gpipe and interleaved schedules (got \"" +
+                                                  std::string(name_of(kPipelineScheduleNames, t.pipeline_schedule)) + "\")");
+    if (m.hybrid())
+      errors.add("training.recompute_method", what + " is modelled for transformer layers (model.hybrid_override_pattern is set)");
+    // More layers than a chunk has checkpoints all of them, as in Megatron-Core (no range is checked there).
+  }
   // The zero-bubble schedules (models/parallelism/pipeline_schedule.hpp): ZB-H1 one model chunk per rank,
   // ZBV exactly two in a V (torch's ScheduleZBVZeroBubble refuses other counts). Their B / W split is
   // modelled on the asynchronous sends of Megatron-Core and PyTorch, with gradients reduced by DDP or the

@@ -73,12 +73,16 @@ JobEstimate estimate_job(const models::ModelConfig& model, const models::Trainin
   const Layout layout(t.tp, t.cp, t.dp, t.pp, t.ep, t.zero_stage >= 3 ? t.fsdp_shard_size : 0, t.expert_tp());
   const bool moe = model.num_moe_experts > 0;
   const bool window = model.window_size > 0;
-  // Tasks of a layer's forward + backward, per (layer kind, moe, window); built only for the kinds the model has.
-  double layer_tasks[4][2][2] = {};
-  auto kind_tasks = [&](bool moe_layer, bool window_layer, models::LayerKind kind) {
-    double& v = layer_tasks[static_cast<int>(kind)][moe_layer][window_layer];
+  // Tasks of a layer's forward + backward, per (layer kind, moe, window, recomputed: a layer recompute_method
+  // block leaves without recompute runs the lists of the training without it); built only for the kinds the
+  // model has.
+  double layer_tasks[4][2][2][2] = {};
+  models::TrainingConfig kept = t;
+  kept.recompute = models::Recompute::none;
+  auto kind_tasks = [&](bool moe_layer, bool window_layer, models::LayerKind kind, bool recomputed) {
+    double& v = layer_tasks[static_cast<int>(kind)][moe_layer][window_layer][recomputed];
     if (v == 0) {
-      models::LayerOps ops = models::transformer_layer_ops(model, t, window_layer, moe_layer, kind);
+      models::LayerOps ops = models::transformer_layer_ops(model, recomputed ? t : kept, window_layer, moe_layer, kind);
       models::apply_finetune(ops, t);  // LoRA's adapter GEMMs, no frozen wgrads (as UnitOps)
       v = list_tasks(ops.forward, layout, t) + list_tasks(ops.backward, layout, t);
     }
@@ -102,7 +106,8 @@ JobEstimate estimate_job(const models::ModelConfig& model, const models::Trainin
       const std::int64_t n = models::layers_in_chunk(model, t, stage, c);
       for (std::int64_t l = 0; l < n; ++l) {
         const bool moe_layer = !moe || models::is_moe_layer(model, first + l);  // as build_step picks its op list
-        per_mb += kind_tasks(moe_layer, window && models::is_window_attention_layer(model, first + l), models::layer_kind(model, first + l));
+        per_mb += kind_tasks(moe_layer, window && models::is_window_attention_layer(model, first + l), models::layer_kind(model, first + l),
+                             t.recompute != models::Recompute::full || t.layer_recomputed(l));
       }
       layers += static_cast<double>(n);
       units += static_cast<double>(n);

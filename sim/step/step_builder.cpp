@@ -605,7 +605,7 @@ class Builder {
     std::vector<std::vector<Unit>> chunk_units(static_cast<std::size_t>(v));
     for (int c = 0; c < v; ++c)
       for (const UnitParams& u : su.chunks[static_cast<std::size_t>(c)])
-        chunk_units[static_cast<std::size_t>(c)].push_back({&ops_.of(u.kind), u.dense, u.expert});
+        chunk_units[static_cast<std::size_t>(c)].push_back({&ops_.of(u.kind, u.recomputed), u.dense, u.expert});
 
     const DataParallelSharding dps = data_parallel_sharding(s_, layout_);
     const bool hybrid = dps.hybrid;

@@ -30,6 +30,11 @@ UnitOps::UnitOps(const models::ModelConfig& m, const models::TrainingConfig& t)
   // LoRA / QLoRA: no frozen wgrads, the adapters' GEMMs (models/workload/finetune.hpp).
   for (models::LayerOps* ops : {&embedding, &layer, &window_layer, &dense_layer, &dense_window_layer, &head})
     models::apply_finetune(*ops, t);
+  if (t.recompute == models::Recompute::full && t.recompute_method == models::RecomputeMethod::block) {
+    models::TrainingConfig none = t;
+    none.recompute = models::Recompute::none;
+    kept = std::make_shared<const UnitOps>(m, none);
+  }
 }
 
 UnitKind layer_unit_kind(const models::ModelConfig& m, std::int64_t layer, bool mixed) {
@@ -44,7 +49,8 @@ UnitKind layer_unit_kind(const models::ModelConfig& m, std::int64_t layer, bool 
   return moe ? (window ? UnitKind::window_layer : UnitKind::layer) : (window ? UnitKind::dense_window_layer : UnitKind::dense_layer);
 }
 
-const models::LayerOps& UnitOps::of(UnitKind k) const {
+const models::LayerOps& UnitOps::of(UnitKind k, bool recomputed) const {
+  if (!recomputed && kept) return kept->of(k);
   switch (k) {
     case UnitKind::embedding: return embedding;
     case UnitKind::layer: return layer;
@@ -119,12 +125,12 @@ StageUnits stage_units(const models::ModelConfig& m, const models::TrainingConfi
       if (m.hybrid()) {  // each kind of hybrid layer its own parameters
         const models::LayerKind lk = models::layer_kind(m, first_layer + l);
         const models::RankParameters lp = layer_params(models::is_moe_layer(m, first_layer + l), lk);
-        units.push_back({layer_unit_kind(m, first_layer + l, mixed), lp.dense, lp.expert});
+        units.push_back({layer_unit_kind(m, first_layer + l, mixed), lp.dense, lp.expert, t.layer_recomputed(l)});
         continue;
       }
       const bool moe = !mixed || models::is_moe_layer(m, first_layer + l);
       const models::RankParameters& lp = moe ? moe_lp : dense_lp;
-      units.push_back({layer_unit_kind(m, first_layer + l, mixed), lp.dense, lp.expert});
+      units.push_back({layer_unit_kind(m, first_layer + l, mixed), lp.dense, lp.expert, t.layer_recomputed(l)});
     }
     if (at == p - 1 && c == v - 1) {
       // The multi-token-prediction modules run with the head (models::lm_head_ops), their parameters with it

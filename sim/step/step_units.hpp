@@ -9,6 +9,7 @@
 // over the dense data-parallel group) and expert (over expert-DP). With a single expert-parallel rank
 // the experts reduce with the dense parameters, so they count as dense.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "models/memory/memory_model.hpp"
@@ -29,11 +30,14 @@ enum class UnitKind : std::uint8_t {
 // an op's address, so the lists stay put for its build). A list the model has no use for stays empty:
 // window_* without sliding-window attention, dense_* unless an MoE model has dense layers, hybrid_* unless
 // the model is hybrid (model.hybrid_override_pattern).
+// Under full recompute with recompute_method block (models::RecomputeMethod) the layers a chunk does not
+// checkpoint run the lists of the same training without recompute (`kept`); `recomputed` picks.
 struct UnitOps {
   UnitOps(const models::ModelConfig& m, const models::TrainingConfig& t);
-  const models::LayerOps& of(UnitKind k) const;
+  const models::LayerOps& of(UnitKind k, bool recomputed = true) const;
   models::LayerOps embedding, layer, window_layer, dense_layer, dense_window_layer, head;
   models::LayerOps hybrid_mamba, hybrid_attention, hybrid_mlp, hybrid_moe;
+  std::shared_ptr<const UnitOps> kept;  // set only when some layer is not recomputed under full recompute
 };
 // The unit kind of layer `layer` (0-based) of the model; `mixed`: has_dense_layers(m).
 UnitKind layer_unit_kind(const models::ModelConfig& m, std::int64_t layer, bool mixed);
@@ -42,6 +46,7 @@ struct UnitParams {
   UnitKind kind;
   double dense;   // parameters reduced / sharded over the dense data-parallel group
   double expert;  // over the expert-data-parallel group
+  bool recomputed = true;  // under full recompute: re-runs its forward in the backward pass (TrainingConfig::layer_recomputed)
 };
 
 // An MoE model with dense layers among its MoE ones (moe_layer_freq); a dense model's layers are built

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "models/hardware/gpu_catalog.hpp"
+#include "models/memory/memory_model.hpp"
 #include "sim/base/check.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/base/units.hpp"
@@ -518,11 +519,34 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
   return p;
 }
 
+// The fewest layers per model chunk that Megatron's full recompute with recompute_method "block" must
+// checkpoint for `trial` (its training keys updated) to fit, by the memory model alone (each layer
+// checkpointed instead of kept only lowers the stage's activations); 0 when none fits short of every layer,
+// or the training cannot take the method.
+std::int64_t fewest_block_recompute_layers(json trial, const std::string& where) {
+  trial["training"].update(json{{"recompute_granularity", "full"}, {"recompute_method", "block"}, {"recompute_num_layers", 1}});
+  Scenario s;
+  try {
+    s = parse_scenario(trial, where);
+  } catch (const InputError&) {
+    return 0;  // e.g. a schedule or a hybrid model the method is not modelled for
+  }
+  std::int64_t most = 0;
+  for (int st = 0; st < s.training.pp; ++st)
+    for (int c = 0; c < s.training.vp; ++c) most = std::max(most, models::layers_in_chunk(s.model, s.training, st, c));
+  for (std::int64_t k = 1; k < most; ++k) {
+    s.training.recompute_num_layers = k;
+    if (models::fits_in_memory(models::peak_memory_per_gpu(s.model, s.training), s.gpu)) return k;
+  }
+  return 0;
+}
+
 // A published run ran, so a layout predicted not to fit means the entry left out a memory saving its
 // framework had (or the model is wrong). The lightest saving the entry does not rule out is assumed, in this
-// order: sequence parallelism (TP > 1), selective recompute, full recompute; the first that fits is kept
-// and written into the assumptions. When none fits, the stated layout's prediction stands and the point
-// is a failure: printed as such and counted in every summary (its error included).
+// order: sequence parallelism (TP > 1), selective recompute, full recompute of the fewest layers per model
+// chunk that fits (Megatron's recompute_method "block"), full recompute of every layer; the first that fits
+// is kept and written into the assumptions. When none fits, the stated layout's prediction stands and the
+// point is a failure: printed as such and counted in every summary (its error included).
 void fit_with_lightest_saving(TrainingPoint& p, const std::string& where, Report& r) {
   const double needs_gib = r.memory.total_bytes() / kGiB;
   json& tr = p.scenario["training"];
@@ -532,7 +556,16 @@ void fit_with_lightest_saving(TrainingPoint& p, const std::string& where, Report
   if (!p.sequence_parallel_stated && !sp && tr.value("tensor_model_parallel_size", 1.0) > 1)
     steps.push_back({"sequence parallelism", json{{"sequence_parallel", true}}});
   if (!p.recompute_stated && rc == "none") steps.push_back({"selective recompute", json{{"recompute_granularity", "selective"}}});
-  if (!p.recompute_stated && rc != "full") steps.push_back({"full recompute", json{{"recompute_granularity", "full"}}});
+  if (!p.recompute_stated && rc != "full") {
+    json with_sp = p.scenario;  // the block search starts from everything lighter (sequence parallelism)
+    if (!steps.empty() && steps.front().first == "sequence parallelism") with_sp["training"].update(steps.front().second);
+    const std::int64_t k = fewest_block_recompute_layers(with_sp, where);
+    if (k > 0)
+      steps.push_back({"full recompute of " + std::to_string(k) + (k == 1 ? " layer" : " layers") + " per model chunk (recompute_method block)",
+                       json{{"recompute_granularity", "full"}, {"recompute_method", "block"}, {"recompute_num_layers", k}}});
+    steps.push_back({"full recompute", k > 0 ? json{{"recompute_granularity", "full"}, {"recompute_method", "uniform"}, {"recompute_num_layers", 1}}
+                                             : json{{"recompute_granularity", "full"}}});
+  }
   json trial = p.scenario;
   for (const auto& [what, keys] : steps) {
     trial["training"].update(keys);

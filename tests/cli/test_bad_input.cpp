@@ -742,6 +742,36 @@ TEST_CASE("a custom GPU's matmul_ceiling_fraction is a share of the peak, above 
   check_single_error(r, file, "cluster.gpu.matmul_ceiling_fraction", {"(0, 1]", "1.2"});
 }
 
+TEST_CASE("recompute_method and recompute_num_layers: Megatron-Core's names, a positive count, the schedules modelled", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);
+  doc["training"]["recompute_granularity"] = "full";
+  SECTION("an unknown method suggests the near one") {
+    doc["training"]["recompute_method"] = "blocks";
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.recompute_method", {"\"blocks\"", "block"});
+  }
+  SECTION("zero layers") {
+    doc["training"]["recompute_num_layers"] = 0;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.recompute_num_layers", {"out of range", ">= 1"});
+  }
+  SECTION("a fraction of a layer") {
+    doc["training"]["recompute_num_layers"] = 1.5;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.recompute_num_layers", {"expected an integer", "1.5"});
+  }
+  SECTION("block under a zero-bubble schedule") {
+    doc["training"]["recompute_method"] = "block";
+    doc["training"]["pipeline_schedule"] = "zb-h1";
+    doc["training"]["pipeline_model_parallel_size"] = 2;
+    doc["training"]["tensor_model_parallel_size"] = 4;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.recompute_method", {"\"block\"", "1f1b, gpipe and interleaved", "zb-h1"});
+  }
+}
+
 TEST_CASE("recompute_modules must be a list of the modules modelled", "[cli]") {
   TempDir dir;
   fs::path file;
@@ -1187,5 +1217,10 @@ TEST_CASE("model.hybrid_override_pattern: a bad pattern or Mamba size is one lin
     doc["training"]["virtual_pipeline_model_parallel_size"] = 2;
     doc["training"]["pipeline_schedule"] = "dualpipev";
     check_single_error(run_doc(dir, doc, file), file, "training.pipeline_schedule", {"zero-bubble schedule with a hybrid model", "not simulated"});
+  }
+  SECTION("full recompute of some layers only (recompute_method block)") {
+    doc["training"]["recompute_granularity"] = "full";
+    doc["training"]["recompute_method"] = "block";
+    check_single_error(run_doc(dir, doc, file), file, "training.recompute_method", {"modelled for transformer layers", "hybrid_override_pattern"});
   }
 }

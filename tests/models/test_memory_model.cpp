@@ -451,3 +451,81 @@ TEST_CASE("memory: a Mamba-2 layer's stored tensors and its parameters under TP,
   CHECK(p.dense == 19373792.0);
   CHECK(p.expert == 0.0);
 }
+
+TEST_CASE("memory: full recompute by Megatron-Core's recompute_method, block and uniform, by hand", "[models]") {
+  // GPT-3 175B on one pipeline stage (its 96 layers, one micro-batch in flight), TP 8 + SP, flash. A layer
+  // run without recompute stores A = activation_bytes_per_layer under "none", a checkpointed one its input
+  // I = 2 s b h / t. Megatron-Core's TransformerBlock._checkpointed_forward (NVIDIA/Megatron-LM @ 767a8a8):
+  //   uniform 1 (every layer on its own): 96 I, plus one layer's A while it is re-run and back-propagated;
+  //   block N < 96: the first N layers checkpointed, N I + (96 - N) A; they are back-propagated last, after
+  //           the kept layers have freed theirs, so re-running one never exceeds that;
+  //   uniform N: one input per group of N, ceil(96 / N) I, plus a whole group re-run at once, N A.
+  // The embedding's and the head's extras are the same in all of them, so differences are exact.
+  const ModelConfig m = preset("gpt3-175b");
+  TrainingConfig t = layout(2048, 8, 1, 1, 1);
+  t.sequence_parallel = true;
+  TrainingConfig none = t;
+  const double A = activation_bytes_per_layer(m, none);
+  const double I = 2.0 * 2048 * 12288 / 8;
+  t.recompute = Recompute::full;
+  REQUIRE(activation_bytes_per_layer(m, t) == I);
+  const double full = memory_per_gpu(m, t, 0).activations_bytes;
+  auto with = [&](RecomputeMethod method, std::int64_t n) {
+    TrainingConfig c = t;
+    c.recompute_method = method;
+    c.recompute_num_layers = n;
+    return memory_per_gpu(m, c, 0).activations_bytes;
+  };
+  CHECK(with(RecomputeMethod::uniform, 1) == full);
+  CHECK(with(RecomputeMethod::block, 10) - full == Approx((96 - 10) * (A - I) - A).epsilon(1e-12));
+  CHECK(with(RecomputeMethod::block, 95) - full == Approx(-I).epsilon(1e-12));
+  // More layers than the chunk has: every layer checkpointed, as Megatron's loop bound gives.
+  CHECK(with(RecomputeMethod::block, 96) == full);
+  CHECK(with(RecomputeMethod::block, 500) == full);
+  CHECK(with(RecomputeMethod::uniform, 4) - full == Approx((24 - 96) * I + 3 * A).epsilon(1e-12));
+  CHECK(with(RecomputeMethod::uniform, 5) - full == Approx((20 - 96) * I + 4 * A).epsilon(1e-12));  // 96 = 19 x 5 + 1
+  // Each layer block checkpoints instead of keeping lowers the peak (the ladder validate walks), down to
+  // block 95; block 96 is full recompute, which re-runs the last layer on top of every input.
+  double before = memory_per_gpu(m, none, 0).activations_bytes;
+  for (std::int64_t n = 1; n <= 95; ++n) {
+    const double now = with(RecomputeMethod::block, n);
+    CHECK(now < before);
+    before = now;
+  }
+  // Under "none" or "selective" the method and count change nothing.
+  TrainingConfig sel = none;
+  sel.recompute = Recompute::selective;
+  TrainingConfig sel_block = sel;
+  sel_block.recompute_method = RecomputeMethod::block;
+  sel_block.recompute_num_layers = 3;
+  CHECK(memory_per_gpu(m, sel_block, 0).activations_bytes == memory_per_gpu(m, sel, 0).activations_bytes);
+}
+
+TEST_CASE("memory: block recompute on an interleaved pipeline checkpoints the first layers of every model chunk", "[models]") {
+  // Llama 3.1 405B as its 16,384-GPU layout (TP 8 + SP, PP 16, VP 4, the embedding and the loss counted as
+  // layers: 2 layers per chunk, 1 in the first stage's chunk 0 and the last stage's last chunk), 16 micro-
+  // batches. Block 1 checkpoints the first layer of each chunk: a 2-layer chunk keeps I + A, a 1-layer chunk I.
+  const ModelConfig m = preset("llama3-405b");
+  TrainingConfig t = layout(8192, 8, 16, 128, 2048);
+  t.sequence_parallel = true;
+  t.vp = 4;
+  t.pipeline_schedule = PipelineSchedule::interleaved;
+  t.account_for_embedding_in_pipeline_split = true;
+  t.account_for_loss_in_pipeline_split = true;
+  const double A = activation_bytes_per_layer(m, t);
+  const double I = 2.0 * 8192 * 16384 / 8;
+  TrainingConfig full = t;
+  full.recompute = Recompute::full;
+  TrainingConfig block = full;
+  block.recompute_method = RecomputeMethod::block;
+  block.recompute_num_layers = 1;
+  for (int stage : {1, 7}) {  // stages with four 2-layer chunks
+    INFO("stage " << stage);
+    REQUIRE(layers_on_stage(m, t, stage) == 8);
+    // The same micro-batches are in flight; each 2-layer chunk keeps A - I more per micro-batch in flight,
+    // and no chunk is checkpointed whole, so block has no re-run layer on top (full recompute has one, A).
+    const double diff = memory_per_gpu(m, block, stage).activations_bytes - memory_per_gpu(m, full, stage).activations_bytes;
+    const double in_flight = (memory_per_gpu(m, full, stage).activations_bytes - A) / (2 * I);  // chunk-micro-batches x 1
+    CHECK(diff == Approx(in_flight * (A - I) - A).epsilon(1e-9));
+  }
+}

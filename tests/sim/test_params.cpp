@@ -166,6 +166,7 @@ TEST_CASE("params: the enum name tables are the table's choices", "[sim][params]
   CHECK(choices("model.position_embedding_type") == names_of(kPositionEmbeddingNames));
   CHECK(choices("training.precision") == names_of(kPrecisionNames));
   CHECK(choices("training.recompute_granularity") == names_of(kRecomputeNames));
+  CHECK(choices("training.recompute_method") == names_of(kRecomputeMethodNames));
   CHECK(choices("training.pipeline_schedule") == names_of(kPipelineScheduleNames));
   CHECK(choices("training.fsdp_sharding_strategy") == names_of(kFsdpShardingNames));
   CHECK(choices("cluster.inter_node.fabric") == names_of(kFabricNames));

@@ -362,7 +362,9 @@ TEST_CASE("validate is honest: a run that ran gets the lightest memory saving th
   //   s b h (34 + 5 a s / h) = 2048 * 8 * 2304 * (34 + 5 * 24 * 2048 / 2304) = 5.3 GB, x 24 layers = 127 GB;
   //   selective keeps 34 s b h = 1.28 GB per layer, 31 GB: 58 GB with the weights, neither fits in 40 GB;
   //   full keeps the layer inputs 2 s b h = 75 MB per layer (1.8 GB) plus the fp32 logits 4 s b V = 3.4 GB:
-  //   ~32 GB, fits. Sequence parallelism is not open (TP 1). So: recompute not stated -> full assumed;
+  //   ~32 GB, fits. Sequence parallelism is not open (TP 1). Between them Megatron's recompute_method block
+  //   checkpoints the first k layers and keeps the other 24 - k whole (5.3 GB each, no recompute): room for
+  //   one, k = 23 (~37.5 GB; k = 22 needs ~43 GB > 40 GiB). So: recompute not stated -> block 23 assumed;
   // recompute stated "none" -> the stated layout stands and the point fails, its error still counted.
   json open = entry();
   open["id"] = "open";
@@ -380,10 +382,13 @@ TEST_CASE("validate is honest: a run that ran gets the lightest memory saving th
   REQUIRE_FALSE(a.skipped);
   REQUIRE_FALSE(b.skipped);
   CHECK(a.scenario["training"]["recompute_granularity"] == "full");
+  CHECK(a.scenario["training"]["recompute_method"] == "block");
+  CHECK(a.scenario["training"]["recompute_num_layers"] == 23);
   CHECK(a.fits_in_memory);
   CHECK_FALSE(a.failed);
   bool said = false;
-  for (const auto& s : a.assumptions) said = said || s.find("full recompute assumed, the lightest memory saving") != std::string::npos;
+  for (const auto& s : a.assumptions)
+    said = said || s.find("full recompute of 23 layers per model chunk (recompute_method block) assumed, the lightest memory saving") != std::string::npos;
   CHECK(said);
   CHECK(b.scenario["training"]["recompute_granularity"] == "none");
   CHECK_FALSE(b.fits_in_memory);
