@@ -71,7 +71,14 @@ GroupGeometry group_geometry(const topo::Cluster& cluster, std::span<const int> 
     g.scaleup_line_Bps = g.scaleup_Bps / spec.intra.efficiency;
   }
   const topo::GroupLink link = cluster.group_link(gpus);
-  if (g.multi_node && link.span == topo::Span::node) g.multi_node = false;  // one NVL72 domain
+  if (g.multi_node && link.span == topo::Span::node) {
+    // One NVL72 domain: every GPU of the group is on the one scale-up fabric, as one node's are (NCCL's
+    // multi-node NVLink treats the domain as one NVLink clique). Its compute trays are not nodes to any
+    // algorithm: an all-to-all sends (n - 1) / n of its buffer over NVLink, not (k - 1) / n with k a tray's GPUs.
+    g.multi_node = false;
+    g.nodes = 1;
+    g.per_node = g.ranks;
+  }
   double net = spec.nic.payload_GBps() * 1e9 * spec.nics_per_node / spec.gpus_per_node;
   if (link.span == topo::Span::spine || link.span == topo::Span::core) net /= spec.oversubscription;
   if (link.span == topo::Span::core) net /= spec.spine_oversubscription;

@@ -12,6 +12,7 @@
 #include "models/memory/memory_model.hpp"
 #include "models/workload/transformer.hpp"
 #include "sim/base/input_error.hpp"
+#include "sim/network/nccl_model.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "topologies/cluster.hpp"
 
@@ -82,6 +83,33 @@ TEST_CASE("NVL72 placement keeps an EP-32 group inside one rack", "[blackwell]")
   CHECK_FALSE(on_nvlink(*placed, 63, 64));  // the next group is in the next rack
   // Groups that tile the rack, or one node, leave the domains as they are.
   CHECK(placed_domain_gpus(parse_scenario(gb200_moe(8), "s.json")) == 0);
+}
+
+TEST_CASE("an all-to-all across the compute trays of one NVL72 domain moves its whole buffer over NVLink", "[blackwell]") {
+  // 8 GB200 on two trays of one rack, and 8 B200 in one HGX node: both 900 GB/s per direction NVLink5 at the
+  // same efficiency, so NCCL's pairwise all-to-all of S bytes sends (n - 1) / n S from every GPU over NVLink
+  // either way (topologies/link_catalog.cpp). Before session 16 the trays were taken for nodes inside the
+  // domain: only the 3 peers of a GPU's own tray were counted, (k - 1) / n S with k = 4, half the traffic.
+  json gb = gb200_moe(8);
+  gb["cluster"]["nodes"] = 2;
+  json b = gb;
+  b["cluster"] = {{"gpu", "B200"}, {"nodes", 1}, {"gpus_per_node", 8}, {"intra_node", "nvswitch"}};
+  const cs::topo::Cluster nvl72(parse_scenario(gb, "gb.json").cluster), hgx(parse_scenario(b, "b.json").cluster);
+  const std::vector<int> gpus = {0, 1, 2, 3, 4, 5, 6, 7};
+  const GroupGeometry g72 = group_geometry(nvl72, gpus), g8 = group_geometry(hgx, gpus);
+  CHECK_FALSE(g72.multi_node);
+  CHECK(g72.nodes == 1);
+  CHECK(g72.per_node == 8);
+  const double S = 256.0 * (1 << 20);
+  bool ok72 = false, ok8 = false;
+  const AlgorithmChoice a72 = estimate(cs::models::CollectiveKind::all_to_all, S, g72, NcclAlgorithm::pairwise, NcclProtocol::simple, &ok72);
+  const AlgorithmChoice a8 = estimate(cs::models::CollectiveKind::all_to_all, S, g8, NcclAlgorithm::pairwise, NcclProtocol::simple, &ok8);
+  REQUIRE(ok72);
+  REQUIRE(ok8);
+  CHECK(a72.duration == Approx(a8.duration).epsilon(1e-12));
+  // The transfer: 7/8 S at 900 GB/s x 0.80, over the Simple protocol's efficiency.
+  const double transfer = to_seconds(a72.duration - a72.latency);
+  CHECK(transfer == Approx(7.0 / 8.0 * S / (900e9 * 0.80) / protocol_spec(NcclProtocol::simple).bandwidth_efficiency).epsilon(1e-6));
 }
 
 TEST_CASE("hardware that cannot be built is an input error", "[blackwell]") {
