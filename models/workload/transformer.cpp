@@ -1230,6 +1230,15 @@ void add_quantize_casts(std::vector<Op>& ops, const TrainingConfig& t) {
   ops = std::move(out);
 }
 
+// A layer's op lists made whole: the precision recipe's quantize casts in both passes, and what is not a
+// recompute in the backward list marked as the backward pass proper.
+LayerOps finished_layer(LayerOps ops, const TrainingConfig& t) {
+  add_quantize_casts(ops.forward, t);
+  add_quantize_casts(ops.backward, t);
+  mark_backward(ops);
+  return ops;
+}
+
 Dtype gemm_dtype_of(PrecisionRecipe r) {
   switch (r) {
     case PrecisionRecipe::bf16: return Dtype::bf16;
@@ -1407,10 +1416,7 @@ LayerOps mamba_layer_ops(const ModelConfig& m, const TrainingConfig& t) {
   b.push_back(mem("mamba_conv1d_bwd", MemOpKind::elementwise, 3.0 * T * d(conv_ch) * kActBytes, 4.0 * d(c.conv_kernel) * T * d(conv_ch)));
   column_parallel_bwd(in_proj, x, "_mamba", b);
   b.push_back(norm_bwd("ln1_bwd", x));
-  add_quantize_casts(ops.forward, t);
-  add_quantize_casts(ops.backward, t);
-  mark_backward(ops);
-  return ops;
+  return finished_layer(std::move(ops), t);
 }
 
 }  // namespace
@@ -1530,10 +1536,7 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
     }
     b.push_back(norm_bwd("ln1_bwd", x));
   }
-  add_quantize_casts(ops.forward, t);
-  add_quantize_casts(ops.backward, t);
-  mark_backward(ops);
-  return ops;
+  return finished_layer(std::move(ops), t);
 }
 
 // Vocab-parallel embedding (Megatron): each TP rank looks up the rows of its vocabulary shard (zeros for

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/engine/time.hpp"
+#include "sim/report/format.hpp"
 #include "sim/base/input_error.hpp"
 
 namespace cs::sim::goodput {
@@ -152,23 +153,18 @@ void add_json(json& report, const RunReport& r) {
 }
 
 namespace {
-std::string f(const char* format, double v) {
-  char buf[96];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
 std::string dur(double s) {
-  if (s >= 86400) return f("%.2f days", s / 86400);
-  if (s >= 3600) return f("%.2f h", s / 3600);
-  if (s >= 60) return f("%.1f min", s / 60);
-  if (s >= 1) return f("%.2f s", s);
-  return f("%.2f ms", s * 1e3);
+  if (s >= 86400) return fmt("%.2f days", s / 86400);
+  if (s >= 3600) return fmt("%.2f h", s / 3600);
+  if (s >= 60) return fmt("%.1f min", s / 60);
+  if (s >= 1) return fmt("%.2f s", s);
+  return fmt("%.2f ms", s * 1e3);
 }
 // 10824064 -> "10.82 million", 64210 -> "64,210"
 std::string big(double v) {
-  if (v >= 1e6) return f("%.2f million", v / 1e6);
+  if (v >= 1e6) return fmt("%.2f million", v / 1e6);
   const long long n = std::llround(v);
-  return n >= 1000 ? std::to_string(n / 1000) + "," + f("%03.0f", static_cast<double>(n % 1000)) : std::to_string(n);
+  return n >= 1000 ? std::to_string(n / 1000) + "," + fmt("%03.0f", static_cast<double>(n % 1000)) : std::to_string(n);
 }
 }  // namespace
 
@@ -183,42 +179,42 @@ std::string to_text(const RunReport& r) {
   if (r.data) {
     const DataStallResult& d = *r.data;
     o += "\n";
-    line("input", d.source + f(": %.3g GB per step, ", d.bytes_per_step / 1e9) + f("%.3g GB/s per node; ", d.node_read_GBps) +
+    line("input", d.source + fmt(": %.3g GB per step, ", d.bytes_per_step / 1e9) + fmt("%.3g GB/s per node; ", d.node_read_GBps) +
                       "read " + dur(d.read_s) + ", decode " + dur(d.decode_s) + " per step");
-    line("input stall", dur(d.stall_s) + " per step" + f(" (%.1f%% of the step, ", 100 * d.stall_fraction) + d.bottleneck +
+    line("input stall", dur(d.stall_s) + " per step" + fmt(" (%.1f%% of the step, ", 100 * d.stall_fraction) + d.bottleneck +
                             "); step with input " + dur(d.step_with_input_s));
     line("never stalls",
-         d.can_hide ? f("at %.3g GB/s aggregate", d.never_stall_GBps) + f(" (%.3g GB/s per node)", d.never_stall_GBps_per_node)
+         d.can_hide ? fmt("at %.3g GB/s aggregate", d.never_stall_GBps) + fmt(" (%.3g GB/s per node)", d.never_stall_GBps_per_node)
                     : std::string("never: prefetch_depth 0 does not overlap loading with the step"));
   }
   if (r.resilience) {
     const ResilienceResult& x = *r.resilience;
     o += "\n";
-    line("failures", f("%.4g per hour", x.rates.total_per_hour()) + f(" (one every %.2f h: ", x.mtti_hours) +
-                         f("GPU %.3g, ", x.rates.gpu) + f("host %.3g, ", x.rates.host) + f("NIC %.3g, ", x.rates.nic) +
-                         f("network %.3g, ", x.rates.network) + f("software %.3g /h)", x.rates.software));
-    line("checkpoint", f("%.3g GB to ", x.checkpoint_bytes / 1e9) + x.target + (x.async ? " async" : " sync") + ": write " +
+    line("failures", fmt("%.4g per hour", x.rates.total_per_hour()) + fmt(" (one every %.2f h: ", x.mtti_hours) +
+                         fmt("GPU %.3g, ", x.rates.gpu) + fmt("host %.3g, ", x.rates.host) + fmt("NIC %.3g, ", x.rates.nic) +
+                         fmt("network %.3g, ", x.rates.network) + fmt("software %.3g /h)", x.rates.software));
+    line("checkpoint", fmt("%.3g GB to ", x.checkpoint_bytes / 1e9) + x.target + (x.async ? " async" : " sync") + ": write " +
                            dur(x.write_s) + ", stall " + dur(x.stall_s) + " each; every " + dur(x.interval_s) +
-                           f(" (%.0f steps", x.interval_steps) + (x.interval_optimal ? ", optimal" : "") +
+                           fmt(" (%.0f steps", x.interval_steps) + (x.interval_optimal ? ", optimal" : "") +
                            (x.interval_raised ? ", raised to the write time" : "") + ")");
-    line("optimal", "every " + dur(x.optimal_interval_s) + f(" (%.0f steps", x.optimal_interval_steps) +
-                        f("; goodput %.2f%%", 100 * x.goodput_at_optimal) + "; Young/Daly sqrt(2C/lambda) " + dur(x.young_daly_s) + ")");
+    line("optimal", "every " + dur(x.optimal_interval_s) + fmt(" (%.0f steps", x.optimal_interval_steps) +
+                        fmt("; goodput %.2f%%", 100 * x.goodput_at_optimal) + "; Young/Daly sqrt(2C/lambda) " + dur(x.young_daly_s) + ")");
     line("restart", dur(x.restart_s) + " (NCCL init " + dur(x.nccl_init_s) + ", checkpoint load " + dur(x.load_s) + ")");
-    line("interrupts", f("%.1f expected over the run", x.expected.failures));
+    line("interrupts", fmt("%.1f expected over the run", x.expected.failures));
     line("lost time", "rework " + dur(x.expected.rework_s) + ", restarts " + dur(x.expected.restart_s) + ", checkpoint stalls " +
                           dur(x.expected.checkpoint_s));
-    line("goodput", f("%.2f%%", 100 * x.goodput) + " of " + dur(x.expected.total_s) + " is useful work (" + dur(x.work_s) + ")");
-    line("effective", f("%.1f days, ", x.effective_days) + big(x.gpu_hours) + " GPU-hours, $" + big(x.usd) +
-                          f(", $%.4g per million useful tokens", x.usd_per_token * 1e6));
+    line("goodput", fmt("%.2f%%", 100 * x.goodput) + " of " + dur(x.expected.total_s) + " is useful work (" + dur(x.work_s) + ")");
+    line("effective", fmt("%.1f days, ", x.effective_days) + big(x.gpu_hours) + " GPU-hours, $" + big(x.usd) +
+                          fmt(", $%.4g per million useful tokens", x.usd_per_token * 1e6));
     if (x.runs > 0)
-      line("monte carlo", std::to_string(x.runs) + " runs, seed " + std::to_string(x.seed) + f(": days to train p10 %.2f", x.p10_days) +
-                              f(", p50 %.2f", x.p50_days) + f(", p90 %.2f", x.p90_days) + f(" (mean %.2f", x.mc_mean_days) +
-                              f(", %.1f interruptions)", x.mc_mean_failures));
+      line("monte carlo", std::to_string(x.runs) + " runs, seed " + std::to_string(x.seed) + fmt(": days to train p10 %.2f", x.p10_days) +
+                              fmt(", p50 %.2f", x.p50_days) + fmt(", p90 %.2f", x.p90_days) + fmt(" (mean %.2f", x.mc_mean_days) +
+                              fmt(", %.1f interruptions)", x.mc_mean_failures));
   }
   if (r.steps) {
     const StepDistribution& d = *r.steps;
     o += "\n";
-    line("step dist", std::to_string(d.steps) + " steps" + f(", jitter cv %.3g", d.cv) + " over " + std::to_string(d.sync_ranks) +
+    line("step dist", std::to_string(d.steps) + " steps" + fmt(", jitter cv %.3g", d.cv) + " over " + std::to_string(d.sync_ranks) +
                           " ranks, seed " + std::to_string(d.seed) + ": p50 " + dur(d.p50_s) + ", p90 " + dur(d.p90_s) +
                           ", p99 " + dur(d.p99_s) + ", max " + dur(d.max_s) + " (deterministic " + dur(d.deterministic_s) + ")");
   }
