@@ -16,6 +16,7 @@ per-kernel launch overhead L that the compute model adds back (models/compute/co
 so that op_time_s reproduces each measured time exactly at the measured point.
 """
 import heapq
+import itertools
 import json
 import math
 import os
@@ -246,7 +247,8 @@ def main():
         if r["dtype"] != "bfloat16":  # fp32/tf32/fp16 rows: other peaks; the table is bf16 only
             continue
         m, n, k = r["m"], r["n"], r["k"]
-        gemm.append((m, n, k, efficiency(2.0 * m * n * k, r["ms"] * 1e-3, L, peak)))
+        sweep = r["layer"].split("_")[0] if "layer" in r else "square"  # h4096_tp1_qkv: the h4096 layer shapes
+        gemm.append((sweep, m, n, k, efficiency(2.0 * m * n * k, r["ms"] * 1e-3, L, peak)))
 
     sms = int(ref["sm_count"])
     attention, att_fwd, att_bwd, host_floor = attention_kernel(ref["attention"], L, peak, sms, None)
@@ -303,31 +305,33 @@ def main():
     w("")
     w("namespace {")
     w("")
-    w("ComputeProfile make_default_profile() {")
-    w("  ComputeProfile p;")
-    w(f"  p.source = \"default: {ref['device']} reference measurements (calibrate/measurements/h200-reference.json)\";")
-    w(f"  p.sm_count = {int(ref['sm_count'])};")
-    w("  p.matmul_ceiling_fraction = find_gpu(\"H200\")->matmul_ceiling_fraction;  // the measured GPU's")
-    w("  p.peak_tflops_bf16 = find_gpu(\"H200\")->peak_tflops_bf16;")
-    w(f"  p.launch_overhead_us = {L * 1e6:.4f};")
-    w(f"  p.fp8_gemm_speedup_efficiency = {fp8_ratio:.6f};")
-    w("  // {m, n, k, efficiency vs bf16 peak}")
-    w("  p.gemm = {")
-    for m, n, k, e in gemm:
-        w(f"      {{{m}, {n}, {k}, {e:.6f}}},")
-    w("  };")
-    w(f"  p.attention_block_q = {ATTENTION_BLOCK_Q};")
-    for name, cfg, (e, c) in (("fwd", ATTENTION_FWD, att_fwd), ("bwd", ATTENTION_BWD, att_bwd)):
-        w(f"  p.attention_{name} = {{{e:.6f}, {c:.3f}, {cfg['ctas_per_sm']}, "
-          f"{'true' if cfg['heavy_first'] else 'false'}}};  // e_max, half_kv, ctas_per_sm, heavy_first")
-    w(f"  p.attention_host_floor_us = {host_floor * 1e6:.3f};  // forward+backward harness, validation only")
-    w("  // {batch, heads_q, heads_kv, seq, head_dim, fwd_efficiency, fwdbwd_efficiency}")
-    w("  p.attention = {")
+    # One function per table (the GEMM table one per sweep of the reference: square sizes, then each hidden
+    # size's transformer layer shapes), make_default_profile the scalars and the fitted models.
+    sweeps = [s for s, _ in itertools.groupby(g[0] for g in gemm)]
+    assert len(sweeps) == len(set(sweeps)), "a sweep's GEMM rows are contiguous in the reference"
+    gemm_function = {s: "add_square_gemm_points" if s == "square" else f"add_{s}_layer_gemm_points" for s in sweeps}
+    for s in sweeps:
+        what = "square sizes" if s == "square" else f"transformer layer shapes at hidden size {s[1:]} (qkv, proj, fc1, fc2 per TP)"
+        w(f"// {{m, n, k, efficiency vs bf16 peak}}: the reference's {what}")
+        w(f"void {gemm_function[s]}(std::vector<GemmPoint>& gemm) {{")
+        w("  gemm.insert(gemm.end(), {")
+        for sweep, m, n, k, e in gemm:
+            if sweep == s:
+                w(f"      {{{m}, {n}, {k}, {e:.6f}}},")
+        w("  });")
+        w("}")
+        w("")
+    w("// {batch, heads_q, heads_kv, seq, head_dim, fwd_efficiency, fwdbwd_efficiency}")
+    w("std::vector<AttentionPoint> attention_points() {")
+    w("  return {")
     for b, hq, hkv, s, d, ef, efb in attention:
         w(f"      {{{b}, {hq}, {hkv}, {s}, {d}, {ef:.6f}, {efb:.6f}}},")
     w("  };")
-    w(f"  // FlashAttention-2 (SDPA FLASH_ATTENTION, {os.path.basename(backends)}): its own curve,")
-    w("  // backward under the host floor above; for GPUs with the H200's mma_sync_fraction (2/3).")
+    w("}")
+    w("")
+    w(f"// FlashAttention-2 (SDPA FLASH_ATTENTION, {os.path.basename(backends)}): its own curve,")
+    w("// backward under the host floor of make_default_profile; for GPUs with the H200's mma_sync_fraction (2/3).")
+    w("Flash2AttentionModel flash2_model() {")
     w("  Flash2AttentionModel fa2;")
     w("  fa2.mma_sync_fraction = 2.0 / 3.0;")
     for name, cfg, (e, c) in (("fwd", ATTENTION_FWD, fa2_fwd), ("bwd", ATTENTION_BWD, fa2_bwd)):
@@ -337,12 +341,35 @@ def main():
     for b, hq, hkv, s, d, ef, efb in flash2:
         w(f"      {{{b}, {hq}, {hkv}, {s}, {d}, {ef:.6f}, {efb:.6f}}},")
     w("  };")
-    w("  p.attention_flash2 = fa2;")
-    w("  // {kind, bytes read + written, efficiency vs HBM peak}: a line per kind, its sizes in order")
-    w("  p.memory_bound = {")
+    w("  return fa2;")
+    w("}")
+    w("")
+    w("// {kind, bytes read + written, efficiency vs HBM peak}: a line per kind, its sizes in order")
+    w("std::vector<MemBoundPoint> memory_bound_points() {")
+    w("  return {")
     for k in sorted({kind for kind, _, _ in mem}, key=[kind for kind, _, _ in mem].index):
         w("      " + " ".join(f"{{MemOpKind::{kind}, {b:.0f}.0, {e:.6f}}}," for kind, b, e in mem if kind == k))
     w("  };")
+    w("}")
+    w("")
+    w("ComputeProfile make_default_profile() {")
+    w("  ComputeProfile p;")
+    w(f"  p.source = \"default: {ref['device']} reference measurements (calibrate/measurements/h200-reference.json)\";")
+    w(f"  p.sm_count = {int(ref['sm_count'])};")
+    w("  p.matmul_ceiling_fraction = find_gpu(\"H200\")->matmul_ceiling_fraction;  // the measured GPU's")
+    w("  p.peak_tflops_bf16 = find_gpu(\"H200\")->peak_tflops_bf16;")
+    w(f"  p.launch_overhead_us = {L * 1e6:.4f};")
+    w(f"  p.fp8_gemm_speedup_efficiency = {fp8_ratio:.6f};")
+    for s in sweeps:
+        w(f"  {gemm_function[s]}(p.gemm);")
+    w(f"  p.attention_block_q = {ATTENTION_BLOCK_Q};")
+    for name, cfg, (e, c) in (("fwd", ATTENTION_FWD, att_fwd), ("bwd", ATTENTION_BWD, att_bwd)):
+        w(f"  p.attention_{name} = {{{e:.6f}, {c:.3f}, {cfg['ctas_per_sm']}, "
+          f"{'true' if cfg['heavy_first'] else 'false'}}};  // e_max, half_kv, ctas_per_sm, heavy_first")
+    w(f"  p.attention_host_floor_us = {host_floor * 1e6:.3f};  // forward+backward harness, validation only")
+    w("  p.attention = attention_points();")
+    w("  p.attention_flash2 = flash2_model();")
+    w("  p.memory_bound = memory_bound_points();")
     w("  return p;")
     w("}")
     w("")

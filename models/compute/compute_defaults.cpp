@@ -21,22 +21,21 @@ namespace cs::models {
 
 namespace {
 
-ComputeProfile make_default_profile() {
-  ComputeProfile p;
-  p.source = "default: NVIDIA H200 reference measurements (calibrate/measurements/h200-reference.json)";
-  p.sm_count = 132;
-  p.matmul_ceiling_fraction = find_gpu("H200")->matmul_ceiling_fraction;  // the measured GPU's
-  p.peak_tflops_bf16 = find_gpu("H200")->peak_tflops_bf16;
-  p.launch_overhead_us = 8.1653;
-  p.fp8_gemm_speedup_efficiency = 0.931020;
-  // {m, n, k, efficiency vs bf16 peak}
-  p.gemm = {
+// {m, n, k, efficiency vs bf16 peak}: the reference's square sizes
+void add_square_gemm_points(std::vector<GemmPoint>& gemm) {
+  gemm.insert(gemm.end(), {
       {512, 512, 512, 0.008102},
       {1024, 1024, 1024, 0.068242},
       {2048, 2048, 2048, 0.429351},
       {4096, 4096, 4096, 0.705009},
       {8192, 8192, 8192, 0.777966},
       {16384, 16384, 16384, 0.699134},
+  });
+}
+
+// {m, n, k, efficiency vs bf16 peak}: the reference's transformer layer shapes at hidden size 4096 (qkv, proj, fc1, fc2 per TP)
+void add_h4096_layer_gemm_points(std::vector<GemmPoint>& gemm) {
+  gemm.insert(gemm.end(), {
       {2048, 6144, 4096, 0.505531},
       {2048, 4096, 6144, 0.541368},
       {4096, 6144, 2048, 0.513461},
@@ -85,6 +84,12 @@ ComputeProfile make_default_profile() {
       {8192, 4096, 7168, 0.643359},
       {8192, 7168, 4096, 0.636823},
       {7168, 4096, 8192, 0.567258},
+  });
+}
+
+// {m, n, k, efficiency vs bf16 peak}: the reference's transformer layer shapes at hidden size 8192 (qkv, proj, fc1, fc2 per TP)
+void add_h8192_layer_gemm_points(std::vector<GemmPoint>& gemm) {
+  gemm.insert(gemm.end(), {
       {2048, 10240, 8192, 0.548081},
       {2048, 8192, 10240, 0.554194},
       {8192, 10240, 2048, 0.518775},
@@ -181,13 +186,12 @@ ComputeProfile make_default_profile() {
       {8192, 8192, 3584, 0.683332},
       {8192, 3584, 8192, 0.709885},
       {3584, 8192, 8192, 0.709123},
-  };
-  p.attention_block_q = 128;
-  p.attention_fwd = {0.721200, 462.719, 2, true};  // e_max, half_kv, ctas_per_sm, heavy_first
-  p.attention_bwd = {0.718192, 984.833, 1, false};  // e_max, half_kv, ctas_per_sm, heavy_first
-  p.attention_host_floor_us = 311.282;  // forward+backward harness, validation only
-  // {batch, heads_q, heads_kv, seq, head_dim, fwd_efficiency, fwdbwd_efficiency}
-  p.attention = {
+  });
+}
+
+// {batch, heads_q, heads_kv, seq, head_dim, fwd_efficiency, fwdbwd_efficiency}
+std::vector<AttentionPoint> attention_points() {
+  return {
       {1, 32, 8, 4096, 128, 0.479313, 0.438070},
       {1, 32, 8, 8192, 128, 0.573501, 0.533054},
       {2, 32, 8, 4096, 128, 0.494523, 0.471849},
@@ -196,8 +200,11 @@ ComputeProfile make_default_profile() {
       {4, 16, 16, 2048, 128, 0.391426, 0.309052},
       {1, 64, 64, 2048, 128, 0.376690, 0.257592},
   };
-  // FlashAttention-2 (SDPA FLASH_ATTENTION, h200-attention-backends-2026-11-30.json): its own curve,
-  // backward under the host floor above; for GPUs with the H200's mma_sync_fraction (2/3).
+}
+
+// FlashAttention-2 (SDPA FLASH_ATTENTION, h200-attention-backends-2026-11-30.json): its own curve,
+// backward under the host floor of make_default_profile; for GPUs with the H200's mma_sync_fraction (2/3).
+Flash2AttentionModel flash2_model() {
   Flash2AttentionModel fa2;
   fa2.mma_sync_fraction = 2.0 / 3.0;
   fa2.fwd = {0.379657, 222.520, 2, true};  // e_max, half_kv, ctas_per_sm, heavy_first
@@ -208,15 +215,38 @@ ComputeProfile make_default_profile() {
       {2, 32, 32, 8192, 128, 0.338172, 0.295802},
       {1, 32, 32, 16384, 128, 0.344612, 0.316852},
   };
-  p.attention_flash2 = fa2;
-  // {kind, bytes read + written, efficiency vs HBM peak}: a line per kind, its sizes in order
-  p.memory_bound = {
+  return fa2;
+}
+
+// {kind, bytes read + written, efficiency vs HBM peak}: a line per kind, its sizes in order
+std::vector<MemBoundPoint> memory_bound_points() {
+  return {
       {MemOpKind::activation, 100663296.0, 0.426020}, {MemOpKind::activation, 805306368.0, 0.509001},
       {MemOpKind::copy, 134217728.0, 0.870477}, {MemOpKind::copy, 536870912.0, 0.870477}, {MemOpKind::copy, 2147483648.0, 0.883821}, {MemOpKind::copy, 8589934592.0, 0.888927},
       {MemOpKind::elementwise, 100663296.0, 0.710161}, {MemOpKind::elementwise, 805306368.0, 0.887821},
       {MemOpKind::norm, 67108864.0, 0.425075}, {MemOpKind::norm, 536870912.0, 0.483649},
       {MemOpKind::optimizer, 1879048192.0, 0.643479}, {MemOpKind::optimizer, 7516192768.0, 0.705589},
   };
+}
+
+ComputeProfile make_default_profile() {
+  ComputeProfile p;
+  p.source = "default: NVIDIA H200 reference measurements (calibrate/measurements/h200-reference.json)";
+  p.sm_count = 132;
+  p.matmul_ceiling_fraction = find_gpu("H200")->matmul_ceiling_fraction;  // the measured GPU's
+  p.peak_tflops_bf16 = find_gpu("H200")->peak_tflops_bf16;
+  p.launch_overhead_us = 8.1653;
+  p.fp8_gemm_speedup_efficiency = 0.931020;
+  add_square_gemm_points(p.gemm);
+  add_h4096_layer_gemm_points(p.gemm);
+  add_h8192_layer_gemm_points(p.gemm);
+  p.attention_block_q = 128;
+  p.attention_fwd = {0.721200, 462.719, 2, true};  // e_max, half_kv, ctas_per_sm, heavy_first
+  p.attention_bwd = {0.718192, 984.833, 1, false};  // e_max, half_kv, ctas_per_sm, heavy_first
+  p.attention_host_floor_us = 311.282;  // forward+backward harness, validation only
+  p.attention = attention_points();
+  p.attention_flash2 = flash2_model();
+  p.memory_bound = memory_bound_points();
   return p;
 }
 

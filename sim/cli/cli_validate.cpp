@@ -196,17 +196,8 @@ TrainingValidateOptions training_validate_options(const po::variables_map& vm) {
   return o;
 }
 
-}  // namespace
-
-int validate(const std::vector<std::string>& args) {
-  po::options_description opts(
-      "usage: clustersim validate MEASURED... [--scenario S.json] [--profile P.json] [--gpu NAME]\n"
-      "                           [--json] [--leave-one-out] [--worst N]\n"
-      "       clustersim validate PUBLISHED-TRAIN.json... --by group [--markdown | --json] [--baseline B.json]\n\n"
-      "Predicts every measured point (clustersim-bench / h200-reference JSON, nccl-tests logs, nccl.json) and\n"
-      "prints prediction, error, MAPE, median and worst points per group. Published training runs\n"
-      "(published-train.json) are simulated whole and compared step by step; --by group prints one line per\n"
-      "group of every file, and --baseline checks each group's MAPE against calibrate/published/fidelity-baseline.json.\n\noptions");
+// The options of clustersim validate (the usage above them is validate's).
+void add_validate_options(po::options_description& opts) {
   with_help(opts)("scenario", po::value<std::string>()->value_name("S.json"),
        "cluster for collectives (and GPU / calibration profile for compute)")
       ("profile", po::value<std::string>()->value_name("P.json"),
@@ -223,79 +214,32 @@ int validate(const std::vector<std::string>& args) {
        "with --by group: check every group against a baseline (calibrate/published/fidelity-baseline.json); "
        "exit 1 when one got worse");
   add_log_hint_options(opts);
-  po::variables_map vm;
-  if (!parse_options(args, opts, "inputs", -1, vm)) return kExitOk;
-  if (!vm.count("inputs")) throw InputError(with_usage("clustersim validate: no measurement files", opts, "validate"));
-  if (vm.count("gpu") && !models::find_gpu(vm["gpu"].as<std::string>()))
-    throw InputError("clustersim validate: --gpu: " + unknown_gpu(vm["gpu"].as<std::string>(), models::gpu_names()));
-  const TrainingValidateOptions training_options = training_validate_options(vm);
-  {
-    // Published training runs (calibrate/published/published-train.json) are the other kind of validation.
-    const auto inputs = vm["inputs"].as<std::vector<std::string>>();
-    std::size_t training = 0;
-    for (const auto& f : inputs) training += is_published_training(f) ? 1 : 0;
-    if (training == inputs.size()) return validate_training(inputs, training_options);
-    if (training > 0)
-      throw InputError("clustersim validate: give published-training files (kind \"training\") in a separate call");
+}
+
+// Compute points: on --gpu's GPU, else the one the measurements' device names, else the scenario's.
+void add_compute_rows(const po::variables_map& vm, const calibrate::MeasurementSet& set, const std::optional<Scenario>& scenario,
+                      const models::ComputeProfile& compute_profile, std::vector<calibrate::ValidationRow>& rows) {
+  const models::GpuSpec* gpu = nullptr;
+  if (vm.count("gpu")) {
+    gpu = models::find_gpu(vm["gpu"].as<std::string>());  // validate checked it
+  } else if (auto* guessed = calibrate::guess_gpu(set.gpu)) {
+    gpu = guessed;
+  } else if (scenario) {
+    gpu = &scenario->gpu;
   }
-  if (const auto& in = vm["inputs"].as<std::vector<std::string>>(); std::all_of(in.begin(), in.end(), is_published_training_file))
-    return validate_training(in, training_options);  // published training runs: whole steps
-  if (training_options.by_group)
-    throw InputError("clustersim validate: --by group: only published-training files (kind \"training\") have groups");
+  if (!gpu)
+    throw InputError(set.sources.front() + ": device \"" + set.gpu + "\" is not in the GPU catalog; name it with --gpu");
+  auto compute_rows = vm.count("leave-one-out")
+                          ? calibrate::validate_compute_leave_one_out(set.compute, *gpu, set.sm_count)
+                          : calibrate::validate_compute(set.compute, *gpu, compute_profile);
+  rows.insert(rows.end(), compute_rows.begin(), compute_rows.end());
+}
 
-  // nccl.json runs apart (its own clusters); everything else through the importer.
-  std::vector<std::string> nccl_files, measured_files;
-  for (const auto& f : vm["inputs"].as<std::vector<std::string>>())
-    (is_published_nccl_file(f) ? nccl_files : measured_files).push_back(f);
-  calibrate::MeasurementSet set;
-  if (!measured_files.empty())
-    set = calibrate::import_files(measured_files,
-                                  log_hints(vm, "validate", vm.count("gpu") ? models::find_gpu(vm["gpu"].as<std::string>())->name
-                                                                            : std::string()));
-  std::optional<Scenario> scenario;
-  if (vm.count("scenario")) scenario = load_scenario(vm["scenario"].as<std::string>());
-
-  std::optional<models::CalibrationProfile> profile;
-  if (vm.count("profile")) profile = models::read_profile(vm["profile"].as<std::string>());
-  const models::ComputeProfile& compute_profile =
-      profile && profile->compute                  ? *profile->compute
-      : scenario && scenario->compute_profile      ? *scenario->compute_profile
-                                                   : models::default_compute_profile();
-
-  std::vector<calibrate::ValidationRow> rows;
-  std::vector<std::string> notes = set.notes;
-  int nccl_held = 0, nccl_within = 0;
-  for (const auto& f : nccl_files) validate_published_nccl(f, rows, notes, nccl_held, nccl_within);
-
-  if (!set.compute.empty()) {
-    const models::GpuSpec* gpu = nullptr;
-    if (vm.count("gpu")) {
-      gpu = models::find_gpu(vm["gpu"].as<std::string>());  // checked above
-    } else if (auto* guessed = calibrate::guess_gpu(set.gpu)) {
-      gpu = guessed;
-    } else if (scenario) {
-      gpu = &scenario->gpu;
-    }
-    if (!gpu)
-      throw InputError(set.sources.front() + ": device \"" + set.gpu + "\" is not in the GPU catalog; name it with --gpu");
-    auto compute_rows = vm.count("leave-one-out")
-                            ? calibrate::validate_compute_leave_one_out(set.compute, *gpu, set.sm_count)
-                            : calibrate::validate_compute(set.compute, *gpu, compute_profile);
-    rows.insert(rows.end(), compute_rows.begin(), compute_rows.end());
-  }
-
-  // Collectives: one cluster per (GPU, ranks) without a scenario, the scenario's otherwise.
-  const models::CommProfile* comm_profile = profile && !profile->comm.fits.empty() ? &profile->comm
-                                            : scenario && scenario->comm_profile   ? &*scenario->comm_profile
-                                                                                   : nullptr;
-  const std::string comm_source = profile && !profile->comm.fits.empty() ? vm["profile"].as<std::string>()
-                                  : scenario                              ? scenario->calibration
-                                                                          : std::string();
-  const NcclCalibration calibration = comm_profile ? nccl_calibration(*comm_profile, comm_source) : NcclCalibration{};
-  if (calibration.any() && scenario)
-    warn(CommCalibration{calibration, calibration_mismatch(*comm_profile, comm_source, scenario->gpu.name,
-                                                           scenario->cluster, scenario->num_gpus())});
-  std::vector<SideBySide> side_by_side;
+// Collective points: one cluster per (GPU, ranks) without a scenario, the scenario's otherwise. With a
+// profile's NCCL constants (`calibration`), each point also side by side with the defaults' prediction.
+void add_collective_rows(const calibrate::MeasurementSet& set, const std::optional<Scenario>& scenario,
+                         const NcclCalibration& calibration, std::vector<calibrate::ValidationRow>& rows,
+                         std::vector<SideBySide>& side_by_side, std::vector<std::string>& notes) {
   std::map<std::pair<std::string, int>, topo::Cluster> clusters;
   std::shared_ptr<const topo::Cluster> scenario_cluster;  // cluster.topology_file's, or built from the spec
   if (scenario) scenario_cluster = make_cluster(*scenario);
@@ -342,6 +286,98 @@ int validate(const std::vector<std::string>& args) {
   if (skipped_multi_node > 0)
     notes.push_back(std::to_string(skipped_multi_node) +
                     " multi-node collective points skipped: they need a cluster (--scenario S.json)");
+}
+
+// --json's comparison of the profile's NCCL constants with the defaults, point by point and on average.
+nlohmann::ordered_json comm_profile_comparison_json(const std::string& comm_source, const std::vector<SideBySide>& side_by_side) {
+  nlohmann::ordered_json block;
+  block["profile"] = comm_source;
+  block["points"] = nlohmann::ordered_json::array();
+  double d = 0, p = 0;
+  for (const auto& r : side_by_side) {
+    block["points"].push_back({{"label", r.label}, {"where", r.where}, {"measured_busbw_GBps", r.busbw(r.measured_s)},
+                               {"default_busbw_GBps", r.busbw(r.default_s)}, {"default_error", r.default_error()},
+                               {"profile_busbw_GBps", r.busbw(r.profile_s)}, {"profile_error", r.profile_error()}});
+    d += std::abs(r.default_error());
+    p += std::abs(r.profile_error());
+  }
+  const double n = side_by_side.empty() ? 1.0 : static_cast<double>(side_by_side.size());
+  block["default_mean_abs_busbw_error"] = d / n;
+  block["profile_mean_abs_busbw_error"] = p / n;
+  return block;
+}
+
+}  // namespace
+
+int validate(const std::vector<std::string>& args) {
+  po::options_description opts(
+      "usage: clustersim validate MEASURED... [--scenario S.json] [--profile P.json] [--gpu NAME]\n"
+      "                           [--json] [--leave-one-out] [--worst N]\n"
+      "       clustersim validate PUBLISHED-TRAIN.json... --by group [--markdown | --json] [--baseline B.json]\n\n"
+      "Predicts every measured point (clustersim-bench / h200-reference JSON, nccl-tests logs, nccl.json) and\n"
+      "prints prediction, error, MAPE, median and worst points per group. Published training runs\n"
+      "(published-train.json) are simulated whole and compared step by step; --by group prints one line per\n"
+      "group of every file, and --baseline checks each group's MAPE against calibrate/published/fidelity-baseline.json.\n\noptions");
+  add_validate_options(opts);
+  po::variables_map vm;
+  if (!parse_options(args, opts, "inputs", -1, vm)) return kExitOk;
+  if (!vm.count("inputs")) throw InputError(with_usage("clustersim validate: no measurement files", opts, "validate"));
+  if (vm.count("gpu") && !models::find_gpu(vm["gpu"].as<std::string>()))
+    throw InputError("clustersim validate: --gpu: " + unknown_gpu(vm["gpu"].as<std::string>(), models::gpu_names()));
+  const TrainingValidateOptions training_options = training_validate_options(vm);
+  {
+    // Published training runs (calibrate/published/published-train.json) are the other kind of validation.
+    const auto inputs = vm["inputs"].as<std::vector<std::string>>();
+    std::size_t training = 0;
+    for (const auto& f : inputs) training += is_published_training(f) ? 1 : 0;
+    if (training == inputs.size()) return validate_training(inputs, training_options);
+    if (training > 0)
+      throw InputError("clustersim validate: give published-training files (kind \"training\") in a separate call");
+  }
+  if (const auto& in = vm["inputs"].as<std::vector<std::string>>(); std::all_of(in.begin(), in.end(), is_published_training_file))
+    return validate_training(in, training_options);  // published training runs: whole steps
+  if (training_options.by_group)
+    throw InputError("clustersim validate: --by group: only published-training files (kind \"training\") have groups");
+
+  // nccl.json runs apart (its own clusters); everything else through the importer.
+  std::vector<std::string> nccl_files, measured_files;
+  for (const auto& f : vm["inputs"].as<std::vector<std::string>>())
+    (is_published_nccl_file(f) ? nccl_files : measured_files).push_back(f);
+  calibrate::MeasurementSet set;
+  if (!measured_files.empty())
+    set = calibrate::import_files(measured_files,
+                                  log_hints(vm, "validate", vm.count("gpu") ? models::find_gpu(vm["gpu"].as<std::string>())->name
+                                                                            : std::string()));
+  std::optional<Scenario> scenario;
+  if (vm.count("scenario")) scenario = load_scenario(vm["scenario"].as<std::string>());
+
+  std::optional<models::CalibrationProfile> profile;
+  if (vm.count("profile")) profile = models::read_profile(vm["profile"].as<std::string>());
+  const models::ComputeProfile& compute_profile =
+      profile && profile->compute                  ? *profile->compute
+      : scenario && scenario->compute_profile      ? *scenario->compute_profile
+                                                   : models::default_compute_profile();
+
+  std::vector<calibrate::ValidationRow> rows;
+  std::vector<std::string> notes = set.notes;
+  int nccl_held = 0, nccl_within = 0;
+  for (const auto& f : nccl_files) validate_published_nccl(f, rows, notes, nccl_held, nccl_within);
+
+  if (!set.compute.empty()) add_compute_rows(vm, set, scenario, compute_profile, rows);
+
+  // Collectives: one cluster per (GPU, ranks) without a scenario, the scenario's otherwise.
+  const models::CommProfile* comm_profile = profile && !profile->comm.fits.empty() ? &profile->comm
+                                            : scenario && scenario->comm_profile   ? &*scenario->comm_profile
+                                                                                   : nullptr;
+  const std::string comm_source = profile && !profile->comm.fits.empty() ? vm["profile"].as<std::string>()
+                                  : scenario                              ? scenario->calibration
+                                                                          : std::string();
+  const NcclCalibration calibration = comm_profile ? nccl_calibration(*comm_profile, comm_source) : NcclCalibration{};
+  if (calibration.any() && scenario)
+    warn(CommCalibration{calibration, calibration_mismatch(*comm_profile, comm_source, scenario->gpu.name,
+                                                           scenario->cluster, scenario->num_gpus())});
+  std::vector<SideBySide> side_by_side;
+  add_collective_rows(set, scenario, calibration, rows, side_by_side, notes);
   if (rows.empty()) {
     for (const auto& n : notes) std::cerr << "note: " << cs::files::printable_line(n) << "\n";
     throw InputError(notes.empty() ? "clustersim validate: no point could be predicted"
@@ -367,22 +403,7 @@ int validate(const std::vector<std::string>& args) {
     doc["overall"] = group_json(summary.overall);
     doc["notes"] = notes;
     if (!nccl_files.empty()) doc["nccl_within_tolerance"] = {{"held", nccl_held}, {"within", nccl_within}};
-    if (calibration.any()) {
-      auto& block = doc["comm_profile_comparison"];
-      block["profile"] = comm_source;
-      block["points"] = nlohmann::ordered_json::array();
-      double d = 0, p = 0;
-      for (const auto& r : side_by_side) {
-        block["points"].push_back({{"label", r.label}, {"where", r.where}, {"measured_busbw_GBps", r.busbw(r.measured_s)},
-                                   {"default_busbw_GBps", r.busbw(r.default_s)}, {"default_error", r.default_error()},
-                                   {"profile_busbw_GBps", r.busbw(r.profile_s)}, {"profile_error", r.profile_error()}});
-        d += std::abs(r.default_error());
-        p += std::abs(r.profile_error());
-      }
-      const double n = side_by_side.empty() ? 1.0 : static_cast<double>(side_by_side.size());
-      block["default_mean_abs_busbw_error"] = d / n;
-      block["profile_mean_abs_busbw_error"] = p / n;
-    }
+    if (calibration.any()) doc["comm_profile_comparison"] = comm_profile_comparison_json(comm_source, side_by_side);
     std::cout << doc.dump(2) << "\n";
   } else {
     for (const auto& n : notes) std::cerr << "note: " << n << "\n";

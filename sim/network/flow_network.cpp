@@ -104,22 +104,12 @@ void FlowNetwork::recycle_phase(std::vector<FlowSpec>&& phase) const {
   spare_phases_.push_back(std::move(phase));
 }
 
-void FlowNetwork::expand(const CollectiveSpec& c, std::uint32_t group, const AlgorithmChoice& choice,
-                         std::vector<std::vector<FlowSpec>>& phases) const {
-  const std::vector<int>& gpus = graph_.group(group);
-  const int n = static_cast<int>(gpus.size());
-  const double e = protocol_spec(choice.protocol).bandwidth_efficiency;
-  const double S = c.bytes;
-  // GPUs of the group per node, nodes in order of first appearance, GPUs in group order. node_slot_ maps a
-  // node to its index in `nodes` (scratch sized to the cluster, reset below): O(n), no map.
-  // nodes_ is scratch: its first `used` entries are this group's nodes (inner vectors keep their storage).
-  // A ring, send or pairwise exchange inside one node needs no per-node view (the common case: tensor
-  // parallelism, 10^7 collectives a step at 16,384 GPUs).
-  const bool multi_node = geometry(c.group).multi_node;
-  const bool per_node = multi_node || !(choice.algorithm == NcclAlgorithm::ring || choice.algorithm == NcclAlgorithm::p2p ||
-                                        choice.algorithm == NcclAlgorithm::pairwise);
+// GPUs of the group per node, nodes in order of first appearance, GPUs in group order. node_slot_ maps a
+// node to its index in `nodes` (scratch sized to the cluster, reset below): O(n), no map.
+// nodes_ is scratch: its first `used` entries are this group's nodes (inner vectors keep their storage).
+std::span<const std::vector<int>> FlowNetwork::group_by_node(const std::vector<int>& gpus) const {
   std::size_t used = 0;
-  for (std::size_t i = 0; per_node && i < gpus.size(); ++i) {
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
     const int g = gpus[i];
     int& slot = node_slot_[static_cast<std::size_t>(cluster_.node_of_gpu(g))];
     if (slot < 0) {
@@ -130,16 +120,65 @@ void FlowNetwork::expand(const CollectiveSpec& c, std::uint32_t group, const Alg
     nodes_[static_cast<std::size_t>(slot)].push_back(g);
   }
   const std::span<const std::vector<int>> nodes(nodes_.data(), used);
-  std::size_t k_min = gpus.size();
-  if (per_node) {
-    for (int g : gpus) node_slot_[static_cast<std::size_t>(cluster_.node_of_gpu(g))] = -1;
-    for (const auto& local : nodes) k_min = std::min(k_min, local.size());
+  for (int g : gpus) node_slot_[static_cast<std::size_t>(cluster_.node_of_gpu(g))] = -1;
+  return nodes;
+}
+
+void FlowNetwork::add_ring(const std::vector<int>& order, double bytes_per_edge, std::vector<FlowSpec>& out) {
+  const int m = static_cast<int>(order.size());
+  for (int i = 0; i < m; ++i) out.push_back({order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>((i + 1) % m)], bytes_per_edge});
+}
+
+// Three phases, one after another: reduce-scatter inside nodes, all-reduce of S/k across nodes among
+// GPUs of equal local index, all-gather inside nodes.
+void FlowNetwork::add_hierarchical_phases(std::span<const std::vector<int>> nodes, int k, double S, double e,
+                                          std::vector<std::vector<FlowSpec>>& phases) const {
+  const double kk = k;
+  std::vector<FlowSpec> intra_rs, inter, intra_ag;
+  for (const auto& local : nodes) add_ring(local, (kk - 1) / kk * S / e, intra_rs);
+  const int N = static_cast<int>(nodes.size());
+  for (int j = 0; j < k; ++j) {
+    std::vector<int>& order = order_;
+    order.clear();
+    for (const auto& local : nodes) order.push_back(local[static_cast<std::size_t>(j)]);
+    add_ring(order, 2.0 * (N - 1) / N * (S / kk) / e, inter);
   }
+  intra_ag = intra_rs;
+  phases.back() = std::move(intra_rs);
+  phases.push_back(std::move(inter));
+  phases.push_back(std::move(intra_ag));
+}
+
+void FlowNetwork::apply_calibration(const CollectiveSpec& c, const AlgorithmChoice& choice, bool multi_node,
+                                    std::vector<std::vector<FlowSpec>>& phases, std::size_t first_phase) const {
+  const auto p = static_cast<std::size_t>(choice.protocol);
+  const ScopeConstants& up = options_.calibration.at(c.kind, CommScope::intra_node);
+  const ScopeConstants& net = options_.calibration.at(c.kind, CommScope::inter_node);
+  for (std::size_t ph = first_phase; ph < phases.size(); ++ph)
+    for (FlowSpec& f : phases[ph]) {
+      const bool across = f.src >= 0 && f.dst >= 0 && cluster_.node_of_gpu(f.src) != cluster_.node_of_gpu(f.dst);
+      const ScopeConstants& sc = across && multi_node ? net : up;
+      if (!sc.calibrated) continue;
+      f.bytes /= sc.bandwidth_scale[p];
+      f.payload *= sc.bandwidth_scale[p];
+    }
+}
+
+void FlowNetwork::expand(const CollectiveSpec& c, std::uint32_t group, const AlgorithmChoice& choice,
+                         std::vector<std::vector<FlowSpec>>& phases) const {
+  const std::vector<int>& gpus = graph_.group(group);
+  const int n = static_cast<int>(gpus.size());
+  const double e = protocol_spec(choice.protocol).bandwidth_efficiency;
+  const double S = c.bytes;
+  // A ring, send or pairwise exchange inside one node needs no per-node view (the common case: tensor
+  // parallelism, 10^7 collectives a step at 16,384 GPUs).
+  const bool multi_node = geometry(c.group).multi_node;
+  const bool per_node = multi_node || !(choice.algorithm == NcclAlgorithm::ring || choice.algorithm == NcclAlgorithm::p2p ||
+                                        choice.algorithm == NcclAlgorithm::pairwise);
+  const std::span<const std::vector<int>> nodes = per_node ? group_by_node(gpus) : std::span<const std::vector<int>>();
+  std::size_t k_min = gpus.size();
+  for (const auto& local : nodes) k_min = std::min(k_min, local.size());
   const int k = static_cast<int>(k_min);
-  auto ring = [&](const std::vector<int>& order, double bytes_per_edge, std::vector<FlowSpec>& out) {
-    const int m = static_cast<int>(order.size());
-    for (int i = 0; i < m; ++i) out.push_back({order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>((i + 1) % m)], bytes_per_edge});
-  };
   // Channel ch's head on a node: its local GPU ch (the GPU beside the channel's NIC).
   auto head = [&](int node, int ch) { return channel_head(nodes, k, node, ch); };
   // Channel ch's chain inside a node, from its head through the node's GPUs, `bytes` each way per edge.
@@ -172,7 +211,7 @@ void FlowNetwork::expand(const CollectiveSpec& c, std::uint32_t group, const Alg
       payload = busbw_factor(c.kind, n) * S / sent;
       if (!multi_node) {
         const std::size_t first = flows.size();
-        ring(gpus, sent / e, flows);
+        add_ring(gpus, sent / e, flows);
         flows[first].lockstep = static_cast<std::uint32_t>(flows.size() - first);
         flows[first].group = group;
         break;
@@ -183,7 +222,7 @@ void FlowNetwork::expand(const CollectiveSpec& c, std::uint32_t group, const Alg
         order.clear();
         for (const auto& local : nodes)
           for (int i = 0; i < k; ++i) order.push_back(local[static_cast<std::size_t>((i + ch) % k)]);
-        ring(order, sent / k / e, flows);
+        add_ring(order, sent / k / e, flows);
       }
       break;
     }
@@ -246,22 +285,7 @@ void FlowNetwork::expand(const CollectiveSpec& c, std::uint32_t group, const Alg
       break;
     }
     case NcclAlgorithm::hierarchical: {
-      // Three phases, one after another: reduce-scatter inside nodes, all-reduce of S/k across nodes among
-      // GPUs of equal local index, all-gather inside nodes.
-      const double kk = k;
-      std::vector<FlowSpec> intra_rs, inter, intra_ag;
-      for (const auto& local : nodes) ring(local, (kk - 1) / kk * S / e, intra_rs);
-      const int N = static_cast<int>(nodes.size());
-      for (int j = 0; j < k; ++j) {
-        std::vector<int>& order = order_;
-        order.clear();
-        for (const auto& local : nodes) order.push_back(local[static_cast<std::size_t>(j)]);
-        ring(order, 2.0 * (N - 1) / N * (S / kk) / e, inter);
-      }
-      intra_ag = intra_rs;
-      phases.back() = std::move(intra_rs);
-      phases.push_back(std::move(inter));
-      phases.push_back(std::move(intra_ag));
+      add_hierarchical_phases(nodes, k, S, e, phases);
       break;
     }
     case NcclAlgorithm::pairwise: {
@@ -275,26 +299,14 @@ void FlowNetwork::expand(const CollectiveSpec& c, std::uint32_t group, const Alg
         const int src = c.reversed ? gpus[1] : gpus[0], dst = c.reversed ? gpus[0] : gpus[1];
         flows.push_back({src, dst, S / e});
       } else {
-        ring(gpus, S / e, flows);  // ring shift: every GPU sends S to the next (context parallelism)
+        add_ring(gpus, S / e, flows);  // ring shift: every GPU sends S to the next (context parallelism)
       }
       break;
     }
   }
   if (payload != 1.0)
     for (FlowSpec& f : phases.back()) f.payload = payload;
-  if (options_.calibration.any()) {
-    const auto p = static_cast<std::size_t>(choice.protocol);
-    const ScopeConstants& up = options_.calibration.at(c.kind, CommScope::intra_node);
-    const ScopeConstants& net = options_.calibration.at(c.kind, CommScope::inter_node);
-    for (std::size_t ph = first_phase; ph < phases.size(); ++ph)
-      for (FlowSpec& f : phases[ph]) {
-        const bool across = f.src >= 0 && f.dst >= 0 && cluster_.node_of_gpu(f.src) != cluster_.node_of_gpu(f.dst);
-        const ScopeConstants& sc = across && multi_node ? net : up;
-        if (!sc.calibrated) continue;
-        f.bytes /= sc.bandwidth_scale[p];
-        f.payload *= sc.bandwidth_scale[p];
-      }
-  }
+  if (options_.calibration.any()) apply_calibration(c, choice, multi_node, phases, first_phase);
 }
 
 void FlowNetwork::add_sharp_flows(std::span<const std::vector<int>> nodes, int k, double share,

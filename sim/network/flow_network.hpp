@@ -83,6 +83,14 @@ class FlowNetwork : public CommBackend {
   // Appends the phases of collective c run by `group` (c's own group or one of its mirrors).
   void expand(const CollectiveSpec& c, std::uint32_t group, const AlgorithmChoice& choice,
               std::vector<std::vector<FlowSpec>>& phases) const;
+  // expand's parts: the group's GPUs per node (in nodes_, until the next call), a ring's flows, the
+  // hierarchical algorithm's three phases, and a calibration profile's bandwidth scales on the new phases.
+  std::span<const std::vector<int>> group_by_node(const std::vector<int>& gpus) const;
+  static void add_ring(const std::vector<int>& order, double bytes_per_edge, std::vector<FlowSpec>& out);
+  void add_hierarchical_phases(std::span<const std::vector<int>> nodes, int k, double S, double e,
+                               std::vector<std::vector<FlowSpec>>& phases) const;
+  void apply_calibration(const CollectiveSpec& c, const AlgorithmChoice& choice, bool multi_node,
+                         std::vector<std::vector<FlowSpec>>& phases, std::size_t first_phase) const;
   void launch_phase(std::uint32_t slot, Time now);
   // SHARP's flows of one group (nccl_model.hpp collnet_*, nvls across nodes): see the .cpp.
   void add_sharp_flows(std::span<const std::vector<int>> nodes, int k, double share, std::vector<FlowSpec>& flows) const;

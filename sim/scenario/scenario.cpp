@@ -713,38 +713,50 @@ void read_cluster(const json* v, Scenario& s, Errors& errors) {
   r.finish();
 }
 
-void read_model(const json* v, Scenario& s, Errors& errors) {
-  if (!expect_section(v, "model", "{\"preset\": ...} or hyperparameters", errors)) return;
-  ObjectReader r(*v, "model", errors);
-  models::ModelConfig& m = s.model;
-  bool have_preset = false;
-  if (auto preset = r.string("preset", false)) {
-    if (auto p = models::find_preset(*preset)) {
-      m = *p;
-      have_preset = true;
-    } else {
-      std::string msg = "unknown preset \"" + *preset + "\"";
-      if (auto near = nearest(*preset, models::preset_names()); !near.empty()) msg += " (did you mean \"" + near + "\"?)";
-      errors.add("model.preset", msg + " (known: " + join(models::preset_names()) + ")");
-      return;
-    }
-  }
+// An integer key into `field` when it is given (the preset's or the default value stays otherwise).
+void set_integer(ObjectReader& r, const char* key, std::int64_t& field, bool required) {
+  if (auto x = r.integer(key, required)) field = *x;
+}
+
+// The core hyperparameters and the expert sizes.
+void read_model_sizes(ObjectReader& r, models::ModelConfig& m, bool have_preset) {
   const bool req = !have_preset;  // without a preset the core hyperparameters are required
-  auto set_int = [&](const char* key, std::int64_t& field, bool required) {
-    if (auto x = r.integer(key, required)) field = *x;
-  };
-  set_int("num_layers", m.num_layers, req);
-  set_int("hidden_size", m.hidden_size, req);
-  set_int("num_attention_heads", m.num_attention_heads, req);
+  set_integer(r, "num_layers", m.num_layers, req);
+  set_integer(r, "hidden_size", m.hidden_size, req);
+  set_integer(r, "num_attention_heads", m.num_attention_heads, req);
   if (!have_preset) m.num_query_groups = m.num_attention_heads;
-  set_int("num_query_groups", m.num_query_groups, false);
+  set_integer(r, "num_query_groups", m.num_query_groups, false);
   if (!have_preset) m.ffn_hidden_size = 4 * m.hidden_size;
-  set_int("ffn_hidden_size", m.ffn_hidden_size, false);
-  set_int("vocab_size", m.vocab_size, req);
-  set_int("num_moe_experts", m.num_moe_experts, false);
-  set_int("moe_router_topk", m.moe_router_topk, false);
-  set_int("moe_ffn_hidden_size", m.moe_ffn_hidden_size, false);  // absent: ffn_hidden_size (0 was read as that)
-  set_int("kv_channels", m.kv_channels, false);
+  set_integer(r, "ffn_hidden_size", m.ffn_hidden_size, false);
+  set_integer(r, "vocab_size", m.vocab_size, req);
+  set_integer(r, "num_moe_experts", m.num_moe_experts, false);
+  set_integer(r, "moe_router_topk", m.moe_router_topk, false);
+  set_integer(r, "moe_ffn_hidden_size", m.moe_ffn_hidden_size, false);  // absent: ffn_hidden_size (0 was read as that)
+  set_integer(r, "kv_channels", m.kv_channels, false);
+}
+
+// Megatron's per-layer frequency knobs: an integer N >= 1, or a list of 0/1 (or booleans), one per layer.
+bool read_layer_freq(const json& f, std::int64_t& freq, std::vector<bool>& pattern) {
+  if (f.is_number_integer() && f.get<std::int64_t>() >= 1) {
+    freq = f.get<std::int64_t>();
+    return true;
+  }
+  const auto bit = [](const json& x) { return x.is_boolean() || (x.is_number_integer() && (x == 0 || x == 1)); };
+  if (!f.is_array() || f.empty() || !std::all_of(f.begin(), f.end(), bit)) return false;
+  for (const json& x : f) pattern.push_back(x.is_boolean() ? x.get<bool>() : x.get<int>() == 1);
+  return true;
+}
+
+// The integer form within the table's range (a list is checked against num_layers in check_model).
+bool freq_in_range(ObjectReader& r, const char* key, const json& f, Errors& errors) {
+  const params::Param& p = r.param(key);
+  if (!f.is_number_integer() || f.get<std::int64_t>() <= static_cast<std::int64_t>(p.max)) return true;
+  errors.add(std::string("model.") + key, f.dump() + " is out of range (expected an integer <= " + params::bound_text(p, p.max) + ": " + p.max_reason + ")");
+  return false;
+}
+
+// Sliding-window attention: its window and the layers it applies to.
+void read_window(ObjectReader& r, models::ModelConfig& m, Errors& errors) {
   // Megatron's window_size is a pair (left, right); a causal decoder's is (w, 0). An integer is w.
   if (const json* w = r.raw("window_size")) {
     const bool pair = w->is_array() && w->size() == 2 && (*w)[0].is_number_integer() && (*w)[1].is_number_integer();
@@ -761,80 +773,36 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
       m.window_size = 0;
     }
   }
-  // Megatron's per-layer frequency knobs: an integer N >= 1, or a list of 0/1 (or booleans), one per layer.
-  const auto layer_freq = [](const json& f, std::int64_t& freq, std::vector<bool>& pattern) {
-    if (f.is_number_integer() && f.get<std::int64_t>() >= 1) {
-      freq = f.get<std::int64_t>();
-      return true;
-    }
-    const auto bit = [](const json& x) { return x.is_boolean() || (x.is_number_integer() && (x == 0 || x == 1)); };
-    if (!f.is_array() || f.empty() || !std::all_of(f.begin(), f.end(), bit)) return false;
-    for (const json& x : f) pattern.push_back(x.is_boolean() ? x.get<bool>() : x.get<int>() == 1);
-    return true;
-  };
-  // The integer form within the table's range (a list is checked against num_layers below).
-  const auto freq_in_range = [&](const char* key, const json& f) {
-    const params::Param& p = r.param(key);
-    if (!f.is_number_integer() || f.get<std::int64_t>() <= static_cast<std::int64_t>(p.max)) return true;
-    errors.add(std::string("model.") + key, f.dump() + " is out of range (expected an integer <= " + params::bound_text(p, p.max) + ": " + p.max_reason + ")");
-    return false;
-  };
-  if (const json* f = r.raw("window_attn_skip_freq"); f && freq_in_range("window_attn_skip_freq", *f)) {
-    if (!layer_freq(*f, m.window_attn_skip_freq, m.window_attn_pattern)) {
+  if (const json* f = r.raw("window_attn_skip_freq"); f && freq_in_range(r, "window_attn_skip_freq", *f, errors)) {
+    if (!read_layer_freq(*f, m.window_attn_skip_freq, m.window_attn_pattern)) {
       errors.add("model.window_attn_skip_freq",
                  "expected an integer >= 1 (every N-th layer full attention) or a list of 0/1, one per layer (1: windowed), got " + f->dump());
     }
     if (m.window_size == 0 && !r.raw("window_size"))
       errors.add("model.window_attn_skip_freq", "needs model.window_size (the sliding window it applies to)");
   }
-  set_int("moe_shared_expert_intermediate_size", m.moe_shared_expert_intermediate_size, false);
-  set_int("mtp_num_layers", m.mtp_num_layers, false);
-  if (const json* f = r.raw("moe_layer_freq"); f && freq_in_range("moe_layer_freq", *f)) {
-    m.moe_layer_pattern.clear();  // the scenario's knob replaces a preset's
-    m.moe_layer_freq = 1;
-    if (!layer_freq(*f, m.moe_layer_freq, m.moe_layer_pattern))
-      errors.add("model.moe_layer_freq",
-                 "expected an integer >= 1 (every N-th layer MoE) or a list of 0/1, one per layer (1: MoE), got " + f->dump());
-  }
-  // Multi-head latent attention: an object of Megatron-Core's MLATransformerConfig dims (names as the
-  // DeepSeek configs spell them); a preset's values stay where the object leaves a key out.
+}
+
+// Multi-head latent attention: an object of Megatron-Core's MLATransformerConfig dims (names as the
+// DeepSeek configs spell them); a preset's values stay where the object leaves a key out.
+void read_mla(ObjectReader& r, models::ModelConfig& m, Errors& errors) {
   const json* mla = r.raw("mla");
   if (mla && expect_object(mla, "model.mla", errors)) {
     ObjectReader mr(*mla, "model.mla", errors);
     models::MlaConfig& a = m.mla;
     const bool base = a.enabled();  // a preset's MLA: every key optional
-    auto set = [&](const char* key, std::int64_t& field, bool required) {
-      if (auto x = mr.integer(key, required)) field = *x;
-    };
-    set("q_lora_rank", a.q_lora_rank, false);
-    set("kv_lora_rank", a.kv_lora_rank, !base);
-    set("qk_nope_head_dim", a.qk_nope_head_dim, !base);
-    set("qk_rope_head_dim", a.qk_rope_head_dim, !base);
-    set("v_head_dim", a.v_head_dim, !base);
+    set_integer(mr, "q_lora_rank", a.q_lora_rank, false);
+    set_integer(mr, "kv_lora_rank", a.kv_lora_rank, !base);
+    set_integer(mr, "qk_nope_head_dim", a.qk_nope_head_dim, !base);
+    set_integer(mr, "qk_rope_head_dim", a.qk_rope_head_dim, !base);
+    set_integer(mr, "v_head_dim", a.v_head_dim, !base);
     mr.finish();
   }
-  // Hybrid Mamba-Transformer models: Megatron's hybrid_override_pattern (one letter per layer) and the
-  // Mamba-2 mixer's sizes (Megatron's mamba_* knobs); a preset's values stay where a key is left out.
-  if (auto pattern = r.string("hybrid_override_pattern", false)) m.hybrid_override_pattern = *pattern;
-  set_int("mamba_state_dim", m.mamba.state_dim, false);
-  set_int("mamba_head_dim", m.mamba.head_dim, false);
-  set_int("mamba_num_groups", m.mamba.num_groups, false);
-  set_int("mamba_num_heads", m.mamba.num_heads, false);
-  if (auto a = r.named("activation", kActivationNames)) m.activation = *a;
-  if (auto c = r.boolean("causal")) m.causal = *c;
-  if (auto b = r.named("attention_backend", kAttentionBackendNames)) m.attention_impl = *b;
-  // Megatron's dropout probabilities (a preset's values unless given).
-  m.attention_dropout = r.fraction("attention_dropout").value_or(m.attention_dropout);
-  m.hidden_dropout = r.fraction("hidden_dropout").value_or(m.hidden_dropout);
-  if (auto u = r.boolean("untie_embeddings_and_output_weights")) m.untie_embeddings = *u;
-  if (auto b = r.boolean("add_bias_linear")) m.add_bias_linear = *b;
-  if (auto f = r.boolean("apply_rope_fusion")) m.rope_fusion = *f;
-  // Megatron's position_embedding_type; unset: rope for SwiGLU models, learned_absolute otherwise.
-  if (auto pe = r.named("position_embedding_type", kPositionEmbeddingNames)) m.position_embedding_type = *pe;
-  if (auto n = r.string("name", false)) m.name = *n;
-  else if (!have_preset) m.name = "custom";
-  r.finish();
+}
 
+// The rules across the model's keys, once all are read (`r` says which were given); a preset's MoE layer
+// pattern is fitted to another num_layers here.
+void check_model(ObjectReader& r, models::ModelConfig& m, Errors& errors) {
   if (m.kv_channels == 0 && m.hidden_size > 0 && m.num_attention_heads > 0 && m.hidden_size % m.num_attention_heads != 0)
     errors.add("model.hidden_size", std::to_string(m.hidden_size) + " is not a multiple of model.num_attention_heads (" +
                                         std::to_string(m.num_attention_heads) + "; give model.kv_channels for a head dim other than hidden / heads)");
@@ -893,6 +861,59 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
   if (m.num_moe_experts > 0 && (m.moe_router_topk < 1 || m.moe_router_topk > m.num_moe_experts))
     errors.add("model.moe_router_topk", std::to_string(m.moe_router_topk) + " must be between 1 and model.num_moe_experts (" +
                                             std::to_string(m.num_moe_experts) + ")");
+}
+
+void read_model(const json* v, Scenario& s, Errors& errors) {
+  if (!expect_section(v, "model", "{\"preset\": ...} or hyperparameters", errors)) return;
+  ObjectReader r(*v, "model", errors);
+  models::ModelConfig& m = s.model;
+  bool have_preset = false;
+  if (auto preset = r.string("preset", false)) {
+    if (auto p = models::find_preset(*preset)) {
+      m = *p;
+      have_preset = true;
+    } else {
+      std::string msg = "unknown preset \"" + *preset + "\"";
+      if (auto near = nearest(*preset, models::preset_names()); !near.empty()) msg += " (did you mean \"" + near + "\"?)";
+      errors.add("model.preset", msg + " (known: " + join(models::preset_names()) + ")");
+      return;
+    }
+  }
+  read_model_sizes(r, m, have_preset);
+  read_window(r, m, errors);
+  set_integer(r, "moe_shared_expert_intermediate_size", m.moe_shared_expert_intermediate_size, false);
+  set_integer(r, "mtp_num_layers", m.mtp_num_layers, false);
+  if (const json* f = r.raw("moe_layer_freq"); f && freq_in_range(r, "moe_layer_freq", *f, errors)) {
+    m.moe_layer_pattern.clear();  // the scenario's knob replaces a preset's
+    m.moe_layer_freq = 1;
+    if (!read_layer_freq(*f, m.moe_layer_freq, m.moe_layer_pattern))
+      errors.add("model.moe_layer_freq",
+                 "expected an integer >= 1 (every N-th layer MoE) or a list of 0/1, one per layer (1: MoE), got " + f->dump());
+  }
+  read_mla(r, m, errors);
+  // Hybrid Mamba-Transformer models: Megatron's hybrid_override_pattern (one letter per layer) and the
+  // Mamba-2 mixer's sizes (Megatron's mamba_* knobs); a preset's values stay where a key is left out.
+  if (auto pattern = r.string("hybrid_override_pattern", false)) m.hybrid_override_pattern = *pattern;
+  set_integer(r, "mamba_state_dim", m.mamba.state_dim, false);
+  set_integer(r, "mamba_head_dim", m.mamba.head_dim, false);
+  set_integer(r, "mamba_num_groups", m.mamba.num_groups, false);
+  set_integer(r, "mamba_num_heads", m.mamba.num_heads, false);
+  if (auto a = r.named("activation", kActivationNames)) m.activation = *a;
+  if (auto c = r.boolean("causal")) m.causal = *c;
+  if (auto b = r.named("attention_backend", kAttentionBackendNames)) m.attention_impl = *b;
+  // Megatron's dropout probabilities (a preset's values unless given).
+  m.attention_dropout = r.fraction("attention_dropout").value_or(m.attention_dropout);
+  m.hidden_dropout = r.fraction("hidden_dropout").value_or(m.hidden_dropout);
+  if (auto u = r.boolean("untie_embeddings_and_output_weights")) m.untie_embeddings = *u;
+  if (auto b = r.boolean("add_bias_linear")) m.add_bias_linear = *b;
+  if (auto f = r.boolean("apply_rope_fusion")) m.rope_fusion = *f;
+  // Megatron's position_embedding_type; unset: rope for SwiGLU models, learned_absolute otherwise.
+  if (auto pe = r.named("position_embedding_type", kPositionEmbeddingNames)) m.position_embedding_type = *pe;
+  if (auto n = r.string("name", false)) m.name = *n;
+  else if (!have_preset) m.name = "custom";
+  r.finish();
+
+  check_model(r, m, errors);
 }
 
 // Megatron-Core's pipeline_model_parallel_layout string (PipelineParallelLayerLayout.parse_str_to_list,
@@ -1004,11 +1025,14 @@ void read_pipeline_layout(const std::string& text, Scenario& s, bool vp_given, E
                       std::to_string(s.model.mtp_num_layers) + " (model.mtp_num_layers) run with the LM head on the last stage");
 }
 
-void read_training(const json* v, Scenario& s, Errors& errors) {
-  if (!expect_section(v, "training", "seq_length, global_batch_size, ...", errors)) return;
-  ObjectReader r(*v, "training", errors);
-  models::TrainingConfig& t = s.training;
-  // The framework first: its rules and defaults apply to everything below (sim/scenario/framework.hpp).
+// The framework and its release (sim/scenario/framework.hpp): their rules and defaults apply to every key
+// read after them.
+struct FrameworkChoice {
+  const Framework* framework;
+  const FrameworkRelease* release;
+};
+
+FrameworkChoice read_framework(ObjectReader& r, models::TrainingConfig& t, Errors& errors) {
   const Framework* framework = &generic_framework();
   if (auto f = r.choice("framework")) framework = find_framework(*f);
   CS_CHECK(framework != nullptr);  // the table's choices are the file's frameworks
@@ -1021,6 +1045,19 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   }
   t.framework = framework->name;
   t.framework_release = release->name;
+  return {framework, release};
+}
+
+// What the batch and parallel-size keys leave to the cross-key rules: the data-parallel size as given (the
+// GPUs decide it) and whether FSDP shards inside a node.
+struct ParallelKeys {
+  std::optional<std::int64_t> dp;
+  bool hybrid_shard = false;
+};
+
+ParallelKeys read_parallel_sizes(ObjectReader& r, Scenario& s, Errors& errors) {
+  models::TrainingConfig& t = s.training;
+  ParallelKeys keys;
   t.seq_length = r.integer("seq_length", true).value_or(1);
   t.global_batch_size = r.integer("global_batch_size", true).value_or(1);
   t.micro_batch_size = r.integer("micro_batch_size", false).value_or(1);
@@ -1033,14 +1070,19 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   t.cp = r.small_integer("context_parallel_size", false).value_or(1);
   t.ep = r.small_integer("expert_model_parallel_size", false).value_or(1);
   t.etp = r.small_integer("expert_tensor_parallel_size", false).value_or(0);
-  const auto dp = r.integer("data_parallel_size", false);
+  keys.dp = r.integer("data_parallel_size", false);
   t.sequence_parallel = r.boolean("sequence_parallel").value_or(false);
   t.zero_stage = r.small_integer("zero_stage", false).value_or(0);
-  bool hybrid_shard = false;
   if (auto f = r.named("fsdp_sharding_strategy", kFsdpShardingNames)) {
-    hybrid_shard = *f == FsdpSharding::hybrid_shard;
+    keys.hybrid_shard = *f == FsdpSharding::hybrid_shard;
     t.zero_stage = zero_stage_of(*f);
   }
+  return keys;
+}
+
+// Full and selective recompute: the granularity, selective's modules, full's method and layers.
+void read_recompute(ObjectReader& r, Scenario& s, Errors& errors) {
+  models::TrainingConfig& t = s.training;
   if (auto rc = r.named("recompute_granularity", kRecomputeNames)) t.recompute = *rc;
   // Megatron-Core's recompute_modules: which submodules selective recompute re-runs. As there, the list
   // only matters under recompute_granularity "selective" (a layout search varies the granularity).
@@ -1073,8 +1115,12 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   // recompute_modules under selective, they only matter under full (a layout search varies the granularity).
   if (auto method = r.named("recompute_method", kRecomputeMethodNames)) t.recompute_method = *method;
   t.recompute_num_layers = r.integer("recompute_num_layers", false).value_or(1);
-  // training.finetune: LoRA / QLoRA (models/workload/finetune.hpp), Megatron-Bridge's names (LoRA(
-  // target_modules, dim, alpha), megatron/bridge/peft/lora.py).
+}
+
+// training.finetune: LoRA / QLoRA (models/workload/finetune.hpp), Megatron-Bridge's names (LoRA(
+// target_modules, dim, alpha), megatron/bridge/peft/lora.py).
+void read_finetune(ObjectReader& r, Scenario& s, Errors& errors) {
+  models::TrainingConfig& t = s.training;
   if (const json* ft = r.raw("finetune"); ft && expect_object(ft, "training.finetune", errors)) {
     ObjectReader fr(*ft, "training.finetune", errors);
     if (!ft->contains("method")) errors.add("training.finetune.method", "missing (expected \"lora\" or \"qlora\")");
@@ -1124,11 +1170,20 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
                         ", no weight-gradient GEMMs for them");
     }
   }
+}
+
+void read_pipeline_schedule(ObjectReader& r, models::TrainingConfig& t) {
   const auto schedule = r.named("pipeline_schedule", kPipelineScheduleNames);
   if (schedule) t.pipeline_schedule = *schedule;
   // Megatron: virtual pipeline stages imply the interleaved schedule.
   if (t.vp > 1 && t.pipeline_schedule == PipelineSchedule::one_f_one_b && schedule.value_or(PipelineSchedule::one_f_one_b) != PipelineSchedule::gpipe)
     t.pipeline_schedule = PipelineSchedule::interleaved;
+}
+
+// The data-parallel mechanisms (gradient reduction and parameter gather overlaps, gradient dtypes and
+// accumulation) and the pipeline's transfers.
+void read_data_parallel_mechanisms(ObjectReader& r, Scenario& s, const FrameworkRelease* release) {
+  models::TrainingConfig& t = s.training;
   // Keys the framework's release gives defaults for, resolved in its order (the defaults' conditions
   // name layout keys only, read above).
   const auto overlap_grad_reduce = r.boolean("overlap_grad_reduce");
@@ -1161,42 +1216,47 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
     case ParamGatherPlacement::with_flag: t.param_gather_overlaps_forward = t.overlap_param_gather; break;
     case ParamGatherPlacement::when_given: t.param_gather_overlaps_forward = overlap_param_gather.value_or(false); break;
   }
-  t.tokens_to_train = r.number("tokens_to_train", false).value_or(0);
-  t.memory_reserve_gib = r.number("memory_reserve_gib", false).value_or(t.memory_reserve_gib);
-  t.allocator_fragmentation = r.fraction("allocator_fragmentation").value_or(t.allocator_fragmentation);
+}
+
+// How the layers split over the pipeline stages where they do not split evenly.
+void read_pipeline_split(ObjectReader& r, models::TrainingConfig& t) {
   t.account_for_embedding_in_pipeline_split = r.boolean("account_for_embedding_in_pipeline_split").value_or(false);
   t.account_for_loss_in_pipeline_split = r.boolean("account_for_loss_in_pipeline_split").value_or(false);
   t.decoder_first_pipeline_num_layers = r.integer("decoder_first_pipeline_num_layers", false).value_or(-1);
   t.decoder_last_pipeline_num_layers = r.integer("decoder_last_pipeline_num_layers", false).value_or(-1);
-  r.finish();
+}
 
-  if (!errors.lines.empty()) return;  // the checks below need sane values
-  const models::ModelConfig& m = s.model;
   // Products the models count in 64-bit integers: each factor is within its declared range, but their
   // product must be too (a micro-batch's routed token copies: tokens x top-k x expert TP x EP).
-  {
-    std::int64_t tokens = 0, copies = 0;
-    const bool overflow = __builtin_mul_overflow(t.global_batch_size, t.seq_length, &tokens) ||
-                          __builtin_mul_overflow(t.micro_batch_size, t.seq_length, &copies) ||
-                          __builtin_mul_overflow(copies, std::max<std::int64_t>(1, m.moe_router_topk), &copies) ||
-                          __builtin_mul_overflow(copies, static_cast<std::int64_t>(std::max(t.ep, 1)) * std::max(t.etp, 1), &copies) ||
-                          copies > (std::int64_t{1} << 62);
-    if (overflow) {
-      errors.add("training.micro_batch_size", "micro_batch_size (" + std::to_string(t.micro_batch_size) + ") x seq_length (" +
-                                                  std::to_string(t.seq_length) + ") x model.moe_router_topk (" + std::to_string(m.moe_router_topk) +
-                                                  ") x expert_model_parallel_size x expert_tensor_parallel_size overflows the "
-                                                  "simulator's 64-bit token counts (expected a product below 2^62)");
-      return;
-    }
-    // A run shorter than one step is no run: its step count would round to nothing (a denormal gives 0 steps
-    // and an infinite price per token).
-    if (t.tokens_to_train > 0 && t.tokens_to_train < static_cast<double>(tokens)) {
-      errors.add("training.tokens_to_train", json(t.tokens_to_train).dump() + " is less than one step's tokens (global_batch_size " +
-                                                 std::to_string(t.global_batch_size) + " x seq_length " + std::to_string(t.seq_length) +
-                                                 " = " + std::to_string(tokens) + "): give 0 (no run) or at least one step");
-      return;
-    }
+// false: reported, and the checks after it need sane products.
+bool check_token_counts(const models::TrainingConfig& t, const models::ModelConfig& m, Errors& errors) {
+  std::int64_t tokens = 0, copies = 0;
+  const bool overflow = __builtin_mul_overflow(t.global_batch_size, t.seq_length, &tokens) ||
+                        __builtin_mul_overflow(t.micro_batch_size, t.seq_length, &copies) ||
+                        __builtin_mul_overflow(copies, std::max<std::int64_t>(1, m.moe_router_topk), &copies) ||
+                        __builtin_mul_overflow(copies, static_cast<std::int64_t>(std::max(t.ep, 1)) * std::max(t.etp, 1), &copies) ||
+                        copies > (std::int64_t{1} << 62);
+  if (overflow) {
+    errors.add("training.micro_batch_size", "micro_batch_size (" + std::to_string(t.micro_batch_size) + ") x seq_length (" +
+                                                std::to_string(t.seq_length) + ") x model.moe_router_topk (" + std::to_string(m.moe_router_topk) +
+                                                ") x expert_model_parallel_size x expert_tensor_parallel_size overflows the "
+                                                "simulator's 64-bit token counts (expected a product below 2^62)");
+    return false;
   }
+  // A run shorter than one step is no run: its step count would round to nothing (a denormal gives 0 steps
+  // and an infinite price per token).
+  if (t.tokens_to_train > 0 && t.tokens_to_train < static_cast<double>(tokens)) {
+    errors.add("training.tokens_to_train", json(t.tokens_to_train).dump() + " is less than one step's tokens (global_batch_size " +
+                                               std::to_string(t.global_batch_size) + " x seq_length " + std::to_string(t.seq_length) +
+                                               " = " + std::to_string(tokens) + "): give 0 (no run) or at least one step");
+    return false;
+  }
+  return true;
+}
+
+// The data-parallel size: the GPUs over tensor x pipeline x context. false: reported, nothing to check further.
+bool derive_data_parallel(Scenario& s, std::optional<std::int64_t> dp, Errors& errors) {
+  models::TrainingConfig& t = s.training;
   const int gpus = s.num_gpus();
   const std::int64_t model_par = static_cast<std::int64_t>(t.tp) * t.pp * t.cp;
   const std::string gpus_str = std::to_string(gpus) + " GPUs (" + (errors.prefix.empty() ? "cluster." : errors.prefix) + "nodes " +
@@ -1204,15 +1264,21 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   if (gpus % model_par != 0) {
     errors.add("training", "tensor (" + std::to_string(t.tp) + ") x pipeline (" + std::to_string(t.pp) + ") x context (" +
                                std::to_string(t.cp) + ") = " + std::to_string(model_par) + " does not divide the " + gpus_str);
-    return;
+    return false;
   }
   t.dp = static_cast<int>(gpus / model_par);
   if (dp && *dp != t.dp) {
     errors.add("training.data_parallel_size", std::to_string(*dp) + " x tensor " + std::to_string(t.tp) + " x pipeline " +
                                                   std::to_string(t.pp) + " x context " + std::to_string(t.cp) + " = " +
                                                   std::to_string(*dp * model_par) + ", not the " + gpus_str);
-    return;
+    return false;
   }
+  return true;
+}
+
+// Tensor parallelism over the heads, the pipeline split and schedule, sliding windows, fine-tuning and
+// partial full recompute.
+void check_layout(const models::TrainingConfig& t, const models::ModelConfig& m, Errors& errors) {
   if (m.num_attention_heads % t.tp != 0)
     errors.add("training.tensor_model_parallel_size", std::to_string(t.tp) + " does not divide model.num_attention_heads (" +
                                                           std::to_string(m.num_attention_heads) + ")");
@@ -1262,12 +1328,15 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
       errors.add("training.recompute_method", what + " is modelled for transformer layers (model.hybrid_override_pattern is set)");
     // More layers than a chunk has checkpoints all of them, as in Megatron-Core (no range is checked there).
   }
-  // The zero-bubble schedules (models/parallelism/pipeline_schedule.hpp): ZB-H1 one model chunk per rank,
-  // ZBV exactly two in a V (torch's ScheduleZBVZeroBubble refuses other counts). Their B / W split is
-  // modelled on the asynchronous sends of Megatron-Core and PyTorch, with gradients reduced by DDP or the
-  // distributed optimizer (ZeRO-3 would gather the weights again for W).
-  // DualPipeV (pipeline_schedule.hpp) is ZBV's V with DualPipe's order: two chunks, and at least 2p
-  // micro-batches (DualPipeV.step asserts num_chunks >= num_ranks * 2, deepseek-ai/DualPipe @ 3da1bbe).
+}
+
+// The zero-bubble schedules (models/parallelism/pipeline_schedule.hpp): ZB-H1 one model chunk per rank,
+// ZBV exactly two in a V (torch's ScheduleZBVZeroBubble refuses other counts). Their B / W split is
+// modelled on the asynchronous sends of Megatron-Core and PyTorch, with gradients reduced by DDP or the
+// distributed optimizer (ZeRO-3 would gather the weights again for W).
+// DualPipeV (pipeline_schedule.hpp) is ZBV's V with DualPipe's order: two chunks, and at least 2p
+// micro-batches (DualPipeV.step asserts num_chunks >= num_ranks * 2, deepseek-ai/DualPipe @ 3da1bbe).
+void check_split_backward_schedule(const models::TrainingConfig& t, Errors& errors) {
   if (models::PipelineSchedule sc = t.pipeline_schedule; sim::splits_backward(sc)) {
     const std::string name = "\"" + std::string(name_of(kPipelineScheduleNames, sc)) + "\"";
     if (sim::v_shape(sc) && t.vp != 2)
@@ -1295,6 +1364,10 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
                                                          std::string(name_of(kPipelineTensorSplitNames, t.pipeline_tensor_split)) + "\")");
     }
   }
+}
+
+// Micro-batches, sequence chunks and the interleaved schedule's micro-batch count.
+void check_batch_split(const models::TrainingConfig& t, const models::ModelConfig& m, Errors& errors) {
   if (t.vp > 1 && t.pp < 2)
     errors.add("training.virtual_pipeline_model_parallel_size", std::to_string(t.vp) + " needs pipeline_model_parallel_size >= 2 (got " +
                                                                      std::to_string(t.pp) + ")");
@@ -1316,26 +1389,32 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   if (t.cp > 1 && m.causal && t.seq_length % (2 * t.cp) != 0)
     errors.add("training.context_parallel_size", std::to_string(t.cp) + " needs training.seq_length (" + std::to_string(t.seq_length) +
                                                      ") divisible by 2 x context_parallel_size (load-balanced ring attention)");
-  if (hybrid_shard) {
-    // HYBRID_SHARD shards inside a node: the DP x CP ranks of one node (TP is innermost, so a node holds
-    // gpus_per_node / tp of them) form a shard block; blocks replicate across nodes.
-    const int gpn = s.cluster.gpus_per_node;
-    const int dp_cp = t.dp * t.cp;
-    if (gpn % t.tp != 0) {
-      errors.add("training.fsdp_sharding_strategy", "\"HYBRID_SHARD\" needs tensor_model_parallel_size (" + std::to_string(t.tp) +
-                                                        ") to divide cluster.gpus_per_node (" + std::to_string(gpn) + ")");
-    } else if (t.ep > 1) {
-      errors.add("training.fsdp_sharding_strategy", "\"HYBRID_SHARD\" with expert_model_parallel_size > 1 is not simulated (use FULL_SHARD)");
-    } else {
-      const int block = std::min(dp_cp, gpn / t.tp);
-      if (dp_cp % block != 0)
-        errors.add("training.fsdp_sharding_strategy", "\"HYBRID_SHARD\" needs the data-parallel x context-parallel size (" +
-                                                          std::to_string(dp_cp) + ") to be a multiple of its ranks per node (" +
-                                                          std::to_string(block) + ")");
-      else
-        t.fsdp_shard_size = block < dp_cp ? block : 0;
-    }
+}
+
+void resolve_hybrid_shard(Scenario& s, Errors& errors) {
+  models::TrainingConfig& t = s.training;
+  // HYBRID_SHARD shards inside a node: the DP x CP ranks of one node (TP is innermost, so a node holds
+  // gpus_per_node / tp of them) form a shard block; blocks replicate across nodes.
+  const int gpn = s.cluster.gpus_per_node;
+  const int dp_cp = t.dp * t.cp;
+  if (gpn % t.tp != 0) {
+    errors.add("training.fsdp_sharding_strategy", "\"HYBRID_SHARD\" needs tensor_model_parallel_size (" + std::to_string(t.tp) +
+                                                      ") to divide cluster.gpus_per_node (" + std::to_string(gpn) + ")");
+  } else if (t.ep > 1) {
+    errors.add("training.fsdp_sharding_strategy", "\"HYBRID_SHARD\" with expert_model_parallel_size > 1 is not simulated (use FULL_SHARD)");
+  } else {
+    const int block = std::min(dp_cp, gpn / t.tp);
+    if (dp_cp % block != 0)
+      errors.add("training.fsdp_sharding_strategy", "\"HYBRID_SHARD\" needs the data-parallel x context-parallel size (" +
+                                                        std::to_string(dp_cp) + ") to be a multiple of its ranks per node (" +
+                                                        std::to_string(block) + ")");
+    else
+      t.fsdp_shard_size = block < dp_cp ? block : 0;
   }
+}
+
+// Communication overlaps and gradient accumulation against the layout.
+void check_overlaps(const models::TrainingConfig& t, Errors& errors) {
   // Megatron-LM refuses it too (megatron/training/arguments.py, validate_args: "Tensor parallel
   // communication/GEMM overlap can happen only when sequence parallelism is enabled"): the overlap splits the
   // sequence-parallel all-gathers and reduce-scatters, which a plain TP all-reduce does not have. With TP 1
@@ -1371,6 +1450,10 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   if (t.grad_accumulation != models::GradAccumulation::fused && t.zero_stage > 1)
     errors.add("training.gradient_accumulation", "\"" + std::string(name_of(kGradAccumulationNames, t.grad_accumulation)) +
                                                      "\" is modelled with training.zero_stage 0 or 1 only (the whole gradient accumulated on each rank)");
+}
+
+// Sequence and expert parallelism against the model.
+void check_sequence_and_expert_parallel(const models::TrainingConfig& t, const models::ModelConfig& m, Errors& errors) {
   // Megatron-Core's MLA gathers the RoPE key from the sequence-parallel region whenever TP > 1
   // (multi_latent_attention.py @ 13f8f526, get_query_key_value_tensors): TP without SP is not what it runs.
   if (m.mla.enabled() && t.tp > 1 && !t.sequence_parallel)
@@ -1391,18 +1474,35 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
                    "parallel (" + std::to_string(t.tp) + " x " + std::to_string(t.cp) + " x " + std::to_string(t.dp) + ")");
   if (t.etp > 0 && m.num_moe_experts == 0 && t.etp != t.tp)
     errors.add("training.expert_tensor_parallel_size", std::to_string(t.etp) + " needs a mixture-of-experts model (model.num_moe_experts > 0)");
-  if (m.hybrid()) {
-    const bool mamba = m.hybrid_override_pattern.find('M') != std::string::npos;
-    if (mamba && (m.mamba_heads() % t.tp != 0 || m.mamba.num_groups % t.tp != 0))
-      errors.add("training.tensor_model_parallel_size", std::to_string(t.tp) + " must divide the Mamba heads (" + std::to_string(m.mamba_heads()) +
-                                                            ") and groups (" + std::to_string(m.mamba.num_groups) + ") of model.hybrid_override_pattern's Mamba layers");
-    if (t.cp > 1) errors.add("training.context_parallel_size", "a hybrid model (model.hybrid_override_pattern) with context parallelism is not simulated");
-    if (t.finetune.active()) errors.add("training.finetune", "LoRA of a hybrid model (model.hybrid_override_pattern) is not simulated");
-    // DualPipeV splits the backward into input and weight gradients as the zero-bubble schedules do.
-    if (t.pipeline_schedule == models::PipelineSchedule::zb_h1 || t.pipeline_schedule == models::PipelineSchedule::zbv ||
-        t.pipeline_schedule == models::PipelineSchedule::dualpipev)
-      errors.add("training.pipeline_schedule", "a zero-bubble schedule with a hybrid model (model.hybrid_override_pattern) is not simulated");
-  }
+}
+
+// A hybrid Mamba-Transformer model against the layout.
+void check_hybrid_model(const models::TrainingConfig& t, const models::ModelConfig& m, Errors& errors) {
+  const bool mamba = m.hybrid_override_pattern.find('M') != std::string::npos;
+  if (mamba && (m.mamba_heads() % t.tp != 0 || m.mamba.num_groups % t.tp != 0))
+    errors.add("training.tensor_model_parallel_size", std::to_string(t.tp) + " must divide the Mamba heads (" + std::to_string(m.mamba_heads()) +
+                                                          ") and groups (" + std::to_string(m.mamba.num_groups) + ") of model.hybrid_override_pattern's Mamba layers");
+  if (t.cp > 1) errors.add("training.context_parallel_size", "a hybrid model (model.hybrid_override_pattern) with context parallelism is not simulated");
+  if (t.finetune.active()) errors.add("training.finetune", "LoRA of a hybrid model (model.hybrid_override_pattern) is not simulated");
+  // DualPipeV splits the backward into input and weight gradients as the zero-bubble schedules do.
+  if (t.pipeline_schedule == models::PipelineSchedule::zb_h1 || t.pipeline_schedule == models::PipelineSchedule::zbv ||
+      t.pipeline_schedule == models::PipelineSchedule::dualpipev)
+    errors.add("training.pipeline_schedule", "a zero-bubble schedule with a hybrid model (model.hybrid_override_pattern) is not simulated");
+}
+
+// The rules across training keys (and against the model and the cluster), once all are read; they set what
+// the layout decides (the data-parallel size, FSDP's shard size, the gradient bucket).
+void check_training(Scenario& s, const ParallelKeys& keys, const FrameworkChoice& chosen, Errors& errors) {
+  models::TrainingConfig& t = s.training;
+  const models::ModelConfig& m = s.model;
+  if (!check_token_counts(t, m, errors) || !derive_data_parallel(s, keys.dp, errors)) return;
+  check_layout(t, m, errors);
+  check_split_backward_schedule(t, errors);
+  check_batch_split(t, m, errors);
+  if (keys.hybrid_shard) resolve_hybrid_shard(s, errors);
+  check_overlaps(t, errors);
+  check_sequence_and_expert_parallel(t, m, errors);
+  if (m.hybrid()) check_hybrid_model(t, m, errors);
   check_precision(t, s.gpu, errors);
   t.fp8_transposed_copy = s.gpu.fp8_needs_transposed_copy;  // the cast's second copy (models/workload/transformer.cpp)
   // Backstop: whatever else the workload model cannot build (each check above has a precise path; this
@@ -1412,8 +1512,29 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   // What the framework cannot run, and its gradient bucket for this data-parallel size (a scenario's
   // simulation.grad_bucket_params replaces it: parse_scenario).
   const nlohmann::json facts = training_facts(t, s.gpu.name);
-  if (const FrameworkRule* rule = first_refusal(*framework, facts)) errors.add(rule->path, refusal_message(*framework, *rule, facts));
-  t.grad_bucket_params = release->grad_bucket.params(t.dp, models::element_bytes(t.grad_reduce_dtype), t.overlap_grad_reduce);
+  if (const FrameworkRule* rule = first_refusal(*chosen.framework, facts)) errors.add(rule->path, refusal_message(*chosen.framework, *rule, facts));
+  t.grad_bucket_params = chosen.release->grad_bucket.params(t.dp, models::element_bytes(t.grad_reduce_dtype), t.overlap_grad_reduce);
+}
+
+void read_training(const json* v, Scenario& s, Errors& errors) {
+  if (!expect_section(v, "training", "seq_length, global_batch_size, ...", errors)) return;
+  ObjectReader r(*v, "training", errors);
+  models::TrainingConfig& t = s.training;
+  // The framework first: its rules and defaults apply to everything below (sim/scenario/framework.hpp).
+  const FrameworkChoice chosen = read_framework(r, t, errors);
+  const ParallelKeys keys = read_parallel_sizes(r, s, errors);
+  read_recompute(r, s, errors);
+  read_finetune(r, s, errors);
+  read_pipeline_schedule(r, t);
+  read_data_parallel_mechanisms(r, s, chosen.release);
+  t.tokens_to_train = r.number("tokens_to_train", false).value_or(0);
+  t.memory_reserve_gib = r.number("memory_reserve_gib", false).value_or(t.memory_reserve_gib);
+  t.allocator_fragmentation = r.fraction("allocator_fragmentation").value_or(t.allocator_fragmentation);
+  read_pipeline_split(r, t);
+  r.finish();
+
+  if (!errors.lines.empty()) return;  // the checks below need sane values
+  check_training(s, keys, chosen, errors);
 }
 
 void read_simulation(const json* v, Scenario& s, Errors& errors) {

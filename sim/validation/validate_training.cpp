@@ -255,41 +255,78 @@ void audit_fields(const json& entry, const EntryDefaults& d, bool inter_node_und
   }
 }
 
-// One published entry -> scenario. Everything a framework, release or model family does where the entry
-// says nothing comes from the defaults table (framework_defaults.hpp); what is here is the entry's own
-// numbers, what the simulator cannot express, and the sources' throughput conventions.
-TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size_t index) {
+// One published entry -> scenario, section by section (convert_entry): what a section reads of the entry,
+// the later ones use. A section returns false when it skips the entry (TrainingPoint::skip_reason).
+struct EntryConversion {
+  EntryConversion(const json& entry, const DefaultsTable& table, std::size_t index);
+  bool read_model();
+  bool read_layout();
+  bool write_model();
+  bool write_cluster();
+  void write_training();
+  bool convert_measured();
+  bool skip(const std::string& reason) {
+    p.skipped = true;
+    p.skip_reason = reason;
+    return false;
+  }
+
+  const json& e;  // the entry
+  const json& model;
+  const json& cluster;
+  const json& par;
+  const json& batch;
+  const json& measured;
   TrainingPoint p;
+  std::string notes;
+  EntryDefaults defaults;
+  json m = json::object(), tr = json::object();  // the scenario's model and training, filled below
+  // read_model: a hybrid model's family preset, MLA's dimensions (or its family's), the model's dimensions,
+  // its head dim where that is not hidden / heads (0), its family's sliding window.
+  std::optional<models::ModelConfig> preset;
+  std::string preset_name;
+  json mla = nullptr;
+  bool mla_of_family = false;
+  std::optional<double> layers, hidden, heads, ffn;
+  double kv_channels = 0;
+  const DefaultRule* window = nullptr;
+  // read_layout
+  std::optional<double> tp, pp, gbs, seq;
+  std::string gpu;  // the catalog's name
+  double cp = 1, ep = 1, vp = 0, mbs = 0;
+  bool sp = false;
+  const DefaultRule* recompute_rule = nullptr;
+  std::string recompute, fsdp, precision;
+  int zero = 0;
+  // write_model
+  std::int64_t vocab = 0;
+  double groups = 0;
+  bool swiglu = false;
+  // write_cluster
+  json cl;
+  bool inter_node_understood = true;
+};
+
+EntryConversion::EntryConversion(const json& entry, const DefaultsTable& table, std::size_t index)
+    : e(entry), model(sub(entry, "model")), cluster(sub(entry, "cluster")), par(sub(entry, "parallel")), batch(sub(entry, "batch")),
+      measured(sub(entry, "measured")), notes(str(entry, "notes")), defaults(table, entry) {
   p.id = str(e, "id");
   if (p.id.empty()) p.id = "#" + std::to_string(index);
   p.group = str(e, "group");
   p.confidence = str(e, "confidence");
-  const json& model = sub(e, "model");
-  const json& cluster = sub(e, "cluster");
-  const json& par = sub(e, "parallel");
-  const json& batch = sub(e, "batch");
-  const json& measured = sub(e, "measured");
   p.model = str(model, "name");
   p.gpu = str(cluster, "gpu");
   p.gpus = static_cast<int>(num(cluster, "count").value_or(0));
-  const std::string notes = str(e, "notes");
-  EntryDefaults defaults(table, e);
   p.framework = defaults.framework();
   p.release = defaults.release();
-  auto skip = [&](const std::string& reason) {
-    p.skipped = true;
-    p.skip_reason = reason;
-    return p;
-  };
-  json m = json::object(), tr = json::object();  // the scenario's model and training, filled below
+}
 
+bool EntryConversion::read_model() {
   // What the simulator cannot express.
   const std::string arch = str(model, "arch");
   // Hybrid Mamba-Transformer models (model.hybrid_override_pattern): the entries carry no dimensions ("built
   // from the HF config at run time"), so the model family's published architecture, framework-defaults.json's
   // "architecture" rule naming a preset (models/workload/transformer.cpp, its sources beside it), is the model.
-  std::optional<models::ModelConfig> preset;
-  std::string preset_name;
   if (has(arch, "mamba")) {
     const DefaultRule* architecture = nullptr;
     knob_value(defaults, "architecture", p, &architecture);
@@ -306,8 +343,6 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
   // the no-RoPE part, qk_pos_emb_head_dim the RoPE part) into model.mla.
   // Without them, the model family's published config (framework-defaults.json's "mla" rule).
   const json& mla_dims = sub(model, "mla");
-  json mla = nullptr;
-  bool mla_of_family = false;
   if (has(arch, "mla")) {
     const auto kv = num(mla_dims, "kv_lora_rank"), nope = num(mla_dims, "qk_head_dim"), rope = num(mla_dims, "qk_pos_emb_head_dim"),
                v = num(mla_dims, "v_head_dim");
@@ -319,8 +354,8 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
     else
       return skip("multi-head latent attention (MLA) without its dimensions (model.mla: kv_lora_rank, qk_head_dim, qk_pos_emb_head_dim, v_head_dim)");
   }
-  auto layers = num(model, "layers"), hidden = num(model, "hidden"), heads = num(model, "heads");
-  auto ffn = num(model, "ffn_hidden");
+  layers = num(model, "layers"), hidden = num(model, "hidden"), heads = num(model, "heads");
+  ffn = num(model, "ffn_hidden");
   if (preset) {  // the entry's own dimensions, where it has any, must be the preset's
     const auto differs = [](const std::optional<double>& v, std::int64_t x) { return v && *v != static_cast<double>(x); };
     if (differs(layers, preset->num_layers) || differs(hidden, preset->hidden_size) || differs(heads, preset->num_attention_heads) ||
@@ -339,52 +374,56 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
   if (!layers || !hidden || !heads || !ffn) return skip("model dimensions not given in the file");
   // Head dim (Megatron's kv_channels) where it is not hidden / heads: from the entry, else the model
   // family's published config.
-  double kv_channels = num(model, "head_dim").value_or(num(model, "kv_channels").value_or(0));
+  kv_channels = num(model, "head_dim").value_or(num(model, "kv_channels").value_or(0));
   if (kv_channels <= 0)
     if (const json v = knob_value(defaults, "head_dim", p); v.is_number()) kv_channels = v.get<double>();
   if (kv_channels > 0 && std::fmod(*hidden, *heads) == 0 && kv_channels == *hidden / *heads) kv_channels = 0;  // the default
   // A sliding window of the model family (set into the model below, said here).
-  const DefaultRule* window = nullptr;
   knob_value(defaults, "sliding_window", p, &window);
-  const auto tp = num(par, "tp"), pp = num(par, "pp");
+  return true;
+}
+
+// TP and PP, the GPU and the batch, then the rest of the layout: the entry's, else the framework's defaults.
+bool EntryConversion::read_layout() {
+  tp = num(par, "tp"), pp = num(par, "pp");
   if (!tp || !pp) return skip("layout (TP/PP) not published");
-  const std::string gpu = catalog_gpu(p.gpu);
+  gpu = catalog_gpu(p.gpu);
   if (gpu.empty() || !models::find_gpu(gpu))
     return skip("GPU not in the catalog: \"" + p.gpu + "\"" + (gpu.empty() ? std::string() : " (" + gpu + ")"));
-  const auto gbs = num(batch, "global"), seq = num(batch, "seq");
+  gbs = num(batch, "global"), seq = num(batch, "seq");
   if (has(notes, "global batch") && has(notes, "derived"))
     p.batch_note = "the global batch is not published as such; the entry's notes: " + notes;
   if (!gbs || !seq || p.gpus <= 0) return skip("batch or GPU count not given");
 
   // Layout.
-  const double cp = num(par, "cp").value_or(1), ep = num(par, "ep").value_or(1);
-  double vp = num(par, "vp").value_or(0);
+  cp = num(par, "cp").value_or(1), ep = num(par, "ep").value_or(1);
+  vp = num(par, "vp").value_or(0);
   if (vp <= 0)  // not published: the run's schedule where its framework release knows it, else one chunk
     if (const json v = knob_value(defaults, "virtual_pipeline", p); v.is_number()) vp = v.get<double>();
   if (vp <= 0) vp = 1;
-  double mbs = num(batch, "micro").value_or(0);
+  mbs = num(batch, "micro").value_or(0);
   if (mbs <= 0) mbs = knob_value(defaults, "micro_batch_size", p).get<double>();
-  bool sp = false;
   if (const auto it = par.find("sp"); it != par.end() && it->is_boolean()) sp = it->get<bool>(), p.sequence_parallel_stated = true;
   else if (*tp > 1) sp = knob_value(defaults, "sequence_parallel", p).get<bool>();
   defaults.derive("sequence_parallel", sp);
-  const DefaultRule* recompute_rule = nullptr;
-  const std::string recompute = knob_value(defaults, "recompute", p, &recompute_rule).get<std::string>();
+  recompute = knob_value(defaults, "recompute", p, &recompute_rule).get<std::string>();
   p.recompute_stated = defaults.stated_by_entry(recompute_rule);
   const json fsdp_value = knob_value(defaults, "fsdp", p);
-  const std::string fsdp = fsdp_value.is_string() ? fsdp_value.get<std::string>() : "";
-  int zero = 0;
+  fsdp = fsdp_value.is_string() ? fsdp_value.get<std::string>() : "";
   const json& zero_field = sub(par, "zero");
   if (fsdp.empty()) {
     if (zero_field.is_number_integer() && zero_field.get<int>() >= 0 && zero_field.get<int>() <= 3) zero = zero_field.get<int>();  // a stage number
     else if (const json z = knob_value(defaults, "optimizer_sharding", p); z.is_number()) zero = z.get<int>();
   }
-  const std::string precision = knob_value(defaults, "precision", p).get<std::string>();
+  precision = knob_value(defaults, "precision", p).get<std::string>();
+  return true;
+}
 
+bool EntryConversion::write_model() {
   // Model.
-  std::int64_t vocab = static_cast<std::int64_t>(num(model, "vocab").value_or(0));
+  vocab = static_cast<std::int64_t>(num(model, "vocab").value_or(0));
   if (vocab <= 0) vocab = preset ? preset->vocab_size : knob_value(defaults, "vocab", p).get<std::int64_t>();
-  const double groups = num(model, "kv_heads").value_or(preset ? static_cast<double>(preset->num_query_groups) : *heads);
+  groups = num(model, "kv_heads").value_or(preset ? static_cast<double>(preset->num_query_groups) : *heads);
   if (preset) {
     m = {{"name", p.model}, {"preset", preset_name}, {"vocab_size", vocab}};
     p.assumptions.push_back("hybrid Mamba-Transformer architecture of the model family: preset " + preset_name + " (" +
@@ -399,7 +438,7 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
          {"vocab_size", vocab}};
   }
   knob_apply(defaults, "mlp", p, m, tr);  // activation, untied output layer
-  const bool swiglu = m.value("activation", std::string()) == "swiglu";
+  swiglu = m.value("activation", std::string()) == "swiglu";
   if (const json& moe = sub(model, "moe"); moe.is_object()) {
     m["num_moe_experts"] = num(moe, "experts").value_or(0);
     m["moe_router_topk"] = num(moe, "topk").value_or(0);
@@ -432,7 +471,10 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
   knob_apply(defaults, "position_embedding", p, m, tr);  // where the MLP kind does not imply it
   knob_apply(defaults, "attention", p, m, tr);           // the framework release's attention kernel
   if (window) EntryDefaults::apply(*window, m, tr);
+  return true;
+}
 
+bool EntryConversion::write_cluster() {
   // Cluster.
   int gpn = static_cast<int>(num(cluster, "gpus_per_node").value_or(8));
   if (p.gpus < gpn) gpn = p.gpus;
@@ -441,10 +483,13 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
   // A rack-scale NVLink domain (GB200 / GB300 NVL72: "NVL72" in the entry's intra_node) is the nvl72 fabric,
   // with the job placed so its groups stay inside a rack (sim/scenario/scenario.hpp placed_domain_gpus).
   const bool nvl72 = has(str(cluster, "intra_node"), "nvl72");
-  json cl = {{"gpu", gpu}, {"nodes", nodes}, {"gpus_per_node", gpn}, {"intra_node", nvl72 ? "nvl72" : "nvswitch"}};
-  bool inter_node_understood = true;
+  cl = {{"gpu", gpu}, {"nodes", nodes}, {"gpus_per_node", gpn}, {"intra_node", nvl72 ? "nvl72" : "nvswitch"}};
   if (nodes > 1) cl["inter_node"] = inter_node(gpu, str(cluster, "inter_node"), p.assumptions, &inter_node_understood);
+  return true;
+}
 
+// The scenario's training, the scenario, and the point's layout line.
+void EntryConversion::write_training() {
   tr.update(json{{"seq_length", *seq},
                  {"global_batch_size", *gbs},
                  {"micro_batch_size", mbs},
@@ -498,7 +543,9 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
   if (vp > 1) p.layout += " VP" + fmt("%g", vp);
   p.layout += " mbs" + fmt("%g", mbs) + (sp ? " SP" : "") + (fsdp.empty() ? (zero ? " ZeRO-" + std::to_string(zero) : "") : " " + fsdp) +
               " rc-" + recompute + " " + tr.value("precision", precision);  // as the framework mapping left it
+}
 
+bool EntryConversion::convert_measured() {
   // Measured figure -> tokens/s per GPU, with the source's convention.
   MegatronFlopsInput mf{*gbs, *seq, *layers, *hidden, *heads, groups, *ffn,
                         std::ceil(static_cast<double>(vocab) / (128.0 * *tp)) * 128.0 * *tp, swiglu, 1};
@@ -516,7 +563,19 @@ TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size
   if (!measured_throughput(measured, notes, mf, static_cast<double>(vocab), mfu_convention, p))
     return skip("no measured figure that converts to throughput");
   audit_fields(e, defaults, inter_node_understood, p);
-  return p;
+  return true;
+}
+
+// One published entry -> scenario. Everything a framework, release or model family does where the entry
+// says nothing comes from the defaults table (framework_defaults.hpp); what is here is the entry's own
+// numbers, what the simulator cannot express, and the sources' throughput conventions.
+TrainingPoint convert_entry(const json& e, const DefaultsTable& table, std::size_t index) {
+  EntryConversion c(e, table, index);
+  if (c.read_model() && c.read_layout() && c.write_model() && c.write_cluster()) {
+    c.write_training();
+    c.convert_measured();  // skips the entry when no figure converts
+  }
+  return std::move(c.p);
 }
 
 // The fewest layers per model chunk that Megatron's full recompute with recompute_method "block" must
