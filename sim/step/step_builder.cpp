@@ -580,34 +580,43 @@ class Builder {
     return c;
   }
 
-  void build_rank(std::uint32_t sim_rank, int global) {
-    Emitter e{sim_rank, global, kNone, {}, {}, 0};
-    // Per rank, not per task: the node-group lookup and the straggler / speed-variation draw.
-    e.group_gpu = group_gpu_of(global);
-    const Heterogeneity& het = s_.heterogeneity;
-    if (!het.stragglers.empty() || het.cv > 0) e.slowdown = het.slowdown(gpu_of(global), s_.cluster.gpus_per_node);
-    const RankCoord coord = layout_.coord(global);
+  // One rank's tasks for a training step (build_rank). The members are what the rank's passes share -- its
+  // emitter, the stage's units, the data-parallel sharding and gradient buckets, the pipeline order -- and
+  // the member functions the pieces of the step, grouped by concern: data-parallel buckets and reductions,
+  // ZeRO-3 gathers, ZeRO-1's parameter gathers in forward, a chunk's units, pipeline sends and receives and
+  // the schedule's actions, the combined 1F1B / DualPipeV pairs, the schedule, the step's end.
+  struct RankBuild {
+    RankBuild(Builder& owner, std::uint32_t sim_rank, int global) : builder(owner), e{sim_rank, global, kNone, {}, {}, 0} {
+      // Per rank, not per task: the node-group lookup and the straggler / speed-variation draw.
+      e.group_gpu = builder.group_gpu_of(global);
+      const Heterogeneity& het = builder.s_.heterogeneity;
+      if (!het.stragglers.empty() || het.cv > 0) e.slowdown = het.slowdown(builder.gpu_of(global), builder.s_.cluster.gpus_per_node);
+      for (int c = 0; c < v; ++c)
+        for (const UnitParams& u : su.chunks[static_cast<std::size_t>(c)])
+          chunk_units[static_cast<std::size_t>(c)].push_back({&builder.ops_.of(u.kind, u.recomputed), u.dense, u.expert});
+    }
+
+    Builder& builder;
+    Emitter e;
+    const RankCoord coord = builder.layout_.coord(e.global);
     const int stage = coord.pp;
-    const int p = t_.pp, v = t_.vp;
+    const int p = builder.t_.pp, v = builder.t_.vp;
     const bool first = stage == 0, last = stage == p - 1;
-    const int m = static_cast<int>(t_.num_micro_batches());
-    const int zero = t_.zero_stage;
+    const int m = static_cast<int>(builder.t_.num_micro_batches());
+    const int zero = builder.t_.zero_stage;
     // Pipeline tensor: [micro_batch, seq / cp, hidden] in bf16; with sequence parallelism each TP rank
     // holds (and sends) only its 1/tp slice.
-    const double p2p_bytes = static_cast<double>(t_.micro_batch_size) * static_cast<double>(t_.seq_length / t_.cp) *
-                             static_cast<double>(s_.model.hidden_size) * 2.0 / (t_.sequence_parallel ? t_.tp : 1);
+    const double p2p_bytes = static_cast<double>(builder.t_.micro_batch_size) * static_cast<double>(builder.t_.seq_length / builder.t_.cp) *
+                             static_cast<double>(builder.s_.model.hidden_size) * 2.0 / (builder.t_.sequence_parallel ? builder.t_.tp : 1);
 
     // The rank's FSDP units and the sharding of their parameters (step_units.hpp, the one formula the
     // screening tier shares).
-    const StageUnits su = stage_units(s_.model, t_, stage);
+    const StageUnits su = stage_units(builder.s_.model, builder.t_, stage);
     const models::RankParameters& rp = su.rank;
     const bool separate_experts = su.separate_experts;
-    std::vector<std::vector<Unit>> chunk_units(static_cast<std::size_t>(v));
-    for (int c = 0; c < v; ++c)
-      for (const UnitParams& u : su.chunks[static_cast<std::size_t>(c)])
-        chunk_units[static_cast<std::size_t>(c)].push_back({&ops_.of(u.kind, u.recomputed), u.dense, u.expert});
+    std::vector<std::vector<Unit>> chunk_units = std::vector<std::vector<Unit>>(static_cast<std::size_t>(v));  // the constructor fills it
 
-    const DataParallelSharding dps = data_parallel_sharding(s_, layout_);
+    const DataParallelSharding dps = data_parallel_sharding(builder.s_, builder.layout_);
     const bool hybrid = dps.hybrid;
     const GroupKind dense_group = dps.dense_group;
     const GroupKind expert_group = GroupKind::expert_dp;
@@ -620,55 +629,55 @@ class Builder {
     const double bucket_limit = dps.bucket_limit;
     double dense_bucket = 0, expert_bucket = 0;
     std::vector<std::pair<GroupKind, double>> deferred;
-    auto reduce_bucket = [&](GroupKind gk, double params, int mb) {
+    void reduce_bucket(GroupKind gk, double params, int mb) {
       std::vector<TaskId> deps = e.wait_for;
       deps.push_back(e.last_compute);
-      const TaskId c = emit_dp(e, bucket_kind, params * dps.grad_bytes, gk, 0, bucket_name, mb, deps);
+      const TaskId c = builder.emit_dp(e, bucket_kind, params * dps.grad_bytes, gk, 0, bucket_name, mb, deps);
       if (c != kNone) grad_reductions.push_back(c);
-    };
-    auto close_bucket = [&](GroupKind gk, double& bucket, int mb) {
+    }
+    void close_bucket(GroupKind gk, double& bucket, int mb) {
       if (bucket <= 0) return;
-      if (t_.overlap_grad_reduce)
+      if (builder.t_.overlap_grad_reduce)
         reduce_bucket(gk, bucket, mb);
       else
         deferred.emplace_back(gk, bucket);
       bucket = 0;
-    };
+    }
     // Without gradient_accumulation_fusion the unit's fresh weight gradients are added into the
     // accumulated ones by a kernel of their own after its backward (models::grad_accumulation_op), before
     // its bucket can be reduced. The loader allows that only under ZeRO 0 / 1 (the whole gradient kept).
-    auto accumulate_grads = [&](const Unit& u, int mb) {
-      if (!models::grad_accumulation_applies(t_, mb)) return;
+    void accumulate_grads(const Unit& u, int mb) {
+      if (!models::grad_accumulation_applies(builder.t_, mb)) return;
       CS_CHECK(zero <= 1);
-      emit_compute(e, models::grad_accumulation_op(u.dense + u.expert, t_), Category::compute, mb);
-    };
-    auto add_grads = [&](const Unit& u, int mb) {
+      builder.emit_compute(e, models::grad_accumulation_op(u.dense + u.expert, builder.t_), Category::compute, mb);
+    }
+    void add_grads(const Unit& u, int mb) {
       dense_bucket += u.dense;
       expert_bucket += u.expert;
       if (dense_bucket >= bucket_limit) close_bucket(dense_group, dense_bucket, mb);
       if (expert_bucket >= bucket_limit) close_bucket(expert_group, expert_bucket, mb);
-    };
+    }
 
     // ZeRO-3: a unit's parameter gathers (dense and expert) and its gradient reduce-scatter (+ the
     // HYBRID_SHARD all-reduce of the shard across nodes).
-    auto gather_unit = [&](const Unit& u, int mb) {
+    TaskId gather_unit(const Unit& u, int mb) {
       const std::vector<TaskId> deps = {e.last_compute};
-      TaskId last_gather = emit_dp(e, CollectiveKind::all_gather, u.dense * kParamBytes, dense_group, 1, "param-all-gather", mb, deps);
-      const TaskId eg = emit_dp(e, CollectiveKind::all_gather, u.expert * kParamBytes, expert_group, 1, "param-all-gather", mb, deps);
+      TaskId last_gather = builder.emit_dp(e, CollectiveKind::all_gather, u.dense * kParamBytes, dense_group, 1, "param-all-gather", mb, deps);
+      const TaskId eg = builder.emit_dp(e, CollectiveKind::all_gather, u.expert * kParamBytes, expert_group, 1, "param-all-gather", mb, deps);
       return eg != kNone ? eg : last_gather;
-    };
-    auto reduce_unit = [&](const Unit& u, int mb) {
+    }
+    void reduce_unit(const Unit& u, int mb) {
       const std::vector<TaskId> deps = {e.last_compute};
-      const TaskId rs = emit_dp(e, CollectiveKind::reduce_scatter, u.dense * dps.grad_bytes, dense_group, 0, "grad-reduce-scatter", mb, deps);
+      const TaskId rs = builder.emit_dp(e, CollectiveKind::reduce_scatter, u.dense * dps.grad_bytes, dense_group, 0, "grad-reduce-scatter", mb, deps);
       if (rs != kNone) grad_reductions.push_back(rs);
       if (hybrid) {
-        const TaskId ar = emit_dp(e, CollectiveKind::all_reduce, u.dense / dense_shards * dps.grad_bytes, GroupKind::replica, 0,
-                                  "grad-all-reduce-replicas", mb, {rs, e.last_compute});
+        const TaskId ar = builder.emit_dp(e, CollectiveKind::all_reduce, u.dense / dense_shards * dps.grad_bytes, GroupKind::replica, 0,
+                                          "grad-all-reduce-replicas", mb, {rs, e.last_compute});
         if (ar != kNone) grad_reductions.push_back(ar);
       }
-      const TaskId ers = emit_dp(e, CollectiveKind::reduce_scatter, u.expert * dps.grad_bytes, expert_group, 0, "grad-reduce-scatter", mb, deps);
+      const TaskId ers = builder.emit_dp(e, CollectiveKind::reduce_scatter, u.expert * dps.grad_bytes, expert_group, 0, "grad-reduce-scatter", mb, deps);
       if (ers != kNone) grad_reductions.push_back(ers);
-    };
+    }
 
     // ZeRO-1 with the parameter all-gather behind the next forward (Megatron-Core's overlap_param_gather,
     // megatron/core/distributed/param_and_grad_buffer.py at d98e8a6): the updated parameters come back
@@ -679,13 +688,13 @@ class Builder {
     // then runs behind bucket b's forward until bucket b + 1's first unit waits for it. The step is the
     // steady state: these are the previous step's updated parameters, and the optimizer step issues no
     // gather of its own.
-    const bool gather_in_forward = zero == 1 && t_.param_gather_overlaps_forward;
+    const bool gather_in_forward = zero == 1 && builder.t_.param_gather_overlaps_forward;
     struct GatherBucket {
       int first_unit;  // forward order
       double params;
     };
     // Buckets of one chunk for one kind of parameters, in forward order.
-    auto param_buckets = [&](const std::vector<Unit>& units, bool expert) {
+    std::vector<GatherBucket> param_buckets(const std::vector<Unit>& units, bool expert) const {
       std::vector<GatherBucket> out;
       double open = 0;
       for (int i = static_cast<int>(units.size()) - 1; i >= 0; --i) {
@@ -698,21 +707,21 @@ class Builder {
       }
       std::reverse(out.begin(), out.end());
       return out;
-    };
+    }
     struct GatherChain {
       std::vector<GatherBucket> buckets;
       std::vector<TaskId> issued;
       GroupKind group;
     };
     // Issue bucket b's gather (once) after what the rank has computed and the previous bucket's gather.
-    auto issue_gather = [&](GatherChain& chain, std::size_t b, int mb) {
+    void issue_gather(GatherChain& chain, std::size_t b, int mb) {
       if (b >= chain.buckets.size() || chain.issued[b] != kNone) return;
       const TaskId prev = b > 0 ? chain.issued[b - 1] : kNone;
-      chain.issued[b] = emit_dp(e, CollectiveKind::all_gather, chain.buckets[b].params * kParamBytes, chain.group, 1,
-                                "param-all-gather", mb, {e.last_compute, prev});
-    };
+      chain.issued[b] = builder.emit_dp(e, CollectiveKind::all_gather, chain.buckets[b].params * kParamBytes, chain.group, 1,
+                                        "param-all-gather", mb, {e.last_compute, prev});
+    }
     // Before unit i of the chunk's first forward: wait for its buckets, dispatching the next ones.
-    auto gather_before_unit = [&](std::vector<GatherChain>& chains, int i, int mb) {
+    void gather_before_unit(std::vector<GatherChain>& chains, int i, int mb) {
       for (GatherChain& chain : chains)
         for (std::size_t b = 0; b < chain.buckets.size(); ++b) {
           if (chain.buckets[b].first_unit != i) continue;
@@ -720,13 +729,13 @@ class Builder {
           if (chain.issued[b] != kNone) e.wait_for.push_back(chain.issued[b]);
           issue_gather(chain, b + 1, mb);
         }
-    };
-    std::vector<bool> chunk_gathered(static_cast<std::size_t>(v), false);
+    }
+    std::vector<bool> chunk_gathered = std::vector<bool>(static_cast<std::size_t>(v), false);
 
     // One pass (forward or backward of one chunk for one micro-batch) over its units.
     // `part`: a zero-bubble schedule's B or W of the backward (backward_ops), the whole backward otherwise.
-    auto run_units = [&](const std::vector<Unit>& units, int mb, bool backward, bool reducing, bool first_forward = false,
-                         BackwardPart part = BackwardPart::whole) {
+    void run_units(const std::vector<Unit>& units, int mb, bool backward, bool reducing, bool first_forward = false,
+                   BackwardPart part = BackwardPart::whole) {
       std::vector<GatherChain> chains;
       if (first_forward && gather_in_forward) {
         for (const bool expert : {false, true}) {
@@ -748,11 +757,11 @@ class Builder {
         const Unit& u = units[static_cast<std::size_t>(at(i))];
         if (zero >= 3) {
           gather(i);
-          if (t_.overlap_param_gather && i + 1 < n) gather(i + 1);  // prefetch the next unit
+          if (builder.t_.overlap_param_gather && i + 1 < n) gather(i + 1);  // prefetch the next unit
           if (gathers[static_cast<std::size_t>(i)] != kNone) e.wait_for.push_back(gathers[static_cast<std::size_t>(i)]);
         }
         if (!chains.empty()) gather_before_unit(chains, i, mb);
-        run_ops(e, !backward ? u.ops->forward : part == BackwardPart::whole ? u.ops->backward : backward_ops(*u.ops, part), mb, backward);
+        builder.run_ops(e, !backward ? u.ops->forward : part == BackwardPart::whole ? u.ops->backward : builder.backward_ops(*u.ops, part), mb, backward);
         if (!backward || part == BackwardPart::input) continue;  // the weight gradients come with W
         accumulate_grads(u, mb);
         if (zero >= 3)
@@ -764,7 +773,7 @@ class Builder {
         close_bucket(dense_group, dense_bucket, mb);
         close_bucket(expert_group, expert_bucket, mb);
       }
-    };
+    }
 
     // The pipeline transfers of the plain schedules (models::PipelineTensorSplit, pipeline_p2p_blocking).
     // Split: each TP rank sends 1/tp of the tensor and the receiver all-gathers the whole tensor over TP
@@ -781,40 +790,40 @@ class Builder {
     // between a steady-state forward and the backward right after it (forward k, backward k, then one
     // send_forward_backward_recv_forward_backward). DeepSpeed's PipelineEngine (dist.send / dist.recv, one
     // instruction after the other) is taken as the 1F1B points.
-    const bool split_p2p = t_.pipeline_tensor_split != models::PipelineTensorSplit::none && t_.tp > 1 && !t_.sequence_parallel;
-    const double wire_bytes = split_p2p ? p2p_bytes / t_.tp : p2p_bytes;
-    const bool blocking_p2p = t_.pipeline_p2p_blocking;
-    auto tp_gather = [&](const char* name, int mb) {
-      const TaskId g = emit_collective(e, blocking_stream_, Category::pp_comm, CollectiveKind::all_gather, p2p_bytes, GroupKind::tp,
-                                       group_of(GroupKind::tp, e.global), 0, name, mb);
-      after_producers(e, g);
+    const bool split_p2p = builder.t_.pipeline_tensor_split != models::PipelineTensorSplit::none && builder.t_.tp > 1 && !builder.t_.sequence_parallel;
+    const double wire_bytes = split_p2p ? p2p_bytes / builder.t_.tp : p2p_bytes;
+    const bool blocking_p2p = builder.t_.pipeline_p2p_blocking;
+    void tp_gather(const char* name, int mb) {
+      const TaskId g = builder.emit_collective(e, builder.blocking_stream_, Category::pp_comm, CollectiveKind::all_gather, p2p_bytes, GroupKind::tp,
+                                               builder.group_of(GroupKind::tp, e.global), 0, name, mb);
+      builder.after_producers(e, g);
       e.wait_for.clear();
       e.wait_for.push_back(g);
-    };
+    }
     // The gathers of a received tensor (split only), after the receive (in e.wait_for).
-    auto gathers = [&](bool fwd, int mb) {
+    void gathers(bool fwd, int mb) {
       if (!split_p2p) return;
-      if (!fwd && t_.pipeline_tensor_split == models::PipelineTensorSplit::partitioned) tp_gather("regather-output", mb);
+      if (!fwd && builder.t_.pipeline_tensor_split == models::PipelineTensorSplit::partitioned) tp_gather("regather-output", mb);
       tp_gather(fwd ? "gather-activation" : "gather-gradient", mb);
-    };
-    auto recv_p2p = [&](StreamKind stream, int peer, int mb) {
-      e.wait_for.push_back(emit_p2p(e, stream, peer, wire_bytes, mb));
+    }
+    void recv_p2p(StreamKind stream, int peer, int mb) {
+      e.wait_for.push_back(builder.emit_p2p(e, stream, peer, wire_bytes, mb));
       gathers(stream == StreamKind::pp_recv_fwd, mb);
-    };
-    auto send_p2p = [&](StreamKind stream, int peer, int mb) { after_producers(e, emit_p2p(e, stream, peer, wire_bytes, mb)); };
+    }
+    void send_p2p(StreamKind stream, int peer, int mb) { builder.after_producers(e, builder.emit_p2p(e, stream, peer, wire_bytes, mb)); }
 
-    const auto order = pipeline_order(t_.pipeline_schedule, p, m, stage, v);
+    const std::vector<PipelineAction> order = pipeline_order(builder.t_.pipeline_schedule, p, m, stage, v);
     // Neighbours in the model's layer order: (stage - 1, c) or, wrapping, (p - 1, c - 1) before; (stage
     // + 1, c) or (0, c + 1) after.
     const int prev_stage = first ? p - 1 : stage - 1, next_stage = last ? 0 : stage + 1;
-    auto has_prev = [&](const PipelineAction& a) { return !(first && a.chunk == 0); };
-    auto has_next = [&](const PipelineAction& a) { return !(last && a.chunk == v - 1); };
+    bool has_prev(const PipelineAction& a) const { return !(first && a.chunk == 0); }
+    bool has_next(const PipelineAction& a) const { return !(last && a.chunk == v - 1); }
     // The stage an action receives from and the one it sends to (-1: none). A W has neither. ZBV's V
     // (pipeline_schedule.hpp): chunk c of this rank is virtual stage k = s (c 0) or 2p - 1 - s (c 1),
     // virtual stage j runs on rank j (j < p) or 2p - 1 - j; a forward receives from k - 1 and sends to k + 1,
     // a backward the other way; the turn at rank p - 1 stays on the rank (program order carries it).
-    const bool v_shape = sim::v_shape(t_.pipeline_schedule);
-    auto peer_of = [&](const PipelineAction& a, bool send) {
+    const bool v_shape = sim::v_shape(builder.t_.pipeline_schedule);
+    int peer_of(const PipelineAction& a, bool send) const {
       if (a.part == BackwardPart::weight) return -1;
       const bool up = a.forward != send;  // towards the embedding in layer order
       if (!v_shape) return up ? (has_prev(a) ? prev_stage : -1) : (has_next(a) ? next_stage : -1);
@@ -822,19 +831,19 @@ class Builder {
       if (j < 0 || j >= 2 * p) return -1;
       const int rank = j < p ? j : 2 * p - 1 - j;
       return rank == stage ? -1 : rank;
-    };
+    }
     // The stream of an action's transfer: DualPipeV's chunk 1 (the V's way back up) on streams of its own
     // (task_graph.hpp), so each stream talks to one neighbour about one kind of tensor.
-    const bool own_up_streams = t_.pipeline_schedule == models::PipelineSchedule::dualpipev;
-    auto p2p_stream = [&](const PipelineAction& a, bool send) {
+    const bool own_up_streams = builder.t_.pipeline_schedule == models::PipelineSchedule::dualpipev;
+    StreamKind p2p_stream(const PipelineAction& a, bool send) const {
       const bool up = own_up_streams && a.chunk == 1;
       if (a.forward) return send ? (up ? StreamKind::pp_send_fwd_up : StreamKind::pp_send_fwd) : (up ? StreamKind::pp_recv_fwd_up : StreamKind::pp_recv_fwd);
       return send ? (up ? StreamKind::pp_send_bwd_down : StreamKind::pp_send_bwd) : (up ? StreamKind::pp_recv_bwd_down : StreamKind::pp_recv_bwd);
-    };
+    }
     // Blocking: the point before action k (none between an interleaved steady-state forward and its backward).
-    auto point_before = [&](std::size_t k) {
+    bool point_before(std::size_t k) const {
       return k == 0 || v == 1 || !(order[k - 1].forward && !order[k].forward);
-    };
+    }
     struct PendingSend {
       StreamKind stream;
       int peer, mb;
@@ -842,11 +851,11 @@ class Builder {
     std::vector<PendingSend> pending_sends;
     // A communication point: the pending sends and the receives of the passes up to the next point, all
     // after the last pass; the next pass waits for them all.
-    auto run_point = [&](std::size_t k) {
+    void run_point(std::size_t k) {
       std::vector<TaskId> posted;
       for (const PendingSend& ps : pending_sends) {
-        const TaskId t = emit_p2p(e, ps.stream, ps.peer, wire_bytes, ps.mb);
-        after_producers(e, t);
+        const TaskId t = builder.emit_p2p(e, ps.stream, ps.peer, wire_bytes, ps.mb);
+        builder.after_producers(e, t);
         posted.push_back(t);
       }
       pending_sends.clear();
@@ -855,18 +864,18 @@ class Builder {
         const PipelineAction& a = order[j];
         const bool recv = a.forward ? has_prev(a) : has_next(a);
         if (!recv) continue;
-        const TaskId r = emit_p2p(e, a.forward ? StreamKind::pp_recv_fwd : StreamKind::pp_recv_bwd, a.forward ? prev_stage : next_stage,
-                                  wire_bytes, a.micro_batch);
-        if (e.last_compute != kNone) g_->add_dependency(e.last_compute, r);
+        const TaskId r = builder.emit_p2p(e, a.forward ? StreamKind::pp_recv_fwd : StreamKind::pp_recv_bwd, a.forward ? prev_stage : next_stage,
+                                          wire_bytes, a.micro_batch);
+        if (e.last_compute != kNone) builder.g_->add_dependency(e.last_compute, r);
         posted.push_back(r);
         received.emplace_back(a.forward, a.micro_batch);
       }
       for (TaskId t : posted) e.wait_for.push_back(t);
       for (const auto& [fwd, mb] : received) gathers(fwd, mb);
-    };
+    }
 
     // One pass alone: the schedule's action k.
-    auto run_action = [&](std::size_t k) {
+    void run_action(std::size_t k) {
       const PipelineAction& a = order[k];
       const int mb = a.micro_batch, c = a.chunk;
       const int from = peer_of(a, false), to = peer_of(a, true);
@@ -901,7 +910,7 @@ class Builder {
           deferred.clear();
         }
       }
-    };
+    }
 
     // overlap_moe_expert_parallel_comm (Megatron-Core's combined 1F1B, megatron/core/pipeline_parallel/
     // combined_1f1b.py and schedules.py @ d98e8a6): one more forward in the warm-up ("we schedule one extra
@@ -921,31 +930,31 @@ class Builder {
       std::vector<TaskId> wait;  // what the pass's next task waits for
       TaskId last = kNone;       // the pass's last kernel
     };
-    auto run_seg = [&](Pass& pass, const std::vector<Op>& ops, bool backward) {
+    void run_seg(Pass& pass, const std::vector<Op>& ops, bool backward) {
       if (ops.empty()) return;
       const TaskId before = e.last_compute;
       e.wait_for = std::move(pass.wait);
-      run_ops(e, ops, pass.mb, backward);
+      builder.run_ops(e, ops, pass.mb, backward);
       pass.wait = std::move(e.wait_for);
       e.wait_for.clear();
       if (e.last_compute != before) pass.last = e.last_compute;
-    };
-    auto run_comm = [&](Pass& pass, const std::vector<Op>& ops) {
+    }
+    void run_comm(Pass& pass, const std::vector<Op>& ops) {
       TaskId issued = kNone;
       for (const Op& op : ops) {
-        const std::vector<int>& members = group_of(group_kind(op.group), e.global);
+        const std::vector<int>& members = builder.group_of(group_kind(op.group), e.global);
         if (members.size() < 2) continue;
-        const TaskId c = emit_collective(e, StreamKind::comm_tp, category_of(op.group), op.collective, op.comm_bytes,
-                                         group_kind(op.group), members, 0, op.name, pass.mb);
-        if (pass.last != kNone) g_->add_dependency(pass.last, c);
-        for (TaskId w : pass.wait) g_->add_dependency(w, c);
+        const TaskId c = builder.emit_collective(e, StreamKind::comm_tp, category_of(op.group), op.collective, op.comm_bytes,
+                                                 group_kind(op.group), members, 0, op.name, pass.mb);
+        if (pass.last != kNone) builder.g_->add_dependency(pass.last, c);
+        for (TaskId w : pass.wait) builder.g_->add_dependency(w, c);
         pass.wait.clear();
         issued = c;
       }
       if (issued != kNone) pass.wait.push_back(issued);
-    };
-    auto backward_done = [&](Pass& b, const Unit& u, bool reducing) {
-      if (models::grad_accumulation_applies(t_, b.mb)) {  // after the unit's backward, on the compute stream
+    }
+    void backward_done(Pass& b, const Unit& u, bool reducing) {
+      if (models::grad_accumulation_applies(builder.t_, b.mb)) {  // after the unit's backward, on the compute stream
         e.wait_for = std::move(b.wait);
         b.wait.clear();
         accumulate_grads(u, b.mb);
@@ -955,10 +964,10 @@ class Builder {
       e.wait_for = b.wait;
       add_grads(u, b.mb);
       e.wait_for.clear();
-    };
-    auto run_layer_pair = [&](Pass& f, const Unit& fu, Pass& b, const Unit& bu, bool reducing) {
-      const SplitLayer& fs = split_of(*fu.ops);
-      const SplitLayer& bs = split_of(*bu.ops);
+    }
+    void run_layer_pair(Pass& f, const Unit& fu, Pass& b, const Unit& bu, bool reducing) {
+      const SplitLayer& fs = builder.split_of(*fu.ops);
+      const SplitLayer& bs = builder.split_of(*bu.ops);
       if (!fs.moe || !bs.moe) {  // no all-to-all to hide on one side: the two one after the other
         run_seg(f, fu.ops->forward, false);
         run_seg(b, bu.ops->backward, true);
@@ -980,17 +989,17 @@ class Builder {
       run_seg(b, bs.bwd.post, true);
       backward_done(b, bu, reducing);
       run_seg(f, fs.fwd.post, false);
-    };
-    auto is_layer = [](const UnitParams& u) { return u.kind != UnitKind::embedding && u.kind != UnitKind::head; };
-    auto run_pair = [&](std::size_t kf, std::size_t kb) {
+    }
+    static bool is_layer(const UnitParams& u) { return u.kind != UnitKind::embedding && u.kind != UnitKind::head; }
+    void run_pair(std::size_t kf, std::size_t kb) {
       const PipelineAction& fa = order[kf];
       const PipelineAction& ba = order[kb];
       const int fc = fa.chunk, bc = ba.chunk;
       // The peers of the two passes (peer_of: the V's turn and ends on a V-shaped schedule).
       const int f_from = peer_of(fa, false), f_to = peer_of(fa, true), b_from = peer_of(ba, false), b_to = peer_of(ba, true);
       Pass f{fa.micro_batch, {}, kNone}, b{ba.micro_batch, {}, kNone};
-      if (f_from >= 0) f.wait.push_back(emit_p2p(e, p2p_stream(fa, false), f_from, p2p_bytes, f.mb));
-      if (b_from >= 0) b.wait.push_back(emit_p2p(e, p2p_stream(ba, false), b_from, p2p_bytes, b.mb));
+      if (f_from >= 0) f.wait.push_back(builder.emit_p2p(e, p2p_stream(fa, false), f_from, p2p_bytes, f.mb));
+      if (b_from >= 0) b.wait.push_back(builder.emit_p2p(e, p2p_stream(ba, false), b_from, p2p_bytes, b.mb));
       for (TaskId w : e.wait_for) f.wait.push_back(w);
       e.wait_for.clear();
       const bool reducing = b.mb == m - 1;
@@ -1004,7 +1013,7 @@ class Builder {
         (is_layer(fkinds[i]) ? f_layers : (f_layers.empty() ? f_before : f_after)).push_back(i);
       for (std::size_t i = bus.size(); i-- > 0;)
         (is_layer(bkinds[i]) ? b_layers : (b_layers.empty() ? b_before : b_after)).push_back(i);
-      blocking_stream_ = StreamKind::compute;
+      builder.blocking_stream_ = StreamKind::compute;
       for (std::size_t i : f_before) run_seg(f, fus[i].ops->forward, false);
       for (std::size_t i : b_before) {
         run_seg(b, bus[i].ops->backward, true);
@@ -1022,7 +1031,7 @@ class Builder {
         run_seg(b, bus[i].ops->backward, true);
         backward_done(b, bus[i], reducing);
       }
-      blocking_stream_ = StreamKind::comm_tp;
+      builder.blocking_stream_ = StreamKind::comm_tp;
       if (reducing) {
         e.wait_for = b.wait;
         close_bucket(dense_group, dense_bucket, b.mb);
@@ -1030,9 +1039,9 @@ class Builder {
         e.wait_for.clear();
       }
       auto send = [&](Pass& pass, StreamKind stream, int peer) {
-        const TaskId t = emit_p2p(e, stream, peer, p2p_bytes, pass.mb);
-        if (pass.last != kNone) g_->add_dependency(pass.last, t);
-        for (TaskId w : pass.wait) g_->add_dependency(w, t);
+        const TaskId t = builder.emit_p2p(e, stream, peer, p2p_bytes, pass.mb);
+        if (pass.last != kNone) builder.g_->add_dependency(pass.last, t);
+        for (TaskId w : pass.wait) builder.g_->add_dependency(w, t);
       };
       if (f_to >= 0) send(f, p2p_stream(fa, true), f_to);
       if (b_to >= 0) send(b, p2p_stream(ba, true), b_to);
@@ -1042,69 +1051,80 @@ class Builder {
         for (const auto& [gk, params] : deferred) reduce_bucket(gk, params, b.mb);
         deferred.clear();
       }
-    };
-
-    if (t_.pipeline_schedule == models::PipelineSchedule::dualpipev) {
-      // DualPipeV's own pairs (pipeline_schedule.hpp: _forward_backward_chunk), whatever
-      // overlap_moe_expert_parallel_comm says: the overlap is the schedule's.
-      for (std::size_t k = 0; k < order.size(); ++k) {
-        if (order[k].paired_with_next && chunk_gathered[static_cast<std::size_t>(order[k].chunk)]) {
-          CS_CHECK(k + 1 < order.size() && !order[k + 1].forward && order[k + 1].part == BackwardPart::whole);
-          run_pair(k, k + 1);
-          ++k;
-        } else {
-          run_action(k);
-        }
-      }
-    } else if (!t_.overlap_moe_expert_parallel_comm || t_.ep < 2) {  // EP 1: no all-to-all, the plain schedule
-      for (std::size_t k = 0; k < order.size(); ++k) run_action(k);
-    } else {
-      std::vector<std::size_t> forwards, backwards;
-      std::size_t warmup = 0;
-      for (std::size_t k = 0; k < order.size(); ++k) {
-        (order[k].forward ? forwards : backwards).push_back(k);
-        if (order[k].forward && backwards.empty()) ++warmup;
-      }
-      CS_CHECK(forwards.size() == backwards.size());
-      // The schedule's order runs its warm-up forwards, then forward, backward, ...: the forwards before the
-      // first backward are the warm-up and one more, Megatron-Core's warm-up under the overlap.
-      const std::size_t alone = std::min(warmup, forwards.size());
-      for (std::size_t i = 0; i < alone; ++i) run_action(forwards[i]);
-      std::size_t j = 0;
-      for (std::size_t i = alone; i < forwards.size(); ++i, ++j) {
-        if (!chunk_gathered[static_cast<std::size_t>(order[forwards[i]].chunk)]) {  // a chunk's first forward: alone
-          run_action(forwards[i]);
-          run_action(backwards[j]);
-        } else {
-          run_pair(forwards[i], backwards[j]);
-        }
-      }
-      for (; j < backwards.size(); ++j) run_action(backwards[j]);
     }
-    CS_CHECK(deferred.empty());
+
+    // The rank's passes in the schedule's order: one by one (run_action), or two at once (run_pair).
+    void run_schedule() {
+      if (builder.t_.pipeline_schedule == models::PipelineSchedule::dualpipev) {
+        // DualPipeV's own pairs (pipeline_schedule.hpp: _forward_backward_chunk), whatever
+        // overlap_moe_expert_parallel_comm says: the overlap is the schedule's.
+        for (std::size_t k = 0; k < order.size(); ++k) {
+          if (order[k].paired_with_next && chunk_gathered[static_cast<std::size_t>(order[k].chunk)]) {
+            CS_CHECK(k + 1 < order.size() && !order[k + 1].forward && order[k + 1].part == BackwardPart::whole);
+            run_pair(k, k + 1);
+            ++k;
+          } else {
+            run_action(k);
+          }
+        }
+      } else if (!builder.t_.overlap_moe_expert_parallel_comm || builder.t_.ep < 2) {  // EP 1: no all-to-all, the plain schedule
+        for (std::size_t k = 0; k < order.size(); ++k) run_action(k);
+      } else {
+        std::vector<std::size_t> forwards, backwards;
+        std::size_t warmup = 0;
+        for (std::size_t k = 0; k < order.size(); ++k) {
+          (order[k].forward ? forwards : backwards).push_back(k);
+          if (order[k].forward && backwards.empty()) ++warmup;
+        }
+        CS_CHECK(forwards.size() == backwards.size());
+        // The schedule's order runs its warm-up forwards, then forward, backward, ...: the forwards before the
+        // first backward are the warm-up and one more, Megatron-Core's warm-up under the overlap.
+        const std::size_t alone = std::min(warmup, forwards.size());
+        for (std::size_t i = 0; i < alone; ++i) run_action(forwards[i]);
+        std::size_t j = 0;
+        for (std::size_t i = alone; i < forwards.size(); ++i, ++j) {
+          if (!chunk_gathered[static_cast<std::size_t>(order[forwards[i]].chunk)]) {  // a chunk's first forward: alone
+            run_action(forwards[i]);
+            run_action(backwards[j]);
+          } else {
+            run_pair(forwards[i], backwards[j]);
+          }
+        }
+        for (; j < backwards.size(); ++j) run_action(backwards[j]);
+      }
+      CS_CHECK(deferred.empty());
+    }
 
     // Optimizer step after every gradient reduction, on the rank's shard; ZeRO-1/2 gather the updated
     // parameter shards back (ZeRO-3 gathers them in the next step's forward).
-    for (TaskId c : grad_reductions) e.wait_for.push_back(c);
-    const double shard = dps.optimizer_shard(su, zero);
-    // clip_grad: the norm over the rank's fp32 gradients (its shard under the distributed optimizer), one
-    // fp32 sum of squares all-reduced (Megatron spans TP x PP x DP; DP x CP is the group built here, and a
-    // 4 B all-reduce costs its latency only), then Adam with the clip scale folded in.
-    emit_compute(e, models::grad_norm_op(shard), Category::optimizer, -1);
-    const TaskId norm_ar = emit_dp(e, CollectiveKind::all_reduce, models::grad_norm_all_reduce_op().comm_bytes, GroupKind::dp_cp, 2,
-                                   "grad-norm-all-reduce", -1, {e.last_compute});
-    if (norm_ar != kNone) e.wait_for.push_back(norm_ar);
-    emit_compute(e, models::optimizer_op(shard), Category::optimizer, -1);
-    if ((zero == 1 && !gather_in_forward) || zero == 2) {
-      const std::vector<TaskId> deps = {e.last_compute};
-      const double dense_params = DataParallelSharding::gathered_dense(su);
-      const TaskId g1 = emit_dp(e, CollectiveKind::all_gather, dense_params * kParamBytes, dense_group, 1, "param-all-gather", -1, deps);
-      if (g1 != kNone) after_producers(e, g1);
-      if (separate_experts) {
-        const TaskId g2 = emit_dp(e, CollectiveKind::all_gather, rp.expert * kParamBytes, expert_group, 1, "param-all-gather", -1, deps);
-        if (g2 != kNone) after_producers(e, g2);
+    void finish_step() {
+      for (TaskId c : grad_reductions) e.wait_for.push_back(c);
+      const double shard = dps.optimizer_shard(su, zero);
+      // clip_grad: the norm over the rank's fp32 gradients (its shard under the distributed optimizer), one
+      // fp32 sum of squares all-reduced (Megatron spans TP x PP x DP; DP x CP is the group built here, and a
+      // 4 B all-reduce costs its latency only), then Adam with the clip scale folded in.
+      builder.emit_compute(e, models::grad_norm_op(shard), Category::optimizer, -1);
+      const TaskId norm_ar = builder.emit_dp(e, CollectiveKind::all_reduce, models::grad_norm_all_reduce_op().comm_bytes, GroupKind::dp_cp, 2,
+                                             "grad-norm-all-reduce", -1, {e.last_compute});
+      if (norm_ar != kNone) e.wait_for.push_back(norm_ar);
+      builder.emit_compute(e, models::optimizer_op(shard), Category::optimizer, -1);
+      if ((zero == 1 && !gather_in_forward) || zero == 2) {
+        const std::vector<TaskId> deps = {e.last_compute};
+        const double dense_params = DataParallelSharding::gathered_dense(su);
+        const TaskId g1 = builder.emit_dp(e, CollectiveKind::all_gather, dense_params * kParamBytes, dense_group, 1, "param-all-gather", -1, deps);
+        if (g1 != kNone) builder.after_producers(e, g1);
+        if (separate_experts) {
+          const TaskId g2 = builder.emit_dp(e, CollectiveKind::all_gather, rp.expert * kParamBytes, expert_group, 1, "param-all-gather", -1, deps);
+          if (g2 != kNone) builder.after_producers(e, g2);
+        }
       }
     }
+  };
+
+  void build_rank(std::uint32_t sim_rank, int global) {
+    RankBuild r(*this, sim_rank, global);
+    r.run_schedule();
+    r.finish_step();
   }
 
   // The stream of the blocking TP / CP / EP collectives run_ops emits: comm_tp, or, while paired passes
