@@ -9,6 +9,7 @@
 
 #include "models/hardware/dtype.hpp"
 #include "sim/base/collective_kind.hpp"
+#include "sim/base/token_routing.hpp"
 
 namespace cs::models {
 
@@ -83,6 +84,7 @@ struct Op {
   CollectiveKind collective = CollectiveKind::all_reduce;
   ProcessGroup group = ProcessGroup::tp;
   double comm_bytes = 0;  // collective payload per rank in nccl-tests' "size" sense (see collectives)
+  sim::TokenRouting routing{};  // an expert-parallel all-to-all of a per-node token dispatcher (DeepEP, HybridEP)
   // Compute ops: the kernel runs this many times back to back with the same shape (a rank's local experts
   // under balanced routing, one kernel each as Megatron's SequentialMLP issues them); flops and bytes are
   // one run's. One op for G identical kernels keeps the step's timing exact and its task graph G x smaller.

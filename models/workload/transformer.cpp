@@ -439,11 +439,22 @@ void moe_mlp_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, s
   const std::int64_t f = expert_ffn(m) / etp;
   const double routed_bytes = d(Tr) * d(k) * d(x.h) * kActBytes;
   const double routed_hidden_bytes = d(Tr) * d(x.h) * kActBytes;
+  // The expert-parallel all-to-alls; a per-node dispatcher's (DeepEP, HybridEP) carry the routing that
+  // decides the bytes it sends (sim/network/token_dispatch.hpp).
+  sim::TokenRouting routing;
+  if (t.moe_token_dispatcher != MoeDispatcher::alltoall)
+    routing = {static_cast<std::int32_t>(E), static_cast<std::int32_t>(k), static_cast<std::int32_t>(m.moe_router_num_groups),
+               static_cast<std::int32_t>(m.moe_router_group_topk)};
+  const auto a2a = [&](const char* name) {
+    Op op = coll(name, CollectiveKind::all_to_all, ProcessGroup::ep, routed_bytes);
+    op.routing = routing;
+    return op;
+  };
   Op router = gemm("router", Tr, E, x.h, Dtype::bf16);
   fwd.push_back(router);
   fwd.push_back(mem("router_softmax_topk", MemOpKind::softmax, d(Tr) * d(E) * 4.0 * 2.0));
   fwd.push_back(mem("permute", MemOpKind::copy, 2.0 * routed_bytes));
-  if (t.ep > 1) fwd.push_back(coll("a2a_dispatch", CollectiveKind::all_to_all, ProcessGroup::ep, routed_bytes));
+  if (t.ep > 1) fwd.push_back(a2a("a2a_dispatch"));
   if (etp > 1) fwd.push_back(coll("ag_moe", CollectiveKind::all_gather, ProcessGroup::etp, routed_bytes * etp));
   // The rank's experts, one kernel each (Megatron's SequentialMLP order: every expert's FC1, activation
   // and FC2 in turn). Balanced routing makes them identical, so each kernel kind is one op repeated
@@ -491,7 +502,7 @@ void moe_mlp_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, s
   expert_bwd.push_back(experts(dgrad(fc1)));
   expert_bwd.push_back(experts(wgrad(fc1)));
   if (etp > 1) fwd.push_back(coll("rs_moe", CollectiveKind::reduce_scatter, ProcessGroup::etp, routed_bytes * etp));
-  if (t.ep > 1) fwd.push_back(coll("a2a_combine", CollectiveKind::all_to_all, ProcessGroup::ep, routed_bytes));
+  if (t.ep > 1) fwd.push_back(a2a("a2a_combine"));
   // Unpermute and weight by the router probabilities: reads Tr k h copies, writes Tr h.
   fwd.push_back(mem("unpermute", MemOpKind::copy, routed_bytes + routed_hidden_bytes));
   // Shared experts (DeepSeekMoE): one dense MLP of their summed width S over all T tokens, split by TP
@@ -507,11 +518,11 @@ void moe_mlp_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, s
   // swap: the output gradients are all-gathered, the input gradients reduce-scattered.
   for (auto& op : shared_bwd) bwd.push_back(std::move(op));
   bwd.push_back(mem("unpermute_bwd", MemOpKind::copy, 2.0 * routed_bytes + routed_hidden_bytes));
-  if (t.ep > 1) bwd.push_back(coll("a2a_combine_bwd", CollectiveKind::all_to_all, ProcessGroup::ep, routed_bytes));
+  if (t.ep > 1) bwd.push_back(a2a("a2a_combine_bwd"));
   if (etp > 1) bwd.push_back(coll("ag_moe_bwd", CollectiveKind::all_gather, ProcessGroup::etp, routed_bytes * etp));
   for (auto& op : expert_bwd) bwd.push_back(std::move(op));
   if (etp > 1) bwd.push_back(coll("rs_moe_bwd", CollectiveKind::reduce_scatter, ProcessGroup::etp, routed_bytes * etp));
-  if (t.ep > 1) bwd.push_back(coll("a2a_dispatch_bwd", CollectiveKind::all_to_all, ProcessGroup::ep, routed_bytes));
+  if (t.ep > 1) bwd.push_back(a2a("a2a_dispatch_bwd"));
   // Backward of permute: the k gradient copies of each token (Tr k h) summed back into its row (Tr h).
   bwd.push_back(mem("permute_bwd", MemOpKind::copy, routed_bytes + routed_hidden_bytes));
   bwd.push_back(mem("router_softmax_topk_bwd", MemOpKind::softmax, d(Tr) * d(E) * 4.0 * 3.0));
@@ -675,6 +686,8 @@ struct PresetRow {
   const char* hybrid = nullptr;
   MambaConfig mamba{};
   std::int64_t kv_channels = 0;
+  // Group-limited routing: moe_router_num_groups, moe_router_group_topk (0: none).
+  std::int64_t router_groups = 0, router_group_topk = 0;
 };
 constexpr std::array<PresetRow, 14> kPresets{{
     // GPT-3 175B: Brown et al. 2020 table 2.1; tied input/output embeddings, learned positions, dropout 0.1.
@@ -708,10 +721,11 @@ constexpr std::array<PresetRow, 14> kPresets{{
     // 256 routed experts of width 2048 (moe_inter_dim), top-8 (n_activated_experts), 1 shared expert of
     // the same width; MLA with q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64,
     // v_head_dim 128. The multi-token-prediction module (HF num_nextn_predict_layers 1) is not part of the
-    // 671B main model and not simulated. Group-limited routing (n_expert_groups 8, n_limited_groups 4),
-    // sigmoid scoring and the routed scaling factor change no shape.
+    // 671B main model and not simulated. Group-limited routing: 8 groups of 32 experts, a token's 8 from at
+    // most 4 of them (n_expert_groups 8, n_limited_groups 4; HF n_group, topk_group), which a per-node token
+    // dispatcher turns into fewer network copies; sigmoid scoring and the routed scaling factor change no shape.
     {"deepseek-v3", 61, 7168, 128, 128, 18432, 129280, Activation::swiglu, 256, 8, true, true, 0.0, 0, 2048, 2048, 3,
-     MlaConfig{1536, 512, 128, 64, 128}},
+     MlaConfig{1536, 512, 128, 64, 128}, nullptr, MambaConfig{}, 0, 8, 4},
     // Nemotron-H 56B (NVIDIA 2025, "Nemotron-H", arXiv:2504.03624; Megatron-Bridge src/megatron/bridge/recipes/
     // nemotronh/h100/nemotronh.py @ NVIDIA-NeMo/Megatron-Bridge 067f987d, nemotronh_56b_pretrain_8gpu_h100_bf16_config):
     // 118 layers (54 Mamba-2, 10 attention, 54 MLP), hidden 8192, 64 heads with 8 query groups (head dim 128),
@@ -761,6 +775,8 @@ std::optional<ModelConfig> find_preset(std::string_view name) {
     m.moe_shared_expert_intermediate_size = r.shared;
     m.mla = r.mla;
     m.kv_channels = r.kv_channels;
+    m.moe_router_num_groups = r.router_groups;
+    m.moe_router_group_topk = r.router_group_topk;
     if (r.hybrid != nullptr) {
       m.hybrid_override_pattern = r.hybrid;
       m.mamba = r.mamba;

@@ -71,6 +71,13 @@ enum class Recompute { none, selective, full };
 //            without recompute (everything they save kept).
 // uniform with 1 layer is what "full" always meant here.
 enum class RecomputeMethod { uniform, block };
+
+// How an MoE layer's tokens reach their experts' ranks (Megatron-Core's moe_token_dispatcher_type, and
+// moe_flex_dispatcher_backend under "flex"): alltoall sends every routed copy (token, expert) on its own
+// (NCCL all-to-all); deepep and hybridep send a token once per destination node over the network and once
+// per destination rank over NVLink (sim/network/token_dispatch.hpp has the traffic and its sources). The two
+// flex backends move the same bytes; their kernels differ, which is not modelled.
+enum class MoeDispatcher { alltoall, deepep, hybridep };
 // What recompute_granularity "selective" re-runs: Megatron-Core's recompute_modules.
 struct RecomputeModules {
   bool core_attn = true, layernorm = false, mlp = false, moe_act = false;
@@ -144,6 +151,12 @@ struct ModelConfig {
   Activation activation = Activation::gelu;
   std::int64_t num_moe_experts = 0;   // 0: dense
   std::int64_t moe_router_topk = 0;
+  // Group-limited routing (Megatron-Core moe_router_num_groups / moe_router_group_topk; DeepSeek-V3's
+  // n_group / topk_group): the experts in num_groups equal groups, a token's top-k from at most group_topk
+  // of them. 0: no limit. It bounds the nodes a token's copies go to, which only a per-node token
+  // dispatcher (TrainingConfig::moe_token_dispatcher) turns into less traffic.
+  std::int64_t moe_router_num_groups = 0;
+  std::int64_t moe_router_group_topk = 0;
   std::int64_t moe_ffn_hidden_size = 0;  // 0: same as ffn_hidden_size
   bool causal = true;                 // false for encoders (BERT)
   bool untie_embeddings = true;       // separate LM-head weights (Llama); GPT-3 ties them
@@ -383,6 +396,7 @@ struct TrainingConfig {
   // run layer by layer interleaved, each one's EP all-to-all beside the other's compute
   // (sim/step/step_builder.hpp).
   bool overlap_moe_expert_parallel_comm = false;
+  MoeDispatcher moe_token_dispatcher = MoeDispatcher::alltoall;
   // Pipeline transfers (sim/step/step_builder.hpp): how the tensor is split over TP, and whether the
   // compute stream waits for each send and posts each receive in program order (Megatron-LM 2021-2022's
   // _communicate: batch_isend_irecv, req.wait() and torch.cuda.synchronize() per call; DeepSpeed's

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "sim/base/collective_kind.hpp"
+#include "sim/base/token_routing.hpp"
 #include "sim/engine/time.hpp"
 
 namespace cs::sim {
@@ -74,6 +75,7 @@ struct CollectiveSpec {
   double bytes = 0;           // nccl-tests "size" of the operation
   std::uint32_t group = 0;    // the real process group (TaskGraph::group), all its GPUs, simulated or not
   bool reversed = false;      // send/recv: data goes from the group's second GPU to its first
+  TokenRouting routing{};     // all_to_all of a per-node token dispatcher (sim/base/token_routing.hpp)
 };
 
 struct Collective : CollectiveSpec {

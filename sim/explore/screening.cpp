@@ -49,8 +49,8 @@ struct KeyHash {
   }
 };
 using OpKey = Key<15, 2>;          // everything models::op_time_s reads of an op (the builder's DurationKey)
-using CollectiveKey = Key<11, 1>;  // kind, group kind, layout, rank (or a pipeline pair); bytes
-using PriceKey = Key<3, 1>;        // kind, group geometry (its index), forced algorithm (hash); bytes
+using CollectiveKey = Key<12, 1>;  // kind, group kind, layout, rank (or a pipeline pair), token routing; bytes
+using PriceKey = Key<4, 1>;        // kind, group geometry (its index), forced algorithm (hash), token routing; bytes
 
 // A group's GPUs, hashed FNV-1a.
 struct MembersHash {
@@ -419,21 +419,25 @@ class Screen {
     return t;
   }
 
-  CollectiveKey collective_key(CollectiveKind kind, double bytes, int gk, int a, int b) const {
-    return {{static_cast<std::int64_t>(kind), gk, t_.tp, t_.cp, t_.dp, t_.pp, t_.ep, layout_.etp(), layout_.shard_size(), a, b},
+  CollectiveKey collective_key(CollectiveKind kind, double bytes, int gk, int a, int b, const TokenRouting& routing = {}) const {
+    return {{static_cast<std::int64_t>(kind), gk, t_.tp, t_.cp, t_.dp, t_.pp, t_.ep, layout_.etp(), layout_.shard_size(), a, b,
+             static_cast<std::int64_t>(routing.bits())},
             {bytes}};
   }
-  Time priced(const CollectiveKey& key, const std::vector<int>& members, CollectiveKind kind, double bytes) {
+  Time priced(const CollectiveKey& key, const std::vector<int>& members, CollectiveKind kind, double bytes,
+              const TokenRouting& routing = {}) {
     if (const auto it = cache_.collectives.find(key); it != cache_.collectives.end()) return it->second;
     Time d = 0;
     if (members.size() >= 2 && bytes > 0) {
       auto [g, added] = cache_.geometry_ids.try_emplace(members, static_cast<std::int64_t>(cache_.geometries.size()));
       if (added) cache_.geometries.push_back(group_geometry(cluster_, members));
-      const PriceKey pk{{static_cast<std::int64_t>(kind), g->second, forced_hash_}, {bytes}};
+      const PriceKey pk{{static_cast<std::int64_t>(kind), g->second, forced_hash_, static_cast<std::int64_t>(routing.bits())}, {bytes}};
       if (const auto it = cache_.prices.find(pk); it != cache_.prices.end()) {
         d = it->second;
       } else {
-        d = choose_algorithm(kind, bytes, cache_.geometries[static_cast<std::size_t>(g->second)], s_.simulation.nccl_algorithm).duration;
+        d = choose_algorithm(kind, bytes, with_dispatch(cache_.geometries[static_cast<std::size_t>(g->second)], kind, routing),
+                             s_.simulation.nccl_algorithm)
+                .duration;
         cache_.prices.emplace(pk, d);
       }
     }
@@ -443,10 +447,10 @@ class Screen {
 
   // The analytical network's duration of a collective of `bytes` on the group of `kind` holding `rank`
   // (0 for a group of one rank, which the builder leaves out).
-  Time collective(CollectiveKind kind, double bytes, GroupKind gk, int rank) {
-    const CollectiveKey key = collective_key(kind, bytes, static_cast<int>(gk), rank, -1);
+  Time collective(CollectiveKind kind, double bytes, GroupKind gk, int rank, const TokenRouting& routing = {}) {
+    const CollectiveKey key = collective_key(kind, bytes, static_cast<int>(gk), rank, -1, routing);
     if (const auto it = cache_.collectives.find(key); it != cache_.collectives.end()) return it->second;
-    return priced(key, layout_.group(gk, rank), kind, bytes);
+    return priced(key, layout_.group(gk, rank), kind, bytes, routing);
   }
   Time p2p(int from_stage, int to_stage, double bytes) {
     const int a = stages_[static_cast<std::size_t>(from_stage)].rank, b = stages_[static_cast<std::size_t>(to_stage)].rank;
@@ -512,7 +516,7 @@ class Screen {
           continue;
         }
         const Time c0 = std::max(t, comm_free);
-        t = comm_free = c0 + collective(op.collective, op.comm_bytes, group_kind(op.group), rank);
+        t = comm_free = c0 + collective(op.collective, op.comm_bytes, group_kind(op.group), rank, op.routing);
         continue;
       }
       if ((op.kind == OpKind::attention_fwd || op.kind == OpKind::attention_bwd) && ring_bytes > 0) {

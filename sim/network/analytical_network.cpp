@@ -15,8 +15,10 @@ namespace {
 
 // The inter-node transfers (src GPU, dst GPU) one group's algorithm makes, as FlowNetwork::expand lays
 // them out (same node order, channel rotation, tree shape); transfers inside a node are left out.
+// With `per_node_dispatch` a pairwise exchange is a per-node token dispatch's (token_dispatch.hpp): each GPU
+// sends across nodes only to the GPU of its own local index on each other node.
 void inter_node_transfers(const topo::Cluster& cluster, std::span<const int> gpus, NcclAlgorithm algorithm,
-                          std::vector<std::pair<int, int>>& out) {
+                          bool per_node_dispatch, std::vector<std::pair<int, int>>& out) {
   if (algorithm == NcclAlgorithm::p2p && gpus.size() == 2) {  // a pipeline pair (as the case below), without the tables
     if (cluster.node_of_gpu(gpus[0]) != cluster.node_of_gpu(gpus[1])) out.emplace_back(gpus[0], gpus[1]);
     return;
@@ -67,6 +69,13 @@ void inter_node_transfers(const topo::Cluster& cluster, std::span<const int> gpu
       }
       break;
     case NcclAlgorithm::pairwise:
+      if (per_node_dispatch) {
+        for (int j = 0; j < k; ++j)
+          for (int x = 0; x < N; ++x)
+            for (int y = 0; y < N; ++y)
+              if (x != y) add(local(x, j), local(y, j));
+        break;
+      }
       for (int a : gpus)
         for (int b : gpus)
           if (a != b) add(a, b);
@@ -106,22 +115,24 @@ const AnalyticalNetwork::Cost& AnalyticalNetwork::cost(std::uint32_t collective)
   const CollectiveSpec c = graph_.collective(collective);
   const int kind = static_cast<int>(c.kind);
   const auto bits = std::bit_cast<std::uint64_t>(c.bytes + 0.0);  // + 0.0: -0 as +0
+  const std::uint64_t routing = c.routing.bits();
   auto& memo = costs_[c.group];
   for (const CostMemo& m : memo)
-    if (m.kind == kind && m.bytes_bits == bits) return *m.cost;
+    if (m.kind == kind && m.bytes_bits == bits && m.routing == routing) return *m.cost;
   const auto& gpus = graph_.group(c.group);
   if (!have_geometry_[c.group]) {
     geometry_[c.group] = group_geometry(cluster_, gpus);
     have_geometry_[c.group] = true;
   }
-  const GroupGeometry& geo = geometry_[c.group];
+  const GroupGeometry geo = with_dispatch(geometry_[c.group], c.kind, c.routing);
+  const bool dispatch = geo.dispatch_network_share >= 0;
   AlgorithmChoice cc = choose_algorithm(c.kind, c.bytes, geo, forced_algorithm_, calibration_.any() ? &calibration_ : nullptr);
   if (geo.multi_node && !cluster_.from_file()) {
     // Time the chosen algorithm on the traffic that really crosses each tier (see the header).
     const auto& spec = cluster_.spec();
     GroupGeometry tiered = geo;
     tiered.network_Bps = spec.nic.payload_GBps() * 1e9 * spec.nics_per_node / spec.gpus_per_node /
-                         tier_factor(c.group, cc.algorithm);
+                         tier_factor(c.group, cc.algorithm, dispatch);
     bool ok = false;
     const AlgorithmChoice timed = estimate(c.kind, c.bytes, tiered, cc.algorithm, cc.protocol, &ok,
                                                calibration_.any() ? &calibration_ : nullptr);
@@ -142,9 +153,13 @@ const AnalyticalNetwork::Cost& AnalyticalNetwork::cost(std::uint32_t collective)
       out.scaleout_bytes = c.bytes / k;
       out.scaleup_bytes = 2 * (k - 1) / k * c.bytes;
     }
+    if (dispatch && cc.algorithm == NcclAlgorithm::pairwise) {
+      out.scaleout_bytes = geo.dispatch_network_share * c.bytes;
+      out.scaleup_bytes = geo.dispatch_scaleup_share * c.bytes;
+    }
   }
   const Cost* stored = &cost_store_.emplace_back(out);
-  costs_[c.group].push_back({kind, bits, stored});
+  costs_[c.group].push_back({kind, bits, routing, stored});
   return *stored;
 }
 
@@ -198,8 +213,8 @@ void AnalyticalNetwork::tier_capacities() {
   have_capacities_ = true;
 }
 
-double AnalyticalNetwork::tier_factor(std::uint32_t group, NcclAlgorithm algorithm) {
-  const auto key = std::make_pair(group, static_cast<int>(algorithm));
+double AnalyticalNetwork::tier_factor(std::uint32_t group, NcclAlgorithm algorithm, bool per_node_dispatch) {
+  const auto key = std::make_pair(group, static_cast<int>(algorithm) | (per_node_dispatch ? 1 << 16 : 0));
   if (auto it = tier_factors_.find(key); it != tier_factors_.end()) return it->second;
   if (!have_capacities_) tier_capacities();
   const auto& spec = cluster_.spec();
@@ -208,7 +223,7 @@ double AnalyticalNetwork::tier_factor(std::uint32_t group, NcclAlgorithm algorit
   transfers.clear();
   const auto& mirrors = graph_.mirrors(group);
   if (mirrors.size() > 1) {
-    for (std::uint32_t m : mirrors) inter_node_transfers(cluster_, graph_.group(m), algorithm, transfers);
+    for (std::uint32_t m : mirrors) inter_node_transfers(cluster_, graph_.group(m), algorithm, per_node_dispatch, transfers);
   } else {
     std::set<std::vector<int>> seen;
     const int G = spec.gpus_per_node;
@@ -217,7 +232,7 @@ double AnalyticalNetwork::tier_factor(std::uint32_t group, NcclAlgorithm algorit
       for (int g : graph_.group(group)) shifted.push_back(g - g % G + (g % G + d) % G);
       std::vector<int> sorted = shifted;
       std::sort(sorted.begin(), sorted.end());
-      if (seen.insert(sorted).second) inter_node_transfers(cluster_, shifted, algorithm, transfers);
+      if (seen.insert(sorted).second) inter_node_transfers(cluster_, shifted, algorithm, per_node_dispatch, transfers);
     }
   }
   // Units per tier resource (a NIC cable, a leaf's up- or down-links, a pod's core links) and sent per GPU,

@@ -68,8 +68,9 @@ class AnalyticalNetwork : public CommBackend {
     double scaleout_bytes;
   };
   const Cost& cost(std::uint32_t collective);
-  // tau (see above) for a group and algorithm, computed once.
-  double tier_factor(std::uint32_t group, NcclAlgorithm algorithm);
+  // tau (see above) for a group and algorithm (a pairwise one as a per-node token dispatch's: across nodes
+  // only between GPUs of one local index), computed once.
+  double tier_factor(std::uint32_t group, NcclAlgorithm algorithm, bool per_node_dispatch);
   void tier_capacities();
 
 
@@ -81,6 +82,7 @@ class AnalyticalNetwork : public CommBackend {
   struct CostMemo {
     int kind;
     std::uint64_t bytes_bits;
+    std::uint64_t routing;  // TokenRouting::bits
     const Cost* cost;
   };
   std::vector<std::vector<CostMemo>> costs_;  // per group

@@ -165,7 +165,7 @@ void FlowNetwork::apply_calibration(const CollectiveSpec& c, const AlgorithmChoi
 }
 
 void FlowNetwork::expand(const CollectiveSpec& c, std::uint32_t group, const AlgorithmChoice& choice,
-                         std::vector<std::vector<FlowSpec>>& phases) const {
+                         const DispatchShares& dispatch, std::vector<std::vector<FlowSpec>>& phases) const {
   const std::vector<int>& gpus = graph_.group(group);
   const int n = static_cast<int>(gpus.size());
   const double e = protocol_spec(choice.protocol).bandwidth_efficiency;
@@ -289,6 +289,28 @@ void FlowNetwork::expand(const CollectiveSpec& c, std::uint32_t group, const Alg
       break;
     }
     case NcclAlgorithm::pairwise: {
+      if (dispatch.network >= 0) {
+        // A per-node token dispatch (token_dispatch.hpp): each GPU sends its network share to the GPU of
+        // its local index on every other node, and the node's GPUs exchange their scale-up share (their own
+        // tokens and those they forward), all at once.
+        if (!multi_node) {
+          for (int a : gpus)
+            for (int b : gpus)
+              if (a != b) flows.push_back({a, b, S * dispatch.scaleup / (n - 1) / e});
+          break;
+        }
+        const int N = static_cast<int>(nodes.size());
+        for (int x = 0; x < N; ++x)
+          for (int i = 0; i < k; ++i) {
+            const int a = nodes[static_cast<std::size_t>(x)][static_cast<std::size_t>(i)];
+            for (int y = 0; y < N; ++y)
+              if (y != x) flows.push_back({a, nodes[static_cast<std::size_t>(y)][static_cast<std::size_t>(i)], S * dispatch.network / (N - 1) / e});
+            if (k > 1)
+              for (int j = 0; j < k; ++j)
+                if (j != i) flows.push_back({a, nodes[static_cast<std::size_t>(x)][static_cast<std::size_t>(j)], S * dispatch.scaleup / (k - 1) / e});
+          }
+        break;
+      }
       for (int a : gpus)
         for (int b : gpus)
           if (a != b) flows.push_back({a, b, S / n / e});
@@ -370,13 +392,17 @@ void FlowNetwork::start(std::uint32_t collective, Time now) {
   // The options (forced algorithm, calibration) are fixed for this network: the memo's key is the rest.
   const auto kind = static_cast<std::uint32_t>(c.kind);
   const auto bits = std::bit_cast<std::uint64_t>(c.bytes);
-  const AlgorithmChoice* chosen = memo_find(shape, kind, bits);
-  if (!chosen) {
-    chosen = &choice_store_.emplace_back(
-        choose_algorithm(c.kind, c.bytes, geo, options_.forced_algorithm, options_.calibration.any() ? &options_.calibration : nullptr));
-    shape.memo.push_back({kind, bits, chosen});
+  const std::uint64_t routing = c.routing.bits();
+  const ChoiceMemo* memo = memo_find(shape, kind, bits, routing);
+  if (!memo) {
+    const GroupGeometry routed = with_dispatch(geo, c.kind, c.routing);
+    const AlgorithmChoice* chosen = &choice_store_.emplace_back(
+        choose_algorithm(c.kind, c.bytes, routed, options_.forced_algorithm, options_.calibration.any() ? &options_.calibration : nullptr));
+    shape.memo.push_back({kind, bits, routing, chosen, {routed.dispatch_network_share, routed.dispatch_scaleup_share}});
+    memo = &shape.memo.back();
   }
-  const AlgorithmChoice choice = *chosen;
+  const AlgorithmChoice choice = *memo->choice;
+  const DispatchShares dispatch = memo->dispatch;
 
   const std::uint32_t slot = take_slot(free_slots_, active_);
   Active& a = active_[slot];
@@ -392,7 +418,7 @@ void FlowNetwork::start(std::uint32_t collective, Time now) {
     phases.clear();
     // On a PCIe node the mirrored groups share the switch up-links and the inter-socket link: expand them too.
     if ((geo.multi_node || !geo.switched) && mirrors.size() > 1) {
-      for (std::uint32_t m : mirrors) expand(c, m, choice, phases);
+      for (std::uint32_t m : mirrors) expand(c, m, choice, dispatch, phases);
       // expand() appended each mirror's phases; merge phase i of every mirror into one phase.
       const std::size_t per = phases.size() / mirrors.size();
       for (std::size_t i = 0; i < per; ++i) {
@@ -402,7 +428,7 @@ void FlowNetwork::start(std::uint32_t collective, Time now) {
         a.phases.push_back(std::move(merged));
       }
     } else {
-      expand(c, c.group, choice, a.phases);
+      expand(c, c.group, choice, dispatch, a.phases);
     }
     std::reverse(a.phases.begin(), a.phases.end());  // expand() appends in run order; back() runs first
     launch_phase(slot, now);
@@ -435,9 +461,10 @@ FlowNetwork::Shape& FlowNetwork::shape_of(std::uint32_t group) {
   return shapes_.back();
 }
 
-const AlgorithmChoice* FlowNetwork::memo_find(const Shape& shape, std::uint32_t kind, std::uint64_t bits) {
+const FlowNetwork::ChoiceMemo* FlowNetwork::memo_find(const Shape& shape, std::uint32_t kind, std::uint64_t bits,
+                                                      std::uint64_t routing) {
   for (const ChoiceMemo& m : shape.memo)
-    if (m.kind == kind && m.bytes_bits == bits) return m.choice;
+    if (m.kind == kind && m.bytes_bits == bits && m.routing == routing) return &m;
   return nullptr;
 }
 
@@ -446,9 +473,10 @@ const AlgorithmChoice& FlowNetwork::choice(std::uint32_t collective) const {
   const CollectiveSpec c = graph_.collective(collective);
   const std::uint32_t shape = groups_[c.group].shape;
   CS_CHECK(shape != kNone);  // started
-  const AlgorithmChoice* chosen = memo_find(shapes_[shape], static_cast<std::uint32_t>(c.kind), std::bit_cast<std::uint64_t>(c.bytes));
-  CS_CHECK(chosen != nullptr);
-  return *chosen;
+  const ChoiceMemo* memo = memo_find(shapes_[shape], static_cast<std::uint32_t>(c.kind), std::bit_cast<std::uint64_t>(c.bytes),
+                                    c.routing.bits());
+  CS_CHECK(memo != nullptr);
+  return *memo->choice;
 }
 
 void FlowNetwork::launch_phase(std::uint32_t slot, Time now) {

@@ -32,6 +32,7 @@
 #include "sim/engine/comm_backend.hpp"
 #include "sim/network/maxmin.hpp"
 #include "sim/network/nccl_model.hpp"
+#include "sim/network/token_dispatch.hpp"
 #include "sim/engine/task_graph.hpp"
 #include "topologies/cluster.hpp"
 
@@ -81,7 +82,7 @@ class FlowNetwork : public CommBackend {
     Time latency = 0;
   };
   // Appends the phases of collective c run by `group` (c's own group or one of its mirrors).
-  void expand(const CollectiveSpec& c, std::uint32_t group, const AlgorithmChoice& choice,
+  void expand(const CollectiveSpec& c, std::uint32_t group, const AlgorithmChoice& choice, const DispatchShares& dispatch,
               std::vector<std::vector<FlowSpec>>& phases) const;
   // expand's parts: the group's GPUs per node (in nodes_, until the next call), a ring's flows, the
   // hierarchical algorithm's three phases, and a calibration profile's bandwidth scales on the new phases.
@@ -115,7 +116,9 @@ class FlowNetwork : public CommBackend {
   struct ChoiceMemo {
     std::uint32_t kind;
     std::uint64_t bytes_bits;
+    std::uint64_t routing;      // TokenRouting::bits
     const AlgorithmChoice* choice;
+    DispatchShares dispatch;    // a per-node token dispatch's shares (network < 0: none)
   };
   struct Shape {
     GroupGeometry geometry;
@@ -139,7 +142,7 @@ class FlowNetwork : public CommBackend {
   // The group's shape, found (or added) at its first start.
   Shape& shape_of(std::uint32_t group);
   const GroupGeometry& geometry(std::uint32_t group) const { return shapes_[groups_[group].shape].geometry; }
-  static const AlgorithmChoice* memo_find(const Shape& shape, std::uint32_t kind, std::uint64_t bits);
+  static const ChoiceMemo* memo_find(const Shape& shape, std::uint32_t kind, std::uint64_t bits, std::uint64_t routing);
   std::vector<GroupState> groups_;
   std::deque<AlgorithmChoice> choice_store_;  // stable addresses
   // Scratch of start() / expand(), kept so that starting a collective allocates nothing once warm.

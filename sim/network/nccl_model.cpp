@@ -7,6 +7,7 @@
 
 #include "models/compute/comm_profile.hpp"
 #include "sim/base/check.hpp"
+#include "sim/network/token_dispatch.hpp"
 
 namespace cs::sim {
 
@@ -313,6 +314,13 @@ Cost cost_of(CollectiveKind kind, double S, const GroupGeometry& g, NcclAlgorith
     }
     case NcclAlgorithm::pairwise: {
       if (kind != CollectiveKind::all_to_all || n < 2) return c;
+      if (g.dispatch_network_share >= 0) {
+        // A per-node token dispatch (token_dispatch.hpp): one hop to each other node's entry GPU, one to
+        // each GPU of the node; the network and the scale-up fabric carry their shares at once.
+        lat += (N - 1) * hnet + (k - 1) * hnv;
+        transfer = std::max(g.dispatch_scaleup_share * S / B_up, g.multi_node ? g.dispatch_network_share * S / B_net : 0.0);
+        break;
+      }
       lat += (n - 1) * (g.multi_node ? hnet : hnv);
       const double local = (k - 1.0) / n * S, remote = static_cast<double>(n - k) / n * S;
       transfer = std::max(local / B_up, g.multi_node ? remote / B_net : 0.0);
@@ -387,8 +395,18 @@ AlgorithmChoice estimate(CollectiveKind kind, double S, const GroupGeometry& g, 
     const double us = nccl_tuner_time_us(kind, S, g, a, p, &tuner_ok);
     if (tuner_ok) c.tuned = from_seconds(us * 1e-6);
   }
-  c.bytes_sent_per_rank = busbw_factor(kind, g.ranks) * S;
+  c.bytes_sent_per_rank = g.dispatch_network_share >= 0 && a == NcclAlgorithm::pairwise
+                              ? (g.dispatch_network_share + g.dispatch_scaleup_share) * S
+                              : busbw_factor(kind, g.ranks) * S;
   return c;
+}
+
+GroupGeometry with_dispatch(GroupGeometry g, CollectiveKind kind, const TokenRouting& routing) {
+  if (kind != CollectiveKind::all_to_all || !routing.per_node() || g.nodes * g.per_node != g.ranks) return g;
+  const DispatchShares d = dispatch_shares(routing, g.ranks, g.nodes, g.per_node);
+  g.dispatch_network_share = d.network;
+  g.dispatch_scaleup_share = d.scaleup;
+  return g;
 }
 
 AlgorithmChoice choose_algorithm(CollectiveKind kind, double bytes, const GroupGeometry& g, const std::string& forced,

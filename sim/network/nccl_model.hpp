@@ -121,6 +121,7 @@
 
 #include "models/workload/op.hpp"
 #include "sim/engine/time.hpp"
+#include "sim/base/token_routing.hpp"
 #include "topologies/cluster.hpp"
 
 namespace cs::sim {
@@ -209,10 +210,18 @@ struct GroupGeometry {
   // across PCIe-only nodes NCCL's communicator channels, twice the graph's (ncclTopoPostset doubles
   // them, src/graph/connect.cc at v2.21.5-1): "2 coll channels" in the 2-node A100 PCIe log's INFO lines.
   int ring_channels = kRingChannels;
+  // An all-to-all of a per-node token dispatcher (token_dispatch.hpp, set by with_dispatch): the shares of
+  // S it sends over the network and over the scale-up fabric. Negative: the pairwise exchange of S / n with
+  // every peer (NCCL's all-to-all, Megatron-Core's alltoall dispatcher).
+  double dispatch_network_share = -1;
+  double dispatch_scaleup_share = -1;
   // Every field: groups of equal geometry get the same algorithm, time and flows (FlowNetwork's memo).
   bool operator==(const GroupGeometry&) const = default;
 };
 GroupGeometry group_geometry(const topo::Cluster& cluster, std::span<const int> gpus);
+// `g` for a collective of `kind` routed by `routing`: the dispatch shares set for a per-node token
+// dispatcher's all-to-all (routing.per_node()) on a group of whole nodes, else `g` unchanged.
+GroupGeometry with_dispatch(GroupGeometry g, CollectiveKind kind, const TokenRouting& routing);
 
 struct AlgorithmChoice {
   NcclAlgorithm algorithm = NcclAlgorithm::ring;

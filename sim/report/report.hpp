@@ -71,6 +71,9 @@ struct Report {
   // Full recompute other than every layer on its own: Megatron's recompute_method and recompute_num_layers
   // (the JSON layout carries them, and the text layout line names them, only then); empty / 0 otherwise.
   std::string recompute_method;
+  // A per-node token dispatcher (training.moe_token_dispatcher deepep / hybridep) with EP > 1; empty for
+  // the alltoall dispatcher, and then in neither the text nor the JSON layout (reports as before it).
+  std::string moe_token_dispatcher;
   std::int64_t recompute_num_layers = 0;
   int zero_stage = 0;
   bool sequence_parallel = false;

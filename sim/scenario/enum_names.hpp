@@ -25,6 +25,12 @@ inline constexpr std::array<Named<models::RecomputeMethod>, 2> kRecomputeMethodN
     {models::RecomputeMethod::uniform, "uniform"}, {models::RecomputeMethod::block, "block"},
 }};
 
+// Megatron-Core's token dispatchers (models::MoeDispatcher): "alltoall", and the flex backends by name.
+inline constexpr std::array<Named<models::MoeDispatcher>, 3> kMoeDispatcherNames{{
+    {models::MoeDispatcher::alltoall, "alltoall"}, {models::MoeDispatcher::deepep, "deepep"},
+    {models::MoeDispatcher::hybridep, "hybridep"},
+}};
+
 inline constexpr std::array<Named<models::PipelineSchedule>, 6> kPipelineScheduleNames{{
     {models::PipelineSchedule::one_f_one_b, "1f1b"}, {models::PipelineSchedule::gpipe, "gpipe"},
     {models::PipelineSchedule::interleaved, "interleaved"}, {models::PipelineSchedule::zb_h1, "zb-h1"},

@@ -731,6 +731,8 @@ void read_model_sizes(ObjectReader& r, models::ModelConfig& m, bool have_preset)
   set_integer(r, "vocab_size", m.vocab_size, req);
   set_integer(r, "num_moe_experts", m.num_moe_experts, false);
   set_integer(r, "moe_router_topk", m.moe_router_topk, false);
+  set_integer(r, "moe_router_num_groups", m.moe_router_num_groups, false);
+  set_integer(r, "moe_router_group_topk", m.moe_router_group_topk, false);
   set_integer(r, "moe_ffn_hidden_size", m.moe_ffn_hidden_size, false);  // absent: ffn_hidden_size (0 was read as that)
   set_integer(r, "kv_channels", m.kv_channels, false);
 }
@@ -802,6 +804,28 @@ void read_mla(ObjectReader& r, models::ModelConfig& m, Errors& errors) {
 
 // The rules across the model's keys, once all are read (`r` says which were given); a preset's MoE layer
 // pattern is fitted to another num_layers here.
+// Group-limited routing as Megatron-Core's group_limited_topk takes it (megatron/core/transformer/moe/
+// moe_utils.py @ NVIDIA/Megatron-LM d98e8a64: scores viewed as [tokens, num_groups, experts / num_groups],
+// group_topk groups kept, the top-k among their experts).
+void check_group_limited_routing(models::ModelConfig& m, Errors& errors) {
+  const std::int64_t G = m.moe_router_num_groups, g = m.moe_router_group_topk;
+  if (G == 0 && g == 0) return;
+  const std::string groups = "model.moe_router_num_groups";
+  if (m.num_moe_experts == 0) {
+    errors.add(G > 0 ? groups : "model.moe_router_group_topk", "group-limited routing needs a mixture-of-experts model (model.num_moe_experts > 0)");
+  } else if (G < 2 || m.num_moe_experts % G != 0) {
+    errors.add(groups, std::to_string(G) + " must be at least 2 and divide model.num_moe_experts (" + std::to_string(m.num_moe_experts) + ")");
+  } else if (g < 1 || g > G) {
+    errors.add("model.moe_router_group_topk", std::to_string(g) + " must be between 1 and model.moe_router_num_groups (" + std::to_string(G) + ")");
+  } else if (m.moe_router_topk > g * (m.num_moe_experts / G)) {
+    errors.add("model.moe_router_topk", std::to_string(m.moe_router_topk) + " is more than the experts of model.moe_router_group_topk groups (" +
+                                            std::to_string(g * (m.num_moe_experts / G)) + ")");
+  } else {
+    return;
+  }
+  m.moe_router_num_groups = m.moe_router_group_topk = 0;  // nothing downstream sees a bad setting
+}
+
 void check_model(ObjectReader& r, models::ModelConfig& m, Errors& errors) {
   if (m.kv_channels == 0 && m.hidden_size > 0 && m.num_attention_heads > 0 && m.hidden_size % m.num_attention_heads != 0)
     errors.add("model.hidden_size", std::to_string(m.hidden_size) + " is not a multiple of model.num_attention_heads (" +
@@ -861,6 +885,7 @@ void check_model(ObjectReader& r, models::ModelConfig& m, Errors& errors) {
   if (m.num_moe_experts > 0 && (m.moe_router_topk < 1 || m.moe_router_topk > m.num_moe_experts))
     errors.add("model.moe_router_topk", std::to_string(m.moe_router_topk) + " must be between 1 and model.num_moe_experts (" +
                                             std::to_string(m.num_moe_experts) + ")");
+  check_group_limited_routing(m, errors);
 }
 
 void read_model(const json* v, Scenario& s, Errors& errors) {
@@ -1190,6 +1215,7 @@ void read_data_parallel_mechanisms(ObjectReader& r, Scenario& s, const Framework
   const auto overlap_param_gather = r.boolean("overlap_param_gather");
   const auto tp_comm_overlap = r.boolean("tp_comm_overlap");
   t.overlap_moe_expert_parallel_comm = r.boolean("overlap_moe_expert_parallel_comm").value_or(false);
+  t.moe_token_dispatcher = r.named("moe_token_dispatcher", kMoeDispatcherNames).value_or(models::MoeDispatcher::alltoall);
   const auto main_grads_dtype = r.named("main_grads_dtype", kGradDtypeNames);
   const auto grad_reduce_dtype = r.named("grad_reduce_dtype", kGradDtypeNames);
   t.grad_accumulation = r.named("gradient_accumulation", kGradAccumulationNames).value_or(models::GradAccumulation::fused);
@@ -1492,6 +1518,22 @@ void check_hybrid_model(const models::TrainingConfig& t, const models::ModelConf
 
 // The rules across training keys (and against the model and the cluster), once all are read; they set what
 // the layout decides (the data-parallel size, FSDP's shard size, the gradient bucket).
+// A flex token dispatcher against the model and the layout.
+void check_dispatcher(const Scenario& s, Errors& errors) {
+  // A flex dispatcher: Megatron-Core's MoEFlexTokenDispatcher dispatches over one group of the expert TP x EP
+  // ranks (token_dispatcher.py @ d98e8a64); with expert TP > 1 that is not modelled. With EP 1 (and expert
+  // TP 1) nothing is dispatched and the setting changes nothing, as tp_comm_overlap at TP 1.
+  const models::TrainingConfig& t = s.training;
+  if (t.moe_token_dispatcher != models::MoeDispatcher::alltoall) {
+    const std::string key = "training.moe_token_dispatcher";
+    const std::string what = "\"" + std::string(name_of(kMoeDispatcherNames, t.moe_token_dispatcher)) + "\"";
+    if (s.model.num_moe_experts == 0)
+      errors.add(key, what + " dispatches the tokens of mixture-of-experts layers (model.num_moe_experts is 0)");
+    else if (t.expert_tp() > 1 && t.ep > 1)
+      errors.add(key, what + " is modelled with training.expert_tensor_parallel_size 1 (the flex dispatcher's one TP x EP group is not)");
+  }
+}
+
 void check_training(Scenario& s, const ParallelKeys& keys, const FrameworkChoice& chosen, Errors& errors) {
   models::TrainingConfig& t = s.training;
   const models::ModelConfig& m = s.model;
@@ -1501,6 +1543,7 @@ void check_training(Scenario& s, const ParallelKeys& keys, const FrameworkChoice
   check_batch_split(t, m, errors);
   if (keys.hybrid_shard) resolve_hybrid_shard(s, errors);
   check_overlaps(t, errors);
+  check_dispatcher(s, errors);
   check_sequence_and_expert_parallel(t, m, errors);
   if (m.hybrid()) check_hybrid_model(t, m, errors);
   check_precision(t, s.gpu, errors);

@@ -342,7 +342,7 @@ class Builder {
   // channel).
   TaskId emit_collective(Emitter& e, StreamKind stream, Category cat, CollectiveKind kind, double bytes, GroupKind gk,
                          const std::vector<int>& members, int channel, std::string_view name, int mb,
-                         bool reversed = false) {
+                         bool reversed = false, const TokenRouting& routing = {}) {
     const std::uint32_t group = group_id(members, e.global, gk);
     CS_CHECK(channel >= 0 && channel < 256);
     const std::uint64_t key = (static_cast<std::uint64_t>(cat) << 40) | (static_cast<std::uint64_t>(channel) << 32) | group;
@@ -355,11 +355,12 @@ class Builder {
       c.bytes = bytes;
       c.group = group;
       c.reversed = reversed;
+      c.routing = routing;
       list.push_back(g_->add_collective(std::move(c)));
     }
     const std::uint32_t cid = list[static_cast<std::size_t>(seq)];
     CS_CHECK(g_->collectives()[cid].kind == kind && g_->collectives()[cid].bytes == bytes &&
-             g_->collectives()[cid].reversed == reversed);
+             g_->collectives()[cid].reversed == reversed && g_->collectives()[cid].routing == routing);
     Task t;
     t.rank = e.rank;
     t.stream = stream;
@@ -532,7 +533,7 @@ class Builder {
           continue;
         }
         const TaskId c = emit_collective(e, blocking_stream_, category_of(op.group), op.collective, op.comm_bytes,
-                                         group_kind(op.group), members, 0, op.name, mb);
+                                         group_kind(op.group), members, 0, op.name, mb, false, op.routing);
         after_producers(e, c);
         e.wait_for.clear();
         e.wait_for.push_back(c);
@@ -945,7 +946,7 @@ class Builder {
         const std::vector<int>& members = builder.group_of(group_kind(op.group), e.global);
         if (members.size() < 2) continue;
         const TaskId c = builder.emit_collective(e, StreamKind::comm_tp, category_of(op.group), op.collective, op.comm_bytes,
-                                                 group_kind(op.group), members, 0, op.name, pass.mb);
+                                                 group_kind(op.group), members, 0, op.name, pass.mb, false, op.routing);
         if (pass.last != kNone) builder.g_->add_dependency(pass.last, c);
         for (TaskId w : pass.wait) builder.g_->add_dependency(w, c);
         pass.wait.clear();

@@ -64,7 +64,8 @@ const std::vector<KnobSpec>& knob_specs() {
       {"training_framework", "", false},      {"virtual_pipeline", "integer", false},
       {"gradient_accumulation", "", false},   {"pipeline_p2p", "", false},
       {"pipeline_layout", "", false},         {"mtp", "", false},
-      {"mla", "", false},                     {"architecture", "", false}};
+      {"mla", "", false},                     {"architecture", "", false},
+      {"token_dispatcher", "", false}};
   return specs;
 }
 const KnobSpec* find_knob(const std::string& name) {

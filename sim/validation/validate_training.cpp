@@ -502,6 +502,7 @@ void EntryConversion::write_training() {
                  {"recompute_granularity", recompute}});
   if (recompute_rule) EntryDefaults::apply(*recompute_rule, m, tr);  // recompute_modules of a recipe
   knob_apply(defaults, "expert_tensor_parallel", p, m, tr);
+  knob_apply(defaults, "token_dispatcher", p, m, tr);
   if (vp > 1) {
     tr["virtual_pipeline_model_parallel_size"] = vp;
     tr["pipeline_schedule"] = "interleaved";
@@ -538,6 +539,8 @@ void EntryConversion::write_training() {
   p.layout = "TP" + fmt("%g", *tp) + " PP" + fmt("%g", *pp) + " DP" + std::to_string(static_cast<long long>(p.gpus / (*tp * *pp * cp)));
   if (cp > 1) p.layout += " CP" + fmt("%g", cp);
   if (ep > 1) p.layout += " EP" + fmt("%g", ep);
+  if (ep > 1 && tr.contains("moe_token_dispatcher") && tr["moe_token_dispatcher"] != "alltoall")
+    p.layout += " " + tr["moe_token_dispatcher"].get<std::string>();
   if (tr.contains("expert_tensor_parallel_size") && tr["expert_tensor_parallel_size"] != *tp)
     p.layout += " ETP" + tr["expert_tensor_parallel_size"].dump();
   if (vp > 1) p.layout += " VP" + fmt("%g", vp);

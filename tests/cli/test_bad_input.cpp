@@ -1224,3 +1224,54 @@ TEST_CASE("model.hybrid_override_pattern: a bad pattern or Mamba size is one lin
     check_single_error(run_doc(dir, doc, file), file, "training.recompute_method", {"modelled for transformer layers", "hybrid_override_pattern"});
   }
 }
+
+TEST_CASE("moe_token_dispatcher and group-limited routing: known names, an MoE model, groups that divide the experts", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json("deepseek-moe-16b-h100x32.json");  // 64 experts, top-6, EP 8
+  SECTION("an unknown dispatcher suggests the near one") {
+    doc["training"]["moe_token_dispatcher"] = "deep_ep";
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.moe_token_dispatcher", {"\"deep_ep\"", "deepep"});
+  }
+  SECTION("a flex dispatcher on a dense model") {
+    json dense = scenario_json(k8b);
+    dense["training"]["moe_token_dispatcher"] = "hybridep";
+    const auto r = run_doc(dir, dense, file);
+    check_single_error(r, file, "training.moe_token_dispatcher", {"\"hybridep\"", "num_moe_experts is 0"});
+  }
+  SECTION("a flex dispatcher with expert tensor parallelism") {
+    doc["training"]["moe_token_dispatcher"] = "deepep";
+    doc["training"]["tensor_model_parallel_size"] = 2;
+    doc["training"]["sequence_parallel"] = true;
+    doc["training"]["expert_tensor_parallel_size"] = 2;
+    doc["training"]["expert_model_parallel_size"] = 8;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.moe_token_dispatcher", {"\"deepep\"", "expert_tensor_parallel_size 1"});
+  }
+  SECTION("groups that do not divide the experts") {
+    doc["model"]["moe_router_num_groups"] = 5;
+    doc["model"]["moe_router_group_topk"] = 2;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "model.moe_router_num_groups", {"5", "divide model.num_moe_experts (64)"});
+  }
+  SECTION("more groups per token than groups") {
+    doc["model"]["moe_router_num_groups"] = 8;
+    doc["model"]["moe_router_group_topk"] = 9;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "model.moe_router_group_topk", {"9", "between 1 and model.moe_router_num_groups (8)"});
+  }
+  SECTION("top-k beyond the experts of the groups a token may use") {
+    doc["model"]["moe_router_num_groups"] = 16;  // 4 experts a group
+    doc["model"]["moe_router_group_topk"] = 1;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "model.moe_router_topk", {"6", "(4)"});
+  }
+  SECTION("group-limited routing on a dense model") {
+    json dense = scenario_json(k8b);
+    dense["model"]["moe_router_num_groups"] = 8;
+    dense["model"]["moe_router_group_topk"] = 4;
+    const auto r = run_doc(dir, dense, file);
+    check_single_error(r, file, "model.moe_router_num_groups", {"mixture-of-experts"});
+  }
+}

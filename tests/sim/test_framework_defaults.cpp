@@ -109,8 +109,10 @@ TEST_CASE("framework defaults: the compiled-in table is calibrate/published/fram
   // the Nemotron 3 Nano family: its architecture (a hybrid preset), squared-ReLU untied MLP, no position
   // embedding, and Bridge's performance-recipe recompute, [layernorm] on H100 and none elsewhere (103) +
   // two recompute statements that close the memory ladder: the Llama 3 paper's "without activation
-  // checkpointing" and Bridge's GB200 Llama 3 70B FSDP recipes, which offload instead (105; session 16)
-  CHECK(rules == 105);
+  // checkpointing" and Bridge's GB200 Llama 3 70B FSDP recipes, which offload instead (105; session 16) +
+  // the token dispatchers Megatron-Bridge's recipes set (moe_flex_dispatcher_backend), by release and GPU: 5
+  // for DeepSeek-V3, 4 for Qwen3-30B-A3B, 1 for Nemotron 3 Nano (115; session 17)
+  CHECK(rules == 115);
 }
 
 TEST_CASE("framework defaults: every published run matches a framework and release by the file's patterns", "[sim][validate]") {
@@ -280,7 +282,7 @@ TEST_CASE("framework defaults: an unknown knob", "[sim][validate]") {
         "fd.json: defaults.attention_kernel: unknown knob (expected one of head_dim, sliding_window, mlp, vocab, "
         "position_embedding, attention, micro_batch_size, sequence_parallel, recompute, optimizer_sharding, fsdp, precision, "
         "expert_tensor_parallel, pipeline_split, overlap_grad_reduce, tp_comm_overlap, training_framework, virtual_pipeline, "
-                             "gradient_accumulation, pipeline_p2p, pipeline_layout, mtp, mla, architecture)");
+                             "gradient_accumulation, pipeline_p2p, pipeline_layout, mtp, mla, architecture, token_dispatcher)");
 }
 
 TEST_CASE("framework defaults: a rule without a source", "[sim][validate]") {
