@@ -24,7 +24,12 @@ double d(std::int64_t x) { return static_cast<double>(x); }
 // keeps fp32 main grads (--main-grads-dtype fp32, accumulate_allreduce_grads_in_fp32: 4 B, 18 B in all).
 // ZeRO-2/3's transient bucket holds gradients in the reduce dtype (grad_reduce_dtype).
 constexpr double kWeightBytes = 2.0;     // bf16 model weights
-constexpr double kOptimizerBytes = 12.0; // fp32 master weights, Adam momentum and variance
+// Optimizer state per parameter: fp32 master weights and Adam's momentum and variance, 12 B with fp32
+// moments; Megatron's precision-aware optimizer (--exp-avg-dtype / --exp-avg-sq-dtype) stores the
+// moments narrower (DeepSeek-V3: bf16, arXiv:2412.19437 sec. 3.3.2: 8 B).
+double optimizer_bytes_per_param(const TrainingConfig& t) {
+  return 4.0 + element_bytes(t.exp_avg_dtype) + element_bytes(t.exp_avg_sq_dtype);
+}
 
 // Fixed buffers: cuBLAS workspace (32 MiB per handle on Hopper) and NCCL's communicator buffers
 // (NCCL_BUFFSIZE 4 MiB per channel and peer direction; a few hundred MiB across a job's communicators —
@@ -186,8 +191,11 @@ double last_stage_microbatches(const TrainingConfig& t) {
 // uses dropout, and flash attention replaces the a s^2 b terms by its fp32 log-sum-exp (4 a s b bytes).
 // Selective recompute drops what the recompute_modules re-run: core_attn what the attention core would
 // store beyond its inputs (scores, LSE), layernorm the two norm outputs (QKV's and FC1's inputs), mlp a
-// dense MLP's FC1 output and FC2 input, moe_act each expert's FC2 input; full
-// recompute keeps only the layer input (2 s b h, / t with SP).
+// dense MLP's FC1 output and FC2 input, moe_act each expert's FC2 input, mla_up_proj MLA's Q, K, V and
+// normed latents; full recompute keeps only the layer input (2 s b h, / t with SP).
+// Three run choices narrow what an MoE / SwiGLU layer keeps (TrainingConfig): activation_func_fp8_input_store
+// (the SwiGLU's own saved input in FP8), moe_apply_probs (activation: no expert outputs kept for the
+// combine) and, outside the activations, exp_avg_dtype / exp_avg_sq_dtype (the optimizer's moments).
 // FP8 training (precision fp8): Transformer Engine saves the FP8-quantized input of each FP8 GEMM for its
 // backward pass, 1 byte per element instead of 2: QKV's and FC1's inputs (the norm outputs), the
 // out-proj input and FC2's input, and the experts' FC1 and FC2 inputs. The norm inputs, Q/K/V, a fused
@@ -253,9 +261,18 @@ double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t,
     const models::MlaConfig& a = m.mla;
     const double dqk = d(a.qk_head_dim()), dv = d(a.v_head_dim);
     const double latents = d(a.q_lora_rank + a.kv_lora_rank);
-    // recompute_modules "mla_up_proj" discards Q, K and V after the attention's forward and re-makes them.
-    const double qkv = selective && rm.mla_up_proj ? 0.0 : 2.0 * T * hq * (2.0 * dqk + dv);
-    bytes += qkv + attention_out * T * hq * dv + (2.0 + gemm_in) * T / sp_div * latents;
+    // recompute_modules "mla_up_proj" checkpoints the latent norms, the up-projections and RoPE as one
+    // function (Megatron-Core core_v0.14.0 multi_latent_attention.py get_query_key_value_tensors:
+    // CheckpointWithoutOutput over qkv_up_proj_and_rope_apply, whose first steps are q_layernorm /
+    // kv_layernorm), so it keeps only that function's inputs, the latents before their norms and the
+    // shared RoPE key k_pos_emb (d_r wide), in bf16; Q, K and V are discarded after the attention's forward
+    // and re-made before its backward, and the normed latents are never stored (DeepSeek-V3 sec. 3.2.3:
+    // the RMSNorms and the up-projections are recomputed).
+    if (selective && rm.mla_up_proj) {
+      bytes += attention_out * T * hq * dv + 2.0 * T / sp_div * (latents + d(a.qk_rope_head_dim));
+    } else {
+      bytes += 2.0 * T * hq * (2.0 * dqk + dv) + attention_out * T * hq * dv + (2.0 + gemm_in) * T / sp_div * latents;
+    }
   } else {
     bytes += 2.0 * T * dh * (hq + 2.0 * hkv) + attention_out * T * dh * hq;
   }
@@ -279,24 +296,33 @@ void add_mlp_activation_bytes(const ModelConfig& m, const TrainingConfig& t, boo
   const double tp = t.tp, h = d(m.hidden_size);
   const bool selective = t.recompute == Recompute::selective;
   const RecomputeModules& rm = t.recompute_modules;
+  // The SwiGLU's saved input (its FC1 output): bf16, or FP8 E4M3 under activation_func_fp8_input_store
+  // (Megatron-Core core_v0.14.0 fusions/fused_bias_swiglu.py: input.to(torch.float8_e4m3fn) saved for
+  // backward, no scale). Only where the activation saves it itself: a "mlp" / "moe_act" checkpoint saves
+  // its bf16 input (tensor_parallel.CheckpointWithoutOutput), the flag saves nothing there.
+  const double act_in = t.activation_func_fp8_input_store ? 1.0 : 2.0;
   if (m.num_moe_experts == 0 || !moe_layer) {
     const double f = d(m.ffn_hidden_size) / tp;
     const double fc1_out = m.activation == Activation::swiglu ? 2.0 * f : f;
-    if (!(selective && rm.mlp)) bytes += 2.0 * T * fc1_out + gemm_in * T * f;  // "mlp": re-run, keeps its input only
+    if (!(selective && rm.mlp)) bytes += act_in * T * fc1_out + gemm_in * T * f;  // "mlp": re-run, keeps its input only
   } else {
     // The rank routes its Tr tokens (the sequence shard with SP; transformer.cpp mlp_ops): router
     // probabilities (fp32, Tr E), the expert FC1 inputs after the dispatch and the ETP all-gather
-    // (Tr ETP k copies), the experts' FC1 outputs and FC2 inputs (1 / ETP wide), and the expert outputs
-    // back for the probability-weighted combine (Tr k copies).
+    // (Tr ETP k copies), the experts' FC1 outputs and FC2 inputs (1 / ETP wide), and what weighing each
+    // copy by its probability keeps (moe_apply_probs): at the combine, the expert outputs (bf16, Tr k
+    // copies; the multiply's gradient for the probabilities reads them); in the activation, the copies'
+    // fp32 probabilities (Tx k), the weighted SwiGLU's second input.
     const double k = d(m.moe_router_topk);
     const double Tr = sp ? T / tp : T, Tx = Tr * d(t.expert_tp());
     const double f = d(expert_ffn(m)) / d(t.expert_tp());
     const double fc1_out = m.activation == Activation::swiglu ? 2.0 * f : f;
-    bytes += 4.0 * Tr * d(m.num_moe_experts) + gemm_in * Tx * k * h + 2.0 * Tx * k * fc1_out +
-             (selective && rm.moe_act ? 0.0 : gemm_in * Tx * k * f) + 2.0 * Tr * k * h;  // moe_act: FC2 input re-run
+    const bool moe_act = selective && rm.moe_act;  // FC2 input re-run from the checkpoint's bf16 FC1 output
+    const double weighing = t.moe_apply_probs == MoeProbsPlacement::combine ? 2.0 * Tr * k * h : 4.0 * Tx * k;
+    bytes += 4.0 * Tr * d(m.num_moe_experts) + gemm_in * Tx * k * h + (moe_act ? 2.0 : act_in) * Tx * k * fc1_out +
+             (moe_act ? 0.0 : gemm_in * Tx * k * f) + weighing;
     // Shared experts: a dense MLP of width S / t on all T tokens (its input is the norm output above).
     const double fs = d(m.moe_shared_expert_intermediate_size) / tp;
-    bytes += 2.0 * T * (m.activation == Activation::swiglu ? 2.0 * fs : fs) + gemm_in * T * fs;
+    bytes += act_in * T * (m.activation == Activation::swiglu ? 2.0 * fs : fs) + gemm_in * T * fs;
   }
 }
 }  // namespace
@@ -391,11 +417,11 @@ MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, in
     const FinetuneRank f = finetune_rank(m, t, stage, p);
     b.weights_bytes = f.frozen_weight_bytes + kWeightBytes * f.adapter_params;
     b.grads_bytes = element_bytes(t.main_grads_dtype) * f.adapter_params / (t.zero_stage >= 2 ? nd : 1.0);
-    b.optimizer_bytes = kOptimizerBytes * f.adapter_params / (t.zero_stage >= 1 ? nd : 1.0);
+    b.optimizer_bytes = optimizer_bytes_per_param(t) * f.adapter_params / (t.zero_stage >= 1 ? nd : 1.0);
   } else {
     b.weights_bytes = kWeightBytes * sharded(t.zero_stage >= 3);
     b.grads_bytes = element_bytes(t.main_grads_dtype) * sharded(t.zero_stage >= 2);
-    b.optimizer_bytes = kOptimizerBytes * sharded(t.zero_stage >= 1);
+    b.optimizer_bytes = optimizer_bytes_per_param(t) * sharded(t.zero_stage >= 1);
   }
 
   // Activations: the layers in flight, plus Korthikanti's section 4.3 extras — the embedding dropout

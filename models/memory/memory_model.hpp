@@ -3,7 +3,7 @@
 //
 // Mixed-precision Adam (Rajbhandari et al., ZeRO, 2020): per parameter 2 bytes bf16 weights, 2 bytes
 // bf16 grads (Megatron keeps fp32 main grads: 4 bytes, when accumulating in fp32) and 12 bytes optimizer
-// state (fp32 master weights, momentum, variance). ZeRO-1 shards the 12 over DP, ZeRO-2 also the grads,
+// state (fp32 master weights, momentum, variance; 8 with bf16 moments, exp_avg_dtype / exp_avg_sq_dtype). ZeRO-1 shards the 12 over DP, ZeRO-2 also the grads,
 // ZeRO-3 also the weights. Parameters of a rank: the layers of its pipeline stage divided by TP (plus the
 // embedding / LM head on the first / last stage).
 // Activations per layer and micro-batch (Korthikanti et al., 2022, eq. 1-5, in bytes with 16-bit

@@ -341,6 +341,9 @@ double quantize_bytes_per_element(PrecisionRecipe r, bool transposed_copy);
 // reads, with its scales (2 for bf16 / fp16).
 double saved_gemm_input_bytes(PrecisionRecipe r);
 
+// training.moe_apply_probs (TrainingConfig::moe_apply_probs).
+enum class MoeProbsPlacement { combine, activation };
+
 // The layout and batch of one training job, with Megatron-LM's knob names in meaning.
 struct TrainingConfig {
   std::int64_t seq_length = 0;
@@ -426,6 +429,21 @@ struct TrainingConfig {
   // of everything else.
   double memory_reserve_gib = 1.0;
   double allocator_fragmentation = 0.05;
+  // Adam's two moments (Megatron's --exp-avg-dtype / --exp-avg-sq-dtype under
+  // --use-precision-aware-optimizer; DeepSeek-V3 keeps both in bf16, arXiv:2412.19437 sec. 3.3.2): the
+  // optimizer holds 4 (fp32 master weights) + their bytes per parameter (memory_model.cpp).
+  Dtype exp_avg_dtype = Dtype::fp32;
+  Dtype exp_avg_sq_dtype = Dtype::fp32;
+  // Megatron-Core's activation_func_fp8_input_store: the fused SwiGLU (dense MLP, shared and routed
+  // experts) saves its input cast to FP8 E4M3 (1 B) instead of bf16; where "mlp" / "moe_act" recompute
+  // checkpoints the activation, the checkpoint keeps its bf16 input and the flag saves nothing there.
+  bool activation_func_fp8_input_store = false;
+  // Where an MoE layer weighs each routed copy by its router probability (memory_model.cpp):
+  // combine (the unpermute multiplies the expert outputs by the probabilities, so it keeps the expert
+  // outputs for the probabilities' gradient: Megatron-Core up to core_r0.12, DeepSpeed-MoE) or
+  // activation (the experts' weighted SwiGLU multiplies before FC2: Megatron-Core from core_r0.13,
+  // TEGroupedMLP's weighted_bias_swiglu_impl; nothing kept beyond the probabilities).
+  MoeProbsPlacement moe_apply_probs = MoeProbsPlacement::combine;
   PipelineSchedule pipeline_schedule = PipelineSchedule::one_f_one_b;  // interleaved is implied by vp > 1
   // Uneven pipeline split (Megatron-Core's get_num_layers_to_build). With account_for_embedding /
   // account_for_loss the embedding / the loss count as one layer each: (L + e + l) / (p v) layers per

@@ -86,6 +86,16 @@ inline constexpr std::array<Named<models::Dtype>, 3> kGradDtypeNames{{
     {models::Dtype::fp32, "fp32"}, {models::Dtype::bf16, "bf16"}, {models::Dtype::fp16, "fp16"},
 }};
 
+// training.exp_avg_dtype / exp_avg_sq_dtype: Adam's moments (Megatron's --exp-avg-dtype choices).
+inline constexpr std::array<Named<models::Dtype>, 4> kOptimizerStateDtypeNames{{
+    {models::Dtype::fp32, "fp32"}, {models::Dtype::bf16, "bf16"}, {models::Dtype::fp16, "fp16"}, {models::Dtype::fp8, "fp8"},
+}};
+
+// training.moe_apply_probs (models::MoeProbsPlacement, models/workload/transformer.hpp).
+inline constexpr std::array<Named<models::MoeProbsPlacement>, 2> kMoeApplyProbsNames{{
+    {models::MoeProbsPlacement::combine, "combine"}, {models::MoeProbsPlacement::activation, "activation"},
+}};
+
 // PyTorch FSDP's ShardingStrategy, as ZeRO stages (HYBRID_SHARD: stage 3 inside a node, replicated across).
 enum class FsdpSharding { full_shard, shard_grad_op, hybrid_shard, no_shard };
 inline constexpr std::array<Named<FsdpSharding>, 4> kFsdpShardingNames{{

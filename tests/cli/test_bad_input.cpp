@@ -1275,3 +1275,26 @@ TEST_CASE("moe_token_dispatcher and group-limited routing: known names, an MoE m
     check_single_error(r, file, "model.moe_router_num_groups", {"mixture-of-experts"});
   }
 }
+
+TEST_CASE("memory-saving keys: Adam's moment dtypes, where MoE probabilities apply, FP8 SwiGLU inputs need SwiGLU", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json("deepseek-moe-16b-h100x32.json");
+  SECTION("a moment dtype Megatron does not offer") {
+    doc["training"]["exp_avg_sq_dtype"] = "fp64";
+    check_single_error(run_doc(dir, doc, file), file, "training.exp_avg_sq_dtype", {"\"fp64\"", "fp32, bf16, fp16, fp8"});
+  }
+  SECTION("a placement of the probabilities not modelled") {
+    doc["training"]["moe_apply_probs"] = "input";
+    check_single_error(run_doc(dir, doc, file), file, "training.moe_apply_probs", {"\"input\"", "combine, activation"});
+  }
+  SECTION("the FP8 SwiGLU input store is a boolean") {
+    doc["training"]["activation_func_fp8_input_store"] = "yes";
+    check_single_error(run_doc(dir, doc, file), file, "training.activation_func_fp8_input_store", {"true or false", "\"yes\""});
+  }
+  SECTION("the FP8 SwiGLU input store on a GeLU model") {
+    json gelu = scenario_json("gpt3-175b-a100x1024.json");
+    gelu["training"]["activation_func_fp8_input_store"] = true;
+    check_single_error(run_doc(dir, gelu, file), file, "training.activation_func_fp8_input_store", {"SwiGLU", "model.activation"});
+  }
+}

@@ -414,15 +414,109 @@ TEST_CASE("memory: the multi-token-prediction module sits on the last pipeline s
   CHECK(memory_per_gpu(m, t, 3).activations_bytes - base == Approx(extra).epsilon(1e-9));
 }
 
-TEST_CASE("memory: recompute_modules mla_up_proj stores no Q, K, V", "[models]") {
-  // Megatron-Core's qkv_up_checkpoint discards the attention's Q, K (128 heads x 192) and V (128 x 128)
-  // after the forward: 2 B x T x 128 x (192 + 192 + 128) less per layer, T = 4096.
+TEST_CASE("memory: recompute_modules mla_up_proj stores no Q, K, V and no normed latents", "[models]") {
+  // Megatron-Core's qkv_up_checkpoint (core_v0.14.0 multi_latent_attention.py) checkpoints the latent
+  // norms, the up-projections and RoPE as one function: it discards the attention's Q, K (128 heads x 192)
+  // and V (128 x 128) after the forward, 2 B x T x 128 x (192 + 192 + 128) less per layer, T = 4096; and
+  // of the latents it keeps only the function's bf16 inputs, the latents before their norms and the RoPE
+  // key (1536 + 512 + 64 wide, 2 B) instead of the latents before and after the norm (2 + 2 B x 2048).
   const ModelConfig m = preset("deepseek-v3");
   TrainingConfig t = layout(4096, 1, 1, 1, 1);
   t.recompute = Recompute::selective;
   const double kept = activation_bytes_per_layer(m, t, false);
   t.recompute_modules.mla_up_proj = true;
-  CHECK(kept - activation_bytes_per_layer(m, t, false) == 2.0 * 4096 * 128 * 512);
+  const double T = 4096;
+  CHECK(kept - activation_bytes_per_layer(m, t, false) == 2.0 * T * 128 * 512 + 4.0 * T * 2048 - 2.0 * T * (2048 + 64));
+}
+
+TEST_CASE("memory: bf16 or fp8 Adam moments shrink the optimizer state, by hand", "[models]") {
+  // Llama 2 7B, ZeRO-1 over DP 8, pp = 1: the optimizer state is bytes-per-parameter x Psi / 8, with
+  // 4 B of fp32 master weights plus the two moments: 4 + 4 + 4 = 12 (default), 4 + 2 + 2 = 8 (DeepSeek-V3's
+  // bf16 moments, Megatron's --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16), 4 + 1 + 2 = 7 (fp8 first
+  // moment). Weights, gradients and activations do not move.
+  const ModelConfig m = preset("llama2-7b");
+  TrainingConfig t = layout(4096, 1, 1, 8, 8);
+  t.zero_stage = 1;
+  const double psi = parameters_on_rank(m, t, 0).total();
+  const MemoryBreakdown fp32 = memory_per_gpu(m, t, 0);
+  CHECK(fp32.optimizer_bytes == Approx(12 * psi / 8).epsilon(1e-12));
+  t.exp_avg_dtype = Dtype::bf16;
+  t.exp_avg_sq_dtype = Dtype::bf16;
+  const MemoryBreakdown bf16 = memory_per_gpu(m, t, 0);
+  CHECK(bf16.optimizer_bytes == Approx(8 * psi / 8).epsilon(1e-12));
+  CHECK(bf16.activations_bytes == fp32.activations_bytes);
+  CHECK(bf16.grads_bytes == fp32.grads_bytes);
+  t.exp_avg_dtype = Dtype::fp8;
+  CHECK(memory_per_gpu(m, t, 0).optimizer_bytes == Approx(7 * psi / 8).epsilon(1e-12));
+}
+
+TEST_CASE("memory: activation_func_fp8_input_store keeps the SwiGLU input in one byte, not under a checkpoint", "[models]") {
+  // DeepSeekMoE 16B, TP 1, EP 8, T = 4096, bf16, no recompute. The SwiGLU's saved input (its FC1 output)
+  // goes from 2 B to 1 B per element (Megatron-Core fused_bias_swiglu.py: input.to(float8_e4m3fn)):
+  //   dense layer: FC1 output 2 x 10944 wide: T x 21888 B less;
+  //   MoE layer: the k = 6 routed copies' FC1 outputs 2 x 1408 wide and the shared experts' 2 x 2816:
+  //              T (6 x 2816 + 5632) B less.
+  // Under moe_act the experts' checkpoint keeps its bf16 input, so only the shared experts save; under
+  // "mlp" the dense MLP keeps its input only, so nothing is saved there.
+  const ModelConfig m = preset("deepseek-moe-16b");
+  TrainingConfig t = layout(4096, 1, 1, 8, 8);
+  t.ep = 8;
+  const double T = 4096;
+  const double dense = activation_bytes_per_layer(m, t, false), moe = activation_bytes_per_layer(m, t, true);
+  TrainingConfig fp8 = t;
+  fp8.activation_func_fp8_input_store = true;
+  CHECK(dense - activation_bytes_per_layer(m, fp8, false) == T * 21888);
+  CHECK(moe - activation_bytes_per_layer(m, fp8, true) == T * (6 * 2816 + 5632));
+  t.recompute = fp8.recompute = Recompute::selective;
+  t.recompute_modules.moe_act = fp8.recompute_modules.moe_act = true;
+  t.recompute_modules.mlp = fp8.recompute_modules.mlp = true;
+  CHECK(activation_bytes_per_layer(m, t, true) - activation_bytes_per_layer(m, fp8, true) == T * 5632);
+  CHECK(activation_bytes_per_layer(m, t, false) == activation_bytes_per_layer(m, fp8, false));
+}
+
+TEST_CASE("memory: probabilities applied in the activation keep no expert outputs for the combine", "[models]") {
+  // DeepSeekMoE 16B, TP 1, EP 8, T = 4096, k = 6, h = 2048. Weighing at the combine keeps the k expert
+  // outputs of every token in bf16 (2 T k h); weighing in the experts' SwiGLU (Megatron-Core from
+  // core_r0.13, experts.py weighted_bias_swiglu_impl) keeps the copies' fp32 probabilities (4 T k)
+  // instead. A dense layer does not move.
+  const ModelConfig m = preset("deepseek-moe-16b");
+  TrainingConfig t = layout(4096, 1, 1, 8, 8);
+  t.ep = 8;
+  const double T = 4096, k = 6, h = 2048;
+  TrainingConfig act = t;
+  act.moe_apply_probs = MoeProbsPlacement::activation;
+  CHECK(activation_bytes_per_layer(m, t, true) - activation_bytes_per_layer(m, act, true) == 2 * T * k * h - 4 * T * k);
+  CHECK(activation_bytes_per_layer(m, t, false) == activation_bytes_per_layer(m, act, false));
+}
+
+TEST_CASE("memory: DeepSeek-V3's MoE layer under its report's recipe, tensor by tensor", "[models]") {
+  // One MoE layer, one micro-batch of T = 4096 tokens, TP 1, EP 64, fp8_blockwise (a saved GEMM input
+  // 1 + 4 / 128 B: FP8 with an fp32 scale per 1 x 128 tile), selective recompute of layernorm and
+  // mla_up_proj, SwiGLU inputs in FP8, probabilities in the activation (h 7168, 128 heads, k 8, expert
+  // FFN 2048, shared 2048, 256 experts):
+  //   the two norm inputs, bf16 ........................................ 4 T h
+  //   the latents before their norms and the RoPE key, bf16 ............ 2 T (1536 + 512 + 64)
+  //   O: out-proj's FP8 input and the attention kernel's bf16 copy ..... (g + 2) T 128 x 128
+  //   the fp32 log-sum-exp ............................................. 4 T 128
+  //   router probabilities, fp32 ....................................... 4 T 256
+  //   expert FC1 inputs (g), SwiGLU inputs (1 B), FC2 inputs (g) ....... T k (g h + 2 x 2048 + g 2048)
+  //   the copies' fp32 probabilities ................................... 4 T k
+  //   shared expert: SwiGLU input (1 B) and FC2 input (g) .............. T (2 x 2048 + g 2048)
+  const ModelConfig m = preset("deepseek-v3");
+  TrainingConfig t = layout(4096, 1, 1, 64, 64);
+  t.ep = 64;
+  t.precision = Dtype::fp8;
+  t.recipe = PrecisionRecipe::fp8_blockwise;
+  t.recompute = Recompute::selective;
+  t.recompute_modules = {};
+  t.recompute_modules.core_attn = false;
+  t.recompute_modules.layernorm = t.recompute_modules.mla_up_proj = true;
+  t.activation_func_fp8_input_store = true;
+  t.moe_apply_probs = MoeProbsPlacement::activation;
+  const double T = 4096, h = 7168, k = 8, g = 1 + 4.0 / 128;
+  const double expected = 4 * T * h + 2 * T * (1536 + 512 + 64) + (g + 2) * T * 128 * 128 + 4 * T * 128 + 4 * T * 256 +
+                          T * k * (g * h + 2 * 2048 + g * 2048) + 4 * T * k + T * (2 * 2048 + g * 2048);
+  CHECK(activation_bytes_per_layer(m, t, true) == Approx(expected).epsilon(1e-12));
 }
 
 TEST_CASE("memory: a Mamba-2 layer's stored tensors and its parameters under TP, by hand", "[models]") {
