@@ -153,9 +153,12 @@ const AnalyticalNetwork::Cost& AnalyticalNetwork::cost(std::uint32_t collective)
       out.scaleout_bytes = c.bytes / k;
       out.scaleup_bytes = 2 * (k - 1) / k * c.bytes;
     }
-    if (dispatch && cc.algorithm == NcclAlgorithm::pairwise) {
-      out.scaleout_bytes = geo.dispatch_network_share * c.bytes;
-      out.scaleup_bytes = geo.dispatch_scaleup_share * c.bytes;
+    if (cc.algorithm == NcclAlgorithm::pairwise) {
+      // An all-to-all is no ring: S / n to each peer, (n - k) / n of S across nodes and (k - 1) / n inside
+      // its node (nccl_model.cpp), or a per-node dispatch's shares.
+      const double n = static_cast<double>(gpus.size());
+      out.scaleout_bytes = dispatch ? geo.dispatch_network_share * c.bytes : (n - k) / n * c.bytes;
+      out.scaleup_bytes = dispatch ? geo.dispatch_scaleup_share * c.bytes : (k - 1) / n * c.bytes;
     }
   }
   const Cost* stored = &cost_store_.emplace_back(out);
