@@ -94,12 +94,18 @@ std::vector<GpuSpec> make_catalog() {
   // it is the B200's die pair, so the B200's measured 0.776 (above) is taken, not the H200 harness's 0.805
   // that an unknown ceiling would carry over.
   c.push_back({"GB200", 80, 1250, 2500, 5000, 186, 8.0, 1200, 1800, 148, 8.0, 2.0 / 3.0, 0.776, 466.7, false, 10000, 5, 72});
+  // Host memory: each Grace CPU is joined to its two GPUs by NVLink-C2C (900 GB/s bidirectional, 450 each
+  // way) and holds LPDDR5X at up to 512 GB/s (the NVL72 datasheet's 18.4 TB/s over 36 Grace CPUs). The
+  // memory is the narrower path, shared by the superchip's two GPUs: 512 / 2 x 0.80 (the achievable share
+  // taken for PCIe, link_catalog.cpp; no measured Grace figure) = 204.8 GB/s per GPU. Derived, not measured.
+  c.back().host_memory_GBps = 512.0 / 2 * 0.80;
   // NVIDIA GB300 NVL72 datasheet (https://www.nvidia.com/en-us/data-center/gb300-nvl72/): FP4 1,440 PF
   // (1,080 PF dense), FP8 720 PF*, BF16 360 PF*, TF32 180 PF*, FP32 6 PF... per GPU dense: FP4 15,000,
   // FP8 5,000, BF16 2,500, TF32 1,250, FP32 80; up to 21 TB HBM3e -> 288 GB per GPU, 576 TB/s -> 8 TB/s;
   // 1,400 W per Blackwell Ultra GPU; 160 SMs; ConnectX-8 800G per GPU on PCIe Gen6; NVL72 domain.
   // Host power as the GB200 NVL72 rack's per-GPU share (no separate figure). Price: ~$10 (rough).
   c.push_back({"GB300", 80, 1250, 2500, 5000, 288, 8.0, 1400, 1800, 160, 10.0, 2.0 / 3.0, 0.0, 466.7, false, 15000, 6, 72});
+  c.back().host_memory_GBps = 512.0 / 2 * 0.80;  // Grace over NVLink-C2C, as GB200's (above)
   // NVIDIA HGX B300 / DGX B300 datasheets (https://www.nvidia.com/en-us/data-center/hgx/), 8 GPUs: FP4
   // 144 PF* / 108 PF dense, FP8 72 PF*, BF16 36 PF*, TF32 18 PF*; 2.3 TB HBM3e, 64 TB/s; NVLink 5 1.8 TB/s
   // per GPU. Per GPU dense: FP4 13,500, FP8 4,500, BF16 2,250, TF32 1,125, FP32 75; 288 GB; 8 TB/s;

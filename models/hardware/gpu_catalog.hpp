@@ -54,6 +54,10 @@ struct GpuSpec {
   // OAM board, 72 for the Grace-Blackwell NVL72 racks. A fabric whose domain is larger than this cannot
   // hold the GPU (the NVL72 switch trays take only GB200 / GB300 compute trays).
   int scaleup_domain_gpus = 8;
+  // The GPU's own path to host memory where it is not the PCIe host link (host_path_GBps), GB/s per
+  // direction: Grace-attached GPUs (GB200, GB300) reach the Grace CPU's LPDDR5X over NVLink-C2C. 0: the
+  // PCIe host link. Read by CPU activation offload's copies (host_copy_GBps).
+  double host_memory_GBps = 0;
   // A board power cap below tdp_w (cluster.power_limit_w, `nvidia-smi -pl`); 0: none, the board runs at tdp_w.
   double power_limit_w = 0;
 
@@ -74,6 +78,9 @@ struct GpuSpec {
   // Gen5 4, Gen6 8 GB/s per direction, nominal) x 16 lanes x 0.80, the achievable share of a PCIe link the
   // link catalog's "pcie" entry derives (topologies/link_catalog.cpp). Gen4: 25.6 GB/s, Gen5: 51.2.
   double host_path_GBps() const;
+  // The rate of a copy between the GPU's memory and pinned host memory, GB/s per direction:
+  // host_memory_GBps where the catalog gives it, else the PCIe host link's host_path_GBps.
+  double host_copy_GBps() const { return host_memory_GBps > 0 ? host_memory_GBps : host_path_GBps(); }
   // The power the board draws busy: the cap where one is set below tdp_w, else tdp_w.
   double board_power_w() const { return power_limit_w > 0 && power_limit_w < tdp_w ? power_limit_w : tdp_w; }
   // The SM clock under the power cap as a fraction of the uncapped one, which scales the time of math-bound

@@ -161,6 +161,7 @@ double stage_activation_bytes(const ModelConfig& m, const TrainingConfig& t, int
     return bytes;
   }
   const auto n = chunk_microbatches_in_flight(t, stage);
+  if (t.cpu_offloading_num_layers > 0) return d(n.front()) * offload_peak_layer_bytes(m, t);  // PP 1: one stage, one chunk
   for (int c = 0; c < t.vp; ++c)
     bytes += d(n[static_cast<std::size_t>(c)]) *
              (t.partial_full_recompute() ? partial_recompute_chunk_bytes(m, t, stage, c) : chunk_layer_kinds(m, t, stage, c).sum(stored));
@@ -401,6 +402,25 @@ RankParameters parameters_on_rank(const ModelConfig& m, const TrainingConfig& t,
     }
   }
   return p;
+}
+
+double offloaded_layer_bytes(const ModelConfig& m, const TrainingConfig& t, std::int64_t layer) {
+  return activation_bytes_per_layer(m, t, is_moe_layer(m, layer), layer_kind(m, layer));
+}
+
+double offload_peak_layer_bytes(const ModelConfig& m, const TrainingConfig& t) {
+  const std::int64_t L = m.num_layers, N = t.cpu_offloading_num_layers;
+  CS_CHECK(N > 0 && N < L && t.pp == 1);
+  std::vector<double> bytes(static_cast<std::size_t>(L));
+  for (std::int64_t l = 0; l < L; ++l) bytes[static_cast<std::size_t>(l)] = offloaded_layer_bytes(m, t, l);
+  double peak = 0;
+  for (std::int64_t j = 0; j < L; ++j) {
+    double resident = 0;
+    for (std::int64_t i = 0; i <= j; ++i)
+      if (i >= N || i > j - (L - N)) resident += bytes[static_cast<std::size_t>(i)];
+    peak = std::max(peak, resident);
+  }
+  return peak;
 }
 
 MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, int stage) {

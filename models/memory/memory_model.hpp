@@ -51,6 +51,20 @@ double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t)
 double activation_bytes_per_layer(const ModelConfig& m, const TrainingConfig& t, bool moe_layer,
                                   LayerKind kind = LayerKind::transformer);
 
+// CPU activation offload (TrainingConfig::cpu_offloading_num_layers = N of the model's L layers; pipeline
+// parallelism 1, no recompute, one micro-batch in flight: the loader refuses the rest). Transformer
+// Engine's offload (transformer_engine/pytorch/cpu_offload.py @ NVIDIA/TransformerEngine d0067d0,
+// L602-638) offloads layers 0..N-1 and drops layer i's GPU copy of its activations when layer L - N + i's
+// forward begins (the compute stream waits for that copy to have reached the host); in the backward layer
+// i's reload starts when layer L - 1 - N + i's backward begins. So while layer j runs (forward or
+// backward) the GPU holds the sets of the layers i <= j with i >= N (not offloaded) or i > j - (L - N)
+// (offloaded, not yet dropped / already reloaded): L - N sets when the layers are alike, TE's "at most
+// model_layers - num_layers" (get_cpu_offload_context's docstring, L747-752).
+// The bytes layer `layer` (0-based in the model) stores for backward and the offload moves each way.
+double offloaded_layer_bytes(const ModelConfig& m, const TrainingConfig& t, std::int64_t layer);
+// The largest sum over j of those resident sets: the layers' activations at a micro-batch's peak.
+double offload_peak_layer_bytes(const ModelConfig& m, const TrainingConfig& t);
+
 // Parameters held by one rank of pipeline stage `stage` before any ZeRO sharding: the stage's layers
 // split by TP (experts by EP and TP), the embedding on stage 0, the final norm and the LM head on the
 // last stage (with tied embeddings and pp > 1 Megatron keeps a copy of the embedding there too).

@@ -388,6 +388,11 @@ struct TrainingConfig {
   bool partial_full_recompute() const {
     return recompute == Recompute::full && (recompute_method == RecomputeMethod::block || recompute_num_layers > 1);
   }
+  // CPU activation offload (Megatron-Core's cpu_offloading_num_layers with Transformer Engine's
+  // get_cpu_offload_context, activations only): the activations of the model's first N layers go to host
+  // memory after their forward and come back before their backward (memory_model.hpp
+  // offload_peak_layer_bytes, sim/step/step_units.hpp offload_copy_s). 0: off.
+  std::int64_t cpu_offloading_num_layers = 0;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   // Megatron/NeMo tp_comm_overlap (Transformer Engine userbuffers): with sequence parallelism, the TP

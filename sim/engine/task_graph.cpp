@@ -13,12 +13,13 @@ namespace cs::sim {
 
 namespace {
 
-constexpr std::array<Named<StreamKind>, 11> kStreamNames{{
+constexpr std::array<Named<StreamKind>, 12> kStreamNames{{
     {StreamKind::compute, "compute"}, {StreamKind::comm_tp, "comm-tp"}, {StreamKind::comm_dp, "comm-dp"},
     {StreamKind::pp_send_fwd, "pp-send-fwd"}, {StreamKind::pp_recv_fwd, "pp-recv-fwd"},
     {StreamKind::pp_send_bwd, "pp-send-bwd"}, {StreamKind::pp_recv_bwd, "pp-recv-bwd"},
     {StreamKind::pp_send_fwd_up, "pp-send-fwd-up"}, {StreamKind::pp_recv_fwd_up, "pp-recv-fwd-up"},
     {StreamKind::pp_send_bwd_down, "pp-send-bwd-down"}, {StreamKind::pp_recv_bwd_down, "pp-recv-bwd-down"},
+    {StreamKind::offload, "offload"},
 }};
 
 constexpr std::array<Named<Category>, 8> kCategoryNames{{

@@ -44,8 +44,12 @@ enum class StreamKind : std::uint8_t {
   pp_recv_fwd_up,
   pp_send_bwd_down,
   pp_recv_bwd_down,
+  // CPU activation offload's copies to and from host memory (sim/step/step_units.hpp offload_copy_s): plain
+  // tasks that are not kernels -- they run beside the compute stream unslowed, and the report's breakdown
+  // counts them neither as compute nor as communication (a wait for one shows as idle time).
+  offload,
 };
-inline constexpr int kStreamsPerRank = 11;
+inline constexpr int kStreamsPerRank = 12;
 const char* to_string(StreamKind s);
 
 // What a task's time counts as in the report.

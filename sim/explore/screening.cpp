@@ -159,6 +159,7 @@ struct Unit {
   Time gather_dense = 0, gather_expert = 0, rs_dense = 0, ar_replica = 0, rs_expert = 0;
   Time fwd = 0, bwd = 0;
   Time acc = 0;  // models::grad_accumulation_op after its backward (0: fused), included in bwd
+  std::int64_t layer = -1;  // UnitParams::layer (CPU activation offload's copies key on it)
 };
 
 class Screen {
@@ -180,6 +181,9 @@ class Screen {
     stages_.resize(static_cast<std::size_t>(p));
     split_ = pipeline_split(s_.model, t_);
     has_dense_layers_ = has_dense_layers(s_.model);
+    for (const double seconds : offload_copy_s(s_.model, t_, s_.gpu)) offload_copy_.push_back(from_seconds(seconds));
+    offloaded_.assign(offload_copy_.size(), 0);
+    reloaded_.assign(offload_copy_.size(), 0);
     for (int s = 0; s < p; ++s) prepare_stage(s);
     // The pipeline tensor to the neighbouring virtual stage (the builder's emit_p2p), priced once per pair.
     const double bytes = static_cast<double>(t_.micro_batch_size) * static_cast<double>(t_.seq_length / t_.cp) *
@@ -210,6 +214,7 @@ class Screen {
     Time td = 0;                 // data-parallel stream free
     Time reductions = 0;         // the last gradient reduction ends
     Time send_fwd = 0, send_bwd = 0;  // pipeline send streams free
+    Time offload = 0;                 // CPU activation offload's copy stream free
     Time sends_end = 0;
     Time end = 0;                     // the stage's end, optimizer included (run_pipeline)
     Time p2p_next = 0, p2p_prev = 0;  // a send to the next / previous virtual stage
@@ -219,8 +224,10 @@ class Screen {
   };
 
   // The streams of a stage the recurrence carries from pass to pass (Stage's), in this order in a Cut.
-  static constexpr std::size_t kStreams = 6;
-  static std::array<Time*, kStreams> streams(Stage& st) { return {&st.tc, &st.td, &st.reductions, &st.send_fwd, &st.send_bwd, &st.sends_end}; }
+  static constexpr std::size_t kStreams = 7;
+  static std::array<Time*, kStreams> streams(Stage& st) {
+    return {&st.tc, &st.td, &st.reductions, &st.send_fwd, &st.send_bwd, &st.sends_end, &st.offload};
+  }
 
   // The recurrence's whole state between passes: each stage's next pass and streams, and the arrivals
   // written and not yet consumed (by the slot they wait in), its deferred buckets.
@@ -351,7 +358,7 @@ class Screen {
     const int p = t_.pp, v = t_.vp;
     const std::size_t ps = static_cast<std::size_t>(p);
     for (Stage& st : stages_) {
-      st.tc = st.td = st.reductions = st.send_fwd = st.send_bwd = st.sends_end = 0;
+      st.tc = st.td = st.reductions = st.send_fwd = st.send_bwd = st.sends_end = st.offload = 0;
       st.deferred.clear();
       st.pending = 0;
     }
@@ -588,11 +595,16 @@ class Screen {
     const double gb = dps_.grad_bytes;
     for (int c = 0; c < v; ++c) {
       auto& units = st.chunks[static_cast<std::size_t>(c)];
-      for (const UnitParams& up : su.chunks[static_cast<std::size_t>(c)]) units.push_back({&ops_.of(up.kind, up.recomputed), up.dense, up.expert});
+      for (const UnitParams& up : su.chunks[static_cast<std::size_t>(c)]) {
+        units.push_back({&ops_.of(up.kind, up.recomputed), up.dense, up.expert});
+        units.back().layer = up.layer;
+      }
       for (std::size_t i = 0; i < units.size(); ++i) {
         Unit& u = units[i];
         if (i > 0 && u.ops == units[i - 1].ops && u.dense == units[i - 1].dense && u.expert == units[i - 1].expert) {
+          const std::int64_t layer = u.layer;
           u = units[i - 1];  // a layer like the one before: the same durations (the lookups below, skipped)
+          u.layer = layer;
           st.fwd[static_cast<std::size_t>(c)] += u.fwd;
           st.bwd[static_cast<std::size_t>(c)] += u.bwd;
           st.acc[static_cast<std::size_t>(c)] += u.acc;
@@ -638,7 +650,7 @@ class Screen {
   Time run_pass(Stage& st, int c, bool backward, bool reducing, Time start, bool accumulates) {
     const int zero = t_.zero_stage;
     const auto& units = st.chunks[static_cast<std::size_t>(c)];
-    if (zero < 3 && !(backward && reducing)) {
+    if (zero < 3 && !(backward && reducing) && offload_copy_.empty()) {
       const Time d = backward ? st.bwd[static_cast<std::size_t>(c)] - (accumulates ? 0 : st.acc[static_cast<std::size_t>(c)])
                               : st.fwd[static_cast<std::size_t>(c)];
       return start + slowed(d, std::min(st.td - start, d));
@@ -653,16 +665,20 @@ class Screen {
         auto gather = [&](const Unit& g) { return std::max(dp_push(st, g.gather_dense, t), dp_push(st, g.gather_expert, t)); };
         const Time ready = next_ready != -2 ? next_ready : gather(u);
         next_ready = t_.overlap_param_gather && i + 1 < n ? gather(at(i + 1)) : -2;
-        const Time s0 = std::max(t, ready);
+        const Time s0 = offload_before(st, u, backward, std::max(t, ready));
         const Time d = backward ? u.bwd : u.fwd;
         t = s0 + slowed(d, std::min(st.td - s0, d));
-        if (!backward) continue;
+        if (!backward) {
+          offload_after(st, u, t);
+          continue;
+        }
         const Time e = std::max({dp_push(st, u.rs_dense, t), dp_push(st, u.ar_replica, t), dp_push(st, u.rs_expert, t)});
         st.reductions = std::max(st.reductions, e);
       }
       return t;
     }
-    // ZeRO 0-2, a reducing backward: buckets close as the gradients appear (the builder's add_grads).
+    // ZeRO 0-2, a reducing backward: buckets close as the gradients appear (the builder's add_grads); with
+    // CPU activation offload every pass unit by unit.
     const double limit = dps_.bucket_limit;
     double dense = 0, expert = 0;
     auto close = [&](GroupKind gk, double& bucket) {
@@ -673,8 +689,11 @@ class Screen {
     };
     for (int i = 0; i < n; ++i) {
       const Unit& u = at(i);
-      const Time d = u.bwd - (accumulates ? 0 : u.acc);
+      t = offload_before(st, u, backward, t);
+      const Time d = backward ? u.bwd - (accumulates ? 0 : u.acc) : u.fwd;
       t += slowed(d, std::min(st.td - t, d));
+      if (!backward) offload_after(st, u, t);
+      if (!backward || !reducing) continue;
       dense += u.dense;
       expert += u.expert;
       if (dense >= limit) close(dps_.dense_group, dense);
@@ -683,6 +702,27 @@ class Screen {
     close(dps_.dense_group, dense);
     close(GroupKind::expert_dp, expert);
     return t;
+  }
+
+  // CPU activation offload (offload_copy_s; the builder's offload_before / offload_after, the same waits):
+  // before unit `u` starts at `t`, what it waits for -- in the forward layer i's copy out, for layer
+  // L - N + i; in the backward the copy back of layer i issued as layer L - 1 - N + i starts, and layer i's
+  // own -- and when it may start.
+  Time offload_before(Stage& st, const Unit& u, bool backward, Time t) {
+    if (offload_copy_.empty() || u.layer < 0) return t;
+    const auto n = static_cast<std::int64_t>(offload_copy_.size()), L = s_.model.num_layers;
+    if (!backward) return u.layer >= L - n ? std::max(t, offloaded_[static_cast<std::size_t>(u.layer - (L - n))]) : t;
+    if (const std::int64_t i = u.layer - (L - 1 - n); i >= 0 && i < n) {
+      st.offload = std::max(t, st.offload) + offload_copy_[static_cast<std::size_t>(i)];
+      reloaded_[static_cast<std::size_t>(i)] = st.offload;
+    }
+    return u.layer < n ? std::max(t, reloaded_[static_cast<std::size_t>(u.layer)]) : t;
+  }
+  // After unit `u`'s forward ends at `t`: an offloaded layer's copy out.
+  void offload_after(Stage& st, const Unit& u, Time t) {
+    if (u.layer < 0 || u.layer >= static_cast<std::int64_t>(offload_copy_.size())) return;
+    st.offload = std::max(t, st.offload) + offload_copy_[static_cast<std::size_t>(u.layer)];
+    offloaded_[static_cast<std::size_t>(u.layer)] = st.offload;
   }
 
   // Runs `a` on stage `st` when what it waits for is done; false when not yet.
@@ -750,6 +790,8 @@ class Screen {
   std::vector<std::int64_t> split_;  // pipeline_split: layers by stage * v + chunk
   std::vector<StageUnits> stage_units_;
   bool has_dense_layers_ = false;  // has_dense_layers(model)
+  std::vector<Time> offload_copy_;           // offload_copy_s of each offloaded layer, one way
+  std::vector<Time> offloaded_, reloaded_;   // the current micro-batch's copies out and back: their ends
   int middle_stage_ = 0;           // units_of's last middle stage (0: none yet) and its units
   StageUnits middle_units_;  // parameters and experts of each stage (its chunks moved into Stage)
   std::vector<Time> fwd_arrival_, bwd_arrival_;

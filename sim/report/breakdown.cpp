@@ -20,6 +20,7 @@ RankTimes rank_times(const TaskGraph& graph, const std::vector<TaskRecord>& reco
       const Task& t = graph.tasks()[id];
       const TaskRecord& rec = records[id];
       CS_CHECK(rec.end != kNever && rec.start <= rec.end);
+      if (t.stream == StreamKind::offload) continue;  // host copies: neither a kernel nor communication
       out.busy[static_cast<std::size_t>(t.category)] += rec.end - rec.start;
       if (t.collective == kNone) {
         compute.push_back({rec.start, rec.end});

@@ -73,6 +73,7 @@ Report job_report(const Scenario& s) {
     r.recompute_method = std::string(name_of(kRecomputeMethodNames, t.recompute_method));
     r.recompute_num_layers = t.recompute_num_layers;
   }
+  r.cpu_offloading_num_layers = t.cpu_offloading_num_layers;
   if (t.ep > 1 && t.moe_token_dispatcher != models::MoeDispatcher::alltoall)
     r.moe_token_dispatcher = std::string(name_of(kMoeDispatcherNames, t.moe_token_dispatcher));
   r.zero_stage = t.zero_stage;
@@ -147,6 +148,7 @@ json to_json(const Report& r) {
     out["layout"]["recompute_num_layers"] = r.recompute_num_layers;
   }
   if (!r.moe_token_dispatcher.empty()) out["layout"]["moe_token_dispatcher"] = r.moe_token_dispatcher;
+  if (r.cpu_offloading_num_layers > 0) out["layout"]["cpu_offloading_num_layers"] = r.cpu_offloading_num_layers;
   if (!r.topology_file.empty()) out["cluster"]["topology_file"] = r.topology_file;
   if (!r.gpu_mix.empty()) out["cluster"]["gpu_mix"] = r.gpu_mix;
   if (!r.notes.empty()) out["notes"] = r.notes;
@@ -181,6 +183,7 @@ std::string to_text(const Report& r) {
                      (r.moe_token_dispatcher.empty() ? std::string{} : " (" + r.moe_token_dispatcher + ")") + (r.etp != r.tp ? "  ETP " + std::to_string(r.etp) : std::string{}) + (r.sequence_parallel ? "  SP" : "") +
                      (r.zero_stage ? "  ZeRO-" + std::to_string(r.zero_stage) : std::string{}) + "  recompute " + r.recompute +
                      (r.recompute_num_layers > 0 ? " (" + r.recompute_method + " " + std::to_string(r.recompute_num_layers) + ")" : std::string{}) +
+                     (r.cpu_offloading_num_layers > 0 ? "  offload " + std::to_string(r.cpu_offloading_num_layers) + " layers" : std::string{}) +
                      (r.framework != "generic" ? "  (" + r.framework + " " + r.framework_release + ")" : std::string{}));
   line("batch", "global " + std::to_string(r.global_batch_size) + " = micro " + std::to_string(r.micro_batch_size) + " x " +
                     std::to_string(r.num_micro_batches) + " micro-batches x DP " + std::to_string(r.dp) + ", seq " +

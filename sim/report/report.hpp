@@ -75,6 +75,9 @@ struct Report {
   // the alltoall dispatcher, and then in neither the text nor the JSON layout (reports as before it).
   std::string moe_token_dispatcher;
   std::int64_t recompute_num_layers = 0;
+  // CPU activation offload's layers (training.cpu_offloading_num_layers); 0: off, and neither the layout
+  // line nor the JSON layout shows it.
+  std::int64_t cpu_offloading_num_layers = 0;
   int zero_stage = 0;
   bool sequence_parallel = false;
 

@@ -44,10 +44,12 @@ void write_events(const Scenario& s, const TraceInput& run, EventWriter& events)
     for (int n : j.nodes) job_of_node[n] = j.name;
   std::set<int> nodes;
   // A stream's row: the seven classic streams of each GPU in turn (the rows traces have always had), then
-  // DualPipeV's four after every GPU's.
+  // DualPipeV's four after every GPU's, then the offload copies' after those.
   constexpr int classic = static_cast<int>(StreamKind::pp_send_fwd_up);
+  constexpr int offload = static_cast<int>(StreamKind::offload), dualpipe = offload - classic;
   auto tid_of = [&](int gpu, int st) {
-    return st < classic ? (gpu % per_node) * classic + st : per_node * classic + (gpu % per_node) * (kStreamsPerRank - classic) + st - classic;
+    if (st == offload) return per_node * offload + gpu % per_node;
+    return st < classic ? (gpu % per_node) * classic + st : per_node * classic + (gpu % per_node) * dualpipe + st - classic;
   };
   for (std::size_t k = 0; k < run.global_rank.size(); ++k) {
     const int gpu = run.global_rank[k];
@@ -57,7 +59,7 @@ void write_events(const Scenario& s, const TraceInput& run, EventWriter& events)
     if (nodes.insert(node).second)
       events.add(json({{"ph", "M"}, {"name", "process_name"}, {"pid", node}, {"args", {{"name", name}}}}));
     for (int st = 0; st < kStreamsPerRank; ++st) {
-      // DualPipeV's own streams get a row only where they carry something (no other schedule uses them).
+      // DualPipeV's own streams and the offload stream get a row only where they carry something.
       if (st >= classic && g.stream_tasks(static_cast<int>(k), static_cast<StreamKind>(st)).empty()) continue;
       const int tid = tid_of(gpu, st);
       json args = {{"name", "GPU " + std::to_string(gpu) + " " + to_string(static_cast<StreamKind>(st))}};

@@ -1140,6 +1140,7 @@ void read_recompute(ObjectReader& r, Scenario& s, Errors& errors) {
   // recompute_modules under selective, they only matter under full (a layout search varies the granularity).
   if (auto method = r.named("recompute_method", kRecomputeMethodNames)) t.recompute_method = *method;
   t.recompute_num_layers = r.integer("recompute_num_layers", false).value_or(1);
+  t.cpu_offloading_num_layers = r.integer("cpu_offloading_num_layers", false).value_or(0);
 }
 
 // training.finetune: LoRA / QLoRA (models/workload/finetune.hpp), Megatron-Bridge's names (LoRA(
@@ -1549,12 +1550,36 @@ void check_dispatcher(const Scenario& s, Errors& errors) {
   }
 }
 
+// CPU activation offload (training.cpu_offloading_num_layers): what Megatron-Core's TransformerConfig.
+// __post_init__ refuses (megatron/core/transformer/transformer_config.py L1884-1899, NVIDIA/Megatron-LM @
+// d98e8a64, the same in 2024 at 2e2bdf62 L418-433), then what this simulator does not model: the TE offload
+// context spans one model chunk run forward then backward, one micro-batch at a time (transformer_block.py
+// get_cpu_offload_context), so the combined 1F1B's interleaved passes and hybrid Mamba layers are refused.
+void check_cpu_offload(const models::TrainingConfig& t, const models::ModelConfig& m, Errors& errors) {
+  const std::int64_t n = t.cpu_offloading_num_layers;
+  if (n == 0) return;
+  const std::string key = "training.cpu_offloading_num_layers";
+  if (n >= m.num_layers)
+    errors.add(key, "CPU offloading can be done only for layers less than model.num_layers " + std::to_string(m.num_layers) + " (got " +
+                        std::to_string(n) + "; Megatron-Core's TransformerConfig refuses it)");
+  if (t.pp > 1)
+    errors.add(key, "has no support for pipeline parallelism (got pipeline_model_parallel_size " + std::to_string(t.pp) +
+                        "; Megatron-Core's TransformerConfig refuses it)");
+  if (t.recompute != models::Recompute::none)
+    errors.add(key, "does not work when activation recomputation is enabled (got recompute_granularity \"" +
+                        std::string(name_of(kRecomputeNames, t.recompute)) + "\"; Megatron-Core's TransformerConfig refuses it)");
+  if (m.hybrid()) errors.add(key, "is modelled for transformer layers, not this simulator's hybrid Mamba models (model.hybrid_override_pattern is set)");
+  if (t.overlap_moe_expert_parallel_comm && t.ep > 1)
+    errors.add(key, "is not modelled with overlap_moe_expert_parallel_comm (two micro-batches' passes interleaved layer by layer)");
+}
+
 void check_training(Scenario& s, const ParallelKeys& keys, const FrameworkChoice& chosen, Errors& errors) {
   models::TrainingConfig& t = s.training;
   const models::ModelConfig& m = s.model;
   if (!check_token_counts(t, m, errors) || !derive_data_parallel(s, keys.dp, errors)) return;
   check_layout(t, m, errors);
   check_split_backward_schedule(t, errors);
+  check_cpu_offload(t, m, errors);
   check_batch_split(t, m, errors);
   if (keys.hybrid_shard) resolve_hybrid_shard(s, errors);
   check_overlaps(t, errors);

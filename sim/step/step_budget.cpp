@@ -119,6 +119,7 @@ JobEstimate estimate_job(const models::ModelConfig& model, const models::Trainin
         per_mb += t.pipeline_tensor_split == models::PipelineTensorSplit::partitioned ? 3 : 2;
     }
     if (zero3 && dp_group > 1) per_mb += units * (moe ? 3 : 2);
+    per_mb += 2.0 * static_cast<double>(t.cpu_offloading_num_layers);  // CPU activation offload: a copy out and back a layer
     double rank = m * per_mb;
     // Gradient buckets (each micro-batch under ZeRO-2), the optimizer and its gathers.
     const models::RankParameters rp = models::parameters_on_rank(model, t, stage);

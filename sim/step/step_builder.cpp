@@ -67,6 +67,7 @@ struct Unit {
   const models::LayerOps* ops;
   double dense;   // parameters reduced / sharded over the dense data-parallel group
   double expert;  // over the expert-data-parallel group
+  std::int64_t layer = -1;  // UnitParams::layer: a transformer layer's index in the model, -1 otherwise
 };
 
 // A MoE layer's passes cut at the EP all-to-alls (with the expert-TP collectives beside them), as
@@ -135,6 +136,10 @@ class Builder {
     for (const auto& g : h.groups) types_.push_back(&g.gpu);
     if (types_.size() > UINT8_MAX) {
       out.fallback = "more than 255 GPU types";
+      return out;
+    }
+    if (t_.cpu_offloading_num_layers > 0) {  // the template runs one plain task at a time per rank
+      out.fallback = "CPU activation offload (host copies beside the kernels)";
       return out;
     }
     template_base_.assign(types_.size(), {});
@@ -594,7 +599,9 @@ class Builder {
       if (!het.stragglers.empty() || het.cv > 0) e.slowdown = het.slowdown(builder.gpu_of(global), builder.s_.cluster.gpus_per_node);
       for (int c = 0; c < v; ++c)
         for (const UnitParams& u : su.chunks[static_cast<std::size_t>(c)])
-          chunk_units[static_cast<std::size_t>(c)].push_back({&builder.ops_.of(u.kind, u.recomputed), u.dense, u.expert});
+          chunk_units[static_cast<std::size_t>(c)].push_back({&builder.ops_.of(u.kind, u.recomputed), u.dense, u.expert, u.layer});
+      for (const double seconds : offload_copy_s(builder.s_.model, builder.t_, e.group_gpu ? *e.group_gpu : builder.s_.gpu))
+        offload_copy.push_back(from_seconds(seconds));
     }
 
     Builder& builder;
@@ -616,6 +623,10 @@ class Builder {
     const models::RankParameters& rp = su.rank;
     const bool separate_experts = su.separate_experts;
     std::vector<std::vector<Unit>> chunk_units = std::vector<std::vector<Unit>>(static_cast<std::size_t>(v));  // the constructor fills it
+    // CPU activation offload (PP 1, so the chunk is the model's L layers): each offloaded layer's copy time
+    // one way (offload_copy_s, on the rank's GPU), and the micro-batch's copies out and back so far.
+    std::vector<Time> offload_copy;
+    std::vector<TaskId> offloaded, reloaded;
 
     const DataParallelSharding dps = data_parallel_sharding(builder.s_, builder.layout_);
     const bool hybrid = dps.hybrid;
@@ -762,7 +773,9 @@ class Builder {
           if (gathers[static_cast<std::size_t>(i)] != kNone) e.wait_for.push_back(gathers[static_cast<std::size_t>(i)]);
         }
         if (!chains.empty()) gather_before_unit(chains, i, mb);
+        if (u.layer >= 0 && !offload_copy.empty()) offload_before(u.layer, mb, backward);
         builder.run_ops(e, !backward ? u.ops->forward : part == BackwardPart::whole ? u.ops->backward : builder.backward_ops(*u.ops, part), mb, backward);
+        if (!backward && u.layer >= 0 && u.layer < static_cast<std::int64_t>(offload_copy.size())) offload_after(u.layer, mb);
         if (!backward || part == BackwardPart::input) continue;  // the weight gradients come with W
         accumulate_grads(u, mb);
         if (zero >= 3)
@@ -774,6 +787,42 @@ class Builder {
         close_bucket(dense_group, dense_bucket, mb);
         close_bucket(expert_group, expert_bucket, mb);
       }
+    }
+
+    // CPU activation offload, as Transformer Engine's DefaultOffloadSynchronizer runs it (transformer_engine/
+    // pytorch/cpu_offload.py @ NVIDIA/TransformerEngine d0067d0): layers 0..N-1 of the L are offloaded
+    // (offload_layer_map, L602-626), both ways on one copy stream (offload_stream, L509).
+    //  - forward: layer i's copy out starts once its forward is done (TE issues it on entering layer i + 1,
+    //    fwd_step, L628-638); layer L - N + i's forward waits for it (wait_event(finish_offload_event)
+    //    before layer i's GPU tensors are dropped).
+    //  - backward: layer i's copy back starts when layer L - 1 - N + i's backward starts (bwd_step, L640-647;
+    //    its buffers are allocated on the main stream and the copy waits on it, L331-364); layer i's backward
+    //    waits for it (pop_tensor's wait on the reload event, L402-444).
+    const std::int64_t offload_layers = builder.s_.model.num_layers;
+    void offload_before(std::int64_t layer, int mb, bool backward) {
+      const auto n = static_cast<std::int64_t>(offload_copy.size()), L = offload_layers;
+      if (!backward) {
+        if (layer == 0) offloaded.clear();
+        if (layer >= L - n) e.wait_for.push_back(offloaded[static_cast<std::size_t>(layer - (L - n))]);
+        return;
+      }
+      if (layer == L - 1) reloaded.assign(static_cast<std::size_t>(n), kNone);
+      if (const std::int64_t i = layer - (L - 1 - n); i >= 0 && i < n) reloaded[static_cast<std::size_t>(i)] = host_copy(i, "offload-h2d", mb);
+      if (layer < n) e.wait_for.push_back(reloaded[static_cast<std::size_t>(layer)]);
+    }
+    void offload_after(std::int64_t layer, int mb) { offloaded.push_back(host_copy(layer, "offload-d2h", mb)); }
+    // Layer i's copy, after everything the rank has issued so far on its compute and TP streams.
+    TaskId host_copy(std::int64_t i, const char* name, int mb) {
+      Task t;
+      t.rank = e.rank;
+      t.stream = StreamKind::offload;
+      t.duration = offload_copy[static_cast<std::size_t>(i)];
+      t.name = static_cast<std::uint16_t>(builder.g_->intern(name));
+      t.micro_batch = mb;
+      const TaskId id = builder.g_->add_task(t);
+      builder.flops_->resize(id + 1, 0.0);
+      builder.after_producers(e, id);
+      return id;
     }
 
     // The pipeline transfers of the plain schedules (models::PipelineTensorSplit, pipeline_p2p_blocking).

@@ -125,12 +125,12 @@ StageUnits stage_units(const models::ModelConfig& m, const models::TrainingConfi
       if (m.hybrid()) {  // each kind of hybrid layer its own parameters
         const models::LayerKind lk = models::layer_kind(m, first_layer + l);
         const models::RankParameters lp = layer_params(models::is_moe_layer(m, first_layer + l), lk);
-        units.push_back({layer_unit_kind(m, first_layer + l, mixed), lp.dense, lp.expert, t.layer_recomputed(l)});
+        units.push_back({layer_unit_kind(m, first_layer + l, mixed), lp.dense, lp.expert, t.layer_recomputed(l), first_layer + l});
         continue;
       }
       const bool moe = !mixed || models::is_moe_layer(m, first_layer + l);
       const models::RankParameters& lp = moe ? moe_lp : dense_lp;
-      units.push_back({layer_unit_kind(m, first_layer + l, mixed), lp.dense, lp.expert, t.layer_recomputed(l)});
+      units.push_back({layer_unit_kind(m, first_layer + l, mixed), lp.dense, lp.expert, t.layer_recomputed(l), first_layer + l});
     }
     if (at == p - 1 && c == v - 1) {
       // The multi-token-prediction modules run with the head (models::lm_head_ops), their parameters with it
@@ -163,6 +163,12 @@ DataParallelSharding data_parallel_sharding(const Scenario& s, const Layout& lay
   d.bucket_limit = t.grad_bucket_params > 0 ? t.grad_bucket_params : s.simulation.grad_bucket_params;
   d.bucket_kind = t.zero_stage >= 1 ? models::CollectiveKind::reduce_scatter : models::CollectiveKind::all_reduce;
   return d;
+}
+
+std::vector<double> offload_copy_s(const models::ModelConfig& m, const models::TrainingConfig& t, const models::GpuSpec& gpu) {
+  std::vector<double> out;
+  for (std::int64_t i = 0; i < t.cpu_offloading_num_layers; ++i) out.push_back(models::offloaded_layer_bytes(m, t, i) / (gpu.host_copy_GBps() * 1e9));
+  return out;
 }
 
 }  // namespace cs::sim

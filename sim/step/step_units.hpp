@@ -47,6 +47,7 @@ struct UnitParams {
   double dense;   // parameters reduced / sharded over the dense data-parallel group
   double expert;  // over the expert-data-parallel group
   bool recomputed = true;  // under full recompute: re-runs its forward in the backward pass (TrainingConfig::layer_recomputed)
+  std::int64_t layer = -1;  // a transformer layer's index in the model (0-based); -1: the embedding or the head
 };
 
 // An MoE model with dense layers among its MoE ones (moe_layer_freq); a dense model's layers are built
@@ -65,6 +66,15 @@ std::vector<std::int64_t> pipeline_split(const models::ModelConfig& m, const mod
 StageUnits stage_units(const models::ModelConfig& m, const models::TrainingConfig& t, int stage);
 StageUnits stage_units(const models::ModelConfig& m, const models::TrainingConfig& t, int stage,
                        const std::vector<std::int64_t>& split);
+
+// CPU activation offload (TrainingConfig::cpu_offloading_num_layers = N; PP 1): how long the copy of
+// layer i's stored activations (models::offloaded_layer_bytes) takes each way over the GPU's path to
+// host memory (GpuSpec::host_copy_GBps: PCIe, or NVLink-C2C to Grace), seconds, for i = 0..N-1. Both
+// directions run on one stream of their own (TE's offload_stream, cpu_offload.py L509 @
+// NVIDIA/TransformerEngine d0067d0), so the step builder and the screening tier emit and replay them
+// alike: layer i's copy out after its forward, which layer L - N + i's forward waits for; its copy back
+// when layer L - 1 - N + i's backward begins, which layer i's backward waits for (L602-647).
+std::vector<double> offload_copy_s(const models::ModelConfig& m, const models::TrainingConfig& t, const models::GpuSpec& gpu);
 
 // How the data-parallel groups shard and reduce: ZeRO-3 under HYBRID_SHARD shards inside the node's block
 // (GroupKind::shard) and all-reduces across blocks (GroupKind::replica); everything else works on the

@@ -772,6 +772,47 @@ TEST_CASE("recompute_method and recompute_num_layers: Megatron-Core's names, a p
   }
 }
 
+TEST_CASE("cpu_offloading_num_layers: what Megatron-Core's TransformerConfig refuses, and hybrid models", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);  // Llama 3 8B: 32 layers, selective recompute, PP 1
+  doc["training"]["recompute_granularity"] = "none";
+  SECTION("as many layers as the model has") {
+    doc["training"]["cpu_offloading_num_layers"] = 32;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.cpu_offloading_num_layers", {"less than model.num_layers 32", "got 32"});
+  }
+  SECTION("a negative count") {
+    doc["training"]["cpu_offloading_num_layers"] = -1;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.cpu_offloading_num_layers", {"out of range"});
+  }
+  SECTION("with pipeline parallelism") {
+    doc["training"]["cpu_offloading_num_layers"] = 4;
+    doc["training"]["pipeline_model_parallel_size"] = 2;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.cpu_offloading_num_layers", {"pipeline parallelism", "got pipeline_model_parallel_size 2"});
+  }
+  SECTION("with selective recompute") {
+    doc["training"]["cpu_offloading_num_layers"] = 4;
+    doc["training"]["recompute_granularity"] = "selective";
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.cpu_offloading_num_layers", {"activation recomputation", "\"selective\""});
+  }
+  SECTION("with full recompute") {
+    doc["training"]["cpu_offloading_num_layers"] = 4;
+    doc["training"]["recompute_granularity"] = "full";
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.cpu_offloading_num_layers", {"activation recomputation", "\"full\""});
+  }
+  SECTION("a hybrid Mamba model") {
+    doc["model"] = {{"preset", "nemotron-h-8b"}};
+    doc["training"]["cpu_offloading_num_layers"] = 4;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.cpu_offloading_num_layers", {"not this simulator's hybrid Mamba models"});
+  }
+}
+
 TEST_CASE("recompute_modules must be a list of the modules modelled", "[cli]") {
   TempDir dir;
   fs::path file;

@@ -155,6 +155,7 @@ TEST_CASE("budget: the estimate follows context parallelism, ZeRO-3, recompute a
   check_estimate(load_scenario(llama8, {"training.zero_stage=3"}), "zero 3");
   check_estimate(load_scenario(llama8, {"training.zero_stage=2", "training.global_batch_size=32"}), "zero 2");
   check_estimate(load_scenario(llama8, {"training.recompute_granularity=full"}), "full recompute");
+  check_estimate(load_scenario(llama8, {"training.recompute_granularity=none", "training.cpu_offloading_num_layers=16"}), "cpu offload");
   check_estimate(load_scenario(llama8, {"simulation.symmetry=false", "training.global_batch_size=16"}), "symmetry off");
   // Unequal GPUs: one rank per class of equal ranks (orbits.hpp); GPU 9 = tp 1 of replica 1 on llama70's
   // TP8 layout: 2 TP types x 2 DP types a stage.
