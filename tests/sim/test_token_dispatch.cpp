@@ -140,5 +140,12 @@ TEST_CASE("deepep and hybridep move less of an EP-16 all-to-all over InfiniBand,
     // which at 7.5x InfiniBand's per-GPU bandwidth is still the faster side.
     CHECK(deepep < 0.5 * plain);
     CHECK(hybridep == deepep);
+    // Every rank simulated (the per-stage template carries the routing of its collectives) gives the
+    // mirrored run's step: the 16 ranks are identical.
+    json every = moe_ep16("deepep", network);
+    every["simulation"]["symmetry"] = false;
+    const auto mirrored = cs::sim::simulate(cs::sim::parse_scenario(moe_ep16("deepep", network), "moe.json"));
+    const auto all = cs::sim::simulate(cs::sim::parse_scenario(every, "moe.json"));
+    CHECK(all.report.step_time_s == mirrored.report.step_time_s);
   }
 }
