@@ -446,7 +446,7 @@ struct TrainingConfig {
   // Where an MoE layer weighs each routed copy by its router probability (memory_model.cpp):
   // combine (the unpermute multiplies the expert outputs by the probabilities, so it keeps the expert
   // outputs for the probabilities' gradient: Megatron-Core up to core_r0.12, DeepSpeed-MoE) or
-  // activation (the experts' weighted SwiGLU multiplies before FC2: Megatron-Core from core_r0.13,
+  // activation (the experts' weighted SwiGLU multiplies before FC2: Megatron-Core from core_r0.12,
   // TEGroupedMLP's weighted_bias_swiglu_impl; nothing kept beyond the probabilities).
   MoeProbsPlacement moe_apply_probs = MoeProbsPlacement::combine;
   PipelineSchedule pipeline_schedule = PipelineSchedule::one_f_one_b;  // interleaved is implied by vp > 1

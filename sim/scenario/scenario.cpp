@@ -1247,11 +1247,17 @@ void read_data_parallel_mechanisms(ObjectReader& r, Scenario& s, const Framework
 
 // What the run stores narrower than the defaults: Adam's moments, the SwiGLU's saved input, the MoE
 // combine's kept expert outputs (models/memory/memory_model.cpp).
-void read_memory_savings(ObjectReader& r, Scenario& s, Errors& errors) {
+void read_memory_savings(ObjectReader& r, Scenario& s, const FrameworkRelease* release, Errors& errors) {
   models::TrainingConfig& t = s.training;
   t.exp_avg_dtype = r.named("exp_avg_dtype", kOptimizerStateDtypeNames).value_or(t.exp_avg_dtype);
   t.exp_avg_sq_dtype = r.named("exp_avg_sq_dtype", kOptimizerStateDtypeNames).value_or(t.exp_avg_sq_dtype);
-  t.moe_apply_probs = r.named("moe_apply_probs", kMoeApplyProbsNames).value_or(t.moe_apply_probs);
+  // Where the probabilities apply is the framework release's (frameworks.json): Megatron-Core from core_r0.12
+  // weighs in the experts' activation, older code and other frameworks in the combine.
+  if (const auto probs = r.named("moe_apply_probs", kMoeApplyProbsNames)) {
+    t.moe_apply_probs = *probs;
+  } else if (const auto value = default_value(*release, "training.moe_apply_probs", training_facts(t, s.gpu.name))) {
+    t.moe_apply_probs = parse_name(kMoeApplyProbsNames, value->get<std::string>()).value_or(t.moe_apply_probs);
+  }
   t.activation_func_fp8_input_store = r.boolean("activation_func_fp8_input_store").value_or(false);
   // Megatron-Core's TransformerConfig refuses it for anything but SwiGLU ("Storing activation input in FP8
   // is supported only for SwiGLU.", core_v0.14.0 transformer_config.py).
@@ -1613,7 +1619,7 @@ void read_training(const json* v, Scenario& s, Errors& errors) {
   t.tokens_to_train = r.number("tokens_to_train", false).value_or(0);
   t.memory_reserve_gib = r.number("memory_reserve_gib", false).value_or(t.memory_reserve_gib);
   t.allocator_fragmentation = r.fraction("allocator_fragmentation").value_or(t.allocator_fragmentation);
-  read_memory_savings(r, s, errors);
+  read_memory_savings(r, s, chosen.release, errors);
   read_pipeline_split(r, t);
   r.finish();
 

@@ -44,3 +44,16 @@ TEST_CASE("run: each memory-saving key moves its part of the memory, and its def
     CHECK(m.at("optimizer") == base.at("optimizer"));
   }
 }
+
+TEST_CASE("run: where the MoE probabilities apply follows the framework release when the scenario does not say", "[cli]") {
+  // frameworks.json: Megatron-Core (and NeMo on it) multiply in the experts' activation from core_r0.12;
+  // the generic release keeps clustersim's earlier combine, DeepSpeed-MoE weighs in the combine.
+  const nlohmann::json generic = memory_of({});
+  CHECK(memory_of({"training.framework=megatron-core"}) == memory_of({"training.framework=megatron-core", "training.moe_apply_probs=activation"}));
+  CHECK(memory_of({"training.framework=nemo"}) == memory_of({"training.framework=nemo", "training.moe_apply_probs=activation"}));
+  CHECK(memory_of({"training.framework=deepspeed"}) == memory_of({"training.framework=deepspeed", "training.moe_apply_probs=combine"}));
+  CHECK(memory_of({"training.moe_apply_probs=combine"}) == generic);
+  // A scenario's own key wins over the release's default.
+  CHECK(memory_of({"training.framework=megatron-core", "training.moe_apply_probs=combine"}).at("activations").get<double>() >
+        memory_of({"training.framework=megatron-core"}).at("activations").get<double>());
+}
