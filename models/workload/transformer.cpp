@@ -443,8 +443,8 @@ void moe_mlp_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, s
   // decides the bytes it sends (sim/network/token_dispatch.hpp).
   sim::TokenRouting routing;
   if (t.moe_token_dispatcher != MoeDispatcher::alltoall)
-    routing = {static_cast<std::int32_t>(E), static_cast<std::int32_t>(k), static_cast<std::int32_t>(m.moe_router_num_groups),
-               static_cast<std::int32_t>(m.moe_router_group_topk)};
+    routing = sim::TokenRouting(static_cast<std::int32_t>(E), static_cast<std::int32_t>(k), static_cast<std::int32_t>(m.moe_router_num_groups),
+                                static_cast<std::int32_t>(m.moe_router_group_topk));
   const auto a2a = [&](const char* name) {
     Op op = coll(name, CollectiveKind::all_to_all, ProcessGroup::ep, routed_bytes);
     op.routing = routing;

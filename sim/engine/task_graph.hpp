@@ -74,13 +74,15 @@ struct Task {
 static_assert(sizeof(Task) == 24);
 
 // What a network back-end needs of a collective.
+// 24 bytes (a large graph holds 10^7 collectives): the byte-wide fields last.
 struct CollectiveSpec {
-  CollectiveKind kind = CollectiveKind::all_reduce;
   double bytes = 0;           // nccl-tests "size" of the operation
-  std::uint32_t group = 0;    // the real process group (TaskGraph::group), all its GPUs, simulated or not
-  bool reversed = false;      // send/recv: data goes from the group's second GPU to its first
   TokenRouting routing{};     // all_to_all of a per-node token dispatcher (sim/base/token_routing.hpp)
+  std::uint32_t group = 0;    // the real process group (TaskGraph::group), all its GPUs, simulated or not
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  bool reversed = false;      // send/recv: data goes from the group's second GPU to its first
 };
+static_assert(sizeof(CollectiveSpec) == 24);
 
 struct Collective : CollectiveSpec {
   std::vector<TaskId> members;  // the tasks of the simulated ranks that take part

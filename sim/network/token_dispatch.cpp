@@ -30,8 +30,8 @@ double miss_all(int pool, int s, int k) {
 }  // namespace
 
 double dispatch_hit_probability(const TokenRouting& r, int lo, int hi) {
-  const int E = r.experts, k = r.topk;
-  const int G = r.groups > 1 ? r.groups : 1, g = r.groups > 1 ? r.group_topk : 1;
+  const int E = r.experts(), k = r.topk();
+  const int G = r.groups() > 1 ? r.groups() : 1, g = r.groups() > 1 ? r.group_topk() : 1;
   CS_CHECK(E > 0 && k > 0 && E % G == 0 && g >= 1 && g <= G && 0 <= lo && lo < hi && hi <= E);
   const int size = E / G, pool = g * size;
   CS_CHECK(k <= pool);
@@ -63,12 +63,12 @@ double dispatch_hit_probability(const TokenRouting& r, int lo, int hi) {
 }
 
 DispatchShares dispatch_shares(const TokenRouting& r, int ranks, int nodes, int per_node) {
-  CS_CHECK(r.per_node() && ranks >= 1 && nodes >= 1 && nodes * per_node == ranks && r.experts % ranks == 0);
-  const int per_rank = r.experts / ranks, per_unit_node = per_rank * per_node;
+  CS_CHECK(r.per_node() && ranks >= 1 && nodes >= 1 && nodes * per_node == ranks && r.experts() % ranks == 0);
+  const int per_rank = r.experts() / ranks, per_unit_node = per_rank * per_node;
   double node_hits = 0, rank_hits = 0;
   for (int u = 0; u < nodes; ++u) node_hits += dispatch_hit_probability(r, u * per_unit_node, (u + 1) * per_unit_node);
   for (int i = 0; i < ranks; ++i) rank_hits += dispatch_hit_probability(r, i * per_rank, (i + 1) * per_rank);
-  const double k = r.topk;
+  const double k = r.topk();
   DispatchShares d;
   d.network = node_hits * (nodes - 1) / nodes / k;
   d.scaleup = rank_hits * (per_node - 1) / per_node / k;

@@ -34,11 +34,11 @@ struct DispatchShares {
   double scaleup = 0;   // bytes a rank sends over the scale-up fabric (its own and forwarded), over S
 };
 
-// P(a token routed by `r` picks an expert in [lo, hi)), 0 <= lo < hi <= r.experts.
+// P(a token routed by `r` picks an expert in [lo, hi)), 0 <= lo < hi <= r.experts().
 double dispatch_hit_probability(const TokenRouting& r, int lo, int hi);
 
 // The shares of a group of `ranks` = nodes x per_node ranks (per_node consecutive ranks a node, ranks
-// dividing r.experts). r.per_node() must hold.
+// dividing r.experts()). r.per_node() must hold.
 DispatchShares dispatch_shares(const TokenRouting& r, int ranks, int nodes, int per_node);
 
 }  // namespace cs::sim

@@ -815,6 +815,8 @@ void check_group_limited_routing(models::ModelConfig& m, Errors& errors) {
     errors.add(G > 0 ? groups : "model.moe_router_group_topk", "group-limited routing needs a mixture-of-experts model (model.num_moe_experts > 0)");
   } else if (G < 2 || m.num_moe_experts % G != 0) {
     errors.add(groups, std::to_string(G) + " must be at least 2 and divide model.num_moe_experts (" + std::to_string(m.num_moe_experts) + ")");
+  } else if (G > sim::TokenRouting::kMaxGroups) {
+    errors.add(groups, std::to_string(G) + " is more groups than modelled (at most " + std::to_string(sim::TokenRouting::kMaxGroups) + ")");
   } else if (g < 1 || g > G) {
     errors.add("model.moe_router_group_topk", std::to_string(g) + " must be between 1 and model.moe_router_num_groups (" + std::to_string(G) + ")");
   } else if (m.moe_router_topk > g * (m.num_moe_experts / G)) {

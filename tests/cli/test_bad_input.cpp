@@ -1308,6 +1308,14 @@ TEST_CASE("moe_token_dispatcher and group-limited routing: known names, an MoE m
     const auto r = run_doc(dir, doc, file);
     check_single_error(r, file, "model.moe_router_topk", {"6", "(4)"});
   }
+  SECTION("more groups than the routing word holds") {
+    doc["model"]["num_moe_experts"] = 65536;
+    doc["model"]["moe_router_topk"] = 2;
+    doc["model"]["moe_router_num_groups"] = 32768;
+    doc["model"]["moe_router_group_topk"] = 1;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "model.moe_router_num_groups", {"32768", "at most 32767"});
+  }
   SECTION("group-limited routing on a dense model") {
     json dense = scenario_json(k8b);
     dense["model"]["moe_router_num_groups"] = 8;

@@ -56,10 +56,10 @@ TEST_CASE("one-expert units receive k copies in all: the expected distinct exper
   for (const TokenRouting r : {TokenRouting{64, 6, 0, 0}, TokenRouting{256, 8, 8, 4}, TokenRouting{128, 8, 16, 3},
                                TokenRouting{32, 2, 4, 1}, TokenRouting{160, 6, 8, 3}}) {
     double sum = 0;
-    for (int e = 0; e < r.experts; ++e) sum += dispatch_hit_probability(r, e, e + 1);
-    CHECK(sum == Approx(r.topk).epsilon(1e-9));
+    for (int e = 0; e < r.experts(); ++e) sum += dispatch_hit_probability(r, e, e + 1);
+    CHECK(sum == Approx(r.topk()).epsilon(1e-9));
     // And the whole range is always hit.
-    CHECK(dispatch_hit_probability(r, 0, r.experts) == Approx(1.0).epsilon(1e-12));
+    CHECK(dispatch_hit_probability(r, 0, r.experts()) == Approx(1.0).epsilon(1e-12));
   }
 }
 

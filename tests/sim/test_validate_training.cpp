@@ -227,8 +227,14 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   // Issue 31: the DeepSeek-V3 1024-H100 run is compared (MLA, shared experts, MTP, Bridge's layout), -36.2%
   // (its EP64 all-to-all crosses 8 nodes; Bridge's HybridEP dispatcher is not modelled): 7.51% over 149 ->
   // 7.71% over 150, 132 within 15%.
+  // Session 17 (issue 31): the recipes' flex token dispatchers (the Qwen3-30B H100 EP-16 runs -16% -> +36%:
+  // the all-to-all over InfiniBand a quarter of what every routed copy sends) and the Megatron-Core release's
+  // probabilities applied in the experts' activation (six runs the memory ladder pushed to full recompute now
+  // fit their recipe: Nemotron 3 Nano -5..-8% -> +22..+27%, Qwen3-30B 25.11 +64% -> +120%): 7.71% -> 8.50%.
+  // Both are the frameworks' mechanisms; what they expose is the small fine-grained MoE layer's
+  // over-prediction (docs/validation.md), not fitted away.
   CHECK(high.conflicting == 4);
-  CHECK(high.mean_abs_error < 0.0775);  // today 7.71% over the other 150
+  CHECK(high.mean_abs_error < 0.0860);  // today 8.50% over the other 154
   CHECK(high.within_15pct >= 131);      // of 150
   CHECK(summary("conflicting").compared == 4);
 
