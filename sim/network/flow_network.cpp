@@ -164,6 +164,31 @@ void FlowNetwork::apply_calibration(const CollectiveSpec& c, const AlgorithmChoi
     }
 }
 
+// An all-to-all's flows, `S` bytes a rank at the protocol's efficiency `e`: S / n to every peer, or, for a
+// per-node token dispatch (token_dispatch.hpp), each GPU's network share to the GPU of its local index on every
+// other node and the node's GPUs exchanging their scale-up share (their own tokens and those they forward), all
+// at once. `nodes` is empty for a group inside one node.
+void FlowNetwork::add_pairwise_flows(const std::vector<int>& gpus, std::span<const std::vector<int>> nodes, int k, double S,
+                                     double e, const DispatchShares& dispatch, std::vector<FlowSpec>& flows) {
+  const int n = static_cast<int>(gpus.size());
+  const int N = static_cast<int>(nodes.size());
+  if (dispatch.network < 0 || N <= 1) {
+    const double each = dispatch.network < 0 ? S / n / e : S * dispatch.scaleup / (n - 1) / e;
+    for (int a : gpus)
+      for (int b : gpus)
+        if (a != b) flows.push_back({a, b, each});
+    return;
+  }
+  auto gpu = [&](int node, int i) { return nodes[static_cast<std::size_t>(node)][static_cast<std::size_t>(i)]; };
+  for (int x = 0; x < N; ++x)
+    for (int i = 0; i < k; ++i) {
+      for (int y = 0; y < N; ++y)
+        if (y != x) flows.push_back({gpu(x, i), gpu(y, i), S * dispatch.network / (N - 1) / e});
+      for (int j = 0; j < k; ++j)
+        if (j != i) flows.push_back({gpu(x, i), gpu(x, j), S * dispatch.scaleup / (k - 1) / e});
+    }
+}
+
 void FlowNetwork::expand(const CollectiveSpec& c, std::uint32_t group, const AlgorithmChoice& choice,
                          const DispatchShares& dispatch, std::vector<std::vector<FlowSpec>>& phases) const {
   const std::vector<int>& gpus = graph_.group(group);
@@ -289,31 +314,7 @@ void FlowNetwork::expand(const CollectiveSpec& c, std::uint32_t group, const Alg
       break;
     }
     case NcclAlgorithm::pairwise: {
-      if (dispatch.network >= 0) {
-        // A per-node token dispatch (token_dispatch.hpp): each GPU sends its network share to the GPU of
-        // its local index on every other node, and the node's GPUs exchange their scale-up share (their own
-        // tokens and those they forward), all at once.
-        if (!multi_node) {
-          for (int a : gpus)
-            for (int b : gpus)
-              if (a != b) flows.push_back({a, b, S * dispatch.scaleup / (n - 1) / e});
-          break;
-        }
-        const int N = static_cast<int>(nodes.size());
-        for (int x = 0; x < N; ++x)
-          for (int i = 0; i < k; ++i) {
-            const int a = nodes[static_cast<std::size_t>(x)][static_cast<std::size_t>(i)];
-            for (int y = 0; y < N; ++y)
-              if (y != x) flows.push_back({a, nodes[static_cast<std::size_t>(y)][static_cast<std::size_t>(i)], S * dispatch.network / (N - 1) / e});
-            if (k > 1)
-              for (int j = 0; j < k; ++j)
-                if (j != i) flows.push_back({a, nodes[static_cast<std::size_t>(x)][static_cast<std::size_t>(j)], S * dispatch.scaleup / (k - 1) / e});
-          }
-        break;
-      }
-      for (int a : gpus)
-        for (int b : gpus)
-          if (a != b) flows.push_back({a, b, S / n / e});
+      add_pairwise_flows(gpus, nodes, k, S, e, dispatch, flows);
       break;
     }
     case NcclAlgorithm::p2p: {

@@ -95,6 +95,9 @@ class FlowNetwork : public CommBackend {
   void launch_phase(std::uint32_t slot, Time now);
   // SHARP's flows of one group (nccl_model.hpp collnet_*, nvls across nodes): see the .cpp.
   void add_sharp_flows(std::span<const std::vector<int>> nodes, int k, double share, std::vector<FlowSpec>& flows) const;
+  // An all-to-all's flows, plain or a per-node token dispatch's (see the .cpp).
+  static void add_pairwise_flows(const std::vector<int>& gpus, std::span<const std::vector<int>> nodes, int k, double S, double e,
+                                 const DispatchShares& dispatch, std::vector<FlowSpec>& flows);
   // route_ = the least loaded of a few ECMP candidate paths from src to dst (see the essay above).
   void route_least_loaded(int src, int dst, std::uint64_t flow_id);
   static constexpr std::uint64_t kRouteProbes = 64;
