@@ -125,7 +125,7 @@ const AnalyticalNetwork::Cost& AnalyticalNetwork::cost(std::uint32_t collective)
     have_geometry_[c.group] = true;
   }
   const GroupGeometry geo = with_dispatch(geometry_[c.group], c.kind, c.routing);
-  const bool dispatch = geo.dispatch_network_share >= 0;
+  const bool dispatch = geo.dispatch.per_node();
   AlgorithmChoice cc = choose_algorithm(c.kind, c.bytes, geo, forced_algorithm_, calibration_.any() ? &calibration_ : nullptr);
   if (geo.multi_node && !cluster_.from_file()) {
     // Time the chosen algorithm on the traffic that really crosses each tier (see the header).
@@ -157,8 +157,8 @@ const AnalyticalNetwork::Cost& AnalyticalNetwork::cost(std::uint32_t collective)
       // An all-to-all is no ring: S / n to each peer, (n - k) / n of S across nodes and (k - 1) / n inside
       // its node (nccl_model.cpp), or a per-node dispatch's shares.
       const double n = static_cast<double>(gpus.size());
-      out.scaleout_bytes = dispatch ? geo.dispatch_network_share * c.bytes : (n - k) / n * c.bytes;
-      out.scaleup_bytes = dispatch ? geo.dispatch_scaleup_share * c.bytes : (k - 1) / n * c.bytes;
+      out.scaleout_bytes = dispatch ? geo.dispatch.network * c.bytes : (n - k) / n * c.bytes;
+      out.scaleup_bytes = dispatch ? geo.dispatch.scaleup * c.bytes : (k - 1) / n * c.bytes;
     }
   }
   const Cost* stored = &cost_store_.emplace_back(out);

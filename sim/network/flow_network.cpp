@@ -172,8 +172,8 @@ void FlowNetwork::add_pairwise_flows(const std::vector<int>& gpus, std::span<con
                                      double e, const DispatchShares& dispatch, std::vector<FlowSpec>& flows) {
   const int n = static_cast<int>(gpus.size());
   const int N = static_cast<int>(nodes.size());
-  if (dispatch.network < 0 || N <= 1) {
-    const double each = dispatch.network < 0 ? S / n / e : S * dispatch.scaleup / (n - 1) / e;
+  if (!dispatch.per_node() || N <= 1) {
+    const double each = !dispatch.per_node() ? S / n / e : S * dispatch.scaleup / (n - 1) / e;
     for (int a : gpus)
       for (int b : gpus)
         if (a != b) flows.push_back({a, b, each});
@@ -399,7 +399,7 @@ void FlowNetwork::start(std::uint32_t collective, Time now) {
     const GroupGeometry routed = with_dispatch(geo, c.kind, c.routing);
     const AlgorithmChoice* chosen = &choice_store_.emplace_back(
         choose_algorithm(c.kind, c.bytes, routed, options_.forced_algorithm, options_.calibration.any() ? &options_.calibration : nullptr));
-    shape.memo.push_back({kind, bits, routing, chosen, {routed.dispatch_network_share, routed.dispatch_scaleup_share}});
+    shape.memo.push_back({kind, bits, routing, chosen, routed.dispatch});
     memo = &shape.memo.back();
   }
   const AlgorithmChoice choice = *memo->choice;

@@ -121,7 +121,7 @@ class FlowNetwork : public CommBackend {
     std::uint64_t bytes_bits;
     std::uint64_t routing;      // TokenRouting::bits
     const AlgorithmChoice* choice;
-    DispatchShares dispatch;    // a per-node token dispatch's shares (network < 0: none)
+    DispatchShares dispatch;    // a per-node token dispatch's shares (none: the plain all-to-all)
   };
   struct Shape {
     GroupGeometry geometry;

@@ -314,11 +314,11 @@ Cost cost_of(CollectiveKind kind, double S, const GroupGeometry& g, NcclAlgorith
     }
     case NcclAlgorithm::pairwise: {
       if (kind != CollectiveKind::all_to_all || n < 2) return c;
-      if (g.dispatch_network_share >= 0) {
+      if (g.dispatch.per_node()) {
         // A per-node token dispatch (token_dispatch.hpp): one hop to each other node's entry GPU, one to
         // each GPU of the node; the network and the scale-up fabric carry their shares at once.
         lat += (N - 1) * hnet + (k - 1) * hnv;
-        transfer = std::max(g.dispatch_scaleup_share * S / B_up, g.multi_node ? g.dispatch_network_share * S / B_net : 0.0);
+        transfer = std::max(g.dispatch.scaleup * S / B_up, g.multi_node ? g.dispatch.network * S / B_net : 0.0);
         break;
       }
       lat += (n - 1) * (g.multi_node ? hnet : hnv);
@@ -395,17 +395,15 @@ AlgorithmChoice estimate(CollectiveKind kind, double S, const GroupGeometry& g, 
     const double us = nccl_tuner_time_us(kind, S, g, a, p, &tuner_ok);
     if (tuner_ok) c.tuned = from_seconds(us * 1e-6);
   }
-  c.bytes_sent_per_rank = g.dispatch_network_share >= 0 && a == NcclAlgorithm::pairwise
-                              ? (g.dispatch_network_share + g.dispatch_scaleup_share) * S
+  c.bytes_sent_per_rank = g.dispatch.per_node() && a == NcclAlgorithm::pairwise
+                              ? (g.dispatch.network + g.dispatch.scaleup) * S
                               : busbw_factor(kind, g.ranks) * S;
   return c;
 }
 
 GroupGeometry with_dispatch(GroupGeometry g, CollectiveKind kind, const TokenRouting& routing) {
   if (kind != CollectiveKind::all_to_all || !routing.per_node() || g.nodes * g.per_node != g.ranks) return g;
-  const DispatchShares d = dispatch_shares(routing, g.ranks, g.nodes, g.per_node);
-  g.dispatch_network_share = d.network;
-  g.dispatch_scaleup_share = d.scaleup;
+  g.dispatch = dispatch_shares(routing, g.ranks, g.nodes, g.per_node);
   return g;
 }
 

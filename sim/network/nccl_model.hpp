@@ -122,6 +122,7 @@
 #include "models/workload/op.hpp"
 #include "sim/engine/time.hpp"
 #include "sim/base/token_routing.hpp"
+#include "sim/network/token_dispatch.hpp"
 #include "topologies/cluster.hpp"
 
 namespace cs::sim {
@@ -211,10 +212,9 @@ struct GroupGeometry {
   // them, src/graph/connect.cc at v2.21.5-1): "2 coll channels" in the 2-node A100 PCIe log's INFO lines.
   int ring_channels = kRingChannels;
   // An all-to-all of a per-node token dispatcher (token_dispatch.hpp, set by with_dispatch): the shares of
-  // S it sends over the network and over the scale-up fabric. Negative: the pairwise exchange of S / n with
-  // every peer (NCCL's all-to-all, Megatron-Core's alltoall dispatcher).
-  double dispatch_network_share = -1;
-  double dispatch_scaleup_share = -1;
+  // S it sends over the network and over the scale-up fabric. None (the default): the pairwise exchange of
+  // S / n with every peer (NCCL's all-to-all, Megatron-Core's alltoall dispatcher).
+  DispatchShares dispatch;
   // Every field: groups of equal geometry get the same algorithm, time and flows (FlowNetwork's memo).
   bool operator==(const GroupGeometry&) const = default;
 };

@@ -29,9 +29,12 @@
 
 namespace cs::sim {
 
+// Negative shares (the default): no per-node dispatch, the pairwise exchange of every routed copy.
 struct DispatchShares {
-  double network = 0;   // bytes a rank sends to other nodes, over the all-to-all's S (T k h)
-  double scaleup = 0;   // bytes a rank sends over the scale-up fabric (its own and forwarded), over S
+  double network = -1;  // bytes a rank sends to other nodes, over the all-to-all's S (T k h)
+  double scaleup = -1;  // bytes a rank sends over the scale-up fabric (its own and forwarded), over S
+  bool per_node() const { return network >= 0; }
+  bool operator==(const DispatchShares&) const = default;
 };
 
 // P(a token routed by `r` picks an expert in [lo, hi)), 0 <= lo < hi <= r.experts().

@@ -87,7 +87,7 @@ TEST_CASE("a dispatch all-to-all is priced at its shares, the slower fabric deci
   const TokenRouting qwen{128, 8, 0, 0};
   const cs::sim::GroupGeometry routed = cs::sim::with_dispatch(g, cs::sim::CollectiveKind::all_to_all, qwen);
   const auto d = dispatch_shares(qwen, 16, 2, 8);
-  REQUIRE(routed.dispatch_network_share == d.network);
+  REQUIRE(routed.dispatch.network == d.network);
   // Not an all-to-all, or no routing: the geometry is unchanged.
   CHECK(cs::sim::with_dispatch(g, cs::sim::CollectiveKind::all_gather, qwen) == g);
   CHECK(cs::sim::with_dispatch(g, cs::sim::CollectiveKind::all_to_all, TokenRouting{}) == g);
