@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -351,6 +352,11 @@ double op_time_s(const Op& op, const GpuSpec& gpu, const ComputeProfile& profile
     once.repeat = 1;
     return op.repeat * op_time_s(once, gpu, profile);
   }
+  if (op.host_issued) {
+    Op queued = op;
+    queued.host_issued = false;
+    return std::max(profile.expert_host_issue_us * 1e-6, op_time_s(queued, gpu, profile));
+  }
   CS_CHECK(op.kind != OpKind::collective);
   CS_CHECK(op.flops >= 0 && op.bytes >= 0);
   CS_CHECK(gpu.hbm_tbps > 0);
@@ -389,6 +395,24 @@ double op_time_s(const Op& op, const GpuSpec& gpu, const ComputeProfile& profile
   }
   CS_CHECK(false);
   return 0;
+}
+
+OpTimeKey op_time_key(const Op& op) {
+  const auto& a = op.attention;
+  return {{static_cast<std::int64_t>(op.kind), static_cast<std::int64_t>(op.dtype), static_cast<std::int64_t>(op.mem_kind),
+           op.gemm.m, op.gemm.n, op.gemm.k, a.batch, a.heads_q, a.heads_kv, a.seq_q, a.seq_kv, a.head_dim,
+           static_cast<std::int64_t>(a.causal), static_cast<std::int64_t>(a.kernel), op.repeat,
+           static_cast<std::int64_t>(op.host_issued)},
+          op.flops, op.bytes};
+}
+
+std::size_t OpTimeKeyHash::operator()(const OpTimeKey& k) const {
+  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the fields' bits
+  auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
+  for (std::int64_t v : k.ints) mix(static_cast<std::uint64_t>(v));
+  mix(std::bit_cast<std::uint64_t>(k.flops));
+  mix(std::bit_cast<std::uint64_t>(k.bytes));
+  return static_cast<std::size_t>(h);
 }
 
 }  // namespace cs::models

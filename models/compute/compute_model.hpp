@@ -31,6 +31,19 @@
 // of the H200 memory-bound size sweeps (~8 us, PyTorch eager). All measured efficiencies are derived
 // with it removed, so a measured shape reproduces its measured time exactly on the H200.
 //
+// Host-issued kernels (Op::host_issued): a kernel the host issues with nothing queued ahead of it -- the MoE
+// experts' forward kernels, behind the token dispatcher's device-to-host synchronisation -- cannot start
+// before the host has issued it. Issuing kernel i at i x h after the synchronisation, each kernel ends at
+// max(end of the previous, i h) + g_i; when every kernel of the run is shorter than h that is h apiece, which
+// is what the model charges: max(g, h) per kernel (pessimistic by up to h for a run that mixes kernels longer
+// than h, during which the host gets ahead). h = ComputeProfile::expert_host_issue_us, the host's time per
+// expert kernel in the eager PyTorch / Transformer Engine path (Python dispatch, per-expert tensor splits
+// and quantizers, the cuBLAS call). Megatron-Core's MoE guide names the effect ("CPU Overhead Bottleneck":
+// gaps between kernels; the remedies CUDA graphs and a larger micro-batch, megatron/core/transformer/moe/
+// README.md @ NVIDIA/Megatron-LM d98e8a64). No microbenchmark of this repository measures h; the default,
+// kDefaultExpertHostIssueUs, is fitted to Megatron-Bridge's published MoE runs and checked leave one group
+// out (docs/validation.md, "Fitted constants"); a profile may state its own (expert_host_issue_us).
+//
 // Dtypes: fp32 GEMMs run against peak_tflops_fp32 (CUDA cores), tf32 against the tf32 peak, bf16/fp16
 // against the bf16 peak, all with the bf16 shape efficiency. fp8 on a GPU with fp8 uses the fp8 peak
 // times the bf16 efficiency times fp8_gemm_speedup_efficiency (the measured fp8/bf16 ratio of achieved
@@ -154,6 +167,8 @@
 // GEMM that the H200 runs at 85% of its ceiling reaches 94% of the A100's; a B200 SM (2250 / 148 = 15.2)
 // is 2x faster and needs larger shapes. The same GPU, and the H100 (r = 1), reduce to the ceiling ratio
 // exactly. Where either GPU's rate is unknown r = 1. Calibrating on the target GPU replaces all of this.
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -202,6 +217,9 @@ struct Flash2AttentionModel {
 class AttentionBalanceMemo;
 std::shared_ptr<AttentionBalanceMemo> make_attention_balance_memo();
 
+// The host's time per expert kernel (the essay's "Host-issued kernels").
+inline constexpr double kDefaultExpertHostIssueUs = 60.0;
+
 // Everything the compute model needs beyond the datasheet. A calibration profile fills one of these.
 struct ComputeProfile {
   std::string source;        // where the numbers came from (for the report)
@@ -222,6 +240,8 @@ struct ComputeProfile {
   // rate per SM. 0: unknown (GEMM shape effects carry to other GPUs unscaled).
   double peak_tflops_bf16 = 0;
   double launch_overhead_us = 0;           // per kernel, host launch + scheduling
+  // Least time of a host-issued kernel (Op::host_issued; the essay's "Host-issued kernels").
+  double expert_host_issue_us = kDefaultExpertHostIssueUs;
   // Forward+backward attention microbenchmark: the backward starts no earlier than this after the
   // start (host dispatch; see the essay). Validation of that harness only, never training steps.
   double attention_host_floor_us = 0;
@@ -234,6 +254,19 @@ const ComputeProfile& default_compute_profile();
 
 // Duration of a compute op in seconds (never for OpKind::collective): all op.repeat runs of it.
 double op_time_s(const Op& op, const GpuSpec& gpu, const ComputeProfile& profile);
+
+// Everything op_time_s reads of an op: two ops with equal keys take equal times on one GPU with one
+// profile. Every cache of op durations keys on it (the step builder's, the search's screening tier), so a
+// field the compute model starts reading is added here, once.
+struct OpTimeKey {
+  std::array<std::int64_t, 16> ints{};
+  double flops = 0, bytes = 0;
+  bool operator==(const OpTimeKey&) const = default;
+};
+OpTimeKey op_time_key(const Op& op);
+struct OpTimeKeyHash {
+  std::size_t operator()(const OpTimeKey& k) const;
+};
 
 // The achieved fraction of peak the model uses for a GEMM / attention / memory-bound op (for reports
 // and tests).

@@ -220,6 +220,8 @@ ComputeProfile read_compute(const json& v, const std::string& path, Problems& pr
   p.source = f.string("source", false).value_or("");
   p.sm_count = static_cast<int>(f.integer("sm_count", true, 1, 100000, "1e5 SMs: 600x a B200 (148)").value_or(1));
   p.launch_overhead_us = f.number("launch_overhead_us", true, 0, kMaxProfileMicroseconds, false, kMicrosecondsExpected).value_or(0);
+  p.expert_host_issue_us = f.number("expert_host_issue_us", false, 0, kMaxProfileMicroseconds, false, kMicrosecondsExpected)
+                               .value_or(kDefaultExpertHostIssueUs);
   // 0: unknown; else a fraction (of a speed-up, of peak) of at least 1%, a rate of at least 1 TFLOP/s (any GPU).
   p.fp8_gemm_speedup_efficiency = f.zero_or("fp8_gemm_speedup_efficiency", 0.01, 2, "0 or a number in [0.01, 2]");
   p.matmul_ceiling_fraction = f.zero_or("matmul_ceiling_fraction", 0.01, 1, "0 (unknown) or a number in [0.01, 1]");
@@ -408,6 +410,7 @@ std::string profile_to_json(const CalibrationProfile& p) {
     ordered_json cj = {{"source", c.source},
                        {"sm_count", c.sm_count},
                        {"launch_overhead_us", c.launch_overhead_us},
+                       {"expert_host_issue_us", c.expert_host_issue_us},
                        {"fp8_gemm_speedup_efficiency", c.fp8_gemm_speedup_efficiency},
                        {"matmul_ceiling_fraction", c.matmul_ceiling_fraction},
                        {"peak_tflops_bf16", c.peak_tflops_bf16}};

@@ -5,6 +5,7 @@
 //   { "format": "clustersim-profile", "version": 1,
 //     "gpu": "H200",                                   measured GPU (catalog name or device string)
 //     "compute": { "source", "sm_count", "launch_overhead_us", "fp8_gemm_speedup_efficiency",
+//                  "expert_host_issue_us",                 (optional: absent, kDefaultExpertHostIssueUs)
 //                  "gemm":         [ {"m", "n", "k", "efficiency"} ],
 //                  "attention":    [ {"batch", "heads_q", "heads_kv", "seq", "head_dim",
 //                                     "fwd_efficiency", "fwdbwd_efficiency"} ],   (measured points)

@@ -89,6 +89,11 @@ struct Op {
   // under balanced routing, one kernel each as Megatron's SequentialMLP issues them); flops and bytes are
   // one run's. One op for G identical kernels keeps the step's timing exact and its task graph G x smaller.
   int repeat = 1;
+  // Compute ops: issued by the host one kernel at a time with nothing queued ahead of them, so a kernel
+  // cannot start before the host has issued it and lasts at least the profile's host issue time
+  // (models/compute/compute_model.hpp, "Host-issued kernels"). Set on the MoE experts' forward kernels,
+  // which run after the token dispatcher's device-to-host synchronisation (transformer.cpp moe_mlp_ops).
+  bool host_issued = false;
 };
 
 }  // namespace cs::models

@@ -463,13 +463,23 @@ void moe_mlp_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, s
     op.repeat = static_cast<int>(experts_here);
     return op;
   };
+  // Their forward kernels are issued by the host one by one behind a device-to-host synchronisation:
+  // Megatron-Core's dispatchers bring the token counts to the host before the experts run (alltoall:
+  // token_dispatcher.py MoEAlltoAllTokenDispatcher, cuda_sync_point "before_ep_alltoall" whenever EP or TP
+  // > 1, else "before_finish"; the experts' FP8/FP4 padding and TEGroupedMLP's per-expert splits call
+  // tokens_per_expert.tolist(), experts.py @ NVIDIA/Megatron-LM d98e8a64), so the GPU queue is empty when
+  // the host starts issuing them (Op::host_issued). The backward has no such synchronisation.
+  const auto issued = [&](Op op) {
+    op.host_issued = t.experts_host_issued();
+    return op;
+  };
   std::vector<Op> expert_bwd;
   const Op fc1 = experts(gemm("fc1.experts", tokens_per_expert, fc1_width(m, expert_ffn(m)) / etp, x.h, x.gemm_dtype));
   const Op act = experts(mem("act.experts", MemOpKind::activation, act_mult_fwd * d(tokens_per_expert) * d(f) * kActBytes));
   const Op fc2 = experts(gemm("fc2.experts", tokens_per_expert, x.h, f, x.gemm_dtype));
-  fwd.push_back(fc1);
-  fwd.push_back(act);
-  fwd.push_back(fc2);
+  fwd.push_back(issued(fc1));
+  fwd.push_back(issued(act));
+  fwd.push_back(issued(fc2));
   // The experts' FC2 bias (model.add_bias_linear), as Megatron-Core's TEGroupedMLP applies it:
   // linear_fc2 is built with skip_bias_add=True, and forward() then calls
   //   _apply_bias(output, output_bias, tokens_per_expert, permuted_probs)
@@ -487,8 +497,8 @@ void moe_mlp_ops(const ModelConfig& m, const TrainingConfig& t, const Dims& x, s
   if (m.add_bias_linear) {
     const double se = d(tokens_per_expert) * d(x.h) * kActBytes;
     const double all = se * d(experts_here);
-    fwd.push_back(experts(mem("fc2_bias_mul.experts", MemOpKind::elementwise, se)));
-    fwd.push_back(experts(mem("fc2_bias_add.experts", MemOpKind::elementwise, 3.0 * se)));
+    fwd.push_back(issued(experts(mem("fc2_bias_mul.experts", MemOpKind::elementwise, se))));
+    fwd.push_back(issued(experts(mem("fc2_bias_add.experts", MemOpKind::elementwise, 3.0 * se))));
     fwd.push_back(mem("fc2_bias_cat", MemOpKind::copy, 2.0 * all));
     expert_bwd.push_back(mem("fc2_bias_cat_bwd", MemOpKind::copy, 2.0 * all));
     Op grads = mem("fc2_bias_bwd.experts", MemOpKind::elementwise, 1.5 * se);
@@ -1240,6 +1250,7 @@ void add_quantize_casts(std::vector<Op>& ops, const TrainingConfig& t) {
       out.push_back(mem(op.name + (fp4 ? "_fp4_cast" : "_fp8_cast"), MemOpKind::elementwise, bytes_per_element * d(op.gemm.m) * d(op.gemm.k)));
       out.back().repeat = op.repeat;
       out.back().role = op.role;
+      out.back().host_issued = op.host_issued;
     }
     out.push_back(std::move(op));
   }

@@ -78,6 +78,14 @@ enum class RecomputeMethod { uniform, block };
 // per destination rank over NVLink (sim/network/token_dispatch.hpp has the traffic and its sources). The two
 // flex backends move the same bytes; their kernels differ, which is not modelled.
 enum class MoeDispatcher { alltoall, deepep, hybridep };
+// Megatron-Core's cuda_graph_impl (docs/user-guide/features/cuda_graph.md @ NVIDIA/Megatron-LM d98e8a64):
+// none; local and transformer_engine capture parts of each layer (cuda_graph_modules), which cannot hold a
+// dropless MoE layer's experts -- their per-expert token counts come to the host every step
+// (megatron/core/transformer/moe/experts.py: "this path must never be included in a CUDA graph";
+// transformer_config.py refuses the moe module without drop-and-pad) -- so the experts stay host-issued;
+// full_iteration replays the whole iteration as one graph, nothing host-issued (models/workload/op.hpp
+// Op::host_issued).
+enum class CudaGraphImpl { none, local, transformer_engine, full_iteration };
 // What recompute_granularity "selective" re-runs: Megatron-Core's recompute_modules.
 struct RecomputeModules {
   bool core_attn = true, layernorm = false, mlp = false, moe_act = false;
@@ -405,6 +413,10 @@ struct TrainingConfig {
   // (sim/step/step_builder.hpp).
   bool overlap_moe_expert_parallel_comm = false;
   MoeDispatcher moe_token_dispatcher = MoeDispatcher::alltoall;
+  CudaGraphImpl cuda_graph_impl = CudaGraphImpl::none;
+  // Whether the MoE experts' forward kernels are issued by the host behind the dispatcher's synchronisation
+  // (Op::host_issued): everywhere but under one graph for the whole iteration.
+  bool experts_host_issued() const { return cuda_graph_impl != CudaGraphImpl::full_iteration; }
   // Pipeline transfers (sim/step/step_builder.hpp): how the tensor is split over TP, and whether the
   // compute stream waits for each send and posts each receive in program order (Megatron-LM 2021-2022's
   // _communicate: batch_isend_irecv, req.wait() and torch.cuda.synchronize() per call; DeepSpeed's

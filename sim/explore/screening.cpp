@@ -48,7 +48,6 @@ struct KeyHash {
     return static_cast<std::size_t>(h);
   }
 };
-using OpKey = Key<15, 2>;          // everything models::op_time_s reads of an op (the builder's DurationKey)
 using CollectiveKey = Key<12, 1>;  // kind, group kind, layout, rank (or a pipeline pair), token routing; bytes
 using PriceKey = Key<4, 1>;        // kind, group geometry (its index), forced algorithm (hash), token routing; bytes
 
@@ -129,7 +128,7 @@ CompiledOrder compile_order(PipelineSchedule schedule, int p, int m, int stage, 
 struct ScreeningCache::Impl {
   explicit Impl(const topo::ClusterSpec& spec) : cluster(spec) {}
   topo::Cluster cluster;
-  std::unordered_map<OpKey, Time, KeyHash> ops;
+  std::unordered_map<models::OpTimeKey, Time, models::OpTimeKeyHash> ops;
   std::unordered_map<CollectiveKey, Time, KeyHash> collectives;
   // Below the layout's collective: layouts share groups (TP 8 is GPUs 0-7 whatever the PP and DP), so a
   // group's geometry is found by its GPUs and a price by the geometry, not recomputed per layout.
@@ -415,11 +414,7 @@ class Screen {
 
   // The builder's rounding of models::op_time_s (memoized across the layouts of a search).
   Time op_time(const Op& op) {
-    const auto& a = op.attention;
-    const OpKey key{{static_cast<std::int64_t>(op.kind), static_cast<std::int64_t>(op.dtype), static_cast<std::int64_t>(op.mem_kind),
-                     op.gemm.m, op.gemm.n, op.gemm.k, a.batch, a.heads_q, a.heads_kv, a.seq_q, a.seq_kv, a.head_dim,
-                     static_cast<std::int64_t>(a.causal), static_cast<std::int64_t>(a.kernel), op.repeat},
-                    {op.flops, op.bytes}};
+    const models::OpTimeKey key = models::op_time_key(op);
     if (const auto it = cache_.ops.find(key); it != cache_.ops.end()) return it->second;
     const Time t = from_seconds(models::op_time_s(op, s_.gpu, profile_));
     cache_.ops.emplace(key, t);

@@ -74,6 +74,7 @@ Report job_report(const Scenario& s) {
     r.recompute_num_layers = t.recompute_num_layers;
   }
   r.cpu_offloading_num_layers = t.cpu_offloading_num_layers;
+  if (t.cuda_graph_impl != models::CudaGraphImpl::none) r.cuda_graph_impl = std::string(name_of(kCudaGraphImplNames, t.cuda_graph_impl));
   if (t.ep > 1 && t.moe_token_dispatcher != models::MoeDispatcher::alltoall)
     r.moe_token_dispatcher = std::string(name_of(kMoeDispatcherNames, t.moe_token_dispatcher));
   r.zero_stage = t.zero_stage;
@@ -149,6 +150,7 @@ json to_json(const Report& r) {
   }
   if (!r.moe_token_dispatcher.empty()) out["layout"]["moe_token_dispatcher"] = r.moe_token_dispatcher;
   if (r.cpu_offloading_num_layers > 0) out["layout"]["cpu_offloading_num_layers"] = r.cpu_offloading_num_layers;
+  if (!r.cuda_graph_impl.empty()) out["layout"]["cuda_graph_impl"] = r.cuda_graph_impl;
   if (!r.topology_file.empty()) out["cluster"]["topology_file"] = r.topology_file;
   if (!r.gpu_mix.empty()) out["cluster"]["gpu_mix"] = r.gpu_mix;
   if (!r.notes.empty()) out["notes"] = r.notes;
@@ -184,6 +186,7 @@ std::string to_text(const Report& r) {
                      (r.zero_stage ? "  ZeRO-" + std::to_string(r.zero_stage) : std::string{}) + "  recompute " + r.recompute +
                      (r.recompute_num_layers > 0 ? " (" + r.recompute_method + " " + std::to_string(r.recompute_num_layers) + ")" : std::string{}) +
                      (r.cpu_offloading_num_layers > 0 ? "  offload " + std::to_string(r.cpu_offloading_num_layers) + " layers" : std::string{}) +
+                     (r.cuda_graph_impl.empty() ? std::string{} : "  CUDA graphs " + r.cuda_graph_impl) +
                      (r.framework != "generic" ? "  (" + r.framework + " " + r.framework_release + ")" : std::string{}));
   line("batch", "global " + std::to_string(r.global_batch_size) + " = micro " + std::to_string(r.micro_batch_size) + " x " +
                     std::to_string(r.num_micro_batches) + " micro-batches x DP " + std::to_string(r.dp) + ", seq " +

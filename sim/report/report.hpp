@@ -78,6 +78,8 @@ struct Report {
   // CPU activation offload's layers (training.cpu_offloading_num_layers); 0: off, and neither the layout
   // line nor the JSON layout shows it.
   std::int64_t cpu_offloading_num_layers = 0;
+  // training.cuda_graph_impl when not "none"; empty: neither the text nor the JSON layout shows it.
+  std::string cuda_graph_impl;
   int zero_stage = 0;
   bool sequence_parallel = false;
 

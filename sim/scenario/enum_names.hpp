@@ -31,6 +31,11 @@ inline constexpr std::array<Named<models::MoeDispatcher>, 3> kMoeDispatcherNames
     {models::MoeDispatcher::hybridep, "hybridep"},
 }};
 
+inline constexpr std::array<Named<models::CudaGraphImpl>, 4> kCudaGraphImplNames{{
+    {models::CudaGraphImpl::none, "none"}, {models::CudaGraphImpl::local, "local"},
+    {models::CudaGraphImpl::transformer_engine, "transformer_engine"}, {models::CudaGraphImpl::full_iteration, "full_iteration"},
+}};
+
 inline constexpr std::array<Named<models::PipelineSchedule>, 6> kPipelineScheduleNames{{
     {models::PipelineSchedule::one_f_one_b, "1f1b"}, {models::PipelineSchedule::gpipe, "gpipe"},
     {models::PipelineSchedule::interleaved, "interleaved"}, {models::PipelineSchedule::zb_h1, "zb-h1"},

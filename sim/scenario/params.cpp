@@ -41,6 +41,7 @@ std::vector<std::string> choices_from(const std::string& source) {
   if (source == "recompute") return names_of(kRecomputeNames);
   if (source == "recompute_method") return names_of(kRecomputeMethodNames);
   if (source == "moe_token_dispatcher") return names_of(kMoeDispatcherNames);
+  if (source == "cuda_graph_impl") return names_of(kCudaGraphImplNames);
   if (source == "network") return names_of(kNetworkBackendNames);
   if (source == "nccl_algorithm") return names_of(kNcclAlgorithmNames);
   CS_CHECK(!"params.json: unknown choices source");

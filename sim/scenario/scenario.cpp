@@ -1219,6 +1219,7 @@ void read_data_parallel_mechanisms(ObjectReader& r, Scenario& s, const Framework
   const auto tp_comm_overlap = r.boolean("tp_comm_overlap");
   t.overlap_moe_expert_parallel_comm = r.boolean("overlap_moe_expert_parallel_comm").value_or(false);
   t.moe_token_dispatcher = r.named("moe_token_dispatcher", kMoeDispatcherNames).value_or(models::MoeDispatcher::alltoall);
+  t.cuda_graph_impl = r.named("cuda_graph_impl", kCudaGraphImplNames).value_or(models::CudaGraphImpl::none);
   const auto main_grads_dtype = r.named("main_grads_dtype", kGradDtypeNames);
   const auto grad_reduce_dtype = r.named("grad_reduce_dtype", kGradDtypeNames);
   t.grad_accumulation = r.named("gradient_accumulation", kGradAccumulationNames).value_or(models::GradAccumulation::fused);
@@ -1581,6 +1582,20 @@ void check_cpu_offload(const models::TrainingConfig& t, const models::ModelConfi
     errors.add(key, "is not modelled with overlap_moe_expert_parallel_comm (two micro-batches' passes interleaved layer by layer)");
 }
 
+// CUDA graphs (training.cuda_graph_impl): what Megatron-Core's TransformerConfig.__post_init__ refuses of a
+// per-layer implementation (megatron/core/transformer/transformer_config.py @ NVIDIA/Megatron-LM d98e8a64:
+// "CUDA graphs not supported with CPU offloading.", "full recompute is only supported with full iteration
+// CUDA graph.").
+void check_cuda_graphs(const models::TrainingConfig& t, Errors& errors) {
+  if (t.cuda_graph_impl == models::CudaGraphImpl::none || t.cuda_graph_impl == models::CudaGraphImpl::full_iteration) return;
+  const std::string key = "training.cuda_graph_impl";
+  const std::string what = "\"" + std::string(name_of(kCudaGraphImplNames, t.cuda_graph_impl)) + "\"";
+  if (t.cpu_offloading_num_layers > 0)
+    errors.add(key, what + " cannot run with training.cpu_offloading_num_layers (Megatron-Core refuses CUDA graphs with CPU offloading)");
+  if (t.recompute == models::Recompute::full)
+    errors.add(key, what + " cannot run with training.recompute_granularity \"full\" (Megatron-Core supports full recompute only with full_iteration)");
+}
+
 void check_training(Scenario& s, const ParallelKeys& keys, const FrameworkChoice& chosen, Errors& errors) {
   models::TrainingConfig& t = s.training;
   const models::ModelConfig& m = s.model;
@@ -1588,6 +1603,7 @@ void check_training(Scenario& s, const ParallelKeys& keys, const FrameworkChoice
   check_layout(t, m, errors);
   check_split_backward_schedule(t, errors);
   check_cpu_offload(t, m, errors);
+  check_cuda_graphs(t, errors);
   check_batch_split(t, m, errors);
   if (keys.hybrid_shard) resolve_hybrid_shard(s, errors);
   check_overlaps(t, errors);

@@ -44,20 +44,16 @@ Category category_of(ProcessGroup g) {
   return Category::tp_comm;
 }
 
-// Everything an op's modelled duration depends on (models::op_time_s reads no other field).
+// Everything an op's modelled duration depends on: the op's models::OpTimeKey and the node group whose GPU
+// type runs it (0: cluster.gpu).
 struct DurationKey {
-  std::array<std::int64_t, 16> ints;  // ..., the node group (0: cluster.gpu)
-  double flops, bytes;
+  models::OpTimeKey op;
+  std::int64_t gpu_group = 0;
   bool operator==(const DurationKey&) const = default;
 };
 struct DurationKeyHash {
   std::size_t operator()(const DurationKey& k) const {
-    std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the fields' bits
-    auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
-    for (std::int64_t v : k.ints) mix(static_cast<std::uint64_t>(v));
-    mix(std::bit_cast<std::uint64_t>(k.flops));
-    mix(std::bit_cast<std::uint64_t>(k.bytes));
-    return static_cast<std::size_t>(h);
+    return models::OpTimeKeyHash{}(k.op) * 1099511628211ULL ^ static_cast<std::size_t>(k.gpu_group);
   }
 };
 
@@ -278,12 +274,7 @@ class Builder {
   // The op at its node group's GPU type, before any per-GPU slowdown.
   Time base_duration(const Op& op, const models::GpuSpec* group_gpu) {
     const Heterogeneity& h = s_.heterogeneity;
-    const auto& a = op.attention;
-    const DurationKey key{{static_cast<std::int64_t>(op.kind), static_cast<std::int64_t>(op.dtype), static_cast<std::int64_t>(op.mem_kind),
-                           op.gemm.m, op.gemm.n, op.gemm.k, a.batch, a.heads_q, a.heads_kv, a.seq_q, a.seq_kv, a.head_dim,
-                           static_cast<std::int64_t>(a.causal), static_cast<std::int64_t>(a.kernel), op.repeat,
-                           group_gpu ? static_cast<std::int64_t>(group_gpu - &h.groups.front().gpu) + 1 : 0},
-                          op.flops, op.bytes};
+    const DurationKey key{models::op_time_key(op), group_gpu ? static_cast<std::int64_t>(group_gpu - &h.groups.front().gpu) + 1 : 0};
     const auto it = durations_.find(key);
     if (it != durations_.end()) return it->second;
     const Time t = from_seconds(models::op_time_s(op, group_gpu ? *group_gpu : s_.gpu, profile_));

@@ -65,7 +65,7 @@ const std::vector<KnobSpec>& knob_specs() {
       {"gradient_accumulation", "", false},   {"pipeline_p2p", "", false},
       {"pipeline_layout", "", false},         {"mtp", "", false},
       {"mla", "", false},                     {"architecture", "", false},
-      {"token_dispatcher", "", false}};
+      {"token_dispatcher", "", false},        {"cuda_graphs", "", false}};
   return specs;
 }
 const KnobSpec* find_knob(const std::string& name) {

@@ -503,6 +503,7 @@ void EntryConversion::write_training() {
   if (recompute_rule) EntryDefaults::apply(*recompute_rule, m, tr);  // recompute_modules of a recipe
   knob_apply(defaults, "expert_tensor_parallel", p, m, tr);
   knob_apply(defaults, "token_dispatcher", p, m, tr);
+  knob_apply(defaults, "cuda_graphs", p, m, tr);
   if (vp > 1) {
     tr["virtual_pipeline_model_parallel_size"] = vp;
     tr["pipeline_schedule"] = "interleaved";
@@ -541,6 +542,7 @@ void EntryConversion::write_training() {
   if (ep > 1) p.layout += " EP" + fmt("%g", ep);
   if (ep > 1 && tr.contains("moe_token_dispatcher") && tr["moe_token_dispatcher"] != "alltoall")
     p.layout += " " + tr["moe_token_dispatcher"].get<std::string>();
+  if (tr.contains("cuda_graph_impl")) p.layout += " graphs-" + tr["cuda_graph_impl"].get<std::string>();
   if (tr.contains("expert_tensor_parallel_size") && tr["expert_tensor_parallel_size"] != *tp)
     p.layout += " ETP" + tr["expert_tensor_parallel_size"].dump();
   if (vp > 1) p.layout += " VP" + fmt("%g", vp);

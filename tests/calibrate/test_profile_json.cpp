@@ -150,3 +150,20 @@ TEST_CASE("profile json: an LL ring chunk out of range is named with its path", 
     CHECK(std::string(e.what()) == "p.json: comm[0].nccl.ring_chunk_bytes_LL: 0 is out of range (expected a number of bytes in (0, 1e12])");
   }
 }
+
+TEST_CASE("profile json: expert_host_issue_us, optional, its default when absent, out of range named", "[calibrate][bad-input]") {
+  const std::string base = R"({"compute": {"sm_count": 132, "launch_overhead_us": 8,
+    "gemm": [{"m": 512, "n": 512, "k": 512, "efficiency": 0.5}]})";
+  CHECK(models::parse_profile(base + "}", "p.json").compute->expert_host_issue_us == models::kDefaultExpertHostIssueUs);
+  const std::string stated = R"({"compute": {"sm_count": 132, "launch_overhead_us": 8, "expert_host_issue_us": 35,
+    "gemm": [{"m": 512, "n": 512, "k": 512, "efficiency": 0.5}]}})";
+  CHECK(models::parse_profile(stated, "p.json").compute->expert_host_issue_us == 35.0);
+  const std::string negative = R"({"compute": {"sm_count": 132, "launch_overhead_us": 8, "expert_host_issue_us": -1,
+    "gemm": [{"m": 512, "n": 512, "k": 512, "efficiency": 0.5}]}})";
+  try {
+    models::parse_profile(negative, "p.json");
+    FAIL("no error");
+  } catch (const cs::InputError& e) {
+    CHECK(std::string(e.what()).find("p.json: compute.expert_host_issue_us: -1 is out of range") != std::string::npos);
+  }
+}

@@ -772,6 +772,30 @@ TEST_CASE("recompute_method and recompute_num_layers: Megatron-Core's names, a p
   }
 }
 
+TEST_CASE("cuda_graph_impl: what Megatron-Core refuses of a per-layer graph", "[cli]") {
+  TempDir dir;
+  fs::path file;
+  json doc = scenario_json(k8b);  // Llama 3 8B: 32 layers, PP 1
+  SECTION("a name Megatron-Core does not have") {
+    doc["training"]["cuda_graph_impl"] = "whole";
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.cuda_graph_impl", {"whole", "full_iteration"});
+  }
+  SECTION("local graphs with CPU offloading") {
+    doc["training"]["recompute_granularity"] = "none";
+    doc["training"]["cuda_graph_impl"] = "local";
+    doc["training"]["cpu_offloading_num_layers"] = 4;
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.cuda_graph_impl", {"\"local\"", "cpu_offloading_num_layers"});
+  }
+  SECTION("transformer_engine graphs with full recompute") {
+    doc["training"]["cuda_graph_impl"] = "transformer_engine";
+    doc["training"]["recompute_granularity"] = "full";
+    const auto r = run_doc(dir, doc, file);
+    check_single_error(r, file, "training.cuda_graph_impl", {"\"transformer_engine\"", "full_iteration"});
+  }
+}
+
 TEST_CASE("cpu_offloading_num_layers: what Megatron-Core's TransformerConfig refuses, and hybrid models", "[cli]") {
   TempDir dir;
   fs::path file;

@@ -466,3 +466,47 @@ TEST_CASE("compute: a measured FA2 curve holds on GPUs with the measured GPU's m
     CHECK(attention_efficiency(fa2, bwd, a100, p) == Approx(attention_efficiency(native, bwd, a100, p)).epsilon(1e-12));
   }
 }
+
+TEST_CASE("compute: a host-issued kernel takes at least the host's issue time, each repeat", "[models]") {
+  // Op::host_issued (the essay's "Host-issued kernels"): with the GPU queue empty, kernel i is issued at
+  // i h and ends at max(end of kernel i-1, i h) + g. For r kernels all shorter than h the run ends at r h;
+  // for kernels all longer than h the host keeps ahead and it ends at h + r g, charged r g (max(g, h) each).
+  const GpuSpec& h200 = gpu("H200");
+  ComputeProfile p = default_compute_profile();
+  p.expert_host_issue_us = 50.0;
+  Op small = gemm_op(64, 1024, 1024);  // ~10 us on the H200: issue-bound
+  const double g_small = op_time_s(small, h200, p);
+  REQUIRE(g_small < 50e-6);
+  small.host_issued = true;
+  CHECK(op_time_s(small, h200, p) == Approx(50e-6).epsilon(1e-12));
+  small.repeat = 8;
+  CHECK(op_time_s(small, h200, p) == Approx(8 * 50e-6).epsilon(1e-12));
+  Op big = gemm_op(8192, 8192, 8192);  // ~1.3 ms: the host is never behind
+  const double g_big = op_time_s(big, h200, p);
+  REQUIRE(g_big > 50e-6);
+  big.host_issued = true;
+  big.repeat = 4;
+  CHECK(op_time_s(big, h200, p) == Approx(4 * g_big).epsilon(1e-12));
+  // No issue time (a CUDA graph replays the kernels): the GPU time.
+  p.expert_host_issue_us = 0;
+  small.repeat = 1;
+  CHECK(op_time_s(small, h200, p) == Approx(g_small).epsilon(1e-12));
+}
+
+TEST_CASE("compute: op_time_key tells apart every field op_time_s reads", "[models]") {
+  const Op a = gemm_op(128, 256, 512);
+  Op b = a;
+  CHECK(op_time_key(a) == op_time_key(b));
+  CHECK(OpTimeKeyHash{}(op_time_key(a)) == OpTimeKeyHash{}(op_time_key(b)));
+  b.host_issued = true;
+  CHECK_FALSE(op_time_key(a) == op_time_key(b));
+  b = a;
+  b.repeat = 2;
+  CHECK_FALSE(op_time_key(a) == op_time_key(b));
+  b = a;
+  b.bytes = 1;
+  CHECK_FALSE(op_time_key(a) == op_time_key(b));
+  b = a;
+  b.dtype = Dtype::fp8;
+  CHECK_FALSE(op_time_key(a) == op_time_key(b));
+}

@@ -140,6 +140,16 @@ TEST_CASE("DeepSeekMoE 16B: a dense first layer, shared and routed experts, by h
   CHECK(at("shared_fc2_dgrad") < at("shared_fc1_wgrad"));
   CHECK(at("shared_fc1_wgrad") < at("unpermute_bwd"));
   CHECK(at("fc1.experts_wgrad") < at("router_wgrad"));
+
+  // The experts' forward kernels are host-issued (behind the dispatcher's device-to-host sync), their
+  // backward and every other op not; under one CUDA graph for the whole iteration none is.
+  for (const Op& op : moe.forward) CHECK(op.host_issued == (op.name.find(".experts") != std::string::npos));
+  for (const Op& op : moe.backward) CHECK_FALSE(op.host_issued);
+  for (const Op& op : dense.forward) CHECK_FALSE(op.host_issued);
+  t.cuda_graph_impl = CudaGraphImpl::full_iteration;
+  for (const Op& op : transformer_layer_ops(m, t).forward) CHECK_FALSE(op.host_issued);
+  t.cuda_graph_impl = CudaGraphImpl::transformer_engine;
+  CHECK(find_op(transformer_layer_ops(m, t).forward, "fc1.experts").host_issued);
 }
 
 TEST_CASE("model FLOPs: GPT-3 matches Megatron's closed form", "[models]") {

@@ -113,7 +113,7 @@ TEST_CASE("framework defaults: the compiled-in table is calibrate/published/fram
   // the token dispatchers Megatron-Bridge's recipes set (moe_flex_dispatcher_backend), by release and GPU: 5
   // for DeepSeek-V3, 4 for Qwen3-30B-A3B, 1 for Nemotron 3 Nano (115; session 17) + the GB200 Llama FSDP
   // recompute rule split three ways, each setting its recipe's cpu_offloading_num_layers (117; issue 29)
-  CHECK(rules == 117);
+  CHECK(rules == 120);
 }
 
 TEST_CASE("framework defaults: every published run matches a framework and release by the file's patterns", "[sim][validate]") {
@@ -283,7 +283,7 @@ TEST_CASE("framework defaults: an unknown knob", "[sim][validate]") {
         "fd.json: defaults.attention_kernel: unknown knob (expected one of head_dim, sliding_window, mlp, vocab, "
         "position_embedding, attention, micro_batch_size, sequence_parallel, recompute, optimizer_sharding, fsdp, precision, "
         "expert_tensor_parallel, pipeline_split, overlap_grad_reduce, tp_comm_overlap, training_framework, virtual_pipeline, "
-                             "gradient_accumulation, pipeline_p2p, pipeline_layout, mtp, mla, architecture, token_dispatcher)");
+                             "gradient_accumulation, pipeline_p2p, pipeline_layout, mtp, mla, architecture, token_dispatcher, cuda_graphs)");
 }
 
 TEST_CASE("framework defaults: a rule without a source", "[sim][validate]") {

@@ -233,9 +233,14 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   // fit their recipe: Nemotron 3 Nano -5..-8% -> +22..+27%, Qwen3-30B 25.11 +64% -> +120%): 7.71% -> 8.50%.
   // Both are the frameworks' mechanisms; what they expose is the small fine-grained MoE layer's
   // over-prediction (docs/validation.md), not fitted away.
+  // Session 19 (issue 31): the MoE experts' forward kernels are host-issued behind the dispatcher's
+  // device-to-host synchronisation (models/compute/compute_model.hpp "Host-issued kernels"; Megatron-Core's
+  // token_dispatcher.py / experts.py): each takes at least 60 us, the small fine-grained layers' cost. Qwen3-30B
+  // H100 EP-16 +35..+37% -> +12..+13%, Nemotron 3 Nano +22..+27% -> +9..+14%, gpt-oss-120B +8..+11% ->
+  // -4..-1%, Qwen3-235B 2 points lower each: 8.50% -> 7.55%, 131 -> 138 within 15%.
   CHECK(high.conflicting == 4);
-  CHECK(high.mean_abs_error < 0.0860);  // today 8.50% over the other 154
-  CHECK(high.within_15pct >= 131);      // of 150
+  CHECK(high.mean_abs_error < 0.0765);  // today 7.55% over the other 154
+  CHECK(high.within_15pct >= 138);      // of 154
   CHECK(summary("conflicting").compared == 4);
 
   // NeMo 24.03 long-sequence runs (4k..1M tokens, CP up to 32) meet the target: attention through
