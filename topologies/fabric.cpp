@@ -8,14 +8,12 @@ namespace cs::topo {
 Fabric fat_tree_fabric();
 Fabric rail_optimized_fabric();
 Fabric ethernet_fabric();
-Fabric striped_fabric();
 
 const std::vector<Fabric>& fabrics() {
   static const std::vector<Fabric> registry{
       fat_tree_fabric(),
       rail_optimized_fabric(),
       ethernet_fabric(),
-      striped_fabric(),
   };
   return registry;
 }
