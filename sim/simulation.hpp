@@ -11,7 +11,7 @@
 // step length the two agree). Each job is also run alone on the same GPUs of the same cluster; its
 // slowdown is its step with the others over its step alone. With the analytical network (no contention
 // by construction) every slowdown is exactly 1; with the flow network it is 1 when the jobs share no
-// link and above 1 when their flows meet on one (an oversubscribed leaf up-link, a spine down-link).
+// link and above 1 when their flows meet on one (an oversubscribed switch up-link or down-link).
 #include <atomic>
 
 #include "sim/engine/cancel.hpp"

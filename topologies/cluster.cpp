@@ -19,18 +19,9 @@
 //   hop latency on the one edge.
 // - NIC <-> leaf, leaf <-> spine, spine <-> core: the NIC link's payload bandwidth and per-hop latency.
 //
-// Fabric: NICs take leaf down-ports in order (fat-tree, ethernet): global NIC n*N + j sits on leaf
-// (n*N + j) / leaf_radix. Rail-optimized: NIC j of every node of a block of leaf_radix nodes sits on rail
-// leaf block*N + j (with nodes <= leaf_radix, simply leaf j). A leaf with d used down-ports gets
-// ceil(d / oversubscription) up-links, one to each of spines 0..; the spine count is the largest up-link
-// count. Spines are logical planes of unbounded radix: a real spine layer of bounded radix that provides
-// the same up-link capacity behaves the same for the analytical and flow models. One leaf: no spines;
-// one node: no scale-out at all, neither NICs nor switches (nothing would cross them).
-// Three tiers: leaf l is in pod l / leaves_per_pod and its up-links go to its pod's spines 0..u_l-1 (a pod
-// has as many spines as its largest u_l). Pod spine s has d_s down-links (leaves of the pod with u_l > s)
-// and ceil(d_s / spine_oversubscription) up-links, to cores 0.. of core plane s; plane s has as many cores
-// as its largest such count. One pod: no cores. Planes keep every inter-pod path leaf -> spine s -> core
-// (s, k) -> spine s -> leaf, so the equal-cost set is {s < min(u_A, u_B)} x {k < min(c_A,s, c_B,s)}.
+// Fabric: the registration of spec.fabric (topologies/fabric.hpp) places the NICs on its switches and
+// cables them; the leaf / spine / core trees' rules are in topologies/fabrics/tree.cpp. One node: no
+// scale-out at all, neither NICs nor switches (nothing would cross them).
 #include "topologies/cluster.hpp"
 
 #include <algorithm>
@@ -44,6 +35,8 @@
 
 #include "sim/base/check.hpp"
 #include "topologies/cluster_impl.hpp"
+#include "topologies/fabric.hpp"
+#include "topologies/fabrics/tree.hpp"
 
 namespace cs::topo {
 namespace {
@@ -60,24 +53,7 @@ int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 int pcie_sockets_of(const IntraNodeSpec& intra, int gpus_per_node) { return topo::pcie_sockets(intra, gpus_per_node); }
 
-// Cables needed to carry `down` cables' worth of capacity at ratio `oversub`. The epsilon keeps e.g.
-// 16 / (16/3) from rounding 3.0000000001 up to 4.
-int up_links_for(int down, double oversub) {
-  return static_cast<int>(std::ceil(down / oversub - 1e-9));
-}
-
 std::size_t at(int i) { return static_cast<std::size_t>(i); }
-
-// Where each group starts when groups of `sizes` are numbered end to end after `total`; `total` ends at
-// the sum.
-std::vector<int> group_starts(const std::vector<int>& sizes, int& total) {
-  std::vector<int> first(sizes.size(), 0);
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    first[i] = total;
-    total += sizes[i];
-  }
-  return first;
-}
 
 }  // namespace
 
@@ -117,16 +93,15 @@ void Cluster::Impl::build() {
   CS_CHECK(s.intra.latency_us >= 0);
   CS_CHECK(s.intra.bridge_bandwidth_GBps >= 0);
   CS_CHECK(s.intra.bridge_bandwidth_GBps == 0 || !s.intra.switched);  // bridges: PCIe nodes only
-  CS_CHECK(s.fabric == "fat-tree" || s.fabric == "rail-optimized" || s.fabric == "ethernet");
+  fabric = find_fabric(s.fabric);
+  CS_CHECK(fabric != nullptr);  // the scenario reader takes the name from the registry
+  levels = fabric->levels(s);
+  CS_CHECK(!levels.empty());
   CS_CHECK(s.nics_per_node >= 0);
-  CS_CHECK(s.tiers == 2 || s.tiers == 3);
   if (s.nodes > 1) {
     CS_CHECK(s.nics_per_node >= 1);
     CS_CHECK(s.nic.line_rate_gbps > 0 && s.nic.efficiency > 0 && s.nic.efficiency <= 1);
     CS_CHECK(s.nic.latency_us >= 0);
-    CS_CHECK(s.oversubscription > 0);
-    CS_CHECK(s.leaf_radix >= 1);
-    if (s.tiers == 3) CS_CHECK(s.leaves_per_pod >= 1 && s.spine_oversubscription > 0);
   }
 
   const int domain_gpus = s.intra.domain_gpus;
@@ -137,7 +112,7 @@ void Cluster::Impl::build() {
   }
   scaleup_Bps = s.intra.gpu_bandwidth_GBps * kGBps * s.intra.efficiency;
   bridge_Bps = s.intra.bridge_bandwidth_GBps * kGBps * s.intra.efficiency;
-  pxn = s.pxn && s.fabric == "rail-optimized" && s.intra.switched;
+  pxn = s.pxn && fabric->rails && s.intra.switched;
 
   const int num_gpus = s.nodes * s.gpus_per_node;
   {
@@ -194,34 +169,7 @@ void Cluster::Impl::build() {
     gpu_up_edge[at(gpu)] = e;
     gpu_down_edge[at(gpu)] = e + 1;
   }
-  if (pcie_gpus_per_switch > 0) {
-    // Root complexes, one per socket, after the switches; each switch's x16 up-link to its socket's root
-    // complex (the same PCIe bandwidth as a GPU's link, no latency of its own: the intra-node hop latency
-    // is on the GPU edges); one inter-socket link between every two sockets.
-    const int first_rc = static_cast<int>(vertices.size());
-    const int S = pcie_sockets;
-    for (int node = 0; node < s.nodes; ++node)
-      for (int k = 0; k < S; ++k) add_vertex(VertexKind::root_complex, node, k);
-    const int switches_per_socket = pcie_switches_per_node / S;
-    switch_up_edge.assign(at(s.nodes * pcie_switches_per_node), -1);
-    switch_down_edge.assign(at(s.nodes * pcie_switches_per_node), -1);
-    for (int node = 0; node < s.nodes; ++node)
-      for (int sw = 0; sw < pcie_switches_per_node; ++sw) {
-        const int i = node * pcie_switches_per_node + sw;
-        const int e = add_cable(first_switch + i, first_rc + node * S + sw / switches_per_socket, EdgeKind::pcie, scaleup_Bps, 0.0);
-        switch_up_edge[at(i)] = e;
-        switch_down_edge[at(i)] = e + 1;
-      }
-    const double socket_Bps = pcie_inter_socket_GBps(s.intra) * kGBps;
-    socket_edge.assign(at(s.nodes * S * S), -1);
-    for (int node = 0; node < s.nodes; ++node)
-      for (int a = 0; a < S; ++a)
-        for (int b = a + 1; b < S; ++b) {
-          const int e = add_cable(first_rc + node * S + a, first_rc + node * S + b, EdgeKind::inter_socket, socket_Bps, 0.0);
-          socket_edge[at((node * S + a) * S + b)] = e;
-          socket_edge[at((node * S + b) * S + a)] = e + 1;
-        }
-  }
+  if (pcie_gpus_per_switch > 0) build_pcie_host();
 
   // NVLink bridges between local GPUs 2i and 2i+1 of PCIe nodes.
   bridge_edge.assign(at(num_gpus), -1);
@@ -238,143 +186,83 @@ void Cluster::Impl::build() {
 
   // NICs and their PCIe attachment.
   first_nic = static_cast<int>(vertices.size());
-  if (s.nodes > 1) {
-    for (int node = 0; node < s.nodes; ++node) {
-      for (int j = 0; j < s.nics_per_node; ++j) add_vertex(VertexKind::nic, node, j);
-    }
-    owned_count.assign(at(s.gpus_per_node), 0);
-    std::vector<std::set<int>> owned(at(s.gpus_per_node));
-    for (int local = 0; local < s.gpus_per_node; ++local) {
-      nics_of_local_gpu(local, owned[at(local)]);
-      owned_count[at(local)] = static_cast<int>(owned[at(local)].size());
-      max_owned_nics = std::max(max_owned_nics, owned_count[at(local)]);
-    }
-    owned_nic.assign(at(s.gpus_per_node * max_owned_nics), -1);
-    for (int local = 0; local < s.gpus_per_node; ++local) {
-      int k = 0;
-      for (const int j : owned[at(local)]) owned_nic[at(local * max_owned_nics + k++)] = j;
-    }
-
-    const IntraNodeSpec* pcie = find_intra_node("pcie");
-    CS_CHECK(pcie != nullptr);
-    const double pcie_line_GBps =
-        s.nic.line_rate_gbps > kGen5MaxNicGbps ? kPcieGen6x16GBps : kPcieGen5x16GBps;
-    const double pcie_Bps = pcie_line_GBps * kGBps * pcie->efficiency;
-    gpu_nic_edge.assign(at(num_gpus * max_owned_nics), -1);
-    nic_gpu_edge.assign(at(num_gpus * max_owned_nics), -1);
-    for (int node = 0; node < s.nodes; ++node) {
-      for (int local = 0; local < s.gpus_per_node; ++local) {
-        const int gpu = node * s.gpus_per_node + local;
-        for (int k = 0; k < owned_count[at(local)]; ++k) {
-          const int j = owned_nic[at(local * max_owned_nics + k)];
-          const int e = add_cable(gpu, first_nic + node * s.nics_per_node + j, EdgeKind::pcie, pcie_Bps, 0.0);
-          gpu_nic_edge[at(gpu * max_owned_nics + k)] = e;
-          nic_gpu_edge[at(gpu * max_owned_nics + k)] = e + 1;
-        }
-      }
-    }
-  }
+  if (s.nodes > 1) build_nics();
 
   first_leaf = static_cast<int>(vertices.size());
   first_spine = first_leaf;
   first_core = first_leaf;
-  if (s.nodes > 1) build_fabric();
-
+  if (s.nodes > 1) {
+    fabric->place_nics(*this);
+    fabric->build(*this);
+  }
 }
 
-void Cluster::Impl::build_fabric() {
+// PCIe host side (cluster.hpp "PCIe nodes"): root complexes, switch up-links, inter-socket links.
+void Cluster::Impl::build_pcie_host() {
   const ClusterSpec& s = spec;
-  const int n_nics = s.nics_per_node;
-  const int radix = s.leaf_radix;
-  nic_leaf.assign(at(s.nodes * n_nics), -1);
-  if (s.fabric == "rail-optimized") {
-    // Rail j of each block of `radix` nodes is one leaf; NIC j of a node plugs into its rail.
-    num_leaves = ceil_div(s.nodes, radix) * n_nics;
-    for (int node = 0; node < s.nodes; ++node) {
-      for (int j = 0; j < n_nics; ++j) nic_leaf[at(node * n_nics + j)] = (node / radix) * n_nics + j;
+  // Root complexes, one per socket, after the switches; each switch's x16 up-link to its socket's root
+  // complex (the same PCIe bandwidth as a GPU's link, no latency of its own: the intra-node hop latency
+  // is on the GPU edges); one inter-socket link between every two sockets.
+  const int first_rc = static_cast<int>(vertices.size());
+  const int S = pcie_sockets;
+  for (int node = 0; node < s.nodes; ++node)
+    for (int k = 0; k < S; ++k) add_vertex(VertexKind::root_complex, node, k);
+  const int switches_per_socket = pcie_switches_per_node / S;
+  switch_up_edge.assign(at(s.nodes * pcie_switches_per_node), -1);
+  switch_down_edge.assign(at(s.nodes * pcie_switches_per_node), -1);
+  for (int node = 0; node < s.nodes; ++node)
+    for (int sw = 0; sw < pcie_switches_per_node; ++sw) {
+      const int i = node * pcie_switches_per_node + sw;
+      const int e = add_cable(first_switch + i, first_rc + node * S + sw / switches_per_socket, EdgeKind::pcie, scaleup_Bps, 0.0);
+      switch_up_edge[at(i)] = e;
+      switch_down_edge[at(i)] = e + 1;
     }
-  } else {
-    num_leaves = ceil_div(s.nodes * n_nics, radix);
-    for (int i = 0; i < s.nodes * n_nics; ++i) nic_leaf[at(i)] = i / radix;
+  const double socket_Bps = pcie_inter_socket_GBps(s.intra) * kGBps;
+  socket_edge.assign(at(s.nodes * S * S), -1);
+  for (int node = 0; node < s.nodes; ++node)
+    for (int a = 0; a < S; ++a)
+      for (int b = a + 1; b < S; ++b) {
+        const int e = add_cable(first_rc + node * S + a, first_rc + node * S + b, EdgeKind::inter_socket, socket_Bps, 0.0);
+        socket_edge[at((node * S + a) * S + b)] = e;
+        socket_edge[at((node * S + b) * S + a)] = e + 1;
+      }
+}
+
+// The NICs of every node and their PCIe cables to the GPUs that own them (more than one node only).
+void Cluster::Impl::build_nics() {
+  const ClusterSpec& s = spec;
+  const int num_gpus = s.nodes * s.gpus_per_node;
+  for (int node = 0; node < s.nodes; ++node) {
+    for (int j = 0; j < s.nics_per_node; ++j) add_vertex(VertexKind::nic, node, j);
+  }
+  owned_count.assign(at(s.gpus_per_node), 0);
+  std::vector<std::set<int>> owned(at(s.gpus_per_node));
+  for (int local = 0; local < s.gpus_per_node; ++local) {
+    nics_of_local_gpu(local, owned[at(local)]);
+    owned_count[at(local)] = static_cast<int>(owned[at(local)].size());
+    max_owned_nics = std::max(max_owned_nics, owned_count[at(local)]);
+  }
+  owned_nic.assign(at(s.gpus_per_node * max_owned_nics), -1);
+  for (int local = 0; local < s.gpus_per_node; ++local) {
+    int k = 0;
+    for (const int j : owned[at(local)]) owned_nic[at(local * max_owned_nics + k++)] = j;
   }
 
-  const double net_Bps = s.nic.payload_GBps() * kGBps;
-  const double hop_s = s.nic.latency_us * kUs;
-  first_leaf = static_cast<int>(vertices.size());
-  for (int leaf = 0; leaf < num_leaves; ++leaf) add_vertex(VertexKind::leaf, -1, leaf);
-  std::vector<int> down_ports(at(num_leaves), 0);
-  nic_up_edge.assign(at(s.nodes * n_nics), -1);
-  nic_down_edge.assign(at(s.nodes * n_nics), -1);
-  for (int i = 0; i < s.nodes * n_nics; ++i) {
-    const int leaf = nic_leaf[at(i)];
-    CS_CHECK(leaf >= 0 && leaf < num_leaves);
-    ++down_ports[at(leaf)];
-    const int e = add_cable(first_nic + i, first_leaf + leaf, EdgeKind::network, net_Bps, hop_s);
-    nic_up_edge[at(i)] = e;
-    nic_down_edge[at(i)] = e + 1;
-  }
-
-  // Leaf tier: capacity up = capacity down / oversubscription, rounded up to whole cables.
-  leaf_up_count.assign(at(num_leaves), 0);
-  leaf_pod.assign(at(num_leaves), 0);
-  const int per_pod = s.tiers == 3 ? s.leaves_per_pod : std::max(1, num_leaves);
-  num_pods = ceil_div(num_leaves, per_pod);
-  first_spine = static_cast<int>(vertices.size());
-  first_core = first_spine;
-  num_spines = 0;
-  if (num_leaves <= 1) return;
-  for (int leaf = 0; leaf < num_leaves; ++leaf) {
-    CS_CHECK(down_ports[at(leaf)] <= radix);
-    leaf_pod[at(leaf)] = leaf / per_pod;
-    leaf_up_count[at(leaf)] = up_links_for(down_ports[at(leaf)], s.oversubscription);
-    max_leaf_up = std::max(max_leaf_up, leaf_up_count[at(leaf)]);
-  }
-  std::vector<int> pod_spines(at(num_pods), 0);
-  for (int leaf = 0; leaf < num_leaves; ++leaf) {
-    int& n = pod_spines[at(leaf_pod[at(leaf)])];
-    n = std::max(n, leaf_up_count[at(leaf)]);
-  }
-  pod_first_spine = group_starts(pod_spines, num_spines);
-  for (int spine = 0; spine < num_spines; ++spine) add_vertex(VertexKind::spine, -1, spine);
-  leaf_up_edge.assign(at(num_leaves * max_leaf_up), -1);
-  leaf_down_edge.assign(at(num_leaves * max_leaf_up), -1);
-  std::vector<int> spine_down(at(num_spines), 0);
-  for (int leaf = 0; leaf < num_leaves; ++leaf) {
-    for (int k = 0; k < leaf_up_count[at(leaf)]; ++k) {
-      const int spine = pod_first_spine[at(leaf_pod[at(leaf)])] + k;
-      ++spine_down[at(spine)];
-      const int e = add_cable(first_leaf + leaf, first_spine + spine, EdgeKind::network, net_Bps, hop_s);
-      leaf_up_edge[at(leaf * max_leaf_up + k)] = e;
-      leaf_down_edge[at(leaf * max_leaf_up + k)] = e + 1;
-    }
-  }
-
-  // Core tier: pod spine s -> core plane s.
-  first_core = static_cast<int>(vertices.size());
-  spine_up_count.assign(at(num_spines), 0);
-  if (s.tiers != 3 || num_pods <= 1) return;
-  const int planes = *std::max_element(pod_spines.begin(), pod_spines.end());
-  std::vector<int> plane_cores(at(planes), 0);
-  for (int pod = 0; pod < num_pods; ++pod) {
-    for (int p = 0; p < pod_spines[at(pod)]; ++p) {
-      const int spine = pod_first_spine[at(pod)] + p;
-      spine_up_count[at(spine)] = up_links_for(spine_down[at(spine)], s.spine_oversubscription);
-      max_spine_up = std::max(max_spine_up, spine_up_count[at(spine)]);
-      plane_cores[at(p)] = std::max(plane_cores[at(p)], spine_up_count[at(spine)]);
-    }
-  }
-  const std::vector<int> plane_first_core = group_starts(plane_cores, num_cores);
-  for (int core = 0; core < num_cores; ++core) add_vertex(VertexKind::core, -1, core);
-  spine_up_edge.assign(at(num_spines * max_spine_up), -1);
-  spine_down_edge.assign(at(num_spines * max_spine_up), -1);
-  for (int pod = 0; pod < num_pods; ++pod) {
-    for (int p = 0; p < pod_spines[at(pod)]; ++p) {
-      const int spine = pod_first_spine[at(pod)] + p;
-      for (int k = 0; k < spine_up_count[at(spine)]; ++k) {
-        const int core = plane_first_core[at(p)] + k;
-        const int e = add_cable(first_spine + spine, first_core + core, EdgeKind::network, net_Bps, hop_s);
-        spine_up_edge[at(spine * max_spine_up + k)] = e;
-        spine_down_edge[at(spine * max_spine_up + k)] = e + 1;
+  const IntraNodeSpec* pcie = find_intra_node("pcie");
+  CS_CHECK(pcie != nullptr);
+  const double pcie_line_GBps =
+      s.nic.line_rate_gbps > kGen5MaxNicGbps ? kPcieGen6x16GBps : kPcieGen5x16GBps;
+  const double pcie_Bps = pcie_line_GBps * kGBps * pcie->efficiency;
+  gpu_nic_edge.assign(at(num_gpus * max_owned_nics), -1);
+  nic_gpu_edge.assign(at(num_gpus * max_owned_nics), -1);
+  for (int node = 0; node < s.nodes; ++node) {
+    for (int local = 0; local < s.gpus_per_node; ++local) {
+      const int gpu = node * s.gpus_per_node + local;
+      for (int k = 0; k < owned_count[at(local)]; ++k) {
+        const int j = owned_nic[at(local * max_owned_nics + k)];
+        const int e = add_cable(gpu, first_nic + node * s.nics_per_node + j, EdgeKind::pcie, pcie_Bps, 0.0);
+        gpu_nic_edge[at(gpu * max_owned_nics + k)] = e;
+        nic_gpu_edge[at(gpu * max_owned_nics + k)] = e + 1;
       }
     }
   }
@@ -394,6 +282,7 @@ Cluster Cluster::from_graph(GraphDescription graph) {
   c.impl_->edges = std::move(graph.edges);
   c.impl_->vertex_names = std::move(graph.vertex_names);
   c.impl_->build_loaded();
+  c.impl_->levels = tree::loaded_levels(c.impl_->spec);
   return c;
 }
 
@@ -439,6 +328,24 @@ int Cluster::num_spines() const { return impl_->num_spines; }
 int Cluster::num_cores() const { return impl_->num_cores; }
 int Cluster::num_pods() const { return impl_->num_pods; }
 bool Cluster::from_file() const { return impl_->loaded; }
+const std::vector<FabricLevel>& Cluster::levels() const { return impl_->levels; }
+
+int Cluster::switch_level(int vertex) const {
+  CS_CHECK(vertex >= 0 && at(vertex) < impl_->vertices.size());
+  switch (impl_->vertices[at(vertex)].kind) {
+    case VertexKind::leaf: return 0;
+    case VertexKind::spine: return 1;
+    case VertexKind::core: return 2;
+    default: return -1;
+  }
+}
+
+std::string Cluster::span_name(const GroupLink& link) const {
+  if (link.span == Span::single_gpu) return "gpu";
+  if (link.span == Span::node) return "node";
+  CS_CHECK(link.level >= 0 && at(link.level) < impl_->levels.size());
+  return impl_->levels[at(link.level)].name;
+}
 
 const std::vector<Vertex>& Cluster::vertices() const { return impl_->vertices; }
 const std::vector<Edge>& Cluster::edges() const { return impl_->edges; }
@@ -501,51 +408,18 @@ GroupLink Cluster::group_link(std::span<const int> gpus) const {
   int k = s.gpus_per_node;
   for (const auto& [node, count] : per_node_count) k = std::min(k, count);
 
-  std::set<int> leaves;
-  for (const auto& [node, nics] : per_node_nics) {
-    for (const int j : nics) leaves.insert(im.leaf_of_nic(node, j));
-  }
-  bool under_one_leaf = leaves.size() == 1;
-  if (!under_one_leaf) {
-    // NCCL lines channels up on same-index NICs across nodes: when every node uses the same local NICs
-    // and NIC j of all of them sits on one (rail) leaf, each cross-node ring step stays under a leaf.
-    const std::set<int>& ref = per_node_nics.begin()->second;
-    bool rails_line_up = true;
-    for (const auto& [node, nics] : per_node_nics) {
-      if (nics != ref) rails_line_up = false;
-    }
-    if (rails_line_up) {
-      const int ref_node = per_node_nics.begin()->first;
-      for (const int j : ref) {
-        for (const auto& [node, nics] : per_node_nics) {
-          if (im.leaf_of_nic(node, j) != im.leaf_of_nic(ref_node, j)) rails_line_up = false;
-        }
-      }
-    }
-    under_one_leaf = rails_line_up;
-  }
-
-  Span span = Span::leaf;
-  if (!under_one_leaf) {
-    const int pod = im.leaf_pod[at(*leaves.begin())];
-    const bool one_pod =
-        std::all_of(leaves.begin(), leaves.end(), [&](int l) { return im.leaf_pod[at(l)] == pod; });
-    span = one_pod ? Span::spine : Span::core;
-  }
+  // The fabric says how high the group's cross-node ring steps climb; each level above the first divides
+  // the NIC share by its oversubscription.
+  const int level = im.fabric->group_level(im, per_node_nics);
+  CS_CHECK(level >= 0 && at(level) < im.levels.size());
   double oversub = 1.0;
-  int hops = 2;
-  if (span == Span::spine) {
-    oversub = s.oversubscription;
-    hops = 4;
-  } else if (span == Span::core) {
-    oversub = s.oversubscription * s.spine_oversubscription;
-    hops = 6;
-  }
+  for (int l = 1; l <= level; ++l) oversub *= im.levels[at(l)].oversubscription;
+  const int hops = im.levels[at(level)].hops;
   const double net_Bps = static_cast<double>(k) * s.nics_per_node / s.gpus_per_node *
                          s.nic.payload_GBps() * kGBps / oversub;
   const double latency_s = hops * s.nic.latency_us * kUs + intra_s;
   const double up_Bps = s.intra.switched ? im.scaleup_Bps : scaleup_ring_Bps(sorted);
-  return GroupLink{span, std::min(up_Bps, net_Bps), latency_s};
+  return GroupLink{Span::fabric, std::min(up_Bps, net_Bps), latency_s, level};
 }
 
 double Cluster::scaleup_ring_Bps(std::span<const int> gpus) const {

@@ -18,9 +18,10 @@
 //   its down-links divided by `spine_oversubscription`. A flow between pods climbs leaf -> spine s ->
 //   core (s, k) -> spine s of the other pod -> leaf. End to end, traffic leaving a pod sees
 //   oversubscription x spine_oversubscription.
-// Fabric kinds: "fat-tree" and "ethernet" (same two or three tiers, NICs fill leaves in order) and
-// "rail-optimized" (NIC j of every node of a block of leaf_radix nodes on rail leaf j of that block).
-//
+// The scale-out fabric is one of the registered fabrics (topologies/fabric.hpp): "fat-tree" and "ethernet"
+// (the two or three tiers above, NICs fill leaves in order) and "rail-optimized" (NIC j of every node of a
+// block of leaf_radix nodes on rail leaf j of that block). A fabric declares its switch levels (FabricLevel:
+// name, oversubscription, hops); the network models read those, never a tier's name.
 // For the analytical network (no contention) the cluster answers: which level does a group of GPUs
 // span, and what per-rank bus bandwidth and per-step latency does a ring over that group see. A ring
 // over k GPUs per node on N > 1 nodes crosses each node boundary with all of its data; NCCL spreads its
@@ -31,12 +32,14 @@
 // practice; the minimum is the conservative choice when they are not). Span: a group inside one node, or
 // inside one multi-node scale-up domain (nvl72), is `node` and sees only B_scaleup (on a bridged PCIe
 // node, a group that is exactly one bridged pair sees the bridge; any larger ring has PCIe hops and sees
-// PCIe); across nodes it is `leaf` when its cross-node ring steps stay under one leaf switch (all its NICs
-// on one leaf, or, on a rail-optimized fabric, every node uses the same local NIC indices and NIC j of
-// all its nodes sits on one rail leaf), else `spine` when all its leaves are in one pod (always, with two
-// tiers), else `core`. oversub_of_span: 1 (leaf), oversubscription (spine), oversubscription x
-// spine_oversubscription (core). Ring step latency: intra hop for `node`; 2 (leaf), 4 (spine) or 6 (core)
-// network hops plus one intra hop across nodes.
+// PCIe); across nodes it is `fabric` at the lowest switch level its cross-node ring steps meet at (the
+// fabric decides; for the trees: level 0, the leaf, when all its NICs are on one leaf, or, on a
+// rail-optimized fabric, every node uses the same local NIC indices and NIC j of all its nodes sits on one
+// rail leaf; else level 1, the spine, when all its leaves are in one pod (always, with two tiers); else
+// level 2, the core). oversub_of_span: the product of the levels' oversubscription up to the span's level
+// (1 at the leaf; oversubscription at the spine; oversubscription x spine_oversubscription at the core).
+// Ring step latency: intra hop for `node`; the level's hops (2 leaf, 4 spine, 6 core) network hops plus
+// one intra hop across nodes.
 //
 // PCIe nodes (intra.switched false; topologies/link_catalog.hpp pcie_sockets() and friends resolve the
 // defaults). The node's G GPUs are split in index order over `sockets` root complexes, G / sockets each,
@@ -133,13 +136,24 @@ struct Edge {
   double latency_s;
 };
 
-// Where a group of GPUs sits.
-enum class Span { single_gpu, node, leaf, spine, core };
+// Where a group of GPUs sits: on one GPU, inside one scale-up domain (a node, or a multi-node NVLink
+// domain), or across domains on the scale-out fabric (GroupLink::level says how high).
+enum class Span { single_gpu, node, fabric };
+
+// One switch level of a scale-out fabric, bottom (0) up, as its registration declares it
+// (topologies/fabric.hpp). A group whose cross-node ring steps meet no lower than level l sees the
+// product of the oversubscriptions of levels 1..l and `hops` network hops per ring step.
+struct FabricLevel {
+  std::string name;               // the switch tier ("leaf", "spine", "core"), for messages and tests
+  double oversubscription = 1.0;  // up-link capacity below down-link capacity of the level beneath; 1 at level 0
+  int hops = 2;                   // network edges of a ring step whose pair meets at this level
+};
 
 struct GroupLink {
   Span span;
   double bus_bandwidth_Bps;  // per-rank bandwidth a ring over the group sees (formula above)
   double step_latency_s;     // latency of one ring step over the slowest level spanned
+  int level = -1;            // Span::fabric: index into Cluster::levels(); -1 otherwise
   // Loaded clusters only (0 on built ones): what the file's latencies add to one ring step over the
   // latencies the NCCL model's hop figures were measured with (sim/network/nccl_model.hpp, "Latency"), the
   // catalog's kScaleupReferenceHopUs = 0.6 us from GPU to GPU inside a node (its NVSwitch hop) and
@@ -187,6 +201,13 @@ class Cluster {
   int num_cores() const;   // 0 with two tiers (or one pod)
   int num_pods() const;    // 1 with two tiers; 0 without a fabric
   bool from_file() const;  // built by from_graph
+  // The scale-out fabric's switch levels, bottom up (the registration's; on a loaded cluster leaf, spine and
+  // core at the summary's figures). Empty never: a one-node cluster keeps its fabric's levels.
+  const std::vector<FabricLevel>& levels() const;
+  // The switch level of a fabric switch vertex (0 = the level NICs plug into); -1 for any other vertex.
+  int switch_level(int vertex) const;
+  // "gpu", "node" or the fabric level's name: where a group link sits, in words.
+  std::string span_name(const GroupLink& link) const;
   bool connected() const;  // every vertex reachable from GPU 0 (each cable is two directed edges)
   // First GPU pair (a, b), a < b in lexicographic order, such that a cannot reach b or b cannot reach a
   // over routable paths; nullopt when every GPU reaches every other.
@@ -216,9 +237,12 @@ class Cluster {
   std::vector<int> route(int src_gpu, int dst_gpu, std::uint64_t flow_id) const;  // convenience
   int max_route_edges() const;  // upper bound of a route's length (10 on built clusters)
 
+  // Defined in the internal topologies/cluster_impl.hpp; public only so that a fabric's builder
+  // (topologies/fabric.hpp) can name it.
+  struct Impl;
+
  private:
   Cluster();
-  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,12 +1,13 @@
 #pragma once
 // Internal to topologies/: the state behind Cluster, shared by cluster.cpp (builders, group view),
-// routing.cpp (routes) and from_graph. Included by topologies/*.cpp only, never by a public header.
+// routing.cpp (routes), from_graph and the fabric registrations (topologies/fabrics/). Included by topologies/*.cpp only, never by a public header.
 #include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "topologies/cluster.hpp"
+#include "topologies/fabric.hpp"
 #include "sim/base/units.hpp"
 
 namespace cs::topo {
@@ -39,6 +40,8 @@ struct Cluster::Impl {
   std::vector<Vertex> vertices;
   std::vector<Edge> edges;
   bool loaded = false;  // built by from_graph
+  const Fabric* fabric = nullptr;    // the registration that builds the scale-out fabric; nullptr when loaded
+  std::vector<FabricLevel> levels;   // its switch levels (Cluster::levels())
 
   int nodes_per_domain = 1;  // nodes sharing one scale-up fabric (>1 only for nvl72-style domains)
   int first_switch = 0;
@@ -101,7 +104,8 @@ struct Cluster::Impl {
   void nics_of_local_gpu(int local_gpu, std::set<int>& out) const;
 
   void build();
-  void build_fabric();
+  void build_pcie_host();  // build()'s parts
+  void build_nics();
   void build_loaded();
   void summarise_network(int nodes);  // build_loaded's NIC figures
   void route_built(int src, int dst, std::uint64_t flow_id, std::vector<int>& out) const;

@@ -56,14 +56,21 @@ constexpr double kRoceLatencyUs = 1.5;  // Ethernet switches (~0.3-0.6 us) are s
 constexpr double kTcpEfficiency = 0.75;
 constexpr double kTcpLatencyUs = 20.0;
 
+NetLinkSpec ib(const char* name, double line_rate_gbps) {
+  NetLinkSpec l{name, line_rate_gbps, kIbEfficiency, kIbLatencyUs, true};
+  l.in_network_reduction = true;
+  return l;
+}
+
 const std::array<NetLinkSpec, 8>& net_links() {
   static const std::array<NetLinkSpec, 8> links = {{
-      // IBTA HDR: 4 lanes x 50 Gb/s (PAM4) = 200 Gb/s data rate (ConnectX-6).
-      {"ib-hdr200", 200.0, kIbEfficiency, kIbLatencyUs, true},
+      // IBTA HDR: 4 lanes x 50 Gb/s (PAM4) = 200 Gb/s data rate (ConnectX-6). InfiniBand switches reduce in
+      // the network (SHARP; Quantum and later).
+      ib("ib-hdr200", 200.0),
       // IBTA NDR: 4 lanes x 100 Gb/s = 400 Gb/s (ConnectX-7, Quantum-2).
-      {"ib-ndr400", 400.0, kIbEfficiency, kIbLatencyUs, true},
+      ib("ib-ndr400", 400.0),
       // IBTA XDR: 4 lanes x 200 Gb/s = 800 Gb/s (ConnectX-8, Quantum-X800).
-      {"ib-xdr800", 800.0, kIbEfficiency, kIbLatencyUs, true},
+      ib("ib-xdr800", 800.0),
       // IEEE 802.3 100GBASE-R / 200GBASE-R / 400GBASE-R, carrying RoCEv2.
       {"roce-100g", 100.0, kRoceEfficiency, kRoceLatencyUs, true},
       {"roce-200g", 200.0, kRoceEfficiency, kRoceLatencyUs, true},
@@ -109,10 +116,11 @@ const std::array<NetLinkSpec, 8>& net_links() {
 //   Fifth-generation NVSwitch reduces in the fabric: nvls = true.
 const std::array<IntraNodeSpec, 4>& intra_nodes() {
   static const std::array<IntraNodeSpec, 4> specs = {{
-      {"nvswitch", 0.0, 0.80, 0.6, 0, true, false, 0.0},
-      {"pcie", 64.0, 0.80, 1.0, 0, false, false, 0.0},
-      {"nvl72", 900.0, 0.80, 0.6, 72, true, true, 0.0},
-      {"pcie-nvlink-bridge", 64.0, 0.80, 1.0, 0, false, false, 300.0},
+      {.name = "nvswitch", .gpu_bandwidth_GBps = 0.0, .efficiency = 0.80, .latency_us = 0.6, .generation_from_gpu = true},
+      {.name = "pcie", .gpu_bandwidth_GBps = 64.0, .efficiency = 0.80, .latency_us = 1.0, .switched = false, .nvlink = false},
+      {.name = "nvl72", .gpu_bandwidth_GBps = 900.0, .efficiency = 0.80, .latency_us = 0.6, .domain_gpus = 72, .nvls = true},
+      {.name = "pcie-nvlink-bridge", .gpu_bandwidth_GBps = 64.0, .efficiency = 0.80, .latency_us = 1.0, .switched = false,
+       .bridge_bandwidth_GBps = 300.0},
   }};
   return specs;
 }

@@ -22,6 +22,10 @@ struct NetLinkSpec {
   // A scenario's custom link whose latency_us is given: the NCCL model's per-hop network latency follows
   // it (sim/network/nccl_model.hpp). The catalog's links keep the NCCL tuning table's network row.
   bool latency_given = false;
+  // The switches of this link's fabric can reduce in the network (InfiniBand SHARP): what
+  // cluster.inter_node.sharp asks for is possible. A custom link (cluster.inter_node.link as an object)
+  // is trusted to have it.
+  bool in_network_reduction = false;
   double payload_GBps() const { return line_rate_gbps / 8.0 * efficiency; }
 };
 
@@ -34,8 +38,8 @@ struct NetLinkSpec {
 //   B200/GB200 NVLink5 (18 links x 100 GB/s) 1.8 TB/s bidirectional -> 900 GB/s per direction
 // `nvls` says the switches can reduce in the fabric (NVLink SHARP, "NVLS" in NCCL): third-generation
 // NVSwitch (H100/H200 HGX) and later (NVL72), not the A100's second-generation NVSwitch. The catalog's
-// "nvswitch" entry serves both A100 and H100 nodes, so it leaves nvls false and the caller sets it from the
-// GPU; the collectives layer decides whether to use it.
+// "nvswitch" entry serves both A100 and H100 nodes, so it leaves nvls false and says generation_from_gpu:
+// the caller sets nvls (and the bandwidth) from the GPU; the collectives layer decides whether to use it.
 struct IntraNodeSpec {
   std::string name;               // nvswitch, pcie, nvl72, pcie-nvlink-bridge
   double gpu_bandwidth_GBps = 0;  // per GPU, per direction, line rate (0: take from the GPU's NVLink)
@@ -51,6 +55,12 @@ struct IntraNodeSpec {
   int sockets = 0;               // CPU sockets (root complexes), GPUs split evenly over them in index order
   int gpus_per_pcie_switch = 0;  // GPUs under one PCIe switch; the switches of a socket hang off its root complex
   double inter_socket_GBps = 0;  // the inter-socket link (QPI / UPI / xGMI), per direction, payload
+  // Capabilities, read instead of the catalog name:
+  bool nvlink = true;  // GPUs reach a peer over NVLink (a switch or a bridge); false: PCIe only
+  // The switch generation follows the GPU (one catalog entry for A100 and H100 nodes): with
+  // gpu_bandwidth_GBps 0 the bandwidth is the GPU's NVLink, which it then needs, and nvls is the GPU's
+  // NVSwitch generation's (GpuSpec::nvswitch_has_nvls) unless the scenario says.
+  bool generation_from_gpu = false;
 };
 
 // The inter-socket bandwidth NCCL's topology search assumes for Intel Sapphire Rapids, the CPU of current

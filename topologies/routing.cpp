@@ -1,11 +1,10 @@
 // Routes over a cluster (the rules are in cluster.hpp's essay), and the graph-driven state of clusters
 // built from an explicit graph (from_graph).
 //
-// Built clusters: a route is assembled from per-GPU, per-NIC, per-leaf and per-spine edge tables filled
-// by the builder, so each hop is one array read, and every ECMP decision is one ecmp_pick over a count
-// known in O(1): which owned NIC (decision 0), which spine (decision 1, among s < min(u_A, u_B): spine s
-// of a pod reaches exactly the pod's leaves with u_l > s), which core (decision 2, among
-// k < min(c_A,s, c_B,s) in plane s). No search, no allocation, no cache to invalidate or share between
+// Built clusters: a route is assembled from per-GPU and per-NIC edge tables filled by the builder, so each
+// hop is one array read, and every ECMP decision is one ecmp_pick over a count known in O(1): which owned
+// NIC (decision 0) here, the switches between the two NICs by the fabric's registration (Fabric::route;
+// the trees' spine and core choices, decisions 1 and 2, are in topologies/fabrics/tree.cpp). No search, no allocation, no cache to invalidate or share between
 // threads: computing a route costs about what looking one up in a hash map would.
 //
 // Loaded clusters: for every destination GPU d a breadth-first search over the reversed edges gives
@@ -139,26 +138,7 @@ void Cluster::Impl::route_built(int src, int dst, std::uint64_t flow_id, std::ve
   out.push_back(gpu_nic_edge[at(src_gpu * m + src_k)]);
   out.push_back(nic_up_edge[at(nic_a)]);
 
-  const int leaf_a = nic_leaf[at(nic_a)];
-  const int leaf_b = nic_leaf[at(nic_b)];
-  if (leaf_a != leaf_b) {
-    const int up = std::min(leaf_up_count[at(leaf_a)], leaf_up_count[at(leaf_b)]);
-    CS_CHECK(up >= 1);
-    const int s = ecmp_pick(flow_id, src, dst, 1, up);
-    out.push_back(leaf_up_edge[at(leaf_a * max_leaf_up + s)]);
-    const int pod_a = leaf_pod[at(leaf_a)];
-    const int pod_b = leaf_pod[at(leaf_b)];
-    if (pod_a != pod_b) {
-      const int spine_a = pod_first_spine[at(pod_a)] + s;
-      const int spine_b = pod_first_spine[at(pod_b)] + s;
-      const int cores = std::min(spine_up_count[at(spine_a)], spine_up_count[at(spine_b)]);
-      CS_CHECK(cores >= 1);
-      const int k = ecmp_pick(flow_id, src, dst, 2, cores);
-      out.push_back(spine_up_edge[at(spine_a * max_spine_up + k)]);
-      out.push_back(spine_down_edge[at(spine_b * max_spine_up + k)]);
-    }
-    out.push_back(leaf_down_edge[at(leaf_b * max_leaf_up + s)]);
-  }
+  fabric->route(*this, flow_id, src, dst, nic_a, nic_b, out);
   out.push_back(nic_down_edge[at(nic_b)]);
   out.push_back(nic_gpu_edge[at(dst * m + dst_k)]);
 }
@@ -421,9 +401,9 @@ GroupLink Cluster::Impl::group_link_loaded(const std::vector<int>& sorted) const
   const int node = sorted.front() / spec.gpus_per_node;
   const bool one_node = std::all_of(sorted.begin(), sorted.end(),
                                     [&](int g) { return g / spec.gpus_per_node == node; });
-  Span span = Span::node;
-  if (!one_node) span = tier >= 3 ? Span::core : tier == 2 ? Span::spine : Span::leaf;
-  GroupLink link{span, bus_Bps, step_s};
+  // Across nodes, the highest switch on the ring's paths is the span's level (Cluster::levels(): leaf,
+  // spine, core; a file without switches counts as the first level).
+  GroupLink link{one_node ? Span::node : Span::fabric, bus_Bps, step_s, one_node ? -1 : std::clamp(tier - 1, 0, 2)};
   // At least one reference step faster (cluster.hpp); none of the kind: nothing to add.
   if (std::isfinite(up_extra_s)) link.scaleup_hop_extra_s = snap(std::max(up_extra_s, -kScaleupReferenceHopS));
   if (std::isfinite(net_extra_s)) link.network_hop_extra_s = snap(std::max(net_extra_s, -kNetworkReferenceEdgeS));

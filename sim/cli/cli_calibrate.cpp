@@ -56,7 +56,7 @@ std::string pad(std::string s, std::size_t w) {
 // sim/scenario/scenario.cpp: nvswitch_has_nvls), so that a log which states NCCL_ALGO=NVLS can be placed.
 topo::ClusterSpec measured_node(const models::GpuSpec& gpu, int ranks) {
   topo::ClusterSpec spec = single_node_cluster(gpu, ranks);
-  spec.intra.nvls = spec.intra.name == "nvswitch" && gpu.nvswitch_has_nvls();
+  spec.intra.nvls = spec.intra.generation_from_gpu && gpu.nvswitch_has_nvls();
   return spec;
 }
 

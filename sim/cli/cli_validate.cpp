@@ -130,7 +130,7 @@ std::string comm_group(const calibrate::CommMeasurement& m) {
 std::string setup_label(const topo::ClusterSpec& c) {
   char bw[32];
   std::snprintf(bw, sizeof bw, " %g GB/s", c.intra.gpu_bandwidth_GBps);
-  std::string s = c.intra.name + (c.intra.name == "nvswitch" ? bw : "") + (c.intra.nvls ? " NVLS" : "");
+  std::string s = c.intra.name + (c.intra.generation_from_gpu ? bw : "") + (c.intra.nvls ? " NVLS" : "");
   if (c.nodes > 1) s += ", " + std::to_string(c.nodes) + " nodes x " + std::to_string(c.nics_per_node) + " " + c.nic.name;
   return s;
 }

@@ -13,7 +13,7 @@ namespace {
 
 // An event before now: a time that wrapped past the engine's range (now + a duration over INT64_MAX
 // picoseconds, 106 days) or came from a duration that was no number. Thrown rather than aborted: the
-// inputs' bounds should have kept it out, and the user gets a line, not a core (issue 32).
+// inputs' bounds should have kept it out, and the user gets a line, not a crash (issue 32).
 [[noreturn]] void time_out_of_range(Time at, Time now) {
   throw std::runtime_error("event queue: an event at " + std::to_string(at) + " ps is before now (" + std::to_string(now) +
                            " ps): simulated time passed the engine's 106 days or a duration was not a number");

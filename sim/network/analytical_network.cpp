@@ -169,45 +169,52 @@ const AnalyticalNetwork::Cost& AnalyticalNetwork::cost(std::uint32_t collective)
 void AnalyticalNetwork::tier_capacities() {
   const auto& vertices = cluster_.vertices();
   const auto& edges = cluster_.edges();
-  auto kind = [&](int v) { return vertices[static_cast<std::size_t>(v)].kind; };
-  // The fabric's switches (leaves, spines, cores) are numbered from the smallest such vertex id, so the
+  // The fabric's switches (Cluster::switch_level >= 0) are numbered from the smallest such vertex id, so the
   // per-switch tables are as long as the switch range, not the vertex count (10^6 GPUs and NICs).
-  int lo = static_cast<int>(vertices.size()), hi = -1;
+  int lo = static_cast<int>(vertices.size()), hi = -1, top = -1;
+  std::vector<std::int8_t> level(vertices.size(), -1);
   for (std::size_t v = 0; v < vertices.size(); ++v) {
-    const auto k = vertices[v].kind;
-    if (k == topo::VertexKind::leaf || k == topo::VertexKind::spine || k == topo::VertexKind::core) {
+    level[v] = static_cast<std::int8_t>(cluster_.switch_level(static_cast<int>(v)));
+    if (level[v] >= 0) {
       lo = std::min(lo, static_cast<int>(v));
       hi = std::max(hi, static_cast<int>(v));
+      top = std::max(top, static_cast<int>(level[v]));
     }
   }
+  auto lvl = [&](int v) { return static_cast<int>(level[static_cast<std::size_t>(v)]); };
   const auto range = static_cast<std::size_t>(std::max(0, hi - lo + 1));
   auto at = [&](int v) { return static_cast<std::size_t>(v - lo); };
-  // A spine belongs to the pod of the leaves under it; its key is the smallest leaf vertex below it.
-  std::vector<int> pod_key(range, -1);
-  for (const auto& e : edges) {
-    if (kind(e.src) == topo::VertexKind::leaf && kind(e.dst) == topo::VertexKind::spine) {
-      int& key = pod_key[at(e.dst)];
-      key = key < 0 ? e.src : std::min(key, e.src);
+  // A switch's group key: a first-level switch is its own group; a switch above belongs to the group of
+  // the switches under it, keyed by the smallest first-level vertex below it (a tree's spine: its pod's
+  // first leaf). Levels are keyed bottom up, one pass over the edges per level that has a level above it.
+  std::vector<int> key(range, -1);
+  for (std::size_t v = 0; v < range; ++v)
+    if (lvl(lo + static_cast<int>(v)) == 0) key[v] = lo + static_cast<int>(v);
+  for (int l = 1; l < top; ++l) {
+    for (const auto& e : edges) {
+      if (lvl(e.src) != l - 1 || lvl(e.dst) != l) continue;
+      int& k = key[at(e.dst)];
+      k = k < 0 ? key[at(e.src)] : std::min(k, key[at(e.src)]);
     }
   }
-  // Slots: one per edge into or out of a NIC (each cable counts on its own), then per switch vertex v four
-  // aggregate resources, the leaf's up-links and down-links and the pod's (keyed by its first leaf) links
-  // to and from the cores.
+  // Slots: one per edge into or out of a NIC (each cable counts on its own), then per group key and level
+  // l below the top two aggregate resources: the group's links from level l up to level l + 1, and back
+  // down (a tree: a leaf's up-links and down-links; a pod's links to and from the cores).
   edge_slot_.assign(edges.size(), -1);
   std::int32_t nic_slots = 0;
   for (std::size_t l = 0; l < edges.size(); ++l)
-    if (kind(edges[l].src) == topo::VertexKind::nic || kind(edges[l].dst) == topo::VertexKind::nic) edge_slot_[l] = nic_slots++;
-  enum { kLeafUp, kLeafDown, kPodUp, kPodDown };
-  auto slot = [&](int v, int which) { return nic_slots + static_cast<std::int32_t>(4 * at(v)) + which; };
-  slot_cap_Bps_.assign(static_cast<std::size_t>(nic_slots) + 4 * range, 0);
+    if (vertices[static_cast<std::size_t>(edges[l].src)].kind == topo::VertexKind::nic ||
+        vertices[static_cast<std::size_t>(edges[l].dst)].kind == topo::VertexKind::nic)
+      edge_slot_[l] = nic_slots++;
+  const int kinds = 2 * std::max(0, top);
+  auto slot = [&](int v, int which) { return nic_slots + static_cast<std::int32_t>(static_cast<std::size_t>(kinds) * at(v)) + which; };
+  slot_cap_Bps_.assign(static_cast<std::size_t>(nic_slots) + static_cast<std::size_t>(kinds) * range, 0);
   for (std::size_t l = 0; l < edges.size(); ++l) {
     const auto& e = edges[l];
-    const auto s = kind(e.src), d = kind(e.dst);
+    const int s = lvl(e.src), d = lvl(e.dst);
     std::int32_t k = edge_slot_[l];
-    if (s == topo::VertexKind::leaf && d == topo::VertexKind::spine) k = slot(e.src, kLeafUp);
-    if (s == topo::VertexKind::spine && d == topo::VertexKind::leaf) k = slot(e.dst, kLeafDown);
-    if (s == topo::VertexKind::spine && d == topo::VertexKind::core) k = slot(pod_key[at(e.src)], kPodUp);
-    if (s == topo::VertexKind::core && d == topo::VertexKind::spine) k = slot(pod_key[at(e.dst)], kPodDown);
+    if (s >= 0 && d == s + 1) k = slot(key[at(e.src)], 2 * s);      // up from level s
+    if (d >= 0 && s == d + 1) k = slot(key[at(e.dst)], 2 * d + 1);  // down to level d
     edge_slot_[l] = k;
     if (k >= 0) slot_cap_Bps_[static_cast<std::size_t>(k)] += e.bandwidth_Bps;  // summed in edge order
   }

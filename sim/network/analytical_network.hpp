@@ -94,8 +94,9 @@ class AnalyticalNetwork : public CommBackend {
   using Pending = std::tuple<Time, std::uint64_t, std::uint32_t>;  // (end, start order, collective)
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> in_flight_;
   std::map<std::pair<std::uint32_t, int>, double> tier_factors_;
-  // Tier resources (tier_capacities()): each edge into or out of a NIC on its own; a leaf's up-links (and
-  // down-links) summed over all its spines; a pod's spine-to-core links (and back) summed. edge_slot_[edge]
+  // Tier resources (tier_capacities()): each edge into or out of a NIC on its own; per fabric level below
+  // the top, a switch group's links up to the next level (and back down) summed (a tree: a leaf's up-links
+  // over all its spines; a pod's spine-to-core links). edge_slot_[edge]
   // is the resource the edge belongs to (-1: none, e.g. NVLink), slot_cap_Bps_ its capacity in bytes/s.
   std::vector<std::int32_t> edge_slot_;
   std::vector<double> slot_cap_Bps_;

@@ -43,10 +43,7 @@ FlowNetwork::FlowNetwork(const CollectiveTable& graph, const topo::Cluster& clus
   for (int g = 0; g < cluster.num_gpus(); ++g) nodes = std::max(nodes, cluster.node_of_gpu(g) + 1);
   node_slot_.assign(static_cast<std::size_t>(nodes), -1);
   climbs_.reserve(cluster.edges().size());
-  for (const auto& e : cluster.edges()) {
-    const auto kind = cluster.vertices()[static_cast<std::size_t>(e.dst)].kind;
-    climbs_.push_back(kind == topo::VertexKind::spine || kind == topo::VertexKind::core);
-  }
+  for (const auto& e : cluster.edges()) climbs_.push_back(cluster.switch_level(e.dst) >= 1);
 }
 
 double FlowNetwork::ring_sent(const CollectiveSpec& c, int n, const AlgorithmChoice& choice, bool multi_node) const {
@@ -364,8 +361,7 @@ void FlowNetwork::add_sharp_flows(std::span<const std::vector<int>> nodes, int k
 bool FlowNetwork::cut_route(FlowSpec::Segment segment) {
   if (segment == FlowSpec::Segment::whole) return !route_.empty();
   const auto& edges = cluster_.edges();
-  const auto& vertices = cluster_.vertices();
-  auto is_leaf = [&](int v) { return vertices[static_cast<std::size_t>(v)].kind == topo::VertexKind::leaf; };
+  auto is_leaf = [&](int v) { return cluster_.switch_level(v) == 0; };  // a first-level switch (a tree's leaf)
   std::size_t first = route_.size(), last = route_.size();  // first edge into a leaf, last edge out of one
   for (std::size_t i = 0; i < route_.size(); ++i) {
     const auto& e = edges[static_cast<std::size_t>(route_[i])];
@@ -572,7 +568,7 @@ std::uint32_t FlowNetwork::add_lockstep_ring(const std::vector<FlowSpec>& flows,
   return head.lockstep;
 }
 
-bool FlowNetwork::crosses_spine(const std::vector<int>& path) const {
+bool FlowNetwork::climbs_above_first_level(const std::vector<int>& path) const {
   for (int l : path)
     if (climbs_[static_cast<std::size_t>(l)]) return true;
   return false;
@@ -581,13 +577,14 @@ bool FlowNetwork::crosses_spine(const std::vector<int>& path) const {
 void FlowNetwork::route_least_loaded(int src, int dst, std::uint64_t flow_id) {
   // Up to kRouteProbes candidate paths (the cluster's ECMP choice under different flow ids); keep the one
   // whose busiest link would give the flow the largest fair share, capacity / (flows on it + 1); ties go
-  // to the earlier probe. A probe whose links carry nothing yet ends the search; a path that climbs to no
-  // spine or core switch (inside a node, under one leaf) has no alternative and is taken at once.
+  // to the earlier probe. A probe whose links carry nothing yet ends the search; a path that climbs above
+  // no first-level fabric switch (inside a node, under one first-level switch) has no alternative and is
+  // taken at once.
   double best = -1;
   for (std::uint64_t probe = 0; probe < kRouteProbes; ++probe) {
     cluster_.route(src, dst, flow_id + (probe << 40), probe == 0 ? route_ : probe_);
     const std::vector<int>& path = probe == 0 ? route_ : probe_;
-    if (probe == 0 && !crosses_spine(route_)) break;  // inside a node or under one leaf: one path
+    if (probe == 0 && !climbs_above_first_level(route_)) break;  // inside a node or under one first-level switch: one path
     double share = std::numeric_limits<double>::infinity();
     bool idle = true;
     for (int l : path) {

@@ -101,7 +101,7 @@ class FlowNetwork : public CommBackend {
   // route_ = the least loaded of a few ECMP candidate paths from src to dst (see the essay above).
   void route_least_loaded(int src, int dst, std::uint64_t flow_id);
   static constexpr std::uint64_t kRouteProbes = 64;
-  bool crosses_spine(const std::vector<int>& path) const;
+  bool climbs_above_first_level(const std::vector<int>& path) const;
   // Cuts route_ to `segment` (FlowSpec::Segment); false when nothing is left (both ends under one leaf).
   bool cut_route(FlowSpec::Segment segment);
 
@@ -109,7 +109,7 @@ class FlowNetwork : public CommBackend {
   const topo::Cluster& cluster_;
   FlowNetworkOptions options_;
   std::unique_ptr<MaxMinSolver> solver_;  // behind a pointer: next_completion() is const but lazily pops
-  std::vector<std::uint8_t> climbs_;  // per edge: it goes into a spine or core switch (crosses_spine)
+  std::vector<std::uint8_t> climbs_;  // per edge: it goes into a fabric switch above the first level (Cluster::switch_level)
   // choose_algorithm is a pure function of (kind, bytes, group geometry) for this network's options:
   // memoized per (geometry, kind, bytes). Groups of equal geometry (a "shape": a handful per cluster, every
   // tensor-parallel group of a homogeneous cluster is one) share their memo, which stays in cache. A memo

@@ -80,21 +80,23 @@ GroupGeometry group_geometry(const topo::Cluster& cluster, std::span<const int> 
     g.nodes = 1;
     g.per_node = g.ranks;
   }
+  // Each switch level the group climbs above the first divides the NIC share by its oversubscription
+  // (the fabric's levels, topologies/fabric.hpp).
   double net = spec.nic.payload_GBps() * 1e9 * spec.nics_per_node / spec.gpus_per_node;
-  if (link.span == topo::Span::spine || link.span == topo::Span::core) net /= spec.oversubscription;
-  if (link.span == topo::Span::core) net /= spec.spine_oversubscription;
+  const auto& levels = cluster.levels();
+  for (int l = 1; l <= link.level; ++l) net /= levels[static_cast<std::size_t>(l)].oversubscription;
   g.network_Bps = net;
   g.nvls = spec.intra.nvls && spec.intra.switched && !g.multi_node && g.ranks > 1;
   g.switched = spec.intra.switched;
   g.nvls_nodes = spec.intra.nvls && spec.intra.switched && g.per_node >= 2;
   g.sharp = spec.sharp && g.multi_node;
-  g.sharp_levels = link.span == topo::Span::core ? 3 : link.span == topo::Span::spine ? 2 : 1;
+  g.sharp_levels = link.span == topo::Span::fabric ? link.level + 1 : 1;
   if (spec.nic.latency_given) g.network_hop_extra_s = (spec.nic.latency_us - kReferenceNetworkHopUs) * 1e-6;
   g.network_hop_extra_s += link.network_hop_extra_s;  // a topology file's latencies (0 on built clusters)
   g.scaleup_hop_extra_s = link.scaleup_hop_extra_s;
-  // PCIe-only: the catalog's "pcie" nodes (a topology file's scale-up edges say nvlink or pcie per edge;
-  // its summary spec is "custom" and keeps the structural ranking).
-  g.nvlink = spec.intra.name != "pcie";
+  // PCIe-only: nodes whose scale-up spec has no NVLink (the catalog's "pcie"; a topology file's scale-up
+  // edges say nvlink or pcie per edge, its summary spec keeps nvlink and the structural ranking).
+  g.nvlink = spec.intra.nvlink;
   if (g.multi_node && !g.nvlink) {
     // NCCL's graph search (src/graph/search.cc at v2.21.5-1): the fastest entry of speedArrayInter that
     // the GPU -> NIC path carries (the GPU's PCIe link, the NIC's line rate), one channel per NIC a GPU

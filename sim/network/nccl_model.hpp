@@ -194,13 +194,13 @@ struct GroupGeometry {
   bool nvls_nodes = false;     // its nodes have NVLS and it has >= 2 GPUs on each (nvls_tree, nvls across nodes)
   bool switched = true;        // NVSwitch nodes (CollNet Direct needs them)
   bool sharp = false;          // across nodes on a fabric with in-network reduction (cluster.inter_node.sharp)
-  int sharp_levels = 1;        // network hops up to SHARP's aggregation root: 1 leaf, 2 spine, 3 core
+  int sharp_levels = 1;        // switch levels up to SHARP's aggregation root: the span's fabric level + 1
   bool multi_node = false;
   double network_hop_extra_s = 0;  // added to every network hop: a custom link's latency over the reference
                                    // (or a topology file's, topologies/cluster.hpp GroupLink)
   double scaleup_hop_extra_s = 0;  // added to every scale-up hop: a topology file's latency over the reference
   // The node's GPUs talk over NVLink (NVSwitch, NVL72, NVLink bridges; a topology file's "custom" nodes
-  // count as such); false: PCIe only (cluster intra_node "pcie"). NCCL enables LL128 only with NVLink, and the chooser of a group across PCIe-only
+  // count as such); false: PCIe only (IntraNodeSpec::nvlink, the catalog's "pcie"). NCCL enables LL128 only with NVLink, and the chooser of a group across PCIe-only
   // nodes ranks by NCCL's own tuner tables (nccl_tuner_time_us below).
   bool nvlink = true;
   // NCCL's ring/tree graph for a group across PCIe-only nodes (src/graph/search.cc at v2.21.5): channels

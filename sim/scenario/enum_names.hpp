@@ -111,12 +111,6 @@ constexpr int zero_stage_of(FsdpSharding f) {
   return f == FsdpSharding::full_shard || f == FsdpSharding::hybrid_shard ? 3 : f == FsdpSharding::shard_grad_op ? 2 : 0;
 }
 
-// The scale-out fabrics topologies/cluster.hpp builds (topo::ClusterSpec::fabric holds the name).
-enum class Fabric { fat_tree, rail_optimized, ethernet };
-inline constexpr std::array<Named<Fabric>, 3> kFabricNames{{
-    {Fabric::fat_tree, "fat-tree"}, {Fabric::rail_optimized, "rail-optimized"}, {Fabric::ethernet, "ethernet"},
-}};
-
 // simulation.nccl_algorithm: force one NCCL algorithm (sim/network/nccl_model.hpp takes the name).
 enum class ForcedNcclAlgorithm { ring, tree, nvls, hierarchical, nvls_tree, collnet_direct, collnet_chain };
 inline constexpr std::array<Named<ForcedNcclAlgorithm>, 7> kNcclAlgorithmNames{{

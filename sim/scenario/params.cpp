@@ -12,6 +12,7 @@
 #include "sim/base/check.hpp"
 #include "sim/scenario/enum_names.hpp"
 #include "sim/scenario/framework.hpp"
+#include "topologies/fabric.hpp"
 #include "topologies/link_catalog.hpp"
 
 namespace cs::sim::params {
@@ -24,7 +25,7 @@ std::vector<std::string> choices_from(const std::string& source) {
   if (source == "presets") return models::preset_names();
   if (source == "intra_nodes") return topo::intra_node_names();
   if (source == "links") return topo::net_link_names();
-  if (source == "fabric") return names_of(kFabricNames);
+  if (source == "fabric") return topo::fabric_names();
   if (source == "activation") return names_of(kActivationNames);
   if (source == "attention_backend") return names_of(kAttentionBackendNames);
   if (source == "position_embedding") return names_of(kPositionEmbeddingNames);

@@ -28,6 +28,7 @@
 #include "sim/scenario/enum_names.hpp"
 #include "sim/scenario/framework.hpp"
 #include "sim/scenario/params.hpp"
+#include "topologies/fabric.hpp"
 #include "topologies/topology_file.hpp"
 
 namespace cs::sim {
@@ -560,17 +561,21 @@ void read_links(ObjectReader& r, Scenario& s, Errors& errors) {
     s.cluster.intra = *topo::find_intra_node(name);
   }
   if (s.cluster.intra.gpu_bandwidth_GBps <= 0) {
-    if (s.gpu.nvlink_gbps <= 0 && s.cluster.intra.name == "nvswitch" && !s.gpu.name.empty())  // empty: GPU already reported
-      errors.add("cluster.intra_node", "\"nvswitch\" needs a GPU with NVLink (" + s.gpu.name + " has none; use \"pcie\")");
+    if (s.gpu.nvlink_gbps <= 0 && s.cluster.intra.generation_from_gpu && !s.gpu.name.empty())  // empty: GPU already reported
+      errors.add("cluster.intra_node", "\"" + s.cluster.intra.name + "\" needs a GPU with NVLink (" + s.gpu.name + " has none; use \"pcie\")");
     s.cluster.intra.gpu_bandwidth_GBps = s.gpu.scaleup_GBps_per_direction();
   }
-  if (!nvls_given && s.cluster.intra.name == "nvswitch") s.cluster.intra.nvls = s.gpu.nvswitch_has_nvls();
+  if (!nvls_given && s.cluster.intra.generation_from_gpu) s.cluster.intra.nvls = s.gpu.nvswitch_has_nvls();
   check_scaleup_domain(s, errors);
 
   const json* inter = r.raw("inter_node");
   if (inter && expect_object(inter, "cluster.inter_node", errors)) {
     ObjectReader nr(*inter, "cluster.inter_node", errors);
-    s.cluster.fabric = nr.choice("fabric").value_or("fat-tree");
+    // The fabric's name and its own keys come from its registration (topologies/fabric.hpp); an unknown
+    // name is reported by choice() and the first registration (the default) reads the keys.
+    const topo::Fabric* fabric = topo::find_fabric(nr.choice("fabric").value_or(std::string(topo::fabrics().front().name)));
+    CS_CHECK(fabric != nullptr);
+    s.cluster.fabric = std::string(fabric->name);
     if (const json* link = nr.raw("link"); link && link->is_object()) {
       ObjectReader lr(*link, "cluster.inter_node.link", errors);
       s.cluster.nic.name = lr.string("name", false).value_or("custom");
@@ -587,15 +592,15 @@ void read_links(ObjectReader& r, Scenario& s, Errors& errors) {
       errors.add("cluster.inter_node.link", "missing (expected one of: " + join(topo::net_link_names()) + ")");
     }
     s.cluster.nics_per_node = nr.small_integer("nics_per_node", false).value_or(s.cluster.gpus_per_node);
-    s.cluster.oversubscription = nr.number("oversubscription", false).value_or(1.0);
-    s.cluster.leaf_radix = nr.small_integer("leaf_radix", false).value_or(32);
-    s.cluster.tiers = nr.small_integer("tiers", false).value_or(2);
-    s.cluster.leaves_per_pod = nr.small_integer("leaves_per_pod", false).value_or(8);
-    s.cluster.spine_oversubscription = nr.number("spine_oversubscription", false).value_or(1.0);
+    for (const topo::FabricKey& key : fabric->keys) {
+      if (key.integer) s.cluster.*key.integer = nr.small_integer(key.key, false).value_or(static_cast<int>(key.default_value));
+      if (key.number) s.cluster.*key.number = nr.number(key.key, false).value_or(key.default_value);
+    }
     s.cluster.pxn = nr.boolean("pxn").value_or(true);
     s.cluster.sharp = nr.boolean("sharp").value_or(false);
-    if (s.cluster.sharp && !s.cluster.nic.name.empty() && s.cluster.nic.name.rfind("ib-", 0) != 0 &&
-        topo::find_net_link(s.cluster.nic.name) != nullptr)
+    // A catalog link says whether its switches reduce in the network; a custom link is trusted.
+    if (const topo::NetLinkSpec* cataloged = topo::find_net_link(s.cluster.nic.name);
+        s.cluster.sharp && cataloged != nullptr && !cataloged->in_network_reduction)
       errors.add("cluster.inter_node.sharp", "SHARP is the in-network reduction of InfiniBand switches; \"" +
                                                  s.cluster.nic.name + "\" is Ethernet");
     nr.finish();
@@ -718,9 +723,9 @@ void set_integer(ObjectReader& r, const char* key, std::int64_t& field, bool req
   if (auto x = r.integer(key, required)) field = *x;
 }
 
-// The core hyperparameters and the expert sizes.
+// The principal hyperparameters and the expert sizes.
 void read_model_sizes(ObjectReader& r, models::ModelConfig& m, bool have_preset) {
-  const bool req = !have_preset;  // without a preset the core hyperparameters are required
+  const bool req = !have_preset;  // without a preset the principal hyperparameters are required
   set_integer(r, "num_layers", m.num_layers, req);
   set_integer(r, "hidden_size", m.hidden_size, req);
   set_integer(r, "num_attention_heads", m.num_attention_heads, req);

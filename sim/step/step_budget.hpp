@@ -33,7 +33,7 @@
 // tests/sim/test_step_budget.cpp holds the memory estimate above the peak simulate() really adds (measured in
 // a child process) on every shipped scenario and on generated ones (hundreds of one-node jobs, symmetry off).
 // The default limits, 2 x 10^8 tasks and 4 GiB: the largest shipped scenario takes 0.4 M tasks and 50 MB,
-// and a sweep runs one simulation per core at once.
+// and a sweep runs one simulation per CPU thread at once.
 // The test holds the task estimate within a factor of 1.5 of the real count on every shipped scenario.
 #include <cstdint>
 #include <string>

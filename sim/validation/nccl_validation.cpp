@@ -122,8 +122,8 @@ std::vector<NcclValidationPoint> nccl_validation_points(const json& doc) {
       b.add("ndr_per_nic_busbw_GBps_max", nccl_h100_cluster(2), 8 * kGiB, b.measured("ndr_per_nic_busbw_GBps_max"), "ring")
           .per_nics = 8;
     } else if (id == "nccl812_dgxa100_8xhdr") {
-      // Node count and size not published ("large messages"): 4 nodes (one leaf) and 16 (the ring crosses
-      // the spine), 8 GiB.
+      // Node count and size not published ("large messages"): 4 nodes (under one first-level switch) and 16
+      // (the ring climbs a level higher), 8 GiB.
       for (int nodes : {4, 16}) b.add("busbw_GBps", nccl_a100_cluster(nodes), 8 * kGiB, b.measured("busbw_GBps"));
     } else if (id == "nccl412_a800_intra_inter") {
       // A800: NVLink 400 GB/s bidirectional; 12 nodes with one HDR NIC each.

@@ -52,7 +52,7 @@ const json& sub(const json& obj, const char* key) {
   return it == obj.end() ? null_value : *it;
 }
 
-std::string text_of_leaf(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string text_of_value(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 // The catalog name of a GPU as the sources spell it ("B200 (DGX-B200, 180 GB HBM3e)", "H100-SXM5-80GB (700W,
 // HBM3)": the name before any parenthesis or suffix); "" for a GPU the catalog has no counterpart of (the
@@ -240,11 +240,11 @@ void audit_fields(const json& entry, const EntryDefaults& d, bool inter_node_und
       continue;
     }
     if (path == "model.arch") {
-      if (!has(text_of_leaf(*v), "transformer") && !has(text_of_leaf(*v), "moe")) note(path, *v, "a dense transformer was assumed");
+      if (!has(text_of_value(*v), "transformer") && !has(text_of_value(*v), "moe")) note(path, *v, "a dense transformer was assumed");
       continue;
     }
     if (path == "cluster.intra_node") {
-      if (!has(text_of_leaf(*v), "nvswitch") && !has(text_of_leaf(*v), "nvl72")) note(path, *v, "an NVSwitch node was assumed");
+      if (!has(text_of_value(*v), "nvswitch") && !has(text_of_value(*v), "nvl72")) note(path, *v, "an NVSwitch node was assumed");
       continue;
     }
     if (path == "cluster.inter_node") {

@@ -18,6 +18,7 @@
 #include "sim/base/input_error.hpp"
 #include "sim/scenario/params.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "topologies/fabric.hpp"
 
 using namespace cs::sim;
 using nlohmann::json;
@@ -169,7 +170,7 @@ TEST_CASE("params: the enum name tables are the table's choices", "[sim][params]
   CHECK(choices("training.recompute_method") == names_of(kRecomputeMethodNames));
   CHECK(choices("training.pipeline_schedule") == names_of(kPipelineScheduleNames));
   CHECK(choices("training.fsdp_sharding_strategy") == names_of(kFsdpShardingNames));
-  CHECK(choices("cluster.inter_node.fabric") == names_of(kFabricNames));
+  CHECK(choices("cluster.inter_node.fabric") == cs::topo::fabric_names());
   CHECK(choices("simulation.network") == names_of(kNetworkBackendNames));
   CHECK(choices("simulation.nccl_algorithm") == names_of(kNcclAlgorithmNames));
   // Every choice round-trips through its name table; a value prints as its first name.
@@ -205,5 +206,18 @@ TEST_CASE("params: the layout search sets the table's axes in the table's order"
       REQUIRE(paths == expected);
     }
     CHECK(recompute == std::set<std::string>{"none", "selective", "full"});
+  }
+}
+
+TEST_CASE("params: every fabric key is a row of the table with the registration default", "[sim][params]") {
+  for (const cs::topo::Fabric& f : cs::topo::fabrics()) {
+    for (const cs::topo::FabricKey& k : f.keys) {
+      INFO(std::string(f.name) + ": " + k.key);
+      const params::Param* p = params::find(std::string("cluster.inter_node.") + k.key);
+      REQUIRE(p != nullptr);
+      CHECK(p->type == (k.integer ? params::Type::integer : params::Type::number));
+      CHECK((k.integer == nullptr) != (k.number == nullptr));
+      CHECK(p->default_text == std::to_string(static_cast<long long>(k.default_value)));
+    }
   }
 }

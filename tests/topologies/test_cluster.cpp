@@ -141,7 +141,7 @@ TEST_CASE("1 and 2 GPUs per node across 4 nodes with 8 NDR NICs per node", "[top
   SECTION("k = 1: one NIC's share, 1 x 8/8 x 48 GB/s") {
     const std::vector<int> g = {0, 8, 16, 24};
     const GroupLink l = c.group_link(g);
-    CHECK(l.span == Span::leaf);
+    CHECK(l.level == 0);  // leaf
     CHECK(l.bus_bandwidth_Bps == Approx(kNdrPayloadBps));
     // 2 network hops (NIC -> leaf -> NIC) x 1 us + one intra hop 0.6 us.
     CHECK(l.step_latency_s == Approx(2.6e-6));
@@ -184,14 +184,14 @@ TEST_CASE("oversubscription divides the network term only when the group crosses
 
   const GroupLink a1 = flat.group_link(across);
   const GroupLink a4 = over.group_link(across);
-  CHECK(a1.span == Span::spine);
-  CHECK(a4.span == Span::spine);
+  CHECK(a1.level == 1);  // spine
+  CHECK(a4.level == 1);  // spine
   CHECK(a1.bus_bandwidth_Bps == Approx(kNdrPayloadBps));
   CHECK(a4.bus_bandwidth_Bps == Approx(kNdrPayloadBps / 4.0));
   CHECK(a4.step_latency_s == Approx(4 * 1.0e-6 + 0.6e-6));  // NIC-leaf-spine-leaf-NIC + intra
 
   const GroupLink s4 = over.group_link(same_leaf);
-  CHECK(s4.span == Span::leaf);
+  CHECK(s4.level == 0);  // leaf
   CHECK(s4.bus_bandwidth_Bps == Approx(kNdrPayloadBps));
   // 16 down-ports / 4 = 4 up-links per leaf -> 4 spines.
   CHECK(over.num_spines() == 4);
@@ -219,13 +219,13 @@ TEST_CASE("rail-optimized: NIC i of every node on rail leaf i", "[topologies]") 
   }
   // Same local GPU on every node: one rail, one leaf. Full nodes: every rail lines up, still a leaf.
   const std::vector<int> rail0 = {0, 8, 16, 24};
-  CHECK(c.group_link(rail0).span == Span::leaf);
+  CHECK(c.group_link(rail0).level == 0);  // leaf
   std::vector<int> all(32);
   for (int i = 0; i < 32; ++i) all[static_cast<std::size_t>(i)] = i;
-  CHECK(c.group_link(all).span == Span::leaf);
+  CHECK(c.group_link(all).level == 0);  // leaf
   // GPU 0 of node 0 with GPU 1 of node 1: rails 0 and 1 meet only at a spine.
   const std::vector<int> cross = {0, 9};
-  CHECK(c.group_link(cross).span == Span::spine);
+  CHECK(c.group_link(cross).level == 1);  // spine
 
   SECTION("more nodes than the radix: rail leaves per block of radix nodes") {
     const Cluster big(h100_spec(4, 8, 2, 1.0, "rail-optimized"));
@@ -233,7 +233,7 @@ TEST_CASE("rail-optimized: NIC i of every node on rail leaf i", "[topologies]") 
     CHECK(big.leaf_of_nic(1, 3) == 3);
     CHECK(big.leaf_of_nic(2, 3) == 8 + 3);
     const std::vector<int> g = {0, 8, 16};
-    CHECK(big.group_link(g).span == Span::spine);
+    CHECK(big.group_link(g).level == 1);  // spine
   }
 }
 
@@ -284,7 +284,7 @@ TEST_CASE("NVL72: one NVLink domain spans 18 trays of 4 GPUs", "[topologies]") {
   // NICs on radix-32 leaves: GPU 0's NIC is global NIC 0 (leaf 0), GPU 72's is NIC 72 (leaf 2): spine.
   const std::vector<int> pair = {0, 72};
   const GroupLink p = c.group_link(pair);
-  CHECK(p.span == Span::spine);
+  CHECK(p.level == 1);  // spine
   CHECK(p.bus_bandwidth_Bps == Approx(96e9));
   CHECK(c.connected());
 }

@@ -264,12 +264,12 @@ TEST_CASE("three-tier fat-tree: counts and capacities per tier, worked by hand",
     const double ndr = 48e9;
     const std::vector<int> pods = {0, 64};
     const GroupLink across = c.group_link(pods);
-    CHECK(across.span == Span::core);
+    CHECK(across.level == 2);  // core
     CHECK(across.bus_bandwidth_Bps == Approx(ndr / (2.0 * 2.0)));
     CHECK(across.step_latency_s == Approx(6 * 1.0e-6 + 0.6e-6));
     const std::vector<int> one_pod = {0, 16};
     const GroupLink within = c.group_link(one_pod);
-    CHECK(within.span == Span::spine);
+    CHECK(within.level == 1);  // spine
     CHECK(within.bus_bandwidth_Bps == Approx(ndr / 2.0));
     CHECK(within.step_latency_s == Approx(4 * 1.0e-6 + 0.6e-6));
   }

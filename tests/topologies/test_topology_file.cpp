@@ -89,7 +89,7 @@ void check_two_nodes(const Cluster& c) {
   // their latency is 0 + 1 + 1 + 0 us = 2 us, above the NVLink pairs' 0.6 us.
   const std::vector<int> all = {3, 1, 0, 2};
   const GroupLink a = c.group_link(all);
-  CHECK(a.span == Span::leaf);
+  CHECK(a.level == 0);  // leaf
   CHECK(a.bus_bandwidth_Bps == Approx(24e9));
   CHECK(a.step_latency_s == Approx(2e-6));
 }
