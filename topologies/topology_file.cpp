@@ -553,26 +553,15 @@ Parsed parse(const std::string& original, const std::string& file) {
   return p;
 }
 
-}  // namespace
+// A vertex's kind and node as read; problems name the file and the vertex.
+struct Checked {
+  VertexKind kind = VertexKind::gpu;
+  bool kind_ok = false;
+  int node = -1;
+};
 
-Cluster load_topology(const std::string& path) {
-  return load_topology_text(files::as_input_error([&] {
-                              return files::read_input_file(path, files::kMaxTopologyBytes, "topology file", "cannot open the file");
-                            }),
-                            path);
-}
-
-Cluster load_topology_text(const std::string& text, const std::string& file) {
-  const Parsed p = parse(text, file);
-  std::vector<std::string> problems;
+std::vector<Checked> check_vertices(const Parsed& p, const std::string& file, std::vector<std::string>& problems) {
   const int n = static_cast<int>(p.vertex_attrs.size());
-
-  // Vertices.
-  struct Checked {
-    VertexKind kind = VertexKind::gpu;
-    bool kind_ok = false;
-    int node = -1;
-  };
   std::vector<Checked> checked(static_cast<std::size_t>(n));
   for (int v = 0; v < n; ++v) {
     const auto& attrs = p.vertex_attrs[static_cast<std::size_t>(v)];
@@ -602,8 +591,11 @@ Cluster load_topology_text(const std::string& text, const std::string& file) {
     }
     check_unknown_attributes(attrs, {"kind", "node"}, where, problems);
   }
+  return checked;
+}
 
-  // Edges.
+// The edges that are well formed; problems name the file and the edge.
+std::vector<Edge> check_edges(const Parsed& p, const std::string& file, std::vector<std::string>& problems) {
   std::vector<Edge> edges;
   for (const auto& raw : p.edges) {
     const std::string where = file + ": edge '" + p.names[static_cast<std::size_t>(raw.src)] + "' " +
@@ -654,6 +646,26 @@ Cluster load_topology_text(const std::string& text, const std::string& file) {
     check_unknown_attributes(raw.attrs, {"kind", "bandwidth_GBps", "latency_us"}, where, problems);
     if (ok) edges.push_back(e);
   }
+  return edges;
+}
+
+}  // namespace
+
+Cluster load_topology(const std::string& path) {
+  return load_topology_text(files::as_input_error([&] {
+                              return files::read_input_file(path, files::kMaxTopologyBytes, "topology file", "cannot open the file");
+                            }),
+                            path);
+}
+
+Cluster load_topology_text(const std::string& text, const std::string& file) {
+  const Parsed p = parse(text, file);
+  std::vector<std::string> problems;
+  const int n = static_cast<int>(p.vertex_attrs.size());
+
+  // Vertices, then edges.
+  const std::vector<Checked> checked = check_vertices(p, file, problems);
+  std::vector<Edge> edges = check_edges(p, file, problems);
 
   // GPUs and nodes.
   std::map<int, int> gpus_per_node;
