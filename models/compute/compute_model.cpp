@@ -345,18 +345,11 @@ double memory_bound_efficiency(MemOpKind kind, double bytes, const ComputeProfil
   return clamp_efficiency(e);
 }
 
-double op_time_s(const Op& op, const GpuSpec& gpu, const ComputeProfile& profile) {
-  CS_CHECK(op.repeat >= 1);
-  if (op.repeat > 1) {
-    Op once = op;
-    once.repeat = 1;
-    return op.repeat * op_time_s(once, gpu, profile);
-  }
-  if (op.host_issued) {
-    Op queued = op;
-    queued.host_issued = false;
-    return std::max(profile.expert_host_issue_us * 1e-6, op_time_s(queued, gpu, profile));
-  }
+namespace {
+
+// One run of the op on the GPU, queued behind the previous kernel (op.repeat and op.host_issued are
+// op_time_s's).
+double kernel_time_s(const Op& op, const GpuSpec& gpu, const ComputeProfile& profile) {
   CS_CHECK(op.kind != OpKind::collective);
   CS_CHECK(op.flops >= 0 && op.bytes >= 0);
   CS_CHECK(gpu.hbm_tbps > 0);
@@ -395,6 +388,16 @@ double op_time_s(const Op& op, const GpuSpec& gpu, const ComputeProfile& profile
   }
   CS_CHECK(false);
   return 0;
+}
+
+}  // namespace
+
+double op_time_s(const Op& op, const GpuSpec& gpu, const ComputeProfile& profile) {
+  CS_CHECK(op.repeat >= 1);
+  const double gpu_s = kernel_time_s(op, gpu, profile);
+  // A host-issued run starts no earlier than the host has issued it (the essay's "Host-issued kernels").
+  const double run_s = op.host_issued ? std::max(profile.expert_host_issue_us * 1e-6, gpu_s) : gpu_s;
+  return op.repeat * run_s;
 }
 
 OpTimeKey op_time_key(const Op& op) {

@@ -124,14 +124,14 @@ std::vector<FabricKey> keys() {
   };
 }
 
-std::vector<FabricLevel> levels(const ClusterSpec& spec) {
-  std::vector<FabricLevel> out{{"leaf", 1.0, 2}, {"spine", spec.oversubscription, 4}};
-  if (spec.tiers == 3) out.push_back({"core", spec.spine_oversubscription, 6});
-  return out;
-}
-
 std::vector<FabricLevel> loaded_levels(const ClusterSpec& spec) {
   return {{"leaf", 1.0, 2}, {"spine", spec.oversubscription, 4}, {"core", spec.spine_oversubscription, 6}};
+}
+
+std::vector<FabricLevel> levels(const ClusterSpec& spec) {
+  std::vector<FabricLevel> out = loaded_levels(spec);
+  if (spec.tiers != 3) out.pop_back();
+  return out;
 }
 
 void place_nics_in_order(Cluster::Impl& c) {
