@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <set>
 #include <utility>
 
 #include "sim/base/check.hpp"
@@ -953,6 +954,18 @@ bool is_moe_layer(const ModelConfig& m, std::int64_t layer) {
   return m.moe_layer_freq <= 1 || layer % m.moe_layer_freq == 0;  // Megatron: 0-based, layer % N == 0
 }
 
+LayerVariant layer_variant(const ModelConfig& m, std::int64_t layer) {
+  const LayerKind kind = layer_kind(m, layer);
+  if (kind != LayerKind::transformer) return {kind, is_moe_layer(m, layer), false};
+  return {kind, m.num_moe_experts <= 0 || is_moe_layer(m, layer), is_window_attention_layer(m, layer)};
+}
+
+std::vector<LayerVariant> layer_variants(const ModelConfig& m) {
+  std::set<LayerVariant> seen;
+  for (std::int64_t l = 0; l < m.num_layers; ++l) seen.insert(layer_variant(m, l));
+  return {seen.begin(), seen.end()};
+}
+
 bool is_window_attention_layer(const ModelConfig& m, std::int64_t layer) {
   if (m.window_size <= 0) return false;
   if (!m.window_attn_pattern.empty()) {
@@ -1447,6 +1460,10 @@ LayerOps mamba_layer_ops(const ModelConfig& m, const TrainingConfig& t) {
 }
 
 }  // namespace
+
+LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, const LayerVariant& v) {
+  return transformer_layer_ops(m, t, v.window, v.moe, v.kind);
+}
 
 LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bool window_attention, bool moe_layer, LayerKind kind) {
   check_layout(m, t);

@@ -260,6 +260,23 @@ bool is_moe_layer(const ModelConfig& m, std::int64_t layer);
 // the MoE one: is_moe_layer). Every function below that takes a LayerKind builds / counts that layer.
 enum class LayerKind : std::uint8_t { transformer, mamba, attention, mlp };
 LayerKind layer_kind(const ModelConfig& m, std::int64_t layer);
+// What sets one layer's ops, parameters and stored activations apart from another's: the one per-layer
+// description. The step program (sim/step/step_units.hpp) builds one op list per variant the model has
+// and gives each layer its variant's, so a feature whose layers differ (a new attention kind on some
+// layers) adds a field here and sets it in layer_variant, and the step builder, the every-rank template,
+// the screening estimate and the task budget follow without an edit.
+struct LayerVariant {
+  LayerKind kind = LayerKind::transformer;
+  bool moe = true;      // the MoE MLP (a dense model's layers, and an MoE model whose layers are all MoE, say true)
+  bool window = false;  // sliding-window attention (is_window_attention_layer)
+  auto operator<=>(const LayerVariant&) const = default;
+};
+// Layer `layer`'s (0-based) variant. A transformer layer is MoE unless the model has experts and this
+// layer is a dense one (moe_layer_freq): a dense model's layers say moe, as transformer_layer_ops's default.
+// A hybrid model's layer is its kind, MoE for 'E' (no window).
+LayerVariant layer_variant(const ModelConfig& m, std::int64_t layer);
+// The distinct variants of the model's layers, in order (operator<=>).
+std::vector<LayerVariant> layer_variants(const ModelConfig& m);
 // Problems of model.hybrid_override_pattern and the Mamba sizes (an unknown letter, a length other than
 // num_layers, an 'E' without experts, Mamba sizes missing or not dividing), one message each; empty when fine.
 std::vector<std::string> hybrid_problems(const ModelConfig& m);
@@ -561,6 +578,8 @@ struct LayerOps {
 // `kind`: the layer of a hybrid model (LayerKind; the Mamba layer's ops: mamba_layer_ops in transformer.cpp).
 LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bool window_attention = false,
                                bool moe_layer = true, LayerKind kind = LayerKind::transformer);
+// The ops of a layer of variant `v` (the above with its fields).
+LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, const LayerVariant& v);
 LayerOps embedding_ops(const ModelConfig& m, const TrainingConfig& t);  // first stage
 LayerOps lm_head_ops(const ModelConfig& m, const TrainingConfig& t);    // last stage: logits + loss
 // The separate kernel(s) adding one micro-batch's weight gradients of `params` parameters into the

@@ -179,7 +179,7 @@ class Screen {
     const int p = t_.pp;
     stages_.resize(static_cast<std::size_t>(p));
     split_ = pipeline_split(s_.model, t_);
-    has_dense_layers_ = has_dense_layers(s_.model);
+    alike_layers_ = models::layer_variants(s_.model).size() == 1;
     for (const double seconds : offload_copy_s(s_.model, t_, s_.gpu)) offload_copy_.push_back(from_seconds(seconds));
     offloaded_.assign(offload_copy_.size(), 0);
     reloaded_.assign(offload_copy_.size(), 0);
@@ -560,13 +560,13 @@ class Screen {
     return d;
   }
 
-  // stage_units of `stage`. In a model whose layers are all alike (no sliding-window layers, no dense
-  // layers among MoE ones, not hybrid) a middle stage's units and parameters are those of any middle stage with as
+  // stage_units of `stage`. In a model whose layers are all alike (one models::layer_variants) a middle
+  // stage's units and parameters are those of any middle stage with as
   // many layers in each chunk (step_units.cpp and models::parameters_on_rank read nothing else of it):
   // the last one's are reused rather than recounted, a pipeline of p stages counting three kinds.
   StageUnits units_of(int stage) {
     const int p = t_.pp, v = t_.vp;
-    const bool middle = stage > 0 && stage < p - 1 && s_.model.window_size <= 0 && !has_dense_layers_ && !s_.model.hybrid();
+    const bool middle = stage > 0 && stage < p - 1 && alike_layers_;
     auto layers = [&](int s) {
       return std::span<const std::int64_t>(split_).subspan(static_cast<std::size_t>(s) * static_cast<std::size_t>(v), static_cast<std::size_t>(v));
     };
@@ -591,7 +591,7 @@ class Screen {
     for (int c = 0; c < v; ++c) {
       auto& units = st.chunks[static_cast<std::size_t>(c)];
       for (const UnitParams& up : su.chunks[static_cast<std::size_t>(c)]) {
-        units.push_back({&ops_.of(up.kind, up.recomputed), up.dense, up.expert});
+        units.push_back({&ops_.of(up), up.dense, up.expert});
         units.back().layer = up.layer;
       }
       for (std::size_t i = 0; i < units.size(); ++i) {
@@ -784,7 +784,7 @@ class Screen {
   std::vector<Stage> stages_;
   std::vector<std::int64_t> split_;  // pipeline_split: layers by stage * v + chunk
   std::vector<StageUnits> stage_units_;
-  bool has_dense_layers_ = false;  // has_dense_layers(model)
+  bool alike_layers_ = false;  // every layer of the model one variant (models::layer_variants)
   std::vector<Time> offload_copy_;           // offload_copy_s of each offloaded layer, one way
   std::vector<Time> offloaded_, reloaded_;   // the current micro-batch's copies out and back: their ends
   int middle_stage_ = 0;           // units_of's last middle stage (0: none yet) and its units

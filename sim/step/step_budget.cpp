@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "models/memory/memory_model.hpp"
 #include "models/parallelism/layout.hpp"
@@ -10,6 +11,7 @@
 #include "models/workload/transformer.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/step/orbits.hpp"
+#include "sim/step/step_units.hpp"
 
 namespace cs::sim {
 
@@ -72,27 +74,17 @@ JobEstimate estimate_job(const models::ModelConfig& model, const models::Trainin
                          double grad_bucket_params) {
   const Layout layout(t.tp, t.cp, t.dp, t.pp, t.ep, t.zero_stage >= 3 ? t.fsdp_shard_size : 0, t.expert_tp());
   const bool moe = model.num_moe_experts > 0;
-  const bool window = model.window_size > 0;
-  // Tasks of a layer's forward + backward, per (layer kind, moe, window, recomputed: a layer recompute_method
-  // block leaves without recompute runs the lists of the training without it); built only for the kinds the
-  // model has.
-  double layer_tasks[4][2][2][2] = {};
-  models::TrainingConfig kept = t;
-  kept.recompute = models::Recompute::none;
-  auto kind_tasks = [&](bool moe_layer, bool window_layer, models::LayerKind kind, bool recomputed) {
-    double& v = layer_tasks[static_cast<int>(kind)][moe_layer][window_layer][recomputed];
-    if (v == 0) {
-      models::LayerOps ops = models::transformer_layer_ops(model, recomputed ? t : kept, window_layer, moe_layer, kind);
-      models::apply_finetune(ops, t);  // LoRA's adapter GEMMs, no frozen wgrads (as UnitOps)
-      v = list_tasks(ops.forward, layout, t) + list_tasks(ops.backward, layout, t);
-    }
-    return v;
+  // The units of every stage and their op lists, as the step builder takes them (step_units.hpp); the
+  // tasks of a list counted once.
+  const UnitOps ops(model, t);
+  std::map<const models::LayerOps*, double> counted;
+  auto tasks_of = [&](const UnitParams& u) {
+    const models::LayerOps& list = ops.of(u);
+    const auto [it, added] = counted.try_emplace(&list, 0.0);
+    if (added) it->second = list_tasks(list.forward, layout, t) + list_tasks(list.backward, layout, t);
+    return it->second;
   };
-  models::LayerOps emb = models::embedding_ops(model, t), head = models::lm_head_ops(model, t);
-  models::apply_finetune(emb, t);
-  models::apply_finetune(head, t);
-  const double emb_tasks = list_tasks(emb.forward, layout, t) + list_tasks(emb.backward, layout, t);
-  const double head_tasks = list_tasks(head.forward, layout, t) + list_tasks(head.backward, layout, t);
+  const std::vector<std::int64_t> split = pipeline_split(model, t);
   const double m = static_cast<double>(t.num_micro_batches());
   const bool zero3 = t.zero_stage >= 3;
   const double dp_group = layout.size(GroupKind::dp_cp);
@@ -101,18 +93,13 @@ JobEstimate estimate_job(const models::ModelConfig& model, const models::Trainin
   e.micro_batches = m;
   for (int stage = 0; stage < t.pp; ++stage) {
     double per_mb = 0, layers = 0, units = 0;
-    for (int c = 0; c < t.vp; ++c) {
-      const std::int64_t first = models::first_layer_of_chunk(model, t, stage, c);
-      const std::int64_t n = models::layers_in_chunk(model, t, stage, c);
-      for (std::int64_t l = 0; l < n; ++l) {
-        const bool moe_layer = !moe || models::is_moe_layer(model, first + l);  // as build_step picks its op list
-        per_mb += kind_tasks(moe_layer, window && models::is_window_attention_layer(model, first + l), models::layer_kind(model, first + l),
-                             t.recompute != models::Recompute::full || t.layer_recomputed(l));
+    const StageUnits su = stage_units(model, t, stage, split);
+    for (const auto& chunk : su.chunks) {
+      for (const UnitParams& u : chunk) {
+        per_mb += tasks_of(u);
+        units += 1;
+        layers += u.kind == UnitKind::layer ? 1 : 0;
       }
-      layers += static_cast<double>(n);
-      units += static_cast<double>(n);
-      if (stage == 0 && c == 0) per_mb += emb_tasks, units += 1;
-      if (stage == t.pp - 1 && c == t.vp - 1) per_mb += head_tasks, units += 1;
       if (t.pp > 1) per_mb += 2;  // a receive and a send per pass, forward and backward (at most 4)
       // pipeline_tensor_split: the receiver's TP all-gathers (forward, backward, and the output's re-gather)
       if (t.pp > 1 && t.pipeline_tensor_split != models::PipelineTensorSplit::none && t.tp > 1 && !t.sequence_parallel)

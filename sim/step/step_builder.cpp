@@ -590,7 +590,7 @@ class Builder {
       if (!het.stragglers.empty() || het.cv > 0) e.slowdown = het.slowdown(builder.gpu_of(global), builder.s_.cluster.gpus_per_node);
       for (int c = 0; c < v; ++c)
         for (const UnitParams& u : su.chunks[static_cast<std::size_t>(c)])
-          chunk_units[static_cast<std::size_t>(c)].push_back({&builder.ops_.of(u.kind, u.recomputed), u.dense, u.expert, u.layer});
+          chunk_units[static_cast<std::size_t>(c)].push_back({&builder.ops_.of(u), u.dense, u.expert, u.layer});
       for (const double seconds : offload_copy_s(builder.s_.model, builder.t_, e.group_gpu ? *e.group_gpu : builder.s_.gpu))
         offload_copy.push_back(from_seconds(seconds));
     }
@@ -1031,7 +1031,7 @@ class Builder {
       backward_done(b, bu, reducing);
       run_seg(f, fs.fwd.post, false);
     }
-    static bool is_layer(const UnitParams& u) { return u.kind != UnitKind::embedding && u.kind != UnitKind::head; }
+    static bool is_layer(const UnitParams& u) { return u.kind == UnitKind::layer; }
     void run_pair(std::size_t kf, std::size_t kb) {
       const PipelineAction& fa = order[kf];
       const PipelineAction& ba = order[kb];

@@ -6,30 +6,13 @@
 
 namespace cs::sim {
 
-bool has_dense_layers(const models::ModelConfig& m) {
-  if (m.num_moe_experts <= 0) return false;
-  for (std::int64_t l = 0; l < m.num_layers; ++l)
-    if (!models::is_moe_layer(m, l)) return true;
-  return false;
-}
-
 UnitOps::UnitOps(const models::ModelConfig& m, const models::TrainingConfig& t)
-    : embedding(models::embedding_ops(m, t)), layer(models::transformer_layer_ops(m, t)), head(models::lm_head_ops(m, t)) {
-  const bool window = m.window_size > 0, mixed = has_dense_layers(m);
-  if (window) window_layer = models::transformer_layer_ops(m, t, true);
-  if (mixed) dense_layer = models::transformer_layer_ops(m, t, false, false);
-  if (mixed && window) dense_window_layer = models::transformer_layer_ops(m, t, true, false);
-  if (m.hybrid()) {
-    const std::string& pattern = m.hybrid_override_pattern;
-    const auto has = [&](char c) { return pattern.find(c) != std::string::npos; };
-    if (has('M')) hybrid_mamba = models::transformer_layer_ops(m, t, false, false, models::LayerKind::mamba);
-    if (has('*')) hybrid_attention = models::transformer_layer_ops(m, t, false, false, models::LayerKind::attention);
-    if (has('-')) hybrid_mlp = models::transformer_layer_ops(m, t, false, false, models::LayerKind::mlp);
-    if (has('E')) hybrid_moe = models::transformer_layer_ops(m, t, false, true, models::LayerKind::mlp);
-  }
+    : embedding(models::embedding_ops(m, t)), head(models::lm_head_ops(m, t)) {
+  for (const models::LayerVariant& v : models::layer_variants(m)) layers.emplace(v, models::transformer_layer_ops(m, t, v));
   // LoRA / QLoRA: no frozen wgrads, the adapters' GEMMs (models/workload/finetune.hpp).
-  for (models::LayerOps* ops : {&embedding, &layer, &window_layer, &dense_layer, &dense_window_layer, &head})
-    models::apply_finetune(*ops, t);
+  models::apply_finetune(embedding, t);
+  models::apply_finetune(head, t);
+  for (auto& [variant, ops] : layers) models::apply_finetune(ops, t);
   if (t.recompute == models::Recompute::full && t.recompute_method == models::RecomputeMethod::block) {
     models::TrainingConfig none = t;
     none.recompute = models::Recompute::none;
@@ -37,33 +20,20 @@ UnitOps::UnitOps(const models::ModelConfig& m, const models::TrainingConfig& t)
   }
 }
 
-UnitKind layer_unit_kind(const models::ModelConfig& m, std::int64_t layer, bool mixed) {
-  switch (models::layer_kind(m, layer)) {
-    case models::LayerKind::mamba: return UnitKind::hybrid_mamba;
-    case models::LayerKind::attention: return UnitKind::hybrid_attention;
-    case models::LayerKind::mlp: return models::is_moe_layer(m, layer) ? UnitKind::hybrid_moe : UnitKind::hybrid_mlp;
-    case models::LayerKind::transformer: break;
-  }
-  const bool window = m.window_size > 0 && models::is_window_attention_layer(m, layer);
-  const bool moe = !mixed || models::is_moe_layer(m, layer);
-  return moe ? (window ? UnitKind::window_layer : UnitKind::layer) : (window ? UnitKind::dense_window_layer : UnitKind::dense_layer);
+const models::LayerOps& UnitOps::layer(const models::LayerVariant& v) const {
+  const auto it = layers.find(v);
+  CS_CHECK(it != layers.end());
+  return it->second;
 }
 
-const models::LayerOps& UnitOps::of(UnitKind k, bool recomputed) const {
-  if (!recomputed && kept) return kept->of(k);
-  switch (k) {
+const models::LayerOps& UnitOps::of(const UnitParams& u) const {
+  if (!u.recomputed && kept) return kept->of(u);
+  switch (u.kind) {
     case UnitKind::embedding: return embedding;
-    case UnitKind::layer: return layer;
-    case UnitKind::window_layer: return window_layer;
-    case UnitKind::dense_layer: return dense_layer;
-    case UnitKind::dense_window_layer: return dense_window_layer;
     case UnitKind::head: return head;
-    case UnitKind::hybrid_mamba: return hybrid_mamba;
-    case UnitKind::hybrid_attention: return hybrid_attention;
-    case UnitKind::hybrid_mlp: return hybrid_mlp;
-    case UnitKind::hybrid_moe: return hybrid_moe;
+    case UnitKind::layer: break;
   }
-  return layer;
+  return layer(u.variant);
 }
 
 std::vector<std::int64_t> pipeline_split(const models::ModelConfig& m, const models::TrainingConfig& t) {
@@ -98,17 +68,18 @@ StageUnits stage_units(const models::ModelConfig& m, const models::TrainingConfi
   const double emb_params = first && !frozen ? word + static_cast<double>(m.max_position_embeddings) * h : 0;
   const double head_params =
       has_head && !frozen ? models::final_norm_parameters(m) + (m.untie_embeddings || (p > 1 && !v_shape) ? word : 0) : 0;
-  // The pipeline split (models::layers_in_chunk): chunks may hold different numbers of layers, and an
-  // MoE model's layers may be MoE or dense (moe_layer_freq).
+  // The pipeline split (models::layers_in_chunk): chunks may hold different numbers of layers, and layers
+  // may differ (models::layer_variant): each variant's parameters once.
   out.separate_experts = t.ep > 1 && out.rank.expert > 0;
-  auto layer_params = [&](bool moe, models::LayerKind kind = models::LayerKind::transformer) {
+  std::map<models::LayerVariant, models::RankParameters> params;
+  auto layer_params = [&](const models::LayerVariant& lv) {
+    const auto [it, added] = params.try_emplace(lv);
+    if (!added) return it->second;
     // Fine-tuning trains, reduces and updates the adapters alone (models/workload/finetune.hpp).
-    if (t.finetune.active()) return models::RankParameters{models::adapter_parameters_per_layer(m, t, moe), 0};
-    const models::RankParameters lp = models::layer_parameters_on_rank(m, t, moe, kind);
-    return out.separate_experts ? lp : models::RankParameters{lp.dense + lp.expert, 0};
+    if (t.finetune.active()) return it->second = models::RankParameters{models::adapter_parameters_per_layer(m, t, lv.moe), 0};
+    const models::RankParameters lp = models::layer_parameters_on_rank(m, t, lv.moe, lv.kind);
+    return it->second = out.separate_experts ? lp : models::RankParameters{lp.dense + lp.expert, 0};
   };
-  const bool mixed = has_dense_layers(m);
-  const models::RankParameters moe_lp = layer_params(true), dense_lp = mixed ? layer_params(false) : moe_lp;
   out.chunks.resize(static_cast<std::size_t>(v));
   for (int c = 0; c < v; ++c) {
     const int at = v_shape && c == 1 ? p - 1 - stage : stage;  // the split's (stage, chunk) of the rank's chunk c
@@ -122,15 +93,9 @@ StageUnits stage_units(const models::ModelConfig& m, const models::TrainingConfi
     units.reserve(static_cast<std::size_t>(n) + 2);
     if (at == 0 && c == 0) units.push_back({UnitKind::embedding, emb_params, 0});
     for (std::int64_t l = 0; l < n; ++l) {
-      if (m.hybrid()) {  // each kind of hybrid layer its own parameters
-        const models::LayerKind lk = models::layer_kind(m, first_layer + l);
-        const models::RankParameters lp = layer_params(models::is_moe_layer(m, first_layer + l), lk);
-        units.push_back({layer_unit_kind(m, first_layer + l, mixed), lp.dense, lp.expert, t.layer_recomputed(l), first_layer + l});
-        continue;
-      }
-      const bool moe = !mixed || models::is_moe_layer(m, first_layer + l);
-      const models::RankParameters& lp = moe ? moe_lp : dense_lp;
-      units.push_back({layer_unit_kind(m, first_layer + l, mixed), lp.dense, lp.expert, t.layer_recomputed(l), first_layer + l});
+      const models::LayerVariant lv = models::layer_variant(m, first_layer + l);
+      const models::RankParameters lp = layer_params(lv);
+      units.push_back({UnitKind::layer, lp.dense, lp.expert, t.layer_recomputed(l), first_layer + l, lv});
     }
     if (at == p - 1 && c == v - 1) {
       // The multi-token-prediction modules run with the head (models::lm_head_ops), their parameters with it

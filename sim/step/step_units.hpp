@@ -9,6 +9,7 @@
 // over the dense data-parallel group) and expert (over expert-DP). With a single expert-parallel rank
 // the experts reduce with the dense parameters, so they count as dense.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -19,28 +20,9 @@
 
 namespace cs::sim {
 
-// Which op list a unit runs (models::embedding_ops, transformer_layer_ops(window, moe, kind), lm_head_ops);
-// the hybrid_* kinds are a hybrid model's Mamba-2, attention-only, MLP-only and MoE-only layers.
-enum class UnitKind : std::uint8_t {
-  embedding, layer, window_layer, dense_layer, dense_window_layer, head,
-  hybrid_mamba, hybrid_attention, hybrid_mlp, hybrid_moe
-};
-
-// The op list of every unit kind, built once per scenario (the step builder's op-duration cache keys by
-// an op's address, so the lists stay put for its build). A list the model has no use for stays empty:
-// window_* without sliding-window attention, dense_* unless an MoE model has dense layers, hybrid_* unless
-// the model is hybrid (model.hybrid_override_pattern).
-// Under full recompute with recompute_method block (models::RecomputeMethod) the layers a chunk does not
-// checkpoint run the lists of the same training without recompute (`kept`); `recomputed` picks.
-struct UnitOps {
-  UnitOps(const models::ModelConfig& m, const models::TrainingConfig& t);
-  const models::LayerOps& of(UnitKind k, bool recomputed = true) const;
-  models::LayerOps embedding, layer, window_layer, dense_layer, dense_window_layer, head;
-  models::LayerOps hybrid_mamba, hybrid_attention, hybrid_mlp, hybrid_moe;
-  std::shared_ptr<const UnitOps> kept;  // set only when some layer is not recomputed under full recompute
-};
-// The unit kind of layer `layer` (0-based) of the model; `mixed`: has_dense_layers(m).
-UnitKind layer_unit_kind(const models::ModelConfig& m, std::int64_t layer, bool mixed);
+// Which op list a unit runs: the embedding's (models::embedding_ops), a transformer layer's (its
+// models::LayerVariant's transformer_layer_ops) or the LM head's (lm_head_ops).
+enum class UnitKind : std::uint8_t { embedding, layer, head };
 
 struct UnitParams {
   UnitKind kind;
@@ -48,11 +30,23 @@ struct UnitParams {
   double expert;  // over the expert-data-parallel group
   bool recomputed = true;  // under full recompute: re-runs its forward in the backward pass (TrainingConfig::layer_recomputed)
   std::int64_t layer = -1;  // a transformer layer's index in the model (0-based); -1: the embedding or the head
+  models::LayerVariant variant{};  // a layer's (models::layer_variant)
 };
 
-// An MoE model with dense layers among its MoE ones (moe_layer_freq); a dense model's layers are built
-// by the one op list either way (UnitKind::layer / window_layer).
-bool has_dense_layers(const models::ModelConfig& m);
+// The op list of every unit, built once per scenario (the step builder's op-duration cache keys by an op's
+// address, so the lists stay put for its build): the embedding's, the head's and one per layer variant
+// the model has (models::layer_variants).
+// Under full recompute with recompute_method block (models::RecomputeMethod) the layers a chunk does not
+// checkpoint run the lists of the same training without recompute (`kept`); a unit's `recomputed` picks.
+struct UnitOps {
+  UnitOps(const models::ModelConfig& m, const models::TrainingConfig& t);
+  const models::LayerOps& of(const UnitParams& u) const;
+  // The op list of a layer of variant `v` (one the model has).
+  const models::LayerOps& layer(const models::LayerVariant& v = {}) const;
+  models::LayerOps embedding, head;
+  std::map<models::LayerVariant, models::LayerOps> layers;
+  std::shared_ptr<const UnitOps> kept;  // set only when some layer is not recomputed under full recompute
+};
 
 struct StageUnits {
   models::RankParameters rank;  // models::parameters_on_rank of the stage

@@ -86,8 +86,8 @@ TEST_CASE("offload time: a copy slower than the compute it overlaps stalls by th
     for (const auto& op : list) n += op.kind != cs::models::OpKind::collective;
     return n;
   };
-  const std::size_t ef = kernels(ops.embedding.forward), lf = kernels(ops.layer.forward), hf = kernels(ops.head.forward);
-  const std::size_t hb = kernels(ops.head.backward), lb = kernels(ops.layer.backward);
+  const std::size_t ef = kernels(ops.embedding.forward), lf = kernels(ops.layer().forward), hf = kernels(ops.head.forward);
+  const std::size_t hb = kernels(ops.head.backward), lb = kernels(ops.layer().backward);
   auto sum = [&](std::size_t from, std::size_t n) {
     Time t = 0;
     for (std::size_t i = from; i < from + n; ++i) t += k0.at(i);
