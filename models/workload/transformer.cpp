@@ -1461,18 +1461,18 @@ LayerOps mamba_layer_ops(const ModelConfig& m, const TrainingConfig& t) {
 
 }  // namespace
 
-LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, const LayerVariant& v) {
-  return transformer_layer_ops(m, t, v.window, v.moe, v.kind);
+LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bool window_attention, bool moe_layer, LayerKind kind) {
+  return transformer_layer_ops(m, t, LayerVariant{kind, moe_layer, window_attention});
 }
 
-LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bool window_attention, bool moe_layer, LayerKind kind) {
+LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, const LayerVariant& v) {
   check_layout(m, t);
-  if (kind == LayerKind::mamba) return mamba_layer_ops(m, t);
+  if (v.kind == LayerKind::mamba) return mamba_layer_ops(m, t);
   // A hybrid model's attention-only ('*') and MLP-only ('-', 'E') layers: the transformer layer's one block,
   // with its own norm and residual.
-  const bool with_attention = kind != LayerKind::mlp, with_mlp = kind != LayerKind::attention;
-  const bool moe = m.num_moe_experts > 0 && moe_layer;
-  const bool window = window_attention && m.window_size > 0;
+  const bool with_attention = v.kind != LayerKind::mlp, with_mlp = v.kind != LayerKind::attention;
+  const bool moe = m.num_moe_experts > 0 && v.moe;
+  const bool window = v.window && m.window_size > 0;
   const Dims x = dims(m, t);
   const AttentionShape as = attention_shape(m, t, x, window);
   const bool unfused = m.attention_impl == AttentionImpl::unfused;

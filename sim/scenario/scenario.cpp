@@ -19,6 +19,7 @@
 #include "models/compute/profile_json.hpp"
 #include "models/parallelism/pipeline_schedule.hpp"
 #include "models/workload/finetune.hpp"
+#include "models/workload/model_rules.hpp"
 #include "sim/base/check.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/base/suggest.hpp"
@@ -807,39 +808,11 @@ void read_mla(ObjectReader& r, models::ModelConfig& m, Errors& errors) {
   }
 }
 
-// The rules across the model's keys, once all are read (`r` says which were given); a preset's MoE layer
-// pattern is fitted to another num_layers here.
-// Group-limited routing as Megatron-Core's group_limited_topk takes it (megatron/core/transformer/moe/
-// moe_utils.py @ NVIDIA/Megatron-LM d98e8a64: scores viewed as [tokens, num_groups, experts / num_groups],
-// group_topk groups kept, the top-k among their experts).
-void check_group_limited_routing(models::ModelConfig& m, Errors& errors) {
-  const std::int64_t G = m.moe_router_num_groups, g = m.moe_router_group_topk;
-  if (G == 0 && g == 0) return;
-  const std::string groups = "model.moe_router_num_groups";
-  if (m.num_moe_experts == 0) {
-    errors.add(G > 0 ? groups : "model.moe_router_group_topk", "group-limited routing needs a mixture-of-experts model (model.num_moe_experts > 0)");
-  } else if (G < 2 || m.num_moe_experts % G != 0) {
-    errors.add(groups, std::to_string(G) + " must be at least 2 and divide model.num_moe_experts (" + std::to_string(m.num_moe_experts) + ")");
-  } else if (G > sim::TokenRouting::kMaxGroups) {
-    errors.add(groups, std::to_string(G) + " is more groups than modelled (at most " + std::to_string(sim::TokenRouting::kMaxGroups) + ")");
-  } else if (g < 1 || g > G) {
-    errors.add("model.moe_router_group_topk", std::to_string(g) + " must be between 1 and model.moe_router_num_groups (" + std::to_string(G) + ")");
-  } else if (m.moe_router_topk > g * (m.num_moe_experts / G)) {
-    errors.add("model.moe_router_topk", std::to_string(m.moe_router_topk) + " is more than the experts of model.moe_router_group_topk groups (" +
-                                            std::to_string(g * (m.num_moe_experts / G)) + ")");
-  } else {
-    return;
-  }
-  m.moe_router_num_groups = m.moe_router_group_topk = 0;  // nothing downstream sees a bad setting
-}
-
+// The rules across the model's keys, once all are read (`r` says which were given): the workload model's
+// (models/workload/model_rules.hpp), reported as they are. A preset's MoE layer pattern is fitted to another
+// num_layers first; a bad hybrid pattern and bad group-limited routing are cleared after, so that nothing
+// downstream sees them.
 void check_model(ObjectReader& r, models::ModelConfig& m, Errors& errors) {
-  if (m.kv_channels == 0 && m.hidden_size > 0 && m.num_attention_heads > 0 && m.hidden_size % m.num_attention_heads != 0)
-    errors.add("model.hidden_size", std::to_string(m.hidden_size) + " is not a multiple of model.num_attention_heads (" +
-                                        std::to_string(m.num_attention_heads) + "; give model.kv_channels for a head dim other than hidden / heads)");
-  if (!m.window_attn_pattern.empty() && m.num_layers > 0 && static_cast<std::int64_t>(m.window_attn_pattern.size()) != m.num_layers)
-    errors.add("model.window_attn_skip_freq", "the list has " + std::to_string(m.window_attn_pattern.size()) +
-                                                  " entries, expected one per layer (model.num_layers " + std::to_string(m.num_layers) + ")");
   if (!r.raw("moe_layer_freq") && !m.moe_layer_pattern.empty() && m.num_layers > 0) {
     // A preset's pattern (DeepSeek's leading dense layers) under another num_layers: the same leading
     // dense layers, the rest MoE.
@@ -847,52 +820,10 @@ void check_model(ObjectReader& r, models::ModelConfig& m, Errors& errors) {
     m.moe_layer_pattern.assign(static_cast<std::size_t>(m.num_layers), true);
     for (std::int64_t l = 0; l < std::min<std::int64_t>(dense, m.num_layers); ++l) m.moe_layer_pattern[static_cast<std::size_t>(l)] = false;
   }
-  if (!m.moe_layer_pattern.empty() && m.num_layers > 0 && static_cast<std::int64_t>(m.moe_layer_pattern.size()) != m.num_layers)
-    errors.add("model.moe_layer_freq", "the list has " + std::to_string(m.moe_layer_pattern.size()) +
-                                           " entries, expected one per layer (model.num_layers " + std::to_string(m.num_layers) + ")");
-  if (m.num_moe_experts == 0 && (m.moe_shared_expert_intermediate_size > 0 || r.raw("moe_layer_freq")))
-    errors.add(m.moe_shared_expert_intermediate_size > 0 ? "model.moe_shared_expert_intermediate_size" : "model.moe_layer_freq",
-               "needs a mixture-of-experts model (model.num_moe_experts > 0)");
-  if (m.window_size > 0 && !m.causal)
-    errors.add("model.window_size", "a sliding window needs a causal model (model.causal true)");
-  if (m.mla.enabled()) {
-    // MLA has no query groups and no kv_channels: every head has its own key and value, up-projected from
-    // the latent, of the head dims model.mla gives (MultiLatentAttention.__init__).
-    if (r.raw("kv_channels"))
-      errors.add("model.kv_channels", "is not used with model.mla (the head dims are model.mla.qk_nope_head_dim + qk_rope_head_dim and v_head_dim)");
-    if (m.num_query_groups != m.num_attention_heads)
-      errors.add("model.num_query_groups", std::to_string(m.num_query_groups) + " with model.mla: MLA gives every head its own key and value "
-                                           "(expected num_attention_heads, " + std::to_string(m.num_attention_heads) + ")");
-    if (m.attention_impl == models::AttentionImpl::unfused)
-      errors.add("model.attention_backend", "\"unfused\" with model.mla is not simulated (MLA runs Transformer Engine's fused attention with "
-                                            "192-dim queries and keys and 128-dim values)");
-  }
-  if (m.hybrid() || r.raw("mamba_state_dim") || r.raw("mamba_head_dim") || r.raw("mamba_num_groups") || r.raw("mamba_num_heads")) {
-    const auto problems = models::hybrid_problems(m);
-    for (const auto& p : problems) {
-      const bool heads = p.rfind("mamba_num_heads", 0) == 0, sizes = p.rfind("Mamba", 0) == 0;
-      errors.add(heads ? "model.mamba_num_heads" : sizes ? "model.mamba_state_dim" : "model.hybrid_override_pattern", p);
-    }
-    if (!m.hybrid())
-      errors.add("model.mamba_state_dim", "the Mamba sizes need model.hybrid_override_pattern (which layers are Mamba-2 layers)");
-    if (!problems.empty()) m.hybrid_override_pattern.clear();  // the layer functions never see a bad pattern
-    if (m.hybrid()) {
-      if (m.window_size > 0) errors.add("model.window_size", "a sliding window with model.hybrid_override_pattern is not simulated");
-      if (m.mla.enabled()) errors.add("model.mla", "multi-head latent attention with model.hybrid_override_pattern is not simulated");
-      if (m.mtp_num_layers > 0)
-        errors.add("model.mtp_num_layers", "multi-token prediction with model.hybrid_override_pattern is not simulated (Megatron's '/' patterns)");
-      if (r.raw("moe_layer_freq"))
-        errors.add("model.moe_layer_freq", "the MoE layers of a hybrid model are its 'E' layers (model.hybrid_override_pattern)");
-      if (m.add_bias_linear) errors.add("model.add_bias_linear", "biases with model.hybrid_override_pattern are not simulated");
-    }
-  }
-  if (m.num_query_groups > 0 && m.num_attention_heads % m.num_query_groups != 0)
-    errors.add("model.num_query_groups", std::to_string(m.num_query_groups) + " does not divide model.num_attention_heads (" +
-                                             std::to_string(m.num_attention_heads) + ")");
-  if (m.num_moe_experts > 0 && (m.moe_router_topk < 1 || m.moe_router_topk > m.num_moe_experts))
-    errors.add("model.moe_router_topk", std::to_string(m.moe_router_topk) + " must be between 1 and model.num_moe_experts (" +
-                                            std::to_string(m.num_moe_experts) + ")");
-  check_group_limited_routing(m, errors);
+  for (const auto& p : models::model_key_problems(m, [&](std::string_view key) { return r.raw(std::string(key)) != nullptr; }))
+    errors.add(p.path, p.message);
+  if (!models::hybrid_problems(m).empty()) m.hybrid_override_pattern.clear();  // the layer functions never see a bad pattern
+  if (models::group_limited_routing_problem(m)) m.moe_router_num_groups = m.moe_router_group_topk = 0;
 }
 
 void read_model(const json* v, Scenario& s, Errors& errors) {
@@ -913,8 +844,12 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
   }
   read_model_sizes(r, m, have_preset);
   read_window(r, m, errors);
-  set_integer(r, "moe_shared_expert_intermediate_size", m.moe_shared_expert_intermediate_size, false);
-  set_integer(r, "mtp_num_layers", m.mtp_num_layers, false);
+  // The keys that are one field each (models/workload/model_rules.hpp).
+  for (const models::ModelField& f : models::model_fields()) {
+    const std::string key(f.key);
+    if (f.integer) set_integer(r, key.c_str(), f.integer(m), false);
+    else if (auto b = r.boolean(key)) f.boolean(m) = *b;
+  }
   if (const json* f = r.raw("moe_layer_freq"); f && freq_in_range(r, "moe_layer_freq", *f, errors)) {
     m.moe_layer_pattern.clear();  // the scenario's knob replaces a preset's
     m.moe_layer_freq = 1;
@@ -924,21 +859,13 @@ void read_model(const json* v, Scenario& s, Errors& errors) {
   }
   read_mla(r, m, errors);
   // Hybrid Mamba-Transformer models: Megatron's hybrid_override_pattern (one letter per layer) and the
-  // Mamba-2 mixer's sizes (Megatron's mamba_* knobs); a preset's values stay where a key is left out.
+  // Mamba-2 mixer's sizes (Megatron's mamba_* knobs, in the field table above); a preset's values stay where a key is left out.
   if (auto pattern = r.string("hybrid_override_pattern", false)) m.hybrid_override_pattern = *pattern;
-  set_integer(r, "mamba_state_dim", m.mamba.state_dim, false);
-  set_integer(r, "mamba_head_dim", m.mamba.head_dim, false);
-  set_integer(r, "mamba_num_groups", m.mamba.num_groups, false);
-  set_integer(r, "mamba_num_heads", m.mamba.num_heads, false);
   if (auto a = r.named("activation", kActivationNames)) m.activation = *a;
-  if (auto c = r.boolean("causal")) m.causal = *c;
   if (auto b = r.named("attention_backend", kAttentionBackendNames)) m.attention_impl = *b;
   // Megatron's dropout probabilities (a preset's values unless given).
   m.attention_dropout = r.fraction("attention_dropout").value_or(m.attention_dropout);
   m.hidden_dropout = r.fraction("hidden_dropout").value_or(m.hidden_dropout);
-  if (auto u = r.boolean("untie_embeddings_and_output_weights")) m.untie_embeddings = *u;
-  if (auto b = r.boolean("add_bias_linear")) m.add_bias_linear = *b;
-  if (auto f = r.boolean("apply_rope_fusion")) m.rope_fusion = *f;
   // Megatron's position_embedding_type; unset: rope for SwiGLU models, learned_absolute otherwise.
   if (auto pe = r.named("position_embedding_type", kPositionEmbeddingNames)) m.position_embedding_type = *pe;
   if (auto n = r.string("name", false)) m.name = *n;
@@ -1360,9 +1287,7 @@ void check_layout(const models::TrainingConfig& t, const models::ModelConfig& m,
                  layout + " does not divide model.num_layers (" + std::to_string(m.num_layers) +
                      ") (account_for_embedding/loss_in_pipeline_split or decoder_first/last_pipeline_num_layers split unevenly)");
   }
-  if (m.window_size > 0 && t.cp > 1)
-    errors.add("training.context_parallel_size", std::to_string(t.cp) + " with a sliding window (model.window_size) is not simulated "
-                                                 "(Transformer Engine runs windowed attention with all-gather CP, not the ring)");
+  for (const auto& p : models::feature_layout_problems(m, t)) errors.add(p.path, p.message);  // the model's features (model_rules.hpp)
   if (t.vp > 1 && t.pipeline_schedule == PipelineSchedule::gpipe)
     errors.add("training.virtual_pipeline_model_parallel_size", "needs pipeline_schedule \"interleaved\"");
   if (t.pipeline_schedule == PipelineSchedule::interleaved && t.vp == 1)
@@ -1510,11 +1435,6 @@ void check_overlaps(const models::TrainingConfig& t, Errors& errors) {
 
 // Sequence and expert parallelism against the model.
 void check_sequence_and_expert_parallel(const models::TrainingConfig& t, const models::ModelConfig& m, Errors& errors) {
-  // Megatron-Core's MLA gathers the RoPE key from the sequence-parallel region whenever TP > 1
-  // (multi_latent_attention.py @ 13f8f526, get_query_key_value_tensors): TP without SP is not what it runs.
-  if (m.mla.enabled() && t.tp > 1 && !t.sequence_parallel)
-    errors.add("training.sequence_parallel", "model.mla with tensor_model_parallel_size " + std::to_string(t.tp) +
-                                                 " needs sequence_parallel true (Megatron-Core's MLA gathers the RoPE key over the sequence-parallel region)");
   if (t.sequence_parallel && t.seq_length % t.tp != 0)
     errors.add("training.sequence_parallel", "needs training.seq_length (" + std::to_string(t.seq_length) +
                                                  ") divisible by tensor_model_parallel_size (" + std::to_string(t.tp) + ")");
