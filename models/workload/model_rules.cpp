@@ -16,8 +16,6 @@ std::string str(std::int64_t v) { return std::to_string(v); }
 const std::array kModelFields = {
     CS_INT_FIELD("moe_shared_expert_intermediate_size", moe_shared_expert_intermediate_size),
     CS_INT_FIELD("mtp_num_layers", mtp_num_layers),
-    CS_INT_FIELD("attention_chunk_size", attention_chunk_size),
-    CS_INT_FIELD("chunk_attn_skip_freq", chunk_attn_skip_freq),
     CS_INT_FIELD("mamba_state_dim", mamba.state_dim),
     CS_INT_FIELD("mamba_head_dim", mamba.head_dim),
     CS_INT_FIELD("mamba_num_groups", mamba.num_groups),
@@ -79,8 +77,6 @@ std::vector<KeyProblem> model_key_problems(const ModelConfig& m, const std::func
   if (m.num_moe_experts == 0 && (m.moe_shared_expert_intermediate_size > 0 || given("moe_layer_freq")))
     out.push_back({m.moe_shared_expert_intermediate_size > 0 ? "model.moe_shared_expert_intermediate_size" : "model.moe_layer_freq",
                    "needs a mixture-of-experts model (model.num_moe_experts > 0)"});
-  if (m.attention_chunk_size > 0 && (m.window_size > 0 || !m.causal))
-    out.push_back({"model.attention_chunk_size", "chunked attention needs a causal model without a sliding window"});
   if (m.window_size > 0 && !m.causal) out.push_back({"model.window_size", "a sliding window needs a causal model (model.causal true)"});
   if (m.mla.enabled()) mla_problems(m, given, out);
   if (m.hybrid() || given("mamba_state_dim") || given("mamba_head_dim") || given("mamba_num_groups") || given("mamba_num_heads"))
@@ -112,9 +108,6 @@ std::optional<KeyProblem> group_limited_routing_problem(const ModelConfig& m) {
 
 std::vector<KeyProblem> feature_layout_problems(const ModelConfig& m, const TrainingConfig& t) {
   std::vector<KeyProblem> out;
-  if (m.attention_chunk_size > 0 && (t.cp > 1 || t.seq_length % m.attention_chunk_size != 0) && t.seq_length > m.attention_chunk_size)
-    out.push_back({"model.attention_chunk_size", str(m.attention_chunk_size) + " must divide training.seq_length (" + str(t.seq_length) +
-                                                     ") and runs without context parallelism"});
   if (m.window_size > 0 && t.cp > 1)
     out.push_back({"training.context_parallel_size", str(t.cp) + " with a sliding window (model.window_size) is not simulated "
                                                      "(Transformer Engine runs windowed attention with all-gather CP, not the ring)"});

@@ -957,8 +957,7 @@ bool is_moe_layer(const ModelConfig& m, std::int64_t layer) {
 LayerVariant layer_variant(const ModelConfig& m, std::int64_t layer) {
   const LayerKind kind = layer_kind(m, layer);
   if (kind != LayerKind::transformer) return {kind, is_moe_layer(m, layer), false};
-  const bool chunked = m.attention_chunk_size > 0 && (m.chunk_attn_skip_freq <= 0 || (layer + 1) % m.chunk_attn_skip_freq != 0);
-  return {kind, m.num_moe_experts <= 0 || is_moe_layer(m, layer), is_window_attention_layer(m, layer), chunked};
+  return {kind, m.num_moe_experts <= 0 || is_moe_layer(m, layer), is_window_attention_layer(m, layer)};
 }
 
 std::vector<LayerVariant> layer_variants(const ModelConfig& m) {
@@ -1213,9 +1212,7 @@ double model_flops_per_step(const ModelConfig& m, const TrainingConfig& t, Atten
     gemm_params += attention_gemm_params(m) + (kind == LayerKind::transformer ? mlp_params_per_token(m, is_moe_layer(m, l)) : 0.0);
     const bool window = is_window_attention_layer(m, l);
     const double w = d(window_keys(m, t));
-    if (layer_variant(m, l).chunked && s > d(m.attention_chunk_size)) {
-      attention_keys += d(m.attention_chunk_size) / 2.0;  // a query meets half its chunk's keys on average
-    } else if (!causal) {
+    if (!causal) {
       attention_keys += window ? w : s;
     } else {
       attention_keys += window ? (s * w - w * w / 2.0) / s : s / 2.0;
@@ -1477,12 +1474,7 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, co
   const bool moe = m.num_moe_experts > 0 && v.moe;
   const bool window = v.window && m.window_size > 0;
   const Dims x = dims(m, t);
-  AttentionShape as = attention_shape(m, t, x, window);
-  if (v.chunked && t.seq_length > m.attention_chunk_size) {
-    // Chunked local attention: s / c independent causal sequences of c tokens (layout_problems: c divides s, CP 1).
-    as.batch *= t.seq_length / m.attention_chunk_size;
-    as.seq_q = as.seq_kv = m.attention_chunk_size;
-  }
+  const AttentionShape as = attention_shape(m, t, x, window);
   const bool unfused = m.attention_impl == AttentionImpl::unfused;
   const UnfusedShape us = unfused_shape(as, t);
   const bool attention_dropout = m.attention_dropout > 0, hidden_dropout = m.hidden_dropout > 0;

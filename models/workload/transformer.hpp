@@ -199,10 +199,6 @@ struct ModelConfig {
   // layer (true: windowed), which wins when non-empty.
   std::int64_t window_size = 0;
   std::int64_t window_attn_skip_freq = 0;
-  // Chunked local attention (Llama 4's attention_chunk_size): a query sees the causal keys of its own
-  // chunk; every chunk_attn_skip_freq-th layer (1-based) is full attention (0: none).
-  std::int64_t attention_chunk_size = 0;
-  std::int64_t chunk_attn_skip_freq = 0;
   std::vector<bool> window_attn_pattern;
   // Unset: learned_absolute with a position table (max_position_embeddings > 0), else rope for SwiGLU
   // models (every Llama-style preset) and learned_absolute for the others (GPT-style).
@@ -273,7 +269,6 @@ struct LayerVariant {
   LayerKind kind = LayerKind::transformer;
   bool moe = true;      // the MoE MLP (a dense model's layers, and an MoE model whose layers are all MoE, say true)
   bool window = false;  // sliding-window attention (is_window_attention_layer)
-  bool chunked = false;  // chunked local attention (model.attention_chunk_size)
   auto operator<=>(const LayerVariant&) const = default;
 };
 // Layer `layer`'s (0-based) variant. A transformer layer is MoE unless the model has experts and this
