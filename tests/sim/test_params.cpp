@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/workload/model_rules.hpp"
 #include "sim/explore/sweep.hpp"
 #include "sim/scenario/enum_names.hpp"
 #include "sim/base/input_error.hpp"
@@ -220,4 +221,37 @@ TEST_CASE("params: every fabric key is a row of the table with the registration 
       CHECK(p->default_text == std::to_string(static_cast<long long>(k.default_value)));
     }
   }
+}
+
+TEST_CASE("params: every model key bound to a ModelConfig field has its row, of its type, and sets that field", "[sim][params]") {
+  // models/workload/model_rules.hpp's table is how the loader reads a one-field model key: each must be a
+  // table key of the same type, and a scenario giving it must change exactly that field (here: to a value
+  // in range that differs from the default, then read back through the binding).
+  const Scenario base = parse_scenario(json::parse(R"({"name": "f", "cluster": {"gpu": "H100-SXM", "nodes": 1, "gpus_per_node": 8},
+    "model": {"preset": "llama3-8b"}, "training": {"seq_length": 4096, "global_batch_size": 8, "micro_batch_size": 1}})"), "f.json");
+  for (const cs::models::ModelField& f : cs::models::model_fields()) {
+    const std::string path = "model." + std::string(f.key);
+    INFO(path);
+    const params::Param* p = params::find(path);
+    REQUIRE(p != nullptr);
+    CHECK(p->type == (f.integer ? params::Type::integer : params::Type::boolean));
+    CHECK((f.integer == nullptr) != (f.boolean == nullptr));
+    cs::models::ModelConfig m = base.model;
+    if (f.integer) {
+      const std::int64_t before = f.integer(m);
+      f.integer(m) = before + 1;
+      CHECK(f.integer(m) == before + 1);
+    } else {
+      const bool before = f.boolean(m);
+      f.boolean(m) = !before;
+      CHECK(f.boolean(m) == !before);
+    }
+  }
+  // Read through the loader: a boolean flipped by the scenario lands in the field the table names.
+  json doc = json::parse(R"({"name": "f", "cluster": {"gpu": "H100-SXM", "nodes": 1, "gpus_per_node": 8},
+    "model": {"preset": "llama3-8b", "add_bias_linear": true, "mtp_num_layers": 2},
+    "training": {"seq_length": 4096, "global_batch_size": 8, "micro_batch_size": 1}})");
+  const Scenario s = parse_scenario(doc, "f.json");
+  CHECK(s.model.add_bias_linear);
+  CHECK(s.model.mtp_num_layers == 2);
 }

@@ -96,3 +96,46 @@ TEST_CASE("step units: data-parallel sharding follows ZeRO, HYBRID_SHARD and the
     CHECK(d.dense_shards == 4);
   }
 }
+
+TEST_CASE("step units: every layer runs its own variant's op list, and the model's variants are exactly its layers'", "[sim][step]") {
+  // Three models whose layers differ: a sliding window on every other layer (gpt-oss: window_attn_skip_freq 2,
+  // Megatron's 1-based layer_number, so 0-based layers 1, 3, ... are full), a dense first layer among MoE ones
+  // (moe_layer_freq as a list), and none. Each layer's unit carries models::layer_variant of its index, and
+  // UnitOps holds one list per distinct variant: 2, 2 and 1.
+  const json window = {{"window_size", 128}, {"window_attn_skip_freq", 2}};
+  std::vector<int> moe_pattern(24, 1);
+  moe_pattern[0] = 0;
+  const json moe = {{"num_moe_experts", 8}, {"moe_router_topk", 2}, {"moe_layer_freq", moe_pattern}};
+  for (const auto& [extra, variants] : {std::pair{window, 2}, std::pair{moe, 2}, std::pair{json::object(), 1}}) {
+    json doc = json::parse(R"({
+      "name": "variants",
+      "cluster": {"gpu": "H100-SXM", "nodes": 1, "gpus_per_node": 8, "intra_node": "nvswitch"},
+      "model": {"num_layers": 24, "hidden_size": 2048, "num_attention_heads": 16, "vocab_size": 32000},
+      "training": {"seq_length": 2048, "global_batch_size": 16, "micro_batch_size": 1, "tokens_to_train": 1e9,
+                   "tensor_model_parallel_size": 2, "sequence_parallel": true, "pipeline_model_parallel_size": 2}
+    })");
+    for (const auto& [k, v] : extra.items()) doc["model"][k] = v;
+    const Scenario s = parse_scenario(doc, "variants.json");
+    INFO(extra.dump());
+    const auto all = cs::models::layer_variants(s.model);
+    CHECK(all.size() == static_cast<std::size_t>(variants));
+    const UnitOps ops(s.model, s.training);
+    CHECK(ops.layers.size() == all.size());
+    for (int stage = 0; stage < 2; ++stage) {
+      const StageUnits su = stage_units(s.model, s.training, stage);
+      for (const UnitParams& u : su.chunks.front()) {
+        if (u.kind != UnitKind::layer) continue;
+        CHECK(u.variant == cs::models::layer_variant(s.model, u.layer));
+        CHECK(&ops.of(u) == &ops.layer(u.variant));
+      }
+    }
+    if (extra.contains("window_size")) {
+      CHECK(cs::models::layer_variant(s.model, 0).window);
+      CHECK_FALSE(cs::models::layer_variant(s.model, 1).window);  // every 2nd layer (1-based) full
+    }
+    if (extra.contains("num_moe_experts")) {
+      CHECK_FALSE(cs::models::layer_variant(s.model, 0).moe);
+      CHECK(cs::models::layer_variant(s.model, 1).moe);
+    }
+  }
+}
