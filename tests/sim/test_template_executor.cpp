@@ -11,11 +11,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/compute/compute_model.hpp"
+#include "sim/engine/template_executor.hpp"
 #include "sim/engine/time.hpp"
 #include "sim/report/report.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulation.hpp"
 #include "sim/step/step_budget.hpp"
+#include "sim/step/step_builder.hpp"
 
 using namespace cs::sim;
 using nlohmann::json;
@@ -192,4 +195,62 @@ TEST_CASE("template: the step budget counts a template run, not the graph of eve
   CHECK(full.memory_bytes > 8.0 * (1ull << 30));
   CHECK_NOTHROW(check_budget(s));
   CHECK_THROWS(check_budget(s, true));
+}
+
+TEST_CASE("template: the in-flight table answers for every instance in flight, through its growth and ends in any order", "[sim][template]") {
+  // TemplateInstances keeps the collectives in flight in an open-addressing table (linear probing, at most
+  // half full, 1,024 slots to start, doubled by re-inserting; an end pulls later entries of its probe run
+  // back into the hole). Driven directly: 1,400 instances begun (the table grows 1,024 -> 2,048 -> 4,096), each answering with the template collective and meeting it was begun with, then ended in a
+  // random order, every one still in flight found after each end and every ended one answering from the
+  // static table again. One stage (PP 1), so every rank meets in every template collective.
+  json doc = base();
+  doc["training"]["pipeline_model_parallel_size"] = 1;
+  doc["training"]["tensor_model_parallel_size"] = 2;
+  const Scenario s = parse_scenario(doc, "template.json");
+  StepTemplatePlan t = build_step_template(s, cs::models::default_compute_profile());
+  REQUIRE(t.fallback.empty());
+  t.spec.graph = &t.plan.graph;
+  const TemplateInstances table(t.spec);
+  const auto ncoll = static_cast<std::uint32_t>(t.plan.graph.collectives().size());
+  const auto nranks = t.spec.num_ranks();
+  const std::uint32_t n = 1400;
+  REQUIRE(table.num_collectives() >= n);
+  REQUIRE(ncoll > 0);
+  struct Begun {
+    std::uint32_t collective;
+    TemplateInstances::Meeting where;
+  };
+  std::vector<Begun> begun;
+  for (std::uint32_t k = 0; k < n; ++k) {
+    const std::uint32_t c = (k * 7) % ncoll, r = (k * 13) % nranks;
+    begun.push_back({c, table.meeting(c, r)});
+    table.begin(k, c, begun.back().where);
+  }
+  auto answers = [&](std::uint32_t k) {
+    const auto of = table.of(k);
+    const auto run = table.running(k);
+    const auto want = table.ranks(begun[k].where);
+    return of.collective == begun[k].collective && of.group == begun[k].where.group && run.collective == begun[k].collective &&
+           std::equal(run.members.begin(), run.members.end(), want.begin(), want.end());
+  };
+  for (std::uint32_t k = 0; k < n; ++k) REQUIRE(answers(k));
+  // The static answer of an instance not in flight (every id beyond those begun).
+  std::vector<std::uint32_t> order(n);
+  for (std::uint32_t k = 0; k < n; ++k) order[k] = k;
+  std::mt19937 rng(20261207);
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<char> live(n, 1);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    table.end(order[i]);
+    live[order[i]] = 0;
+    if (i % 97 == 0 || i + 1 == order.size())  // every in-flight one still found (a sample of the ends)
+      for (std::uint32_t k = 0; k < n; ++k)
+        if (live[k]) REQUIRE(answers(k));
+  }
+  // Ended: the instance's own template collective and group again (of_), as for one never begun.
+  const TemplateInstances fresh(t.spec);
+  for (std::uint32_t k = 0; k < n; ++k) {
+    CHECK(table.of(k).collective == fresh.of(k).collective);
+    CHECK(table.of(k).group == fresh.of(k).group);
+  }
 }
