@@ -1461,6 +1461,16 @@ LayerOps mamba_layer_ops(const ModelConfig& m, const TrainingConfig& t) {
 
 }  // namespace
 
+Op ring_attention_round(const Op& attention, int cp) {
+  Op round = attention;
+  round.flops = attention.flops / cp;
+  round.bytes = attention.bytes / cp;
+  round.attention.seq_kv = attention.attention.seq_kv / cp;
+  return round;
+}
+
+double ring_hop_bytes(const Op& kv_exchange, int cp) { return kv_exchange.comm_bytes / (cp - 1); }
+
 LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bool window_attention, bool moe_layer, LayerKind kind) {
   return transformer_layer_ops(m, t, LayerVariant{kind, moe_layer, window_attention});
 }

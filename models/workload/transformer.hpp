@@ -580,6 +580,12 @@ LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, bo
                                bool moe_layer = true, LayerKind kind = LayerKind::transformer);
 // The ops of a layer of variant `v` (the above with its fields).
 LayerOps transformer_layer_ops(const ModelConfig& m, const TrainingConfig& t, const LayerVariant& v);
+// Ring attention (context parallelism cp > 1): a layer's op list carries the ring's whole KV traffic as one
+// send_recv op on ProcessGroup::cp ahead of its attention kernel. The step runs them as cp rounds: each an
+// attention over 1/cp of the keys (ring_attention_round), all but the last overlapping one hop of the ring,
+// 1/(cp - 1) of the traffic (ring_hop_bytes). The step builder and the screening tier both split it so.
+Op ring_attention_round(const Op& attention, int cp);
+double ring_hop_bytes(const Op& kv_exchange, int cp);
 LayerOps embedding_ops(const ModelConfig& m, const TrainingConfig& t);  // first stage
 LayerOps lm_head_ops(const ModelConfig& m, const TrainingConfig& t);    // last stage: logits + loss
 // The separate kernel(s) adding one micro-batch's weight gradients of `params` parameters into the

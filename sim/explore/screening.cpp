@@ -514,7 +514,7 @@ class Screen {
       if (op.kind == OpKind::collective) {
         if (layout_.size(op.group) < 2) continue;
         if (op.group == models::ProcessGroup::cp) {
-          ring_bytes = op.comm_bytes / (t_.cp - 1);
+          ring_bytes = models::ring_hop_bytes(op, t_.cp);
           continue;
         }
         const Time c0 = std::max(t, comm_free);
@@ -522,11 +522,7 @@ class Screen {
         continue;
       }
       if ((op.kind == OpKind::attention_fwd || op.kind == OpKind::attention_bwd) && ring_bytes > 0) {
-        Op step = op;
-        step.flops = op.flops / t_.cp;
-        step.bytes = op.bytes / t_.cp;
-        step.attention.seq_kv = op.attention.seq_kv / t_.cp;
-        const Time sd = op_time(step), xd = collective(CollectiveKind::send_recv, ring_bytes, GroupKind::cp, rank);
+        const Time sd = op_time(models::ring_attention_round(op, t_.cp)), xd = collective(CollectiveKind::send_recv, ring_bytes, GroupKind::cp, rank);
         for (int k = 0; k < t_.cp; ++k) {
           if (k + 1 < t_.cp) {
             const Time x0 = std::max(t, comm_free), x1 = x0 + xd;

@@ -457,10 +457,7 @@ class Builder {
   // compute and gating step i + 1 (see the header).
   void run_ring_attention(Emitter& e, const Op& op, int mb, bool backward) {
     const int cp = t_.cp;
-    Op step = op;
-    step.flops = op.flops / cp;
-    step.bytes = op.bytes / cp;
-    step.attention.seq_kv = op.attention.seq_kv / cp;
+    const Op step = models::ring_attention_round(op, cp);
     const Category cat = compute_category(op);
     const std::vector<int>& ring = group_of(GroupKind::cp, e.global);
     for (int i = 0; i < cp; ++i) {
@@ -525,7 +522,7 @@ class Builder {
         if (op.group == ProcessGroup::cp) {
           // The KV exchange of ring attention: issued step by step with the attention op that follows.
           CS_CHECK(op.collective == CollectiveKind::send_recv && e.ring_step_bytes == 0);
-          e.ring_step_bytes = op.comm_bytes / (t_.cp - 1);
+          e.ring_step_bytes = models::ring_hop_bytes(op, t_.cp);
           continue;
         }
         const TaskId c = emit_collective(e, blocking_stream_, category_of(op.group), op.collective, op.comm_bytes,
