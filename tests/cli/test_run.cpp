@@ -255,6 +255,25 @@ TEST_CASE("run --set overrides a scenario value and the report shows it", "[cli]
   CHECK(contains(text.out, "global 64"));
 }
 
+TEST_CASE("run and sweep give one report for the same scenario and overrides: the same fields and the same price", "[cli]") {
+  // Issue 28's front door: a sweep point is run through the same call as `run`, so its report is run's
+  // JSON document field for field -- a GPU changed by --set takes the catalog's price in both (the file
+  // prices its H100 at $2.50; the B200's list price is another), not the file's number in one of them.
+  // (Python and the GUI against run: tests/python/test_clustersim.py, tests/gui/test_gui.cpp.)
+  const auto file = (scenarios_dir() / k8b).string();
+  for (const char* set : {"cluster.gpu=B200", "training.tensor_model_parallel_size=4"}) {
+    const auto one = run_cli({"run", file, "--json", "--set", set});
+    const auto many = run_cli({"sweep", file, "--vary", "training.micro_batch_size=1", "--json", "--set", set});
+    INFO(set << "\n" << one.describe() << many.describe());
+    REQUIRE(one.exit_code == 0);
+    REQUIRE(many.exit_code == 0);
+    const json report = json::parse(one.out);
+    const json point = json::parse(many.out).at("points").at(0).at("report");
+    CHECK(point == report);
+    if (std::string(set) == "cluster.gpu=B200") CHECK(report.at("cost").at("price_per_gpu_hour_usd") != 2.5);
+  }
+}
+
 namespace {
 
 // Checks one trace file against the Chrome trace format and against the simulated ranks of the scenario.
