@@ -216,7 +216,11 @@ void audit_fields(const json& entry, const EntryDefaults& d, bool inter_node_und
     }
   };
   walk(walk, entry, "");
-  for (const auto& [path, v] : leaves) {
+  for (const auto& leaf : leaves) {
+    // Named copies, not a structured binding: lambdas below capture `path`, which clang 14 (the fuzz build's
+    // compiler) refuses for a binding.
+    const std::string& path = leaf.first;
+    const json* v = leaf.second;
     if (std::any_of(metadata.begin(), metadata.end(), [&](const std::string& m) { return under(path, m); })) continue;
     // Not stated: the default that filled it is in the assumptions.
     if (v->is_null() || (v->is_string() && (has(v->get<std::string>(), "not stated") || has(v->get<std::string>(), "not in table")))) continue;
