@@ -866,6 +866,44 @@ double parameters_per_layer(const ModelConfig& m, bool moe_layer, LayerKind kind
   return attention + mlp + norm_params(m) + bias;
 }
 
+std::vector<double> layer_parameter_tensors(const ModelConfig& m, int tp) {
+  if (m.mla.enabled() || m.num_moe_experts > 0 || m.hybrid()) return {};
+  const double h = d(m.hidden_size), t = tp, dh = d(m.head_dim());
+  const double qkv_out = d(m.num_attention_heads + 2 * m.num_query_groups) * dh;
+  const double fc1_out = d(fc1_width(m, m.ffn_hidden_size));
+  const bool layer_norm = m.activation == Activation::gelu;  // LayerNorm: weight and bias; RMSNorm: weight
+  const bool bias = m.add_bias_linear;
+  std::vector<double> out;
+  auto norm = [&] {
+    out.push_back(h);
+    if (layer_norm) out.push_back(h);
+  };
+  auto linear = [&](double in, double outputs, bool column) {  // column-parallel: output split; row: input split
+    out.push_back(in * outputs / t);
+    if (bias) out.push_back(column ? outputs / t : outputs);
+  };
+  norm();
+  linear(h, qkv_out, true);
+  linear(d(m.num_attention_heads) * dh, h, false);
+  norm();
+  linear(h, fc1_out, true);
+  linear(d(m.ffn_hidden_size), h, false);
+  return out;
+}
+
+std::vector<double> embedding_parameter_tensors(const ModelConfig& m, int tp) {
+  std::vector<double> out{d(m.vocab_size) * d(m.hidden_size) / tp};
+  if (m.max_position_embeddings > 0) out.push_back(d(m.max_position_embeddings) * d(m.hidden_size));
+  return out;
+}
+
+std::vector<double> head_parameter_tensors(const ModelConfig& m, int tp) {
+  std::vector<double> out{d(m.hidden_size)};
+  if (m.activation == Activation::gelu) out.push_back(d(m.hidden_size));
+  if (m.untie_embeddings) out.push_back(d(m.vocab_size) * d(m.hidden_size) / tp);
+  return out;
+}
+
 double embedding_parameters(const ModelConfig& m) {
   const double word = d(m.vocab_size) * d(m.hidden_size);
   const double positions = d(m.max_position_embeddings) * d(m.hidden_size);
@@ -1725,6 +1763,13 @@ Op optimizer_op(double params_on_rank) {
   op.mem_kind = MemOpKind::optimizer;
   op.bytes = 28.0 * params_on_rank;
   op.flops = 12.0 * params_on_rank;
+  return op;
+}
+
+Op tensor_list_copies_op(double partition_bytes, int world_size) {
+  CS_CHECK(partition_bytes >= 0 && world_size >= 1);
+  Op op = mem("tensor_list_copy", MemOpKind::copy, 2.0 * partition_bytes);
+  op.repeat = world_size;
   return op;
 }
 

@@ -320,6 +320,23 @@ enum class PipelineSchedule { one_f_one_b, gpipe, interleaved, zb_h1, zbv, dualp
 //                    pipe/engine.py _exec_backward_pass @ 56c52238, Apr 2022).
 enum class GradAccumulation { fused, accumulate_grad, main_grad_add, cast_add };
 
+// How ZeRO-3 moves a unit's parameters and gradients (training.zero3_collectives):
+//  - per_unit: one all-gather of the unit's parameters before each of its passes (prefetched behind the
+//    previous unit with overlap_param_gather) and one reduce-scatter of its gradients after its backward
+//    (PyTorch FSDP, DeepSpeed from 0.4's coalesced gathers on);
+//  - per_tensor_synchronous: DeepSpeed ZeRO-3 as released in March 2021 (v0.3.13, 12a53b43). Each
+//    parameter tensor is all-gathered on its own, and only after the whole device has drained
+//    (partition_parameters.py _allgather_param: torch.cuda.synchronize() before torch.distributed.all_gather),
+//    so no gather overlaps compute, another gather or a pending reduce-scatter; a unit's compute waits for
+//    all of its gathers (stage3.py fetch_sub_module, _synchronize_communication). A checkpointed layer is
+//    gathered for its recompute and again for its backward (the forward hooks fire in the recompute). Each
+//    gradient tensor is reduce-scattered on its own (_reduce_scatter_gradient). Both go through PyTorch's
+//    tensor-list API with world_size tensors, which copies them one by one on the NCCL stream (c10d
+//    ProcessGroupNCCL::allgather copies the flattened output out to each of the world_size tensors;
+//    reduce_scatter flattens its world_size inputs in, PyTorch 1.7-1.8): world_size copy kernels of one
+//    partition each per collective, timed by the compute model (launch overhead and HBM).
+enum class Zero3Collectives { per_unit, per_tensor_synchronous };
+
 // How a pipeline tensor (activation forward, its gradient backward) crosses between stages when TP > 1
 // without sequence parallelism (with it each TP rank already holds and sends only its 1/tp slice):
 //  - none:           every TP rank sends the whole tensor (today's Megatron-Core; Megatron-LM's
@@ -455,6 +472,7 @@ struct TrainingConfig {
   Dtype main_grads_dtype = Dtype::bf16;
   Dtype grad_reduce_dtype = Dtype::bf16;
   GradAccumulation grad_accumulation = GradAccumulation::fused;
+  Zero3Collectives zero3_collectives = Zero3Collectives::per_unit;
   bool param_gather_overlaps_forward = false;
   double grad_bucket_params = 0;
   double tokens_to_train = 0;  // 0: not asked
@@ -530,6 +548,17 @@ double activated_parameters(const ModelConfig& m);
 // hnorm, eh_proj 2h x h, a final norm)); part of parameter_count, not of activated_parameters (DeepSeek
 // quotes its 671B and 37B without them).
 double mtp_parameters(const ModelConfig& m);
+// The parameter tensors of one unit as a framework that gathers and reduces them one tensor at a time sees
+// them (DeepSpeed ZeRO-3 before 0.4: TrainingConfig::zero3_collectives), element counts on one rank of a TP
+// group of `tp`, in module order: a transformer layer's input norm, QKV, out-projection, second norm, FC1
+// and FC2 (weight, then bias where add_bias_linear; LayerNorm weight and bias, RMSNorm weight only), QKV,
+// FC1 and the projections' weights split by TP as Megatron's column- and row-parallel layers are, their
+// output biases and the norms whole; the embedding's word (and learned position) table; the head's final
+// norm and untied output weight. Only a dense layer of standard attention is described (MLA, MoE and
+// Mamba layers: empty, per_tensor_synchronous_problem refuses them).
+std::vector<double> layer_parameter_tensors(const ModelConfig& m, int tp);
+std::vector<double> embedding_parameter_tensors(const ModelConfig& m, int tp);
+std::vector<double> head_parameter_tensors(const ModelConfig& m, int tp);
 
 // Megatron pads the vocabulary to a multiple of 128 * tp (--make-vocab-size-divisible-by 128) so that the
 // vocab-parallel embedding and LM head split evenly. The op lists and the memory model use the padded
@@ -596,6 +625,11 @@ LayerOps lm_head_ops(const ModelConfig& m, const TrainingConfig& t);    // last 
 //                    and write the buffer): 2 + 4 x main_grads_dtype (bf16 into fp32: 18 B).
 // One FLOP per parameter. Zero bytes when fused. grad_accumulation_applies says which micro-batches run it.
 Op grad_accumulation_op(double params, const TrainingConfig& t);
+// The copies PyTorch's tensor-list collectives make around one NCCL call of `world_size` ranks
+// (models::Zero3Collectives::per_tensor_synchronous): world_size copy kernels of `partition_bytes` each
+// (read and written), as c10d ProcessGroupNCCL::allgather copies its flat output out to the list and
+// reduce_scatter flattens the list in (PyTorch 1.7-1.8).
+Op tensor_list_copies_op(double partition_bytes, int world_size);
 // Whether micro-batch `mb` (0-based) of a step runs grad_accumulation_op: every one, except the first
 // under accumulate_grad (autograd keeps the first gradient as it is) and none when fused.
 bool grad_accumulation_applies(const TrainingConfig& t, std::int64_t mb);

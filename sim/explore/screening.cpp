@@ -156,9 +156,12 @@ struct Unit {
   // The unit's data-parallel collectives (0: none): ZeRO-3 gathers (dense, expert), reduce-scatters and
   // the HYBRID_SHARD all-reduce across replicas.
   Time gather_dense = 0, gather_expert = 0, rs_dense = 0, ar_replica = 0, rs_expert = 0;
+  Time regather = 0;  // per_tensor_synchronous: a recomputed layer's second gather before its backward
   Time fwd = 0, bwd = 0;
   Time acc = 0;  // models::grad_accumulation_op after its backward (0: fused), included in bwd
   std::int64_t layer = -1;  // UnitParams::layer (CPU activation offload's copies key on it)
+  UnitKind kind = UnitKind::layer;
+  bool recomputed = false;  // under full recompute: re-runs its forward in the backward pass
 };
 
 class Screen {
@@ -589,6 +592,8 @@ class Screen {
       for (const UnitParams& up : su.chunks[static_cast<std::size_t>(c)]) {
         units.push_back({&ops_.of(up), up.dense, up.expert});
         units.back().layer = up.layer;
+        units.back().kind = up.kind;
+        units.back().recomputed = up.kind == UnitKind::layer && t_.recompute == models::Recompute::full && up.recomputed;
       }
       for (std::size_t i = 0; i < units.size(); ++i) {
         Unit& u = units[i];
@@ -608,6 +613,22 @@ class Screen {
         st.bwd[static_cast<std::size_t>(c)] += u.bwd;
         st.acc[static_cast<std::size_t>(c)] += u.acc;
         if (t_.zero_stage < 3) continue;
+        if (t_.zero3_collectives == models::Zero3Collectives::per_tensor_synchronous) {
+          // The builder's chain (step_builder.cpp gather_tensors / reduce_tensors): per tensor a gather and
+          // its list copies, serial; per tensor the copies in and a reduce-scatter. The copies, on the
+          // builder's compute stream, are priced on the data-parallel stream here: both are serial there.
+          const double shards = dps_.dense_shards;
+          u.gather_dense = u.rs_dense = 0;
+          for (double n : unit_parameter_tensors(s_.model, t_.tp, u.kind, u.dense)) {
+            if (shards < 2) break;
+            u.gather_dense += collective(CollectiveKind::all_gather, n * kParamBytes, dg, st.rank) +
+                              op_time(models::tensor_list_copies_op(n * kParamBytes / shards, static_cast<int>(shards)));
+            u.rs_dense += op_time(models::tensor_list_copies_op(n * gb / shards, static_cast<int>(shards))) +
+                          collective(CollectiveKind::reduce_scatter, n * gb, dg, st.rank);
+          }
+          u.regather = u.recomputed ? u.gather_dense : 0;
+          continue;
+        }
         u.gather_dense = collective(CollectiveKind::all_gather, u.dense * kParamBytes, dg, st.rank);
         u.gather_expert = collective(CollectiveKind::all_gather, u.expert * kParamBytes, GroupKind::expert_dp, st.rank);
         u.rs_dense = collective(CollectiveKind::reduce_scatter, u.dense * gb, dg, st.rank);
@@ -653,7 +674,9 @@ class Screen {
       Time next_ready = -2;  // the prefetched gather of the next unit (-2: not issued)
       for (int i = 0; i < n; ++i) {
         const Unit& u = at(i);
-        auto gather = [&](const Unit& g) { return std::max(dp_push(st, g.gather_dense, t), dp_push(st, g.gather_expert, t)); };
+        auto gather = [&](const Unit& g) {
+          return std::max({dp_push(st, g.gather_dense, t), dp_push(st, g.gather_expert, t), backward ? dp_push(st, g.regather, t) : Time{-1}});
+        };
         const Time ready = next_ready != -2 ? next_ready : gather(u);
         next_ready = t_.overlap_param_gather && i + 1 < n ? gather(at(i + 1)) : -2;
         const Time s0 = offload_before(st, u, backward, std::max(t, ready));

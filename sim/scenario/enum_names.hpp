@@ -101,6 +101,11 @@ inline constexpr std::array<Named<models::MoeProbsPlacement>, 2> kMoeApplyProbsN
     {models::MoeProbsPlacement::combine, "combine"}, {models::MoeProbsPlacement::activation, "activation"},
 }};
 
+// training.zero3_collectives (models::Zero3Collectives, models/workload/transformer.hpp).
+inline constexpr std::array<Named<models::Zero3Collectives>, 2> kZero3CollectivesNames{{
+    {models::Zero3Collectives::per_unit, "per_unit"}, {models::Zero3Collectives::per_tensor_synchronous, "per_tensor_synchronous"},
+}};
+
 // PyTorch FSDP's ShardingStrategy, as ZeRO stages (HYBRID_SHARD: stage 3 inside a node, replicated across).
 enum class FsdpSharding { full_shard, shard_grad_op, hybrid_shard, no_shard };
 inline constexpr std::array<Named<FsdpSharding>, 4> kFsdpShardingNames{{

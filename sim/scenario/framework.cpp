@@ -111,7 +111,8 @@ double GradBucketRule::params(int dp, double grad_element_bytes, bool overlap_gr
 const std::vector<std::string>& defaultable_keys() {
   static const std::vector<std::string> keys = {"training.overlap_grad_reduce", "training.overlap_param_gather",
                                                 "training.tp_comm_overlap", "training.main_grads_dtype",
-                                                "training.grad_reduce_dtype", "training.moe_apply_probs"};
+                                                "training.grad_reduce_dtype", "training.moe_apply_probs",
+                                                "training.zero3_collectives"};
   return keys;
 }
 

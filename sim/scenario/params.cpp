@@ -37,6 +37,7 @@ std::vector<std::string> choices_from(const std::string& source) {
   if (source == "grad_accumulation") return names_of(kGradAccumulationNames);
   if (source == "optimizer_state_dtype") return names_of(kOptimizerStateDtypeNames);
   if (source == "moe_apply_probs") return names_of(kMoeApplyProbsNames);
+  if (source == "zero3_collectives") return names_of(kZero3CollectivesNames);
   if (source == "pipeline_tensor_split") return names_of(kPipelineTensorSplitNames);
   if (source == "frameworks") return framework_names();
   if (source == "recompute") return names_of(kRecomputeNames);

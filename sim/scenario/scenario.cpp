@@ -1154,6 +1154,7 @@ void read_data_parallel_mechanisms(ObjectReader& r, Scenario& s, const Framework
   t.cuda_graph_impl = r.named("cuda_graph_impl", kCudaGraphImplNames).value_or(models::CudaGraphImpl::none);
   const auto main_grads_dtype = r.named("main_grads_dtype", kGradDtypeNames);
   const auto grad_reduce_dtype = r.named("grad_reduce_dtype", kGradDtypeNames);
+  const auto zero3_collectives = r.named("zero3_collectives", kZero3CollectivesNames);
   t.grad_accumulation = r.named("gradient_accumulation", kGradAccumulationNames).value_or(models::GradAccumulation::fused);
   t.pipeline_tensor_split = r.named("pipeline_tensor_split", kPipelineTensorSplitNames).value_or(models::PipelineTensorSplit::none);
   t.pipeline_p2p_blocking = r.boolean("pipeline_p2p_blocking").value_or(false);
@@ -1172,6 +1173,9 @@ void read_data_parallel_mechanisms(ObjectReader& r, Scenario& s, const Framework
   t.tp_comm_overlap = tp_comm_overlap.value_or(framework_default("training.tp_comm_overlap").get<bool>());
   t.main_grads_dtype = main_grads_dtype.value_or(dtype_default("training.main_grads_dtype"));
   t.grad_reduce_dtype = grad_reduce_dtype.value_or(dtype_default("training.grad_reduce_dtype"));
+  t.zero3_collectives = zero3_collectives ? *zero3_collectives
+                                          : parse_name(kZero3CollectivesNames, framework_default("training.zero3_collectives").get<std::string>())
+                                                .value_or(models::Zero3Collectives::per_unit);
   // ZeRO-1's parameter all-gather behind the next forward: as the framework places it.
   switch (release->param_gather) {
     case ParamGatherPlacement::after_optimizer: t.param_gather_overlaps_forward = false; break;
@@ -1433,6 +1437,25 @@ void check_overlaps(const models::TrainingConfig& t, Errors& errors) {
                                                      "\" is modelled with training.zero_stage 0 or 1 only (the whole gradient accumulated on each rank)");
 }
 
+// DeepSpeed 0.3's per-tensor ZeRO-3 collectives (models::Zero3Collectives) against the sharding and the model:
+// they exist only under ZeRO-3 over the whole data-parallel group, and need the layer's tensors
+// (models::layer_parameter_tensors describes dense layers of standard attention).
+void check_zero3_collectives(const models::TrainingConfig& t, const models::ModelConfig& m, Errors& errors) {
+  if (t.zero3_collectives != models::Zero3Collectives::per_tensor_synchronous) return;
+  const std::string key = "training.zero3_collectives";
+  if (t.zero_stage < 3)
+    errors.add(key, "\"per_tensor_synchronous\" is how ZeRO-3 gathers parameters; it needs training.zero_stage 3 (got " +
+                        std::to_string(t.zero_stage) + ")");
+  else if (t.fsdp_shard_size > 0)
+    errors.add(key, "\"per_tensor_synchronous\" (DeepSpeed 0.3's ZeRO-3) shards over the whole data-parallel group, not HYBRID_SHARD's blocks");
+  else if (t.overlap_param_gather)
+    errors.add(key, "\"per_tensor_synchronous\" gathers each tensor after a device-wide synchronize, so nothing is prefetched behind "
+                    "compute: set training.overlap_param_gather false (DeepSpeed 0.3's prefetch of the next submodule is not modelled)");
+  else if (models::layer_parameter_tensors(m, t.tp).empty() || m.mtp_num_layers > 0)
+    errors.add(key, "\"per_tensor_synchronous\" needs each layer's parameter tensors, which are described for dense layers of standard "
+                    "attention only (not MoE, MLA, hybrid Mamba layers or multi-token prediction)");
+}
+
 // Sequence and expert parallelism against the model.
 void check_sequence_and_expert_parallel(const models::TrainingConfig& t, const models::ModelConfig& m, Errors& errors) {
   if (t.sequence_parallel && t.seq_length % t.tp != 0)
@@ -1532,6 +1555,7 @@ void check_training(Scenario& s, const ParallelKeys& keys, const FrameworkChoice
   check_batch_split(t, m, errors);
   if (keys.hybrid_shard) resolve_hybrid_shard(s, errors);
   check_overlaps(t, errors);
+  check_zero3_collectives(t, m, errors);
   check_dispatcher(s, errors);
   check_sequence_and_expert_parallel(t, m, errors);
   if (m.hybrid()) check_hybrid_model(t, m, errors);

@@ -105,7 +105,16 @@ JobEstimate estimate_job(const models::ModelConfig& model, const models::Trainin
       if (t.pp > 1 && t.pipeline_tensor_split != models::PipelineTensorSplit::none && t.tp > 1 && !t.sequence_parallel)
         per_mb += t.pipeline_tensor_split == models::PipelineTensorSplit::partitioned ? 3 : 2;
     }
-    if (zero3 && dp_group > 1) per_mb += units * (moe ? 3 : 2);
+    if (zero3 && dp_group > 1) {
+      if (t.zero3_collectives == models::Zero3Collectives::per_tensor_synchronous) {
+        // Per tensor (a layer's most): up to three gathers (forward, recompute, backward) and a reduce-scatter,
+        // each with its copy kernel.
+        const double tensors = static_cast<double>(std::max<std::size_t>(models::layer_parameter_tensors(model, t.tp).size(), 3));
+        per_mb += units * tensors * 8;
+      } else {
+        per_mb += units * (moe ? 3 : 2);
+      }
+    }
     per_mb += 2.0 * static_cast<double>(t.cpu_offloading_num_layers);  // CPU activation offload: a copy out and back a layer
     double rank = m * per_mb;
     // Gradient buckets (each micro-batch under ZeRO-2), the optimizer and its gathers.

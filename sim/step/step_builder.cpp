@@ -64,6 +64,8 @@ struct Unit {
   double dense;   // parameters reduced / sharded over the dense data-parallel group
   double expert;  // over the expert-data-parallel group
   std::int64_t layer = -1;  // UnitParams::layer: a transformer layer's index in the model, -1 otherwise
+  UnitKind kind = UnitKind::layer;
+  bool recomputed = false;  // re-runs its forward in the backward pass (full recompute)
 };
 
 // A MoE layer's passes cut at the EP all-to-alls (with the expert-TP collectives beside them), as
@@ -587,7 +589,8 @@ class Builder {
       if (!het.stragglers.empty() || het.cv > 0) e.slowdown = het.slowdown(builder.gpu_of(global), builder.s_.cluster.gpus_per_node);
       for (int c = 0; c < v; ++c)
         for (const UnitParams& u : su.chunks[static_cast<std::size_t>(c)])
-          chunk_units[static_cast<std::size_t>(c)].push_back({&builder.ops_.of(u), u.dense, u.expert, u.layer});
+          chunk_units[static_cast<std::size_t>(c)].push_back(
+              {&builder.ops_.of(u), u.dense, u.expert, u.layer, u.kind, u.kind == UnitKind::layer && builder.t_.recompute == models::Recompute::full && u.recomputed});
       for (const double seconds : offload_copy_s(builder.s_.model, builder.t_, e.group_gpu ? *e.group_gpu : builder.s_.gpu))
         offload_copy.push_back(from_seconds(seconds));
     }
@@ -658,6 +661,39 @@ class Builder {
       if (expert_bucket >= bucket_limit) close_bucket(expert_group, expert_bucket, mb);
     }
 
+    // DeepSpeed 0.3's ZeRO-3 (models::Zero3Collectives::per_tensor_synchronous): the unit's parameter
+    // tensors (unit_parameter_tensors), each all-gathered on its own after everything the device has issued
+    // (the compute stream, and the reduce-scatters queued ahead on comm_dp), then copied out of the flat
+    // buffer by world_size copy kernels. PyTorch runs those on the NCCL stream; every one of them is serial
+    // with the next gather's synchronize anyway, so they sit on the compute stream (the template executor's
+    // plain tasks live there) and count as kernels (compute), as the other copy kernels do. A recomputed
+    // layer is gathered twice before its backward (for the recompute, then for the backward, both serial).
+    // Its gradients: per tensor, the list copied in, then the reduce-scatter on comm_dp.
+    const bool per_tensor = zero >= 3 && builder.t_.zero3_collectives == models::Zero3Collectives::per_tensor_synchronous;
+    std::vector<double> tensor_shares(const Unit& u) const {
+      return unit_parameter_tensors(builder.s_.model, builder.t_.tp, u.kind, u.dense);
+    }
+    void gather_tensors(const Unit& u, int mb, int passes) {
+      std::vector<TaskId> pending;
+      std::swap(pending, e.wait_for);
+      const std::vector<double> sizes = tensor_shares(u);
+      for (int pass = 0; pass < passes; ++pass)
+        for (double n : sizes) {
+          const TaskId g = builder.emit_dp(e, CollectiveKind::all_gather, n * kParamBytes, dense_group, 1, "param-all-gather", mb, {e.last_compute});
+          if (g == kNone) continue;
+          e.wait_for.push_back(g);
+          builder.emit_compute(e, models::tensor_list_copies_op(n * kParamBytes / dense_shards, static_cast<int>(dense_shards)), Category::compute, mb);
+        }
+      e.wait_for = std::move(pending);
+    }
+    void reduce_tensors(const Unit& u, int mb) {
+      for (double n : tensor_shares(u)) {
+        if (dense_shards < 2) break;
+        builder.emit_compute(e, models::tensor_list_copies_op(n * dps.grad_bytes / dense_shards, static_cast<int>(dense_shards)), Category::compute, mb);
+        const TaskId rs = builder.emit_dp(e, CollectiveKind::reduce_scatter, n * dps.grad_bytes, dense_group, 0, "grad-reduce-scatter", mb, {e.last_compute});
+        if (rs != kNone) grad_reductions.push_back(rs);
+      }
+    }
     // ZeRO-3: a unit's parameter gathers (dense and expert) and its gradient reduce-scatter (+ the
     // HYBRID_SHARD all-reduce of the shard across nodes).
     TaskId gather_unit(const Unit& u, int mb) {
@@ -755,7 +791,9 @@ class Builder {
       };
       for (int i = 0; i < n; ++i) {
         const Unit& u = units[static_cast<std::size_t>(at(i))];
-        if (zero >= 3) {
+        if (per_tensor) {
+          gather_tensors(u, mb, backward && u.recomputed ? 2 : 1);
+        } else if (zero >= 3) {
           gather(i);
           if (builder.t_.overlap_param_gather && i + 1 < n) gather(i + 1);  // prefetch the next unit
           if (gathers[static_cast<std::size_t>(i)] != kNone) e.wait_for.push_back(gathers[static_cast<std::size_t>(i)]);
@@ -766,7 +804,9 @@ class Builder {
         if (!backward && u.layer >= 0 && u.layer < static_cast<std::int64_t>(offload_copy.size())) offload_after(u.layer, mb);
         if (!backward || part == BackwardPart::input) continue;  // the weight gradients come with W
         accumulate_grads(u, mb);
-        if (zero >= 3)
+        if (per_tensor)
+          reduce_tensors(u, mb);
+        else if (zero >= 3)
           reduce_unit(u, mb);
         else if (reducing)
           add_grads(u, mb);

@@ -136,4 +136,15 @@ std::vector<double> offload_copy_s(const models::ModelConfig& m, const models::T
   return out;
 }
 
+std::vector<double> unit_parameter_tensors(const models::ModelConfig& m, int tp, UnitKind kind, double dense) {
+  std::vector<double> sizes = kind == UnitKind::embedding ? models::embedding_parameter_tensors(m, tp)
+                              : kind == UnitKind::head    ? models::head_parameter_tensors(m, tp)
+                                                          : models::layer_parameter_tensors(m, tp);
+  CS_CHECK(!sizes.empty());  // the loader refuses per_tensor_synchronous for layers it has none of
+  double sum = 0;
+  for (double n : sizes) sum += n;
+  for (double& n : sizes) n *= dense / sum;
+  return sizes;
+}
+
 }  // namespace cs::sim

@@ -89,6 +89,12 @@ struct DataParallelSharding {
 };
 DataParallelSharding data_parallel_sharding(const Scenario& s, const Layout& layout);
 
+// The parameter tensors of a unit of `kind` holding `dense` parameters on a rank, as DeepSpeed 0.3's
+// per-tensor ZeRO-3 gathers and reduces them (models::Zero3Collectives::per_tensor_synchronous): the model's
+// tensors of that kind (models::layer_parameter_tensors, embedding_ and head_parameter_tensors) scaled to
+// sum to `dense`. The step builder emits a collective per element and the screening tier prices them.
+std::vector<double> unit_parameter_tensors(const models::ModelConfig& m, int tp, UnitKind kind, double dense);
+
 // Bytes of a parameter element in ZeRO all-gathers (bf16 weights).
 inline constexpr double kParamBytes = 2.0;
 
