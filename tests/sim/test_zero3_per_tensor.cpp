@@ -58,7 +58,7 @@ struct Interval {
 
 }  // namespace
 
-TEST_CASE("zero3 per tensor: DeepSpeed 0.3 turns it on under ZeRO-3 only; 0.17 and the others gather per unit", "[sim]") {
+TEST_CASE("zero3 per tensor: DeepSpeed 0.3 turns it on under ZeRO-3 only, 0.17 and the others gather per unit", "[sim]") {
   json doc = zero3_doc();
   CHECK(parse_scenario(doc, "z.json").training.zero3_collectives == cs::models::Zero3Collectives::per_tensor_synchronous);
   CHECK_FALSE(parse_scenario(doc, "z.json").training.overlap_param_gather);
@@ -137,6 +137,17 @@ TEST_CASE("zero3 per tensor: one gather per tensor, serial with compute, copies 
   for (const Interval& k : kernels) busy += k.end - k.start;
   for (const Interval& ga : gathers) busy += ga.end - ga.start;
   CHECK(r.report.step_time_s >= to_seconds(busy) * (1 - 1e-12));
+}
+
+TEST_CASE("zero3 per tensor: every rank simulated gives the mirrored step, on both networks", "[sim]") {
+  for (const char* network : {"analytical", "flow"}) {
+    json doc = zero3_doc();
+    doc["simulation"]["network"] = network;
+    const double mirrored = simulate(parse_scenario(doc, "z.json")).report.step_time_s;
+    doc["simulation"]["symmetry"] = false;
+    INFO(network);
+    CHECK(simulate(parse_scenario(doc, "z.json")).report.step_time_s == mirrored);
+  }
 }
 
 TEST_CASE("zero3 per tensor: slower than DeepSpeed 0.17's per-unit gathers by at least the copies", "[sim]") {
