@@ -555,7 +555,8 @@ double mtp_parameters(const ModelConfig& m);
 // FC1 and the projections' weights split by TP as Megatron's column- and row-parallel layers are, their
 // output biases and the norms whole; the embedding's word (and learned position) table; the head's final
 // norm and untied output weight. Only a dense layer of standard attention is described (MLA, MoE and
-// Mamba layers: empty, per_tensor_synchronous_problem refuses them).
+// Mamba layers: empty; the loader refuses per_tensor_synchronous for them, sim/scenario/scenario.cpp
+// check_zero3_collectives).
 std::vector<double> layer_parameter_tensors(const ModelConfig& m, int tp);
 std::vector<double> embedding_parameter_tensors(const ModelConfig& m, int tp);
 std::vector<double> head_parameter_tensors(const ModelConfig& m, int tp);

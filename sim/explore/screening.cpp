@@ -161,7 +161,7 @@ struct Unit {
   Time acc = 0;  // models::grad_accumulation_op after its backward (0: fused), included in bwd
   std::int64_t layer = -1;  // UnitParams::layer (CPU activation offload's copies key on it)
   UnitKind kind = UnitKind::layer;
-  bool recomputed = false;  // under full recompute: re-runs its forward in the backward pass
+  bool recomputed = false;  // reruns_forward (step_units.hpp)
 };
 
 class Screen {
@@ -593,7 +593,7 @@ class Screen {
         units.push_back({&ops_.of(up), up.dense, up.expert});
         units.back().layer = up.layer;
         units.back().kind = up.kind;
-        units.back().recomputed = up.kind == UnitKind::layer && t_.recompute == models::Recompute::full && up.recomputed;
+        units.back().recomputed = reruns_forward(up);
       }
       for (std::size_t i = 0; i < units.size(); ++i) {
         Unit& u = units[i];

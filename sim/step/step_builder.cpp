@@ -65,7 +65,7 @@ struct Unit {
   double expert;  // over the expert-data-parallel group
   std::int64_t layer = -1;  // UnitParams::layer: a transformer layer's index in the model, -1 otherwise
   UnitKind kind = UnitKind::layer;
-  bool recomputed = false;  // re-runs its forward in the backward pass (full recompute)
+  bool recomputed = false;  // reruns_forward (step_units.hpp)
 };
 
 // A MoE layer's passes cut at the EP all-to-alls (with the expert-TP collectives beside them), as
@@ -590,7 +590,7 @@ class Builder {
       for (int c = 0; c < v; ++c)
         for (const UnitParams& u : su.chunks[static_cast<std::size_t>(c)])
           chunk_units[static_cast<std::size_t>(c)].push_back(
-              {&builder.ops_.of(u), u.dense, u.expert, u.layer, u.kind, u.kind == UnitKind::layer && builder.t_.recompute == models::Recompute::full && u.recomputed});
+              {&builder.ops_.of(u), u.dense, u.expert, u.layer, u.kind, reruns_forward(u)});
       for (const double seconds : offload_copy_s(builder.s_.model, builder.t_, e.group_gpu ? *e.group_gpu : builder.s_.gpu))
         offload_copy.push_back(from_seconds(seconds));
     }

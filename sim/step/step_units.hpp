@@ -32,6 +32,10 @@ struct UnitParams {
   std::int64_t layer = -1;  // a transformer layer's index in the model (0-based); -1: the embedding or the head
   models::LayerVariant variant{};  // a layer's (models::layer_variant)
 };
+// Whether the unit re-runs its forward in its backward pass: a transformer layer that full recompute
+// checkpoints (`recomputed` is TrainingConfig::layer_recomputed for layers; the embedding and the head are
+// never recomputed, whatever their default says).
+inline bool reruns_forward(const UnitParams& u) { return u.kind == UnitKind::layer && u.recomputed; }
 
 // The op list of every unit, built once per scenario (the step builder's op-duration cache keys by an op's
 // address, so the lists stay put for its build): the embedding's, the head's and one per layer variant

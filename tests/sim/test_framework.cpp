@@ -13,6 +13,7 @@
 #include "sim/explore/sweep.hpp"
 #include "sim/scenario/framework.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "tests/sim/refusal.hpp"
 #include "sim/simulation.hpp"
 
 using namespace cs::sim;
@@ -32,18 +33,6 @@ json doc_for(const std::string& framework) {
   })");
   doc["training"]["framework"] = framework;
   return doc;
-}
-
-// The one-line error of a scenario the loader refuses.
-std::string refusal(const json& doc) {
-  try {
-    parse_scenario(doc, "f.json");
-  } catch (const cs::InputError& e) {
-    REQUIRE(e.messages().size() == 1);
-    return e.messages().front();
-  }
-  FAIL("the scenario was accepted");
-  return "";
 }
 
 double duration_s(const SimulationResult& r, cs::sim::TaskId id) {

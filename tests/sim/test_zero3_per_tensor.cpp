@@ -17,6 +17,7 @@
 #include "sim/base/input_error.hpp"
 #include "sim/explore/screening.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "tests/sim/refusal.hpp"
 #include "sim/simulation.hpp"
 
 using namespace cs::sim;
@@ -39,17 +40,6 @@ json zero3_doc() {
                  "framework": "deepspeed", "framework_release": "0.3"},
     "simulation": {"network": "analytical", "comm_compute_contention": 0}
   })");
-}
-
-std::string refusal(const json& doc) {
-  try {
-    parse_scenario(doc, "z.json");
-  } catch (const cs::InputError& e) {
-    REQUIRE(e.messages().size() == 1);
-    return e.messages().front();
-  }
-  FAIL("the scenario was accepted");
-  return "";
 }
 
 struct Interval {
@@ -185,18 +175,18 @@ TEST_CASE("zero3 per tensor: refused without ZeRO-3, with prefetching, and for l
   json z2 = zero3_doc();
   z2["training"]["zero_stage"] = 2;
   z2["training"]["zero3_collectives"] = "per_tensor_synchronous";
-  CHECK(refusal(z2) == "z.json: training.zero3_collectives: \"per_tensor_synchronous\" is how ZeRO-3 gathers parameters; it needs "
+  CHECK(refusal(z2, "z.json") == "z.json: training.zero3_collectives: \"per_tensor_synchronous\" is how ZeRO-3 gathers parameters; it needs "
                        "training.zero_stage 3 (got 2)");
   json prefetch = zero3_doc();
   prefetch["training"]["overlap_param_gather"] = true;
-  CHECK(refusal(prefetch).find("training.zero3_collectives: \"per_tensor_synchronous\" gathers each tensor after a device-wide "
+  CHECK(refusal(prefetch, "z.json").find("training.zero3_collectives: \"per_tensor_synchronous\" gathers each tensor after a device-wide "
                                "synchronize") != std::string::npos);
   json moe = zero3_doc();
   moe["model"]["num_moe_experts"] = 4;
   moe["model"]["moe_router_topk"] = 2;
-  CHECK(refusal(moe).find("training.zero3_collectives: \"per_tensor_synchronous\" needs each layer's parameter tensors") !=
+  CHECK(refusal(moe, "z.json").find("training.zero3_collectives: \"per_tensor_synchronous\" needs each layer's parameter tensors") !=
         std::string::npos);
   json unknown = zero3_doc();
   unknown["training"]["zero3_collectives"] = "per_bucket";
-  CHECK(refusal(unknown).find("training.zero3_collectives") != std::string::npos);
+  CHECK(refusal(unknown, "z.json").find("training.zero3_collectives") != std::string::npos);
 }
