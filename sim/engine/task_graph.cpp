@@ -73,14 +73,49 @@ std::uint32_t TaskGraph::add_collective(Collective c) {
   return static_cast<std::uint32_t>(collectives_.size() - 1);
 }
 
+namespace {
+// A group's members hashed for TaskGraph's group index (splitmix64's finaliser over a running mix).
+std::uint64_t hash_members(const std::vector<int>& gpus) {
+  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ gpus.size();
+  for (const int g : gpus) {
+    h ^= static_cast<std::uint32_t>(g);
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+  }
+  h ^= h >> 30;
+  h *= 0x94D049BB133111EBull;
+  return h ^ (h >> 31);
+}
+}  // namespace
+
 std::uint32_t TaskGraph::add_group(const std::vector<int>& gpus) {
   CS_CHECK(!gpus.empty());
-  auto [it, inserted] = group_ids_.emplace(gpus, static_cast<std::uint32_t>(groups_.size()));
-  if (inserted) {
-    groups_.push_back(gpus);
-    mirrors_.push_back({it->second});
+  // Open addressing with linear probing over group ids: a mirrored frontier step registers a million
+  // pipeline pairs, and an ordered map keyed by member lists (a node and a copy of the list each) was a
+  // fifth of its time. Ids are handed out in order of first registration, as before.
+  constexpr std::uint32_t kEmpty = ~0u;
+  if (2 * (groups_.size() + 1) > group_slots_.size()) {
+    group_slots_.assign(std::max<std::size_t>(64, 2 * group_slots_.size()), kEmpty);
+    const std::size_t mask = group_slots_.size() - 1;
+    for (std::uint32_t id = 0; id < groups_.size(); ++id) {
+      std::size_t at = group_hashes_[id] & mask;
+      while (group_slots_[at] != kEmpty) at = (at + 1) & mask;
+      group_slots_[at] = id;
+    }
   }
-  return it->second;
+  const std::uint64_t h = hash_members(gpus);
+  const std::size_t mask = group_slots_.size() - 1;
+  std::size_t at = h & mask;
+  for (; group_slots_[at] != kEmpty; at = (at + 1) & mask) {
+    const std::uint32_t id = group_slots_[at];
+    if (group_hashes_[id] == h && groups_[id] == gpus) return id;
+  }
+  const auto id = static_cast<std::uint32_t>(groups_.size());
+  group_slots_[at] = id;
+  group_hashes_.push_back(h);
+  groups_.push_back(gpus);
+  mirrors_.push_back({id});
+  return id;
 }
 
 void TaskGraph::set_mirrors(std::uint32_t group, std::vector<std::uint32_t> mirrors) {

@@ -169,7 +169,8 @@ class TaskGraph final : public CollectiveTable {
   std::vector<std::vector<int>> groups_;
   std::vector<std::vector<std::uint32_t>> mirrors_;
   std::vector<std::uint32_t> rank_weights_;
-  std::map<std::vector<int>, std::uint32_t> group_ids_;
+  std::vector<std::uint32_t> group_slots_;   // add_group's index: group ids by hash of their members
+  std::vector<std::uint64_t> group_hashes_;  // per group id
   std::vector<std::pair<TaskId, TaskId>> edges_;
   std::vector<std::uint32_t> succ_offset_;
   std::vector<TaskId> succ_;

@@ -18,33 +18,52 @@ namespace {
 // With `per_node_dispatch` a pairwise exchange is a per-node token dispatch's (token_dispatch.hpp): each GPU
 // sends across nodes only to the GPU of its own local index on each other node.
 void inter_node_transfers(const topo::Cluster& cluster, std::span<const int> gpus, NcclAlgorithm algorithm,
-                          bool per_node_dispatch, std::vector<std::pair<int, int>>& out) {
+                          bool per_node_dispatch, detail::NodeScratch& scratch, std::vector<std::pair<int, int>>& out) {
   if (algorithm == NcclAlgorithm::p2p && gpus.size() == 2) {  // a pipeline pair (as the case below), without the tables
     if (cluster.node_of_gpu(gpus[0]) != cluster.node_of_gpu(gpus[1])) out.emplace_back(gpus[0], gpus[1]);
     return;
   }
-  std::vector<std::vector<int>> nodes;  // in order of first appearance
-  std::map<int, std::size_t> slot;
+  // The group's nodes in order of first appearance, each with its GPUs in the group's order.
+  auto& slot_of = scratch.slot_of_node;
+  if (slot_of.empty()) slot_of.assign(static_cast<std::size_t>(cluster.spec().nodes), -1);
+  auto& first = scratch.first;
+  auto& count = scratch.count;
+  first.clear();
+  count.clear();
+  auto& node_ids = scratch.node_ids;
+  node_ids.clear();
   for (int g : gpus) {
-    const auto [it, fresh] = slot.emplace(cluster.node_of_gpu(g), nodes.size());
-    if (fresh) nodes.emplace_back();
-    nodes[it->second].push_back(g);
+    int& s = slot_of[static_cast<std::size_t>(cluster.node_of_gpu(g))];
+    if (s < 0) {
+      s = static_cast<int>(count.size());
+      count.push_back(0);
+      node_ids.push_back(cluster.node_of_gpu(g));
+    }
+    ++count[static_cast<std::size_t>(s)];
   }
-  std::size_t k_min = nodes.front().size();
-  for (const auto& local : nodes) k_min = std::min(k_min, local.size());
-  const int k = static_cast<int>(k_min);
-  const int N = static_cast<int>(nodes.size());
+  first.resize(count.size());
+  for (std::size_t i = 0, at = 0; i < count.size(); ++i) first[i] = static_cast<int>(at), at += static_cast<std::size_t>(count[i]);
+  auto& members = scratch.members;
+  members.resize(gpus.size());
+  auto& fill = scratch.fill;
+  fill.assign(first.begin(), first.end());
+  for (int g : gpus) members[static_cast<std::size_t>(fill[static_cast<std::size_t>(slot_of[static_cast<std::size_t>(cluster.node_of_gpu(g))])]++)] = g;
+  for (int n : node_ids) slot_of[static_cast<std::size_t>(n)] = -1;
+  int k = count.front();
+  for (int c : count) k = std::min(k, c);
+  const int N = static_cast<int>(count.size());
   auto add = [&](int a, int b) {
     if (cluster.node_of_gpu(a) != cluster.node_of_gpu(b)) out.emplace_back(a, b);
   };
   auto ring = [&](const std::vector<int>& order) {
     for (std::size_t i = 0; i < order.size(); ++i) add(order[i], order[(i + 1) % order.size()]);
   };
-  auto local = [&](int node, int i) { return nodes[static_cast<std::size_t>(node)][static_cast<std::size_t>(i)]; };
+  auto local = [&](int node, int i) { return members[static_cast<std::size_t>(first[static_cast<std::size_t>(node)] + i)]; };
+  std::vector<int>& order = scratch.order;
   switch (algorithm) {
     case NcclAlgorithm::ring:
       for (int ch = 0; ch < k; ++ch) {
-        std::vector<int> order;
+        order.clear();
         for (int node = 0; node < N; ++node)
           for (int i = 0; i < k; ++i) order.push_back(local(node, (i + ch) % k));
         ring(order);
@@ -63,7 +82,7 @@ void inter_node_transfers(const topo::Cluster& cluster, std::span<const int> gpu
       break;
     case NcclAlgorithm::hierarchical:
       for (int j = 0; j < k; ++j) {
-        std::vector<int> order;
+        order.clear();
         for (int node = 0; node < N; ++node) order.push_back(local(node, j));
         ring(order);
       }
@@ -84,7 +103,8 @@ void inter_node_transfers(const topo::Cluster& cluster, std::span<const int> gpu
       if (gpus.size() == 2) {
         add(gpus[0], gpus[1]);
       } else {
-        ring(std::vector<int>(gpus.begin(), gpus.end()));
+        order.assign(gpus.begin(), gpus.end());
+        ring(order);
       }
       break;
     case NcclAlgorithm::nvls:            // inside one node, or across nodes through SHARP:
@@ -233,7 +253,7 @@ double AnalyticalNetwork::tier_factor(std::uint32_t group, NcclAlgorithm algorit
   transfers.clear();
   const auto& mirrors = graph_.mirrors(group);
   if (mirrors.size() > 1) {
-    for (std::uint32_t m : mirrors) inter_node_transfers(cluster_, graph_.group(m), algorithm, per_node_dispatch, transfers);
+    for (std::uint32_t m : mirrors) inter_node_transfers(cluster_, graph_.group(m), algorithm, per_node_dispatch, node_scratch_, transfers);
   } else {
     std::set<std::vector<int>> seen;
     const int G = spec.gpus_per_node;
@@ -242,7 +262,7 @@ double AnalyticalNetwork::tier_factor(std::uint32_t group, NcclAlgorithm algorit
       for (int g : graph_.group(group)) shifted.push_back(g - g % G + (g % G + d) % G);
       std::vector<int> sorted = shifted;
       std::sort(sorted.begin(), sorted.end());
-      if (seen.insert(sorted).second) inter_node_transfers(cluster_, shifted, algorithm, per_node_dispatch, transfers);
+      if (seen.insert(sorted).second) inter_node_transfers(cluster_, shifted, algorithm, per_node_dispatch, node_scratch_, transfers);
     }
   }
   // Units per tier resource (a NIC cable, a leaf's up- or down-links, a pod's core links) and sent per GPU,
