@@ -499,7 +499,7 @@ MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, in
 
   // Buffers: cuBLAS workspace, NCCL buffers when the job has more than one GPU, ZeRO-2/3's bucket of
   // unsharded grads being reduce-scattered, ZeRO-3's gathered bf16 weights of two layers (the current
-  // one and the prefetched next).
+  // one and the prefetched next; DeepSpeed 0.3: two submodules, below).
   double buffers = kCublasWorkspaceBytes;
   const std::int64_t world = static_cast<std::int64_t>(t.tp) * t.pp * t.cp * t.dp;
   if (world > 1) buffers += kNcclBuffersBytes;
@@ -509,9 +509,25 @@ MemoryBreakdown memory_per_gpu(const ModelConfig& m, const TrainingConfig& t, in
     buffers += element_bytes(t.grad_reduce_dtype) * std::min(trained, ddp_bucket_params(t.dp));
   }
   if (t.zero_stage >= 3 && nd > 1) {
-    // One layer's parameters (the stage's total over its layers, embedding and head included, as an
-    // upper bound of the largest unit).
-    buffers += 2.0 * kWeightBytes * p.total() / std::max(1.0, d(layers_on_stage(m, t, stage)));
+    if (t.zero3_collectives == Zero3Collectives::per_tensor_synchronous) {
+      // DeepSpeed 0.3 gathers one submodule's own parameters at a time (stage3.py fetch_sub_module:
+      // named_parameters(recurse=False), so a Linear's weight and bias) and frees them after its forward or
+      // backward (release_sub_module) unless the next use is within max_reuse_distance elements (1e9 by
+      // default: the last submodule a checkpointed layer recomputes is kept for its backward, which follows
+      // at once). Two of the largest tensors bound what is gathered at once: the one in use and one kept
+      // (microsoft/DeepSpeed 12a53b43, deepspeed/runtime/zero/stage3.py).
+      // The stage's tensors: its layers', the embedding's on the first stage, the head's on the last.
+      std::vector<double> tensors = layer_parameter_tensors(m, t.tp);
+      if (stage == 0) for (const double n : embedding_parameter_tensors(m, t.tp)) tensors.push_back(n);
+      if (stage == head_stage(t)) for (const double n : head_parameter_tensors(m, t.tp)) tensors.push_back(n);
+      double largest = 0;
+      for (const double n : tensors) largest = std::max(largest, n);
+      buffers += 2.0 * kWeightBytes * largest;
+    } else {
+      // One layer's parameters (the stage's total over its layers, embedding and head included, as an
+      // upper bound of the largest unit).
+      buffers += 2.0 * kWeightBytes * p.total() / std::max(1.0, d(layers_on_stage(m, t, stage)));
+    }
   }
   b.buffers_bytes = buffers;
 

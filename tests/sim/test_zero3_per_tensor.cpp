@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/compute/compute_model.hpp"
+#include "models/memory/memory_model.hpp"
 #include "models/workload/transformer.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/explore/screening.hpp"
@@ -60,6 +61,24 @@ TEST_CASE("zero3 per tensor: DeepSpeed 0.3 turns it on under ZeRO-3 only, 0.17 a
   json z1 = zero3_doc();
   z1["training"]["zero_stage"] = 1;
   CHECK(parse_scenario(z1, "z.json").training.zero3_collectives == cs::models::Zero3Collectives::per_unit);
+}
+
+TEST_CASE("zero3 per tensor: gathered weights are two of the largest tensors, not two layers", "[sim]") {
+  // DeepSpeed 0.3 holds one submodule's parameters gathered at a time, plus one kept for a reuse within
+  // max_reuse_distance (stage3.py fetch_sub_module / release_sub_module; memory_model.cpp). On this GPT the
+  // largest tensor of the (only) stage is the tied word embedding, V x h = 32000 x 1024 = 32,768,000
+  // elements (FC1 is 4096 x 1024 = 4,194,304), so the gathered buffer is 2 x 2 B x 32,768,000 = 131,072,000
+  // bytes. Per unit (DeepSpeed 0.17) it is two layers' worth of the stage's parameters, 2 x 2 B x P / L.
+  const Scenario s = parse_scenario(zero3_doc(), "z.json");
+  cs::models::TrainingConfig per_unit = s.training;
+  per_unit.zero3_collectives = cs::models::Zero3Collectives::per_unit;
+  const auto tensor = cs::models::memory_per_gpu(s.model, s.training, 0);
+  const auto unit = cs::models::memory_per_gpu(s.model, per_unit, 0);
+  const double largest = 32000.0 * 1024.0;
+  const double stage_params = unit.weights_bytes / 2.0 * 16;  // fp16 weights sharded over DP 16
+  CHECK(unit.buffers_bytes - tensor.buffers_bytes == Approx(2.0 * 2.0 * stage_params / 2.0 - 2.0 * 2.0 * largest).epsilon(1e-9));
+  CHECK(tensor.weights_bytes == unit.weights_bytes);
+  CHECK(tensor.activations_bytes == unit.activations_bytes);
 }
 
 TEST_CASE("zero3 per tensor: one gather per tensor, serial with compute, copies of world_size kernels", "[sim]") {
