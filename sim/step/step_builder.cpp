@@ -412,13 +412,17 @@ class Builder {
     const int stage_ranks = t_.tp * t_.cp * t_.dp;
     const int stage_base = layout_.coord(global).pp * stage_ranks;
     std::vector<char> covered(kind == GroupKind::pp ? 0 : static_cast<std::size_t>(stage_ranks), 0);
+    std::vector<int> member_stages;  // a pipeline pair's two stages
+    if (kind == GroupKind::pp)
+      for (int m : members) member_stages.push_back(layout_.coord(m).pp);
+    std::vector<int> gpus;  // scratch: a mirrored stage has 10^5 ranks
     for_class(global, whole_stage, [&](int r) {
-      std::vector<int> gpus;
+      gpus.clear();
       if (kind == GroupKind::pp) {
         // The same pair of stages, shifted to this rank's TP / CP / DP index.
-        for (int m : members) {
-          RankCoord c = layout_.coord(r);
-          c.pp = layout_.coord(m).pp;
+        RankCoord c = layout_.coord(r);
+        for (int stage : member_stages) {
+          c.pp = stage;
           gpus.push_back(layout_.rank(c));
         }
       } else {
