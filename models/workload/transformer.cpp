@@ -1298,10 +1298,19 @@ void add_quantize_casts(std::vector<Op>& ops, const TrainingConfig& t) {
   for (Op& op : ops) {
     const bool is_wgrad = op.name.size() > 6 && op.name.compare(op.name.size() - 6, 6, "_wgrad") == 0;
     if (op.kind == OpKind::gemm && (op.dtype == Dtype::fp8 || op.dtype == Dtype::fp4) && !is_wgrad) {
-      out.push_back(mem(op.name + (fp4 ? "_fp4_cast" : "_fp8_cast"), MemOpKind::elementwise, bytes_per_element * d(op.gemm.m) * d(op.gemm.k)));
-      out.back().repeat = op.repeat;
-      out.back().role = op.role;
-      out.back().host_issued = op.host_issued;
+      Op cast = mem(op.name + (fp4 ? "_fp4_cast" : "_fp8_cast"), MemOpKind::elementwise, bytes_per_element * d(op.gemm.m) * d(op.gemm.k));
+      cast.repeat = op.repeat;
+      cast.role = op.role;
+      cast.host_issued = op.host_issued;
+      // A sequence-parallel all-gather in front of the GEMM goes after the cast: TE quantizes before it
+      // gathers (forward: the norm writes its output in fp8, _apply_normalization, and the userbuffers
+      // all-gather of that fp8 output is pipelined with the GEMM; backward: grad_output_preprocess casts
+      // the output gradient before the input's all-gather is issued, async or bulk-overlapped with dgrad;
+      // NVIDIA/TransformerEngine 0004dbd0, module/layernorm_linear.py). So the gather meets its GEMM, as
+      // the tensor-parallel overlap expects (step_builder.cpp run_ops), instead of a cast in between.
+      const bool gather_before = !out.empty() && out.back().kind == OpKind::collective && out.back().group == ProcessGroup::tp &&
+                                 out.back().collective == CollectiveKind::all_gather;
+      out.insert(gather_before ? out.end() - 1 : out.end(), std::move(cast));
     }
     out.push_back(std::move(op));
   }

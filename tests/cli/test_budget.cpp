@@ -49,7 +49,7 @@ TEST_CASE("budget: one GPU with 1e5 micro-batches is refused by its memory, nami
   // 1e5 micro-batches x 32 layers x 26 tasks per layer (forward + backward, no TP) = 8.4e7 tasks x 100 B.
   const CliResult r_doc = run_doc(dir, doc, file);
   check_one_line(r_doc,
-                 file.string() + ": simulation: too large to simulate: about 8.4e+07 tasks and 7.8 GiB (limit "
+                 file.string() + ": simulation: too large to simulate: about 8.4e+07 tasks and 8.2 GiB (limit "
                                  "simulation.max_memory_gib / --max-memory-gib 4), driven by training.global_batch_size "
                                  "(1e+05 micro-batches per step)" + kTail);
 }
@@ -61,7 +61,7 @@ TEST_CASE("budget: a global batch of 1e6 is refused by its task count", "[cli]")
   doc["training"]["global_batch_size"] = 1000000;
   const CliResult r_doc = run_doc(dir, doc, file);
   check_one_line(r_doc,
-                 file.string() + ": simulation: too large to simulate: about 1.5e+09 tasks and 139.0 GiB (limit "
+                 file.string() + ": simulation: too large to simulate: about 1.5e+09 tasks and 144.6 GiB (limit "
                                  "simulation.max_tasks 2e+08), driven by training.global_batch_size (5e+05 micro-batches "
                                  "per step)" + kTail);
 }
@@ -74,7 +74,7 @@ TEST_CASE("budget: 1e6 layers are refused, naming num_layers", "[cli]") {
     "training": {"seq_length": 1024, "global_batch_size": 8, "micro_batch_size": 1, "precision": "bf16", "pipeline_model_parallel_size": 8} })");
   const CliResult r_doc = run_doc(dir, doc, file);
   check_one_line(r_doc,
-                 file.string() + ": simulation: too large to simulate: about 1.9e+08 tasks and 17.9 GiB (limit "
+                 file.string() + ": simulation: too large to simulate: about 1.9e+08 tasks and 18.6 GiB (limit "
                                  "simulation.max_memory_gib / --max-memory-gib 4), driven by model.num_layers (1.2e+05 "
                                  "layers on one pipeline stage)" + kTail);
 }
@@ -130,7 +130,7 @@ TEST_CASE("budget: a sweep lists a point too large to simulate as invalid and ru
   INFO(r.describe());
   CHECK(r.exit_code == 0);
   CHECK(contains(r.out, "    128  14."));
-  CHECK(contains(r.out, "1000000  invalid: simulation: too large to simulate: about 3e+08 tasks and 28.0 GiB (limit "
+  CHECK(contains(r.out, "1000000  invalid: simulation: too large to simulate: about 3e+08 tasks and 29.1 GiB (limit "
                         "simulation.max_tasks 2e+08), driven by training.global_batch_size (2.5e+05 micro-batches per step)" +
                             kTail));
   check_one_line(run_cli({"sweep", scenario, "--vary", "training.global_batch_size=128", "--max-memory-gib", "nan"}),

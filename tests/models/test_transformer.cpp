@@ -423,6 +423,37 @@ TEST_CASE("fp8 casts write a transposed copy on Hopper and one copy on Blackwell
   CHECK_FALSE(find_gpu("B200")->fp8_needs_transposed_copy);
 }
 
+TEST_CASE("fp8 casts go before the sequence-parallel all-gather of their GEMM, as Transformer Engine quantizes", "[models]") {
+  // TE writes the norm's output in fp8 and all-gathers that (forward), and casts the output gradient before
+  // the input's all-gather it overlaps with dgrad (backward): NVIDIA/TransformerEngine 0004dbd0,
+  // module/layernorm_linear.py. So in both passes every TP all-gather is followed by its GEMM, the pair the
+  // step builder's tp_comm_overlap pipelines, and the cast of that GEMM's input comes right before the gather.
+  const ModelConfig m = preset("llama3-70b");
+  TrainingConfig t = training(8192, 1, 4, true);
+  t.precision = Dtype::fp8;
+  const LayerOps ops = transformer_layer_ops(m, t);
+  for (const auto* pass : {&ops.forward, &ops.backward}) {
+    int gathers = 0;
+    for (std::size_t i = 0; i < pass->size(); ++i) {
+      const Op& op = (*pass)[i];
+      if (op.kind != OpKind::collective || op.collective != CollectiveKind::all_gather || op.group != ProcessGroup::tp) continue;
+      ++gathers;
+      INFO(op.name);
+      REQUIRE(i > 0);
+      REQUIRE(i + 1 < pass->size());
+      CHECK((*pass)[i + 1].kind == OpKind::gemm);
+      CHECK((*pass)[i - 1].name == (*pass)[i + 1].name + "_fp8_cast");
+    }
+    CHECK(gathers == (pass == &ops.forward ? 2 : 4));  // QKV and FC1 inputs; backward: their inputs and dY of proj, FC2
+  }
+  // bf16 has no casts and the same gathers before their GEMMs.
+  t.precision = Dtype::bf16;
+  const LayerOps bf16 = transformer_layer_ops(m, t);
+  for (std::size_t i = 0; i + 1 < bf16.forward.size(); ++i)
+    if (bf16.forward[i].kind == OpKind::collective && bf16.forward[i].collective == CollectiveKind::all_gather)
+      CHECK(bf16.forward[i + 1].kind == OpKind::gemm);
+}
+
 TEST_CASE("LM head and embedding ops", "[models]") {
   const ModelConfig m = preset("llama3-70b");
   const std::int64_t T = 4096;

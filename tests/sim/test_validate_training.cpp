@@ -238,8 +238,12 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   // token_dispatcher.py / experts.py): each takes at least 60 us, the small fine-grained layers' cost. Qwen3-30B
   // H100 EP-16 +35..+37% -> +12..+13%, Nemotron 3 Nano +22..+27% -> +9..+14%, gpt-oss-120B +8..+11% ->
   // -4..-1%, Qwen3-235B 2 points lower each: 8.50% -> 7.55%, 131 -> 138 within 15%.
+  // Session 22 (issue 29): an fp8 GEMM's cast goes before the sequence-parallel all-gather in front of it,
+  // as Transformer Engine quantizes before it gathers (models/workload/transformer.cpp add_quantize_casts),
+  // so tp_comm_overlap overlaps that gather with its GEMM in fp8 as in bf16: Megatron-Bridge's H100 Llama 3
+  // 70B / 405B rows 5-8 points faster, NeMo 24.07's fp8 rows 1-5: 7.55% -> 6.93%, 138 within 15%.
   CHECK(high.conflicting == 4);
-  CHECK(high.mean_abs_error < 0.0765);  // today 7.55% over the other 154
+  CHECK(high.mean_abs_error < 0.0705);  // today 6.93% over the other 154
   CHECK(high.within_15pct >= 138);      // of 154
   CHECK(summary("conflicting").compared == 4);
 
@@ -278,7 +282,8 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   CHECK(mpt.mean_abs_error < 0.07);
   CHECK(mpt.within_15pct >= 73);
   // Llama-3 70B on 64 H100 in FP8 (Megatron-Bridge, interleaved 1F1B, TP-communication overlap): within 12%
-  // each (today -9..-11.3%; -8..-10.5% before the fp8 casts wrote Hopper's transposed copy, 4 bytes per
+  // each (today -3.8..-6.8%, the fp8 all-gathers overlapped with their GEMMs; -9..-11.3% while each fp8 cast
+  // stood between a gather and its GEMM; -8..-10.5% before the fp8 casts wrote Hopper's transposed copy, 4 bytes per
   // element instead of 3; -3..-6% while the LM head ran in fp8, which Megatron-Core's output layer, a
   // plain ColumnParallelLinear outside Transformer Engine, does not).
   for (const auto& p : v.points)
