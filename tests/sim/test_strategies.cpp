@@ -476,6 +476,14 @@ TEST_CASE("strategies: tp_comm_overlap hides the SP all-gathers and reduce-scatt
   CHECK(overlap.breakdown.exposed_comm_s < plain.breakdown.exposed_comm_s);
   CHECK(overlap.step_time_s < plain.step_time_s);
   CHECK(overlap.breakdown.compute_s == Approx(plain.breakdown.compute_s).epsilon(1e-9));
+  // In fp8 the GEMMs' input casts go before the gathers (Transformer Engine quantizes, then gathers:
+  // add_quantize_casts), so fp8 splits exactly the collectives bf16 splits and moves the same TP bytes; with
+  // each cast still between a gather and its GEMM no fp8 gather was split, and the count was plain's.
+  json fp8 = doc;
+  fp8["training"]["precision"] = "fp8";
+  const StepPlan fp8_plan = plan_of(fp8);
+  CHECK(volume(fp8_plan, Category::tp_comm).count == volume(overlap_plan, Category::tp_comm).count);
+  CHECK(volume(fp8_plan, Category::tp_comm).bus_bytes == Approx(volume(overlap_plan, Category::tp_comm).bus_bytes).epsilon(1e-12));
   // Megatron's userbuffers overlap needs sequence parallelism: without SP (all-reduces) the scenario is
   // refused, as Megatron-LM's validate_args refuses it (it was accepted and changed nothing).
   doc["training"]["sequence_parallel"] = false;
