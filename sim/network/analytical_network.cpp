@@ -16,53 +16,26 @@ namespace {
 // The inter-node transfers (src GPU, dst GPU) one group's algorithm makes, as FlowNetwork::expand lays
 // them out (same node order, channel rotation, tree shape); transfers inside a node are left out.
 // With `per_node_dispatch` a pairwise exchange is a per-node token dispatch's (token_dispatch.hpp): each GPU
-// sends across nodes only to the GPU of its own local index on each other node.
-void inter_node_transfers(const topo::Cluster& cluster, std::span<const int> gpus, NcclAlgorithm algorithm,
-                          bool per_node_dispatch, detail::NodeScratch& scratch, std::vector<std::pair<int, int>>& out) {
-  // A GPU's node is Cluster::node_of_gpu's gpu / gpus_per_node, inline: 10^7 calls in a mirrored frontier step.
-  const int G = cluster.spec().gpus_per_node;
-  const auto node_of = [G](int g) { return g / G; };
+// sends across nodes only to the GPU of its own local index on each other node. `order` is scratch.
+void inter_node_transfers(std::span<const int> gpus, NcclAlgorithm algorithm, bool per_node_dispatch, NodeGroups& node_groups,
+                          std::vector<int>& order, std::vector<std::pair<int, int>>& out) {
+  const auto node_of = [&](int g) { return node_groups.node(g); };
   if (algorithm == NcclAlgorithm::p2p && gpus.size() == 2) {  // a pipeline pair (as the case below), without the tables
     if (node_of(gpus[0]) != node_of(gpus[1])) out.emplace_back(gpus[0], gpus[1]);
     return;
   }
-  // The group's nodes in order of first appearance, each with its GPUs in the group's order.
-  auto& slot_of = scratch.slot_of_node;
-  if (slot_of.empty()) slot_of.assign(static_cast<std::size_t>(cluster.spec().nodes), -1);
-  auto& first = scratch.first;
-  auto& count = scratch.count;
-  first.clear();
-  count.clear();
-  auto& node_ids = scratch.node_ids;
-  node_ids.clear();
-  for (int g : gpus) {
-    int& s = slot_of[static_cast<std::size_t>(node_of(g))];
-    if (s < 0) {
-      s = static_cast<int>(count.size());
-      count.push_back(0);
-      node_ids.push_back(node_of(g));
-    }
-    ++count[static_cast<std::size_t>(s)];
-  }
-  first.resize(count.size());
-  for (std::size_t i = 0, at = 0; i < count.size(); ++i) first[i] = static_cast<int>(at), at += static_cast<std::size_t>(count[i]);
-  auto& members = scratch.members;
-  members.resize(gpus.size());
-  auto& fill = scratch.fill;
-  fill.assign(first.begin(), first.end());
-  for (int g : gpus) members[static_cast<std::size_t>(fill[static_cast<std::size_t>(slot_of[static_cast<std::size_t>(node_of(g))])]++)] = g;
-  for (int n : node_ids) slot_of[static_cast<std::size_t>(n)] = -1;
-  int k = count.front();
-  for (int c : count) k = std::min(k, c);
-  const int N = static_cast<int>(count.size());
+  const std::span<const std::vector<int>> nodes = node_groups.of(gpus);  // in order of first appearance
+  std::size_t k_min = nodes.front().size();
+  for (const auto& local : nodes) k_min = std::min(k_min, local.size());
+  const int k = static_cast<int>(k_min);
+  const int N = static_cast<int>(nodes.size());
   auto add = [&](int a, int b) {
     if (node_of(a) != node_of(b)) out.emplace_back(a, b);
   };
-  auto ring = [&](const std::vector<int>& order) {
-    for (std::size_t i = 0; i < order.size(); ++i) add(order[i], order[(i + 1) % order.size()]);
+  auto ring = [&](const std::vector<int>& ring_order) {
+    for (std::size_t i = 0; i < ring_order.size(); ++i) add(ring_order[i], ring_order[(i + 1) % ring_order.size()]);
   };
-  auto local = [&](int node, int i) { return members[static_cast<std::size_t>(first[static_cast<std::size_t>(node)] + i)]; };
-  std::vector<int>& order = scratch.order;
+  auto local = [&](int node, int i) { return nodes[static_cast<std::size_t>(node)][static_cast<std::size_t>(i)]; };
   switch (algorithm) {
     case NcclAlgorithm::ring:
       for (int ch = 0; ch < k; ++ch) {
@@ -132,7 +105,8 @@ AnalyticalNetwork::AnalyticalNetwork(const CollectiveTable& graph, const topo::C
       forced_algorithm_(std::move(forced_algorithm)),
       calibration_(std::move(calibration)),
       geometry_(graph.num_groups()),
-      have_geometry_(graph.num_groups(), false) {}
+      have_geometry_(graph.num_groups(), false),
+      node_groups_(cluster) {}
 
 const AnalyticalNetwork::Cost& AnalyticalNetwork::cost(std::uint32_t collective) {
   const CollectiveSpec c = graph_.collective(collective);
@@ -256,7 +230,7 @@ double AnalyticalNetwork::tier_factor(std::uint32_t group, NcclAlgorithm algorit
   transfers.clear();
   const auto& mirrors = graph_.mirrors(group);
   if (mirrors.size() > 1) {
-    for (std::uint32_t m : mirrors) inter_node_transfers(cluster_, graph_.group(m), algorithm, per_node_dispatch, node_scratch_, transfers);
+    for (std::uint32_t m : mirrors) inter_node_transfers(graph_.group(m), algorithm, per_node_dispatch, node_groups_, order_, transfers);
   } else {
     std::set<std::vector<int>> seen;
     const int G = spec.gpus_per_node;
@@ -265,7 +239,7 @@ double AnalyticalNetwork::tier_factor(std::uint32_t group, NcclAlgorithm algorit
       for (int g : graph_.group(group)) shifted.push_back(g - g % G + (g % G + d) % G);
       std::vector<int> sorted = shifted;
       std::sort(sorted.begin(), sorted.end());
-      if (seen.insert(sorted).second) inter_node_transfers(cluster_, shifted, algorithm, per_node_dispatch, node_scratch_, transfers);
+      if (seen.insert(sorted).second) inter_node_transfers(shifted, algorithm, per_node_dispatch, node_groups_, order_, transfers);
     }
   }
   // Units per tier resource (a NIC cable, a leaf's up- or down-links, a pod's core links) and sent per GPU,

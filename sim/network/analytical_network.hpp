@@ -45,24 +45,11 @@
 
 #include "sim/engine/comm_backend.hpp"
 #include "sim/network/nccl_model.hpp"
+#include "sim/network/node_groups.hpp"
 #include "sim/engine/task_graph.hpp"
 #include "topologies/cluster.hpp"
 
 namespace cs::sim {
-
-namespace detail {
-// Scratch for the tier factor's inter-node transfers (analytical_network.cpp), kept across calls: a
-// mirrored group of a million GPUs spans 10^5 nodes, and grouping its GPUs by node through a map and a
-// vector per node was a quarter of a mirrored frontier run's instructions.
-struct NodeScratch {
-  std::vector<int> slot_of_node;  // per cluster node: its index among the group's nodes; -1 between calls
-  std::vector<int> node_ids;      // the group's nodes in order of first appearance
-  std::vector<int> first, count;  // per group node: offset into members, and how many
-  std::vector<int> fill;          // per group node: the next free place in members
-  std::vector<int> members;       // the group's GPUs node by node, each node's in the group's order
-  std::vector<int> order;         // a ring's order
-};
-}  // namespace detail
 
 class AnalyticalNetwork : public CommBackend {
  public:
@@ -124,7 +111,8 @@ class AnalyticalNetwork : public CommBackend {
   std::vector<std::uint32_t> member_ranks_;  // scratch for start()
   std::vector<double> slot_units_, sent_;  // scratch for tier_factor() per slot and GPU, all 0 between calls
   std::vector<std::pair<int, int>> transfers_;  // scratch for tier_factor(): the inter-node transfers
-  detail::NodeScratch node_scratch_;            // scratch for tier_factor(): the transfers' node grouping
+  NodeGroups node_groups_;                      // scratch for tier_factor(): a group's GPUs by node
+  std::vector<int> order_;                      // scratch for tier_factor(): a ring's order
 };
 
 }  // namespace cs::sim

@@ -36,12 +36,10 @@ FlowNetwork::FlowNetwork(const CollectiveTable& graph, const topo::Cluster& clus
       cluster_(cluster),
       options_(std::move(options)),
       solver_(std::make_unique<MaxMinSolver>(link_capacities(cluster))),
-      groups_(graph.num_groups()) {
+      groups_(graph.num_groups()),
+      node_groups_(cluster) {
   route_.reserve(static_cast<std::size_t>(cluster.max_route_edges()));
   probe_.reserve(static_cast<std::size_t>(cluster.max_route_edges()));
-  int nodes = 0;
-  for (int g = 0; g < cluster.num_gpus(); ++g) nodes = std::max(nodes, cluster.node_of_gpu(g) + 1);
-  node_slot_.assign(static_cast<std::size_t>(nodes), -1);
   climbs_.reserve(cluster.edges().size());
   for (const auto& e : cluster.edges()) climbs_.push_back(cluster.switch_level(e.dst) >= 1);
 }
@@ -99,26 +97,6 @@ std::vector<FlowNetwork::FlowSpec> FlowNetwork::spare_phase() const {
 void FlowNetwork::recycle_phase(std::vector<FlowSpec>&& phase) const {
   phase.clear();
   spare_phases_.push_back(std::move(phase));
-}
-
-// GPUs of the group per node, nodes in order of first appearance, GPUs in group order. node_slot_ maps a
-// node to its index in `nodes` (scratch sized to the cluster, reset below): O(n), no map.
-// nodes_ is scratch: its first `used` entries are this group's nodes (inner vectors keep their storage).
-std::span<const std::vector<int>> FlowNetwork::group_by_node(const std::vector<int>& gpus) const {
-  std::size_t used = 0;
-  for (std::size_t i = 0; i < gpus.size(); ++i) {
-    const int g = gpus[i];
-    int& slot = node_slot_[static_cast<std::size_t>(cluster_.node_of_gpu(g))];
-    if (slot < 0) {
-      slot = static_cast<int>(used++);
-      if (nodes_.size() < used) nodes_.emplace_back();
-      nodes_[used - 1].clear();
-    }
-    nodes_[static_cast<std::size_t>(slot)].push_back(g);
-  }
-  const std::span<const std::vector<int>> nodes(nodes_.data(), used);
-  for (int g : gpus) node_slot_[static_cast<std::size_t>(cluster_.node_of_gpu(g))] = -1;
-  return nodes;
 }
 
 void FlowNetwork::add_ring(const std::vector<int>& order, double bytes_per_edge, std::vector<FlowSpec>& out) {
@@ -197,7 +175,7 @@ void FlowNetwork::expand(const CollectiveSpec& c, std::uint32_t group, const Alg
   const bool multi_node = geometry(c.group).multi_node;
   const bool per_node = multi_node || !(choice.algorithm == NcclAlgorithm::ring || choice.algorithm == NcclAlgorithm::p2p ||
                                         choice.algorithm == NcclAlgorithm::pairwise);
-  const std::span<const std::vector<int>> nodes = per_node ? group_by_node(gpus) : std::span<const std::vector<int>>();
+  const std::span<const std::vector<int>> nodes = per_node ? node_groups_.of(gpus) : std::span<const std::vector<int>>();
   std::size_t k_min = gpus.size();
   for (const auto& local : nodes) k_min = std::min(k_min, local.size());
   const int k = static_cast<int>(k_min);

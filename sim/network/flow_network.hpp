@@ -32,6 +32,7 @@
 #include "sim/engine/comm_backend.hpp"
 #include "sim/network/maxmin.hpp"
 #include "sim/network/nccl_model.hpp"
+#include "sim/network/node_groups.hpp"
 #include "sim/network/token_dispatch.hpp"
 #include "sim/engine/task_graph.hpp"
 #include "topologies/cluster.hpp"
@@ -84,9 +85,8 @@ class FlowNetwork : public CommBackend {
   // Appends the phases of collective c run by `group` (c's own group or one of its mirrors).
   void expand(const CollectiveSpec& c, std::uint32_t group, const AlgorithmChoice& choice, const DispatchShares& dispatch,
               std::vector<std::vector<FlowSpec>>& phases) const;
-  // expand's parts: the group's GPUs per node (in nodes_, until the next call), a ring's flows, the
-  // hierarchical algorithm's three phases, and a calibration profile's bandwidth scales on the new phases.
-  std::span<const std::vector<int>> group_by_node(const std::vector<int>& gpus) const;
+  // expand's parts: a ring's flows, the hierarchical algorithm's three phases, and a calibration profile's
+  // bandwidth scales on the new phases (the group's GPUs per node: node_groups_).
   static void add_ring(const std::vector<int>& order, double bytes_per_edge, std::vector<FlowSpec>& out);
   void add_hierarchical_phases(std::span<const std::vector<int>> nodes, int k, double S, double e,
                                std::vector<std::vector<FlowSpec>>& phases) const;
@@ -150,7 +150,6 @@ class FlowNetwork : public CommBackend {
   std::deque<AlgorithmChoice> choice_store_;  // stable addresses
   // Scratch of start() / expand(), kept so that starting a collective allocates nothing once warm.
   std::vector<std::vector<FlowSpec>> mirror_phases_;
-  mutable std::vector<std::vector<int>> nodes_;
   mutable std::vector<int> order_;
   HugeVector<Active> active_;
   std::vector<std::uint32_t> free_slots_;
@@ -201,7 +200,7 @@ class FlowNetwork : public CommBackend {
   std::vector<FlowSpec> spare_phase() const;
   void recycle_phase(std::vector<FlowSpec>&& phase) const;
   mutable std::vector<std::vector<FlowSpec>> spare_phases_;
-  mutable std::vector<int> node_slot_;  // scratch of expand(): node -> index among the group's nodes, -1
+  mutable NodeGroups node_groups_;  // scratch of expand(): the group's GPUs by node
   std::vector<std::uint32_t> finished_;  // scratch
 };
 
