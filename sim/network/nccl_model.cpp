@@ -97,6 +97,14 @@ GroupGeometry group_geometry(const topo::Cluster& cluster, std::span<const int> 
   // PCIe-only: nodes whose scale-up spec has no NVLink (the catalog's "pcie"; a topology file's scale-up
   // edges say nvlink or pcie per edge, its summary spec keeps nvlink and the structural ranking).
   g.nvlink = spec.intra.nvlink;
+  if (g.multi_node && g.nvlink) {
+    // Across NVLink nodes NCCL builds one ring per NIC the group's GPUs of a node leave through and
+    // doubles them (ncclTopoPostset, src/graph/connect.cc at v2.21.5-1): 16 channels for a node's eight
+    // GPUs on eight NICs, 2 for one GPU a node (data parallelism under TP 8).
+    const int nics_per_gpu = std::max(1, spec.nics_per_node / std::max(1, spec.gpus_per_node));
+    const int nics_used = std::max(1, std::min(spec.nics_per_node, g.per_node * nics_per_gpu));
+    g.ring_channels = std::min(kRingChannels, 2 * nics_used);
+  }
   if (g.multi_node && !g.nvlink) {
     // NCCL's graph search (src/graph/search.cc at v2.21.5-1): the fastest entry of speedArrayInter that
     // the GPU -> NIC path carries (the GPU's PCIe link, the NIC's line rate), one channel per NIC a GPU
@@ -218,7 +226,9 @@ double ring_channels(double S, int max_channels) {
 
 double ring_pipeline_bytes(CollectiveKind kind, double S, int n, double chunk_bytes, int max_channels) {
   const double steps = kind == CollectiveKind::all_reduce ? 2.0 * (n - 1) : n - 1.0;
-  return busbw_factor(kind, n) * S + steps * std::min(S / n, chunk_bytes) * max_channels / ring_channels(S, max_channels);
+  // The chunk is per channel (chunk_bytes / kRingChannels on each): a ring on fewer channels fills with less.
+  const double chunk = chunk_bytes * max_channels / kRingChannels;
+  return busbw_factor(kind, n) * S + steps * std::min(S / n, chunk) * max_channels / ring_channels(S, max_channels);
 }
 
 double nvls_pipeline_bytes(double S) { return S + std::min(S / 2, kNvlsPipelineChunkBytes); }

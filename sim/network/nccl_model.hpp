@@ -14,15 +14,20 @@
 // all-gather / reduce-scatter / all-to-all, 1 broadcast / send-recv):
 //   ring (C = k channels across nodes, each leaving a node through a different GPU and its NIC). NCCL
 //       pipelines a ring in chunks: the last chunk still has to travel all s steps after the first has
-//       arrived, so a rank sends in effect X = f S + s c bytes, c = min(S/n, C_ring) the chunk of one step
-//       (times 16 / channels for a small message that opens fewer than 16 channels, see "Latency")
-//       over all channels (ring_pipeline_bytes):
+//       arrived, so a rank sends in effect X = f S + s c bytes, c = min(S/n, C_ring ch/16) the chunk of one
+//       step over the ring's ch channels (C_ring / 16 on each; times ch / channels open for a small message
+//       that opens fewer, see "Latency") (ring_pipeline_bytes). ch is 16 inside a node; across nodes it is
+//       NCCL's channel count there, one ring per NIC the node's ranks leave through, doubled
+//       (GroupGeometry::ring_channels): 16 for eight GPUs a node on eight NICs, 2 for one GPU a node:
 //       t = L_p + s (N/n h_net + (1 - N/n) h_nv) + max( X (k-1)/k / B_up , X / k / B_net ) / e_p
 //       (s = 2(n-1) steps for all-reduce, n-1 otherwise); within one node t = L_p + s h_nv + X / B_up / e_p.
 //       The fill term is why busbw climbs so slowly between 1 MiB and 1 GiB on a real node: with
 //       C_ring = 3.5 MB the Azure ND A100 v4 sweep is matched within 10% from 1 MiB to 8 GiB (at 32 MiB
-//       the fill is 45% of the time, at 8 GiB 0.3%); across many nodes (s large, S/n small) it halves the
-//       ring's bandwidth, which is where NCCL switches to trees.
+//       the fill is 45% of the time, at 8 GiB 0.3%). The fill is a chunk per step on every channel, so a
+//       ring on fewer channels (one GPU a node: 2 over its NIC) fills with fewer bytes: the same ~9 us a
+//       step at 400 Gb/s as 16 channels on NVLink, the order of NCCL's own per-step latency of a Simple
+//       ring across the network (hwLat[NET][RING][SIMPLE] 14 us, tuning.cc), where a 3.5 MB chunk at one
+//       NIC's rate would be 73 us a step and halve the bandwidth of a 48-node ring at 128 MiB.
 //   tree (all-reduce across nodes; NCCL's double binary tree over nodes, src/graph/trees.cc: a binary
 //       tree and its mirror (even N) or shift (odd N), each carrying half the data, one per channel; a
 //       chain inside each node): a node's leader sends S/2k to every tree neighbour per tree, W of them
@@ -171,7 +176,8 @@ inline constexpr double kRingChannelMinBytes = 65536;
 // (max_channels: the group's GroupGeometry::ring_channels, kRingChannels on NVLink nodes).
 double ring_channels(double S, int max_channels = kRingChannels);
 // Bytes a rank of a ring sends in effect, fill included (the fill step runs on ring_channels(S) of
-// max_channels channels): f S + s min(S/n, kRingPipelineChunkBytes) max_channels / ring_channels(S).
+// max_channels channels, each with its share C / kRingChannels of the chunk):
+// f S + s min(S/n, C max_channels / kRingChannels) max_channels / ring_channels(S), C = kRingPipelineChunkBytes.
 // `chunk_bytes` replaces kRingPipelineChunkBytes (a calibrated tier's ScopeConstants::ring_chunk_bytes).
 double ring_pipeline_bytes(models::CollectiveKind kind, double S, int n, double chunk_bytes = kRingPipelineChunkBytes,
                            int max_channels = kRingChannels);
@@ -207,9 +213,10 @@ struct GroupGeometry {
   // and the bandwidth of each, GB/s (see nccl_tuner_time_us). 0 where the tuner tables are not used.
   int tuner_channels = 0;
   double tuner_channel_GBps = 0;
-  // Channels of a full-size ring (ring_channels, ring_pipeline_bytes): kRingChannels on NVLink nodes;
-  // across PCIe-only nodes NCCL's communicator channels, twice the graph's (ncclTopoPostset doubles
-  // them, src/graph/connect.cc at v2.21.5-1): "2 coll channels" in the 2-node A100 PCIe log's INFO lines.
+  // Channels of a full-size ring (ring_channels, ring_pipeline_bytes): kRingChannels inside an NVLink
+  // node; across NVLink nodes two per NIC the group's GPUs of a node leave through (at most
+  // kRingChannels); across PCIe-only nodes NCCL's communicator channels, twice the graph's (ncclTopoPostset
+  // doubles them, src/graph/connect.cc at v2.21.5-1): "2 coll channels" in the 2-node A100 PCIe log's INFO lines.
   int ring_channels = kRingChannels;
   // An all-to-all of a per-node token dispatcher (token_dispatch.hpp, set by with_dispatch): the shares of
   // S it sends over the network and over the scale-up fabric. None (the default): the pairwise exchange of
@@ -277,7 +284,8 @@ AlgorithmChoice estimate(models::CollectiveKind kind, double bytes, const GroupG
 //                        the tier's B is multiplied by it wherever the protocol's transfer crosses that
 //                        tier (the ring's and tree's network share, the chain's and NVLS's scale-up part);
 //   hop_latency_extra_us added to every hop of the tier (h_nv or h_net), every protocol alike;
-//   ring_chunk_bytes     the ring's pipeline chunk C_ring (its fill term) on the tier: a ring across
+//   ring_chunk_bytes     the ring's pipeline chunk C_ring over 16 channels (its fill term; a ring on ch
+//                        channels fills with C_ring ch / 16) on the tier: a ring across
 //                        nodes takes the network tier's, one inside a node the scale-up tier's; LL128 and
 //                        Simple share it, LL has its own (ring_chunk_bytes_ll): NCCL gives LL its own
 //                        buffer and step (src/init.cc at v2.21.5-1: DEFAULT_LL_BUFFSIZE = 8 lines x 512

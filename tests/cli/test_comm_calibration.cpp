@@ -195,7 +195,7 @@ TEST_CASE("comm calibration: calibrate fit prints residuals per size, worst poin
   CHECK(contains(r.out, "NCCL model constants, A100-40GB all_reduce default 2 ranks network (inter-node, 2 node(s), ib-hdr200):"));
   CHECK(contains(r.out, "residual per size (time predicted / measured - 1):"));
   CHECK(contains(r.out, "worst points:"));
-  CHECK(contains(r.out, "sizes ignored: 16 latency-bound (they pin the hop latency, not the bandwidth); 12 left out:\n"));
+  CHECK(contains(r.out, "sizes ignored: 18 latency-bound (they pin the hop latency, not the bandwidth); 8 left out:\n"));
   CHECK(contains(r.out, "no row with #wrong\n"));
   // The profile keeps the constants.
   const json p = json::parse(read_text(dir / "real.json"));

@@ -242,9 +242,13 @@ TEST_CASE("published training runs: predicted vs measured", "[sim][validate][slo
   // as Transformer Engine quantizes before it gathers (models/workload/transformer.cpp add_quantize_casts),
   // so tp_comm_overlap overlaps that gather with its GEMM in fp8 as in bf16: Megatron-Bridge's H100 Llama 3
   // 70B / 405B rows 5-8 points faster, NeMo 24.07's fp8 rows 1-5: 7.55% -> 6.93%, 138 within 15%.
+  // Session 23 (issue 29): a ring's pipeline fill is a chunk per channel, and a ring across nodes runs on
+  // NCCL's channels there (two per NIC its node's ranks use), so a one-GPU-a-node data-parallel ring fills
+  // with 1/8 of the bytes: NeMo 24.07's GPT-3 20B (TP2, DP32) fp8 +8.0% -> +9.3%, Nemotron-8B +14.98% ->
+  // +15.29%, which leaves 15% by 0.3 points: 137 within 15%.
   CHECK(high.conflicting == 4);
-  CHECK(high.mean_abs_error < 0.0705);  // today 6.93% over the other 154
-  CHECK(high.within_15pct >= 138);      // of 154
+  CHECK(high.mean_abs_error < 0.0705);  // today 6.94% over the other 154
+  CHECK(high.within_15pct >= 137);      // of 154
   CHECK(summary("conflicting").compared == 4);
 
   // NeMo 24.03 long-sequence runs (4k..1M tokens, CP up to 32) meet the target: attention through
