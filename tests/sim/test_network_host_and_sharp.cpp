@@ -299,3 +299,37 @@ TEST_CASE("SHARP and NVLS Tree: what the chooser picks, by the model's own arith
   const cs::topo::Cluster h100(nvswitch_nodes(2, true, false));
   CHECK(choose_algorithm(CollectiveKind::all_reduce, S, group_geometry(h100, first_gpus(16))).algorithm == NcclAlgorithm::nvls_tree);
 }
+
+TEST_CASE("a ring across NVLink nodes fills on NCCL's channels there: two per NIC the node's ranks leave through",
+          "[sim][nccl]") {
+  // 48 DGX H100 nodes (8 GPUs, 8 NDR400 NICs each). NCCL builds one inter-node ring per NIC a node's ranks use
+  // and doubles them (ncclTopoPostset, src/graph/connect.cc at NVIDIA/nccl v2.21.5-1): a group of one GPU a
+  // node (data parallelism under TP 8) runs on 2 channels, four a node on 8, eight a node on 16.
+  const cs::topo::Cluster cluster(nvswitch_nodes(48, true, false));
+  std::vector<int> one_per_node, four_per_node;
+  for (int node = 0; node < 48; ++node) {
+    one_per_node.push_back(node * 8);
+    for (int i = 0; i < 4; ++i) four_per_node.push_back(node * 8 + i);
+  }
+  const GroupGeometry one = group_geometry(cluster, one_per_node);
+  CHECK(one.ring_channels == 2);
+  CHECK(group_geometry(cluster, four_per_node).ring_channels == 8);
+  CHECK(group_geometry(cluster, first_gpus(16)).ring_channels == 16);
+  CHECK(group_geometry(cluster, first_gpus(8)).ring_channels == kRingChannels);  // inside a node, as before
+  // The fill is one chunk per channel a step, C_ring / 16 on each: a 128 MiB all-gather over the 48 nodes sends
+  // X = (n-1)/n S + (n-1) min(S/n, C_ring 2/16) through its one NIC (k = 1: t = L + (n-1) h + X / B_net):
+  // 47 steps of 437.5 KB, not of the whole 3.5 MB.
+  const double S = 128.0 * 1048576.0;
+  bool ok = false;
+  const AlgorithmChoice c = estimate(CollectiveKind::all_gather, S, one, NcclAlgorithm::ring, NcclProtocol::simple, &ok);
+  REQUIRE(ok);
+  const double X = 47.0 / 48.0 * S + 47.0 * std::min(S / 48.0, kRingPipelineChunkBytes * 2.0 / 16.0);
+  CHECK(to_seconds(c.duration - c.latency) == Approx(X / one.network_Bps).epsilon(1e-6));
+  CHECK(X == Approx(ring_pipeline_bytes(CollectiveKind::all_gather, S, 48, kRingPipelineChunkBytes, 2)));
+  // The flow network expands the same ring and agrees.
+  const auto flow = run_collective(cluster, CollectiveKind::all_gather, S, one_per_node, {NetworkBackend::flow, "ring"});
+  const auto analytical = run_collective(cluster, CollectiveKind::all_gather, S, one_per_node, {NetworkBackend::analytical, "ring"});
+  INFO("flow " << flow.busbw_GBps << " GB/s, analytical " << analytical.busbw_GBps << " GB/s");
+  CHECK(std::abs(ratio(flow.time, analytical.time) - 1) < 0.02);
+  CHECK(analytical.busbw_GBps > 35.0);  // 22.8 GB/s with the whole chunk at one NIC's rate a step
+}
