@@ -109,8 +109,9 @@
 // latencies enter the same way, scale-up hops included (GroupGeometry::scaleup_hop_extra_s): a step costs
 // h_p + the file's latency along its path over the catalog's (topologies/cluster.hpp, GroupLink).
 // Channel ramp: NCCL gives a small message few channels (it shrinks the channel count until every
-// thread has work), so the per-step chunk of a small ring crosses its hop on one channel, at 1/16 of the
-// node's rate: the fill term is multiplied by kRingChannels / ring_channels(S). This is what makes the H100
+// thread has work), so the per-step chunk of a small ring crosses its hop on one channel, at 1/ch of the
+// ring's rate (ch its full channel count, 16 inside a node): the fill term is multiplied by
+// ch / ring_channels(S). This is what makes the H100
 // LL ring's time climb from 27 us at 8 KiB to 33.5 us at 32 KiB and NCCL switch to NVLS at 64 KiB; from
 // 1 MiB on all 16 channels run and the ring is as before.
 // Not modeled: host-side issue time of the benchmark loop. nccl-tests' time per iteration is the larger
@@ -173,7 +174,7 @@ inline constexpr int kRingChannels = 16;
 inline constexpr double kRingChannelMinBytes = 65536;
 
 // Channels a ring runs on for a message of S bytes: clamp(S / kRingChannelMinBytes, 1, max_channels)
-// (max_channels: the group's GroupGeometry::ring_channels, kRingChannels on NVLink nodes).
+// (max_channels: the group's GroupGeometry::ring_channels, kRingChannels inside an NVLink node).
 double ring_channels(double S, int max_channels = kRingChannels);
 // Bytes a rank of a ring sends in effect, fill included (the fill step runs on ring_channels(S) of
 // max_channels channels, each with its share C / kRingChannels of the chunk):
